@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT
+#include "collectives/bench.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <numeric>
+
+#include "src/backend/annotation.hpp"
+#include "src/backend/backend.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/log.hpp"
+#include "src/runtime/gather.hpp"
+#include "src/runtime/mpi_check.hpp"
+#include "src/runtime/rank_context.hpp"
+
+namespace commprof {
+namespace {
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+double host_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Poison written into receive buffers before the checked call: no expected value is negative,
+// so an element the collective failed to write is counted as wrong.
+constexpr double kPoison = -1.0;
+
+struct Buffers {
+  Buffer send;
+  Buffer recv;
+};
+
+Buffers allocate_for(const BenchConfig& config, Backend& backend, int n,
+                     const std::vector<std::uint64_t>& sizes) {
+  std::uint64_t send_elems = 0;
+  std::uint64_t recv_elems = 0;
+  for (CollectiveKind op : config.ops) {
+    for (std::uint64_t bytes : sizes) {
+      const CollectiveSizes s = collective_spec(op).sizes(bytes, config.dtype, n);
+      send_elems = std::max(send_elems, s.send_count);
+      recv_elems = std::max(recv_elems, s.recv_count);
+    }
+  }
+  const std::size_t elem = dtype_size(config.dtype);
+  return {backend.allocate(std::max<std::uint64_t>(send_elems, 1) * elem, MemorySpace::kDevice),
+          backend.allocate(std::max<std::uint64_t>(recv_elems, 1) * elem, MemorySpace::kDevice)};
+}
+
+double mean(const std::vector<double>& values) {
+  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+}
+
+struct LoopTiming {
+  double time_us = 0;       // per call, from the two stamps around the loop
+  double host_time_us = 0;  // per call, host clock from first enqueue to completion
+  double iter_min_us = 0;   // fastest single call (per-op stamps), else time_us
+  double iter_max_us = 0;
+};
+
+// One timed loop of `iters` back-to-back calls on the COMM stream, in its own epoch.
+LoopTiming time_loop(Backend& backend, const CollectiveCall& call, const OpLabel& label, int iters,
+                     bool per_op_stamps) {
+  backend.begin_epoch();
+  std::vector<StampId> starts;
+  std::vector<StampId> ends;
+  const double host_t0 = host_seconds();
+  const StampId first = backend.stamp(Category::kComm);
+  for (int i = 0; i < iters; ++i) {
+    if (per_op_stamps) starts.push_back(backend.stamp(Category::kComm));
+    backend.submit(Category::kComm, call, label);
+    if (per_op_stamps) ends.push_back(backend.stamp(Category::kComm));
+  }
+  const StampId last = backend.stamp(Category::kComm);
+  backend.synchronize();
+  const double host_t1 = host_seconds();
+
+  LoopTiming t;
+  t.time_us = static_cast<double>(backend.stamp_ns(last) - backend.stamp_ns(first)) / 1e3 / iters;
+  t.host_time_us = (host_t1 - host_t0) * 1e6 / iters;
+  t.iter_min_us = t.iter_max_us = t.time_us;
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const double us =
+        static_cast<double>(backend.stamp_ns(ends[i]) - backend.stamp_ns(starts[i])) / 1e3;
+    t.iter_min_us = i == 0 ? us : std::min(t.iter_min_us, us);
+    t.iter_max_us = i == 0 ? us : std::max(t.iter_max_us, us);
+  }
+  return t;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes,
+                                       std::uint64_t step_factor) {
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t b = std::max<std::uint64_t>(min_bytes, 1); b <= max_bytes; b *= step_factor) {
+    sizes.push_back(b);
+    if (b > max_bytes / step_factor) break;  // next step would overflow or pass max
+  }
+  return sizes;
+}
+
+double algbw_gbps(std::uint64_t bytes, double time_us) {
+  return time_us > 0 ? static_cast<double>(bytes) / (time_us * 1e-6) / 1e9 : 0.0;
+}
+
+std::int64_t BenchReport::total_wrong() const {
+  std::int64_t total = 0;
+  for (const BenchRow& row : rows) total += std::max<std::int64_t>(row.wrong, 0);
+  return total;
+}
+
+BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& ctx) {
+  Communicator& comm = backend.world();
+  const int n = comm.size();
+  const int me = comm.rank();
+  ctx.agree(backend.supports(config.dtype),
+            std::string("commprof bench: error: the ") + backend.name() +
+                " backend cannot run collectives on " + dtype_name(config.dtype));
+  ctx.agree(config.root < n, log::cat("commprof bench: error: --root ", config.root,
+                                      " is not a rank of a ", n, "-rank job"));
+
+  BenchReport report;
+  report.config = config;
+  report.backend = backend.name();
+  report.start_time = utc_now();
+  {
+    const auto devices = gather_strings(backend.device_description(), ctx.comm());
+    const auto locals = gather_doubles(ctx.local_rank(), ctx.comm());
+    for (std::size_t r = 0; r < devices.size(); ++r) {
+      report.ranks.push_back({static_cast<int>(r), ctx.hosts()[r], static_cast<int>(locals[r]),
+                              devices[r]});
+    }
+  }
+
+  const std::vector<std::uint64_t> sizes =
+      sweep_sizes(config.min_bytes, config.max_bytes, config.step_factor);
+  Buffers buffers = allocate_for(config, backend, n, sizes);
+  const bool annotate = annotations_enabled();
+  std::uint64_t seed = 0;
+
+  for (CollectiveKind op : config.ops) {
+    const CollectiveSpec& spec = collective_spec(op);
+    for (std::uint64_t requested : sizes) {
+      const CollectiveSizes s = spec.sizes(requested, config.dtype, n);
+      if (s.count == 0) continue;  // too small to divide among n ranks
+      ++seed;
+      CollectiveCall call;
+      call.kind = op;
+      call.comm = &comm;
+      call.send = buffers.send.data();
+      call.recv = buffers.recv.data();
+      call.count = s.count;
+      call.dtype = config.dtype;
+      call.root = config.root;
+      const OpLabel label{spec.name, s.bytes, 0.0};
+
+      backend.fill(buffers.send.data(), config.dtype, s.send_count,
+                   spec.input(me, n, config.dtype, seed));
+      for (int i = 0; i < config.warmup; ++i) backend.submit(Category::kComm, call, label);
+      backend.synchronize();
+      ctx.barrier();  // every rank starts the timed loop together, as nccl-tests does
+      ScopedAnnotation size_range(log::cat(spec.name, " ", s.bytes, " B"), s.bytes);
+
+      const LoopTiming timing =
+          time_loop(backend, call, label, config.iters, config.instrument != Instrument::kOff);
+      double off_us = 0;
+      double on_us = 0;
+      if (config.instrument == Instrument::kCompare) {
+        // Alternate plain and instrumented loops so drift (clocks, thermals) hits both alike;
+        // each side keeps its fastest of three.
+        off_us = on_us = 1e300;
+        for (int pass = 0; pass < 3; ++pass) {
+          ctx.barrier();
+          set_annotations_enabled(false);
+          off_us = std::min(off_us, time_loop(backend, call, label, config.iters, false).time_us);
+          ctx.barrier();
+          set_annotations_enabled(annotate);
+          on_us = std::min(on_us, time_loop(backend, call, label, config.iters, true).time_us);
+        }
+      }
+
+      std::int64_t wrong = 0;
+      if (config.check) {
+        backend.fill(buffers.recv.data(), config.dtype, s.recv_count,
+                     FillPattern{FillKind::kConstant, 0, 0, 1, 0, kPoison});
+        backend.submit(Category::kComm, call, label);
+        backend.synchronize();
+        if (spec.output_defined(me, config.root)) {
+          if (me == config.test_corrupt_rank) {
+            backend.fill(buffers.recv.data(), config.dtype, 1,
+                         FillPattern{FillKind::kConstant, 0, 0, 1, 0, -3.0});
+          }
+          wrong = static_cast<std::int64_t>(backend.count_mismatches(
+              buffers.recv.data(), config.dtype, s.recv_count,
+              spec.expected(me, n, config.root, config.dtype, seed, s)));
+        }
+        if (wrong > 0) {
+          log::warn(log::cat(spec.name, " of ", s.bytes, " B: ", wrong, " wrong elements"));
+        }
+        std::int64_t total = 0;
+        COMMPROF_MPI_CHECK(MPI_Allreduce(&wrong, &total, 1, MPI_INT64_T, MPI_SUM, ctx.comm()));
+        wrong = total;
+      }
+
+      BenchRow row;
+      row.op = op;
+      row.nranks = n;
+      row.busbw_factor = spec.busbw_factor(n);
+      row.sizes = s;
+      row.dtype = config.dtype;
+      row.root = spec.rooted ? config.root : -1;
+      row.wrong = config.check ? wrong : -1;
+      double extremes[2] = {-timing.iter_min_us, timing.iter_max_us};
+      double reduced[2] = {0, 0};
+      COMMPROF_MPI_CHECK(MPI_Reduce(extremes, reduced, 2, MPI_DOUBLE, MPI_MAX, 0, ctx.comm()));
+      row.rank_time_us = gather_doubles(timing.time_us, ctx.comm());
+      const std::vector<double> host_times = gather_doubles(timing.host_time_us, ctx.comm());
+      const std::vector<double> off_times = gather_doubles(off_us, ctx.comm());
+      const std::vector<double> on_times = gather_doubles(on_us, ctx.comm());
+      if (me == 0) {
+        const auto& t = row.rank_time_us;
+        row.time_min_us = *std::min_element(t.begin(), t.end());
+        row.time_max_us = *std::max_element(t.begin(), t.end());
+        row.time_avg_us = mean(t);
+        row.host_time_avg_us = mean(host_times);
+        row.iter_min_us = -reduced[0];
+        row.iter_max_us = reduced[1];
+        row.algbw_gbps = algbw_gbps(s.bytes, row.time_avg_us);
+        row.busbw_gbps = row.algbw_gbps * row.busbw_factor;
+        row.algbw_max_gbps = algbw_gbps(s.bytes, row.time_max_us);
+        row.busbw_max_gbps = row.algbw_max_gbps * row.busbw_factor;
+        if (config.instrument == Instrument::kCompare) {
+          row.plain_time_us = mean(off_times);
+          row.instrumented_time_us = mean(on_times);
+        }
+      }
+      report.rows.push_back(std::move(row));
+    }
+  }
+  report.end_time = utc_now();
+  return report;
+}
+
+}  // namespace commprof

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+// `commprof bench`: a collective sweep in the manner of nccl-tests, on any backend.
+//
+// Per op and size: fill verifiable inputs, `warmup` untimed calls, a barrier, then `iters`
+// back-to-back calls on the COMM stream between two stamps; the per-iteration time of each rank
+// is (end stamp − start stamp) / iters on its own stream clock (CUDA events on GPUs). Times
+// are reduced across ranks (min/avg/max); algbw and busbw come from the average time, as
+// nccl-tests' default `-a 1` does, and from the max time too (in JSON). Verification runs
+// after timing, on a poisoned receive buffer, and counts wrong elements over all ranks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/collective_kind.hpp"
+#include "collectives/collective_spec.hpp"
+#include "src/core/dtype.hpp"
+
+namespace commprof {
+
+class Backend;
+class RankContext;
+
+/// How much the timed loop is instrumented: kOff keeps only the loop's two stamps; kOn stamps
+/// every call (per-call min/max) with NVTX ranges as --no-nvtx says; kCompare times each size
+/// both ways, interleaved, to measure what instrumentation costs.
+enum class Instrument { kOff, kOn, kCompare };
+
+struct BenchConfig {
+  std::vector<CollectiveKind> ops = {CollectiveKind::kAllReduce};
+  std::uint64_t min_bytes = 1024;
+  std::uint64_t max_bytes = 16ull << 20;
+  std::uint64_t step_factor = 4;
+  int iters = 20;
+  int warmup = 5;
+  DType dtype = DType::kFloat32;
+  bool check = true;
+  int root = 0;
+  Instrument instrument = Instrument::kOn;
+  std::string out_dir;     ///< where bench.json and bench.csv go; empty: nowhere
+  int test_corrupt_rank = -1;  ///< test hook: this rank corrupts one received element
+};
+
+/// Sizes of the sweep: min, min·f, min·f², … while ≤ max (nccl-tests' -b/-e/-f).
+std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes,
+                                       std::uint64_t step_factor);
+
+struct BenchRow {
+  CollectiveKind op = CollectiveKind::kAllReduce;
+  int nranks = 1;
+  double busbw_factor = 1.0;
+  CollectiveSizes sizes;
+  DType dtype = DType::kFloat32;
+  int root = -1;  ///< -1 when the collective has none
+  std::vector<double> rank_time_us;       ///< per-iteration time of each rank (rank 0 only)
+  double time_min_us = 0, time_avg_us = 0, time_max_us = 0;
+  double host_time_avg_us = 0;            ///< same loop timed with the host clock, like nccl-tests
+  double iter_min_us = 0, iter_max_us = 0;  ///< fastest / slowest single call on any rank
+  /// Instrument::kCompare only: mean over ranks of the per-call time without per-call stamps
+  /// and NVTX, and with them (each the fastest of three interleaved loops).
+  double plain_time_us = 0, instrumented_time_us = 0;
+  double algbw_gbps = 0, busbw_gbps = 0;          ///< from the average time
+  double algbw_max_gbps = 0, busbw_max_gbps = 0;  ///< from the maximum time
+  std::int64_t wrong = -1;  ///< wrong elements over all ranks; -1 when not checked
+};
+
+struct BenchRankInfo {
+  int rank = 0;
+  std::string host;
+  int local_rank = 0;
+  std::string device;
+};
+
+struct BenchReport {
+  BenchConfig config;
+  std::string backend;
+  std::string backend_reason;
+  std::string start_time;  ///< UTC, ISO 8601
+  std::string end_time;
+  std::vector<BenchRankInfo> ranks;  ///< rank 0 only
+  std::vector<BenchRow> rows;        ///< complete on rank 0
+  std::int64_t total_wrong() const;
+};
+
+/// Collective over the world: runs the sweep. Rank 0 gets the full report; other ranks get
+/// their rows with cross-rank fields left empty.
+BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& ctx);
+
+/// algbw in GB/s (1e9 B/s) for `bytes` moved in `time_us`.
+double algbw_gbps(std::uint64_t bytes, double time_us);
+
+}  // namespace commprof

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+// The collectives commprof measures, by name.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace commprof {
+
+enum class CollectiveKind : std::uint8_t {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kSendRecv,  ///< ring neighbour exchange: send to rank+1, receive from rank-1 (nccl-tests)
+};
+
+/// Every kind, in the order `--ops all` runs them.
+const std::vector<CollectiveKind>& all_collective_kinds();
+
+/// "allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv".
+const char* collective_name(CollectiveKind kind);
+
+/// Parses one name (also accepts nccl-tests' spellings such as all_reduce); throws ConfigError.
+CollectiveKind parse_collective(const std::string& text);
+
+/// Parses a comma-separated list or "all"; duplicates are dropped, order kept.
+std::vector<CollectiveKind> parse_collective_list(const std::string& text);
+
+}  // namespace commprof

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+#include "collectives/mpi_collectives.hpp"
+
+#include <climits>
+#include <cstring>
+
+#include "src/backend/communicator.hpp"
+#include "src/core/log.hpp"
+#include "src/runtime/mpi_check.hpp"
+
+namespace commprof {
+
+MPI_Datatype mpi_datatype(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return MPI_FLOAT;
+    case DType::kFloat64: return MPI_DOUBLE;
+    case DType::kInt32: return MPI_INT32_T;
+    case DType::kInt64: return MPI_INT64_T;
+    default:
+      throw ConfigError(std::string("MPI has no built-in ") + dtype_name(dtype) +
+                        " type: the host backend supports float, double, int32 and int64");
+  }
+}
+
+void run_mpi_collective(const CollectiveCall& call, MPI_Comm comm) {
+  if (call.count > static_cast<std::size_t>(INT_MAX)) {
+    throw ConfigError(log::cat("a host-backend collective moves at most ", INT_MAX,
+                               " elements per call (MPI counts are int); got ", call.count));
+  }
+  const int count = static_cast<int>(call.count);
+  const MPI_Datatype type = mpi_datatype(call.dtype);
+  int rank = 0;
+  int size = 1;
+  COMMPROF_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  COMMPROF_MPI_CHECK(MPI_Comm_size(comm, &size));
+  void* send = const_cast<void*>(call.send);  // MPI-3 takes const void*, older headers may not
+  switch (call.kind) {
+    case CollectiveKind::kAllReduce:
+      COMMPROF_MPI_CHECK(MPI_Allreduce(send, call.recv, count, type, MPI_SUM, comm));
+      return;
+    case CollectiveKind::kAllGather:
+      COMMPROF_MPI_CHECK(MPI_Allgather(send, count, type, call.recv, count, type, comm));
+      return;
+    case CollectiveKind::kReduceScatter:
+      COMMPROF_MPI_CHECK(MPI_Reduce_scatter_block(send, call.recv, count, type, MPI_SUM, comm));
+      return;
+    case CollectiveKind::kBroadcast:
+      // NCCL's broadcast is out of place: the root sends from `send` and, like everyone,
+      // ends with the data in `recv`. MPI_Bcast is in place, so the root broadcasts from its
+      // send buffer and copies locally, the cheapest way to honour the same contract.
+      if (rank == call.root) {
+        COMMPROF_MPI_CHECK(MPI_Bcast(send, count, type, call.root, comm));
+        if (call.recv != call.send) std::memcpy(call.recv, call.send, call.count * dtype_size(call.dtype));
+      } else {
+        COMMPROF_MPI_CHECK(MPI_Bcast(call.recv, count, type, call.root, comm));
+      }
+      return;
+    case CollectiveKind::kReduce:
+      COMMPROF_MPI_CHECK(MPI_Reduce(send, call.recv, count, type, MPI_SUM, call.root, comm));
+      return;
+    case CollectiveKind::kAllToAll:
+      COMMPROF_MPI_CHECK(MPI_Alltoall(send, count, type, call.recv, count, type, comm));
+      return;
+    case CollectiveKind::kSendRecv: {
+      const int next = (rank + 1) % size;
+      const int prev = (rank - 1 + size) % size;
+      constexpr int kTag = 7;
+      COMMPROF_MPI_CHECK(MPI_Sendrecv(send, count, type, next, kTag, call.recv, count, type, prev,
+                                      kTag, comm, MPI_STATUS_IGNORE));
+      return;
+    }
+  }
+}
+
+}  // namespace commprof

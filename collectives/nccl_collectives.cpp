@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+#include "collectives/nccl_collectives.hpp"
+
+#include "src/backend/cuda/cuda_check.hpp"
+#include "src/backend/communicator.hpp"
+
+namespace commprof {
+
+ncclDataType_t nccl_datatype(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return ncclFloat32;
+    case DType::kFloat64: return ncclFloat64;
+    case DType::kInt32: return ncclInt32;
+    case DType::kInt64: return ncclInt64;
+    case DType::kBFloat16: return ncclBfloat16;
+    case DType::kFloat16: return ncclFloat16;
+  }
+  return ncclFloat32;
+}
+
+void enqueue_nccl_collective(const CollectiveCall& call, ncclComm_t comm, cudaStream_t stream) {
+  const ncclDataType_t type = nccl_datatype(call.dtype);
+  const std::size_t count = call.count;
+  switch (call.kind) {
+    case CollectiveKind::kAllReduce:
+      COMMPROF_NCCL_CHECK(ncclAllReduce(call.send, call.recv, count, type, ncclSum, comm, stream));
+      return;
+    case CollectiveKind::kAllGather:
+      COMMPROF_NCCL_CHECK(ncclAllGather(call.send, call.recv, count, type, comm, stream));
+      return;
+    case CollectiveKind::kReduceScatter:
+      COMMPROF_NCCL_CHECK(
+          ncclReduceScatter(call.send, call.recv, count, type, ncclSum, comm, stream));
+      return;
+    case CollectiveKind::kBroadcast:
+      COMMPROF_NCCL_CHECK(
+          ncclBroadcast(call.send, call.recv, count, type, call.root, comm, stream));
+      return;
+    case CollectiveKind::kReduce:
+      COMMPROF_NCCL_CHECK(
+          ncclReduce(call.send, call.recv, count, type, ncclSum, call.root, comm, stream));
+      return;
+    case CollectiveKind::kAllToAll: {
+      // Grouped point-to-point, as nccl-tests' alltoall does: one send and one receive of
+      // `count` elements per peer, fused by NCCL into one kernel.
+      const int n = call.comm->size();
+      const std::size_t chunk = count * dtype_size(call.dtype);
+      const auto* send = static_cast<const char*>(call.send);
+      auto* recv = static_cast<char*>(call.recv);
+      COMMPROF_NCCL_CHECK(ncclGroupStart());
+      for (int peer = 0; peer < n; ++peer) {
+        COMMPROF_NCCL_CHECK(ncclSend(send + peer * chunk, count, type, peer, comm, stream));
+        COMMPROF_NCCL_CHECK(ncclRecv(recv + peer * chunk, count, type, peer, comm, stream));
+      }
+      COMMPROF_NCCL_CHECK(ncclGroupEnd());
+      return;
+    }
+    case CollectiveKind::kSendRecv: {
+      const int n = call.comm->size();
+      const int me = call.comm->rank();
+      COMMPROF_NCCL_CHECK(ncclGroupStart());
+      COMMPROF_NCCL_CHECK(ncclSend(call.send, count, type, (me + 1) % n, comm, stream));
+      COMMPROF_NCCL_CHECK(ncclRecv(call.recv, count, type, (me - 1 + n) % n, comm, stream));
+      COMMPROF_NCCL_CHECK(ncclGroupEnd());
+      return;
+    }
+  }
+}
+
+}  // namespace commprof

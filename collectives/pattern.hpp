@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+// Verifiable data for collectives, usable on the host and in CUDA kernels.
+//
+// Two families of input values, both small integers, so every result is exact in any reduction
+// order (the idea of nccl-tests' verifiable/ data, with a closed form instead of a replay):
+//  - reduction inputs: (rank + index + seed) mod m, with m chosen so that n·(m−1) stays below the
+//    type's largest exact integer; the sum over ranks has a closed form (reduce_sum below);
+//  - data inputs: (rank·7919 + index + seed) mod p, p a prime below the exact-integer limit, so
+//    each element says where it came from.
+// Checks compare for exact equality: a wrong element is a wrong element.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define COMMPROF_HD __host__ __device__
+#else
+#define COMMPROF_HD
+#endif
+
+namespace commprof {
+
+enum class FillKind : std::uint8_t { kReduceInput, kData, kConstant };
+
+/// What to write into element i of a buffer (i counted from `first_index`).
+struct FillPattern {
+  FillKind kind = FillKind::kConstant;
+  int rank = 0;
+  std::uint64_t seed = 0;
+  std::uint64_t modulus = 1;
+  std::uint64_t first_index = 0;
+  double constant = 0.0;
+};
+
+enum class ExpectKind : std::uint8_t {
+  kReduceSum,  ///< sum over `nranks` reduction inputs at index first_index + i
+  kData,       ///< data input of rank `source` at index first_index + i
+  kGathered,   ///< block q = i / chunk holds rank q's data input at i mod chunk
+  kAllToAll,   ///< block q = i / chunk holds rank q's data input at rank·chunk + i mod chunk
+  kConstant,
+};
+
+/// What element i of a result buffer must hold.
+struct ExpectPattern {
+  ExpectKind kind = ExpectKind::kConstant;
+  int nranks = 1;
+  int rank = 0;
+  int source = 0;
+  std::uint64_t seed = 0;
+  std::uint64_t modulus = 1;
+  std::uint64_t chunk = 1;
+  std::uint64_t first_index = 0;
+  double constant = 0.0;
+};
+
+inline constexpr std::uint64_t kDataRankStride = 7919;  // a prime: ranks differ in every element
+
+COMMPROF_HD inline double data_value(int rank, std::uint64_t index, std::uint64_t seed,
+                                     std::uint64_t modulus) {
+  return static_cast<double>(
+      (static_cast<std::uint64_t>(rank) * kDataRankStride + index + seed) % modulus);
+}
+
+COMMPROF_HD inline double reduce_input_value(int rank, std::uint64_t index, std::uint64_t seed,
+                                             std::uint64_t modulus) {
+  return static_cast<double>((static_cast<std::uint64_t>(rank) + index + seed) % modulus);
+}
+
+/// Σ_{r=0}^{n−1} ((r + index + seed) mod m) in closed form: full cycles of m contribute
+/// m(m−1)/2 each, the n mod m remaining ranks are added one by one (fewer than m ≤ 7).
+COMMPROF_HD inline double reduce_sum(int nranks, std::uint64_t index, std::uint64_t seed,
+                                     std::uint64_t modulus) {
+  const std::uint64_t n = static_cast<std::uint64_t>(nranks);
+  std::uint64_t total = (n / modulus) * (modulus * (modulus - 1) / 2);
+  const std::uint64_t base = (index + seed) % modulus;
+  for (std::uint64_t r = 0; r < n % modulus; ++r) total += (base + r) % modulus;
+  return static_cast<double>(total);
+}
+
+COMMPROF_HD inline double fill_value(const FillPattern& p, std::uint64_t i) {
+  const std::uint64_t j = p.first_index + i;
+  switch (p.kind) {
+    case FillKind::kReduceInput: return reduce_input_value(p.rank, j, p.seed, p.modulus);
+    case FillKind::kData: return data_value(p.rank, j, p.seed, p.modulus);
+    case FillKind::kConstant: return p.constant;
+  }
+  return p.constant;
+}
+
+COMMPROF_HD inline double expected_value(const ExpectPattern& e, std::uint64_t i) {
+  switch (e.kind) {
+    case ExpectKind::kReduceSum:
+      return reduce_sum(e.nranks, e.first_index + i, e.seed, e.modulus);
+    case ExpectKind::kData:
+      return data_value(e.source, e.first_index + i, e.seed, e.modulus);
+    case ExpectKind::kGathered:
+      return data_value(static_cast<int>(i / e.chunk), i % e.chunk, e.seed, e.modulus);
+    case ExpectKind::kAllToAll:
+      return data_value(static_cast<int>(i / e.chunk),
+                        static_cast<std::uint64_t>(e.rank) * e.chunk + i % e.chunk, e.seed,
+                        e.modulus);
+    case ExpectKind::kConstant: return e.constant;
+  }
+  return e.constant;
+}
+
+}  // namespace commprof

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what commprof needs to build and test on Debian 12 (and Ubuntu 22.04+), from the
+# distribution's packages only. Safe to re-run: does nothing when everything is installed.
+# The CUDA backend additionally needs a CUDA toolkit with NCCL (e.g. /usr/local/cuda); it is
+# detected at configure time and not installed here.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ make        # build (CMake >= 3.25)
+  openmpi-bin libopenmpi-dev        # ranks: mpirun and the MPI C API
+  libboost-program-options-dev      # command line (static archive included)
+  nlohmann-json3-dev                # JSON result files
+  libgtest-dev                      # tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

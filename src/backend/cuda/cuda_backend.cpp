@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT
+#include "src/backend/cuda/cuda_backend.hpp"
+
+#include <chrono>
+#include <thread>
+
+#include "collectives/nccl_collectives.hpp"
+#include "src/backend/annotation.hpp"
+#include "src/backend/backend_registry.hpp"
+#include "src/backend/cuda/cuda_check.hpp"
+#include "src/backend/cuda/cuda_device.hpp"
+#include "src/backend/cuda/cuda_patterns.hpp"
+#include "src/backend/cuda/nccl_communicator.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/log.hpp"
+#include "src/runtime/rank_context.hpp"
+
+namespace commprof {
+namespace {
+
+std::int64_t host_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+cudaMemcpyKind memcpy_kind(CopyKind kind) {
+  switch (kind) {
+    case CopyKind::kHostToDevice: return cudaMemcpyHostToDevice;
+    case CopyKind::kDeviceToHost: return cudaMemcpyDeviceToHost;
+    case CopyKind::kDeviceToDevice: return cudaMemcpyDeviceToDevice;
+  }
+  return cudaMemcpyDefault;
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(RankContext& ctx, const BackendOptions& options) : options_(options) {
+  set_annotations_enabled(options.annotate);
+  const VisibleDevices visible = visible_cuda_devices();
+  std::string why = visible.problem;
+  std::optional<int> device;
+  if (visible.count > 0) device = choose_device(ctx.local_rank(), ctx.local_size(), visible.count, &why);
+  ctx.agree(device.has_value(), "commprof: error: " + why);
+  device_ = *device;
+  COMMPROF_CUDA_CHECK(cudaSetDevice(device_));
+
+  cudaDeviceProp props{};
+  COMMPROF_CUDA_CHECK(cudaGetDeviceProperties(&props, device_));
+  char bus_id[32] = {};
+  COMMPROF_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device_));
+  description_ = log::cat(props.name, " (", bus_id, ")");
+
+  // COMM at the highest priority, as PyTorch and Megatron give their NCCL streams: NCCL kernels
+  // then get SMs first when a GEMM and a collective compete.
+  int least = 0;
+  int greatest = 0;
+  COMMPROF_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  for (Category c : kAllCategories) {
+    const int priority = c == Category::kComm ? greatest : least;
+    COMMPROF_CUDA_CHECK(
+        cudaStreamCreateWithPriority(&streams_[index_of(c)], cudaStreamNonBlocking, priority));
+  }
+  COMMPROF_CUBLAS_CHECK(cublasCreate(&cublas_));
+  COMMPROF_CUBLAS_CHECK(cublasSetStream(cublas_, stream(Category::kComp)));
+  COMMPROF_CUDA_CHECK(cudaEventCreate(&origin_));
+  COMMPROF_CUDA_CHECK(cudaMalloc(&device_counter_, sizeof(unsigned long long)));
+
+  world_ = std::make_unique<NcclCommunicator>(ctx.comm(), "world", &communicators_);
+  begin_epoch();
+}
+
+CudaBackend::~CudaBackend() {
+  // Best effort: a destructor must not throw, and the process is ending anyway.
+  for (cudaStream_t s : streams_) {
+    if (s != nullptr) cudaStreamSynchronize(s);
+  }
+  world_.reset();
+  for (cudaEvent_t e : stamp_events_) cudaEventDestroy(e);
+  for (cudaEvent_t e : sync_events_) cudaEventDestroy(e);
+  if (origin_ != nullptr) cudaEventDestroy(origin_);
+  if (device_counter_ != nullptr) cudaFree(device_counter_);
+  if (cublas_ != nullptr) cublasDestroy(cublas_);
+  for (cudaStream_t s : streams_) {
+    if (s != nullptr) cudaStreamDestroy(s);
+  }
+}
+
+Buffer CudaBackend::allocate(std::size_t bytes, MemorySpace space) {
+  void* data = nullptr;
+  const std::size_t n = bytes == 0 ? 1 : bytes;
+  if (space == MemorySpace::kHostPinned) {
+    COMMPROF_CUDA_CHECK(cudaMallocHost(&data, n));
+    return Buffer(data, bytes, space, [](void* p) { cudaFreeHost(p); });
+  }
+  COMMPROF_CUDA_CHECK(cudaMalloc(&data, n));
+  return Buffer(data, bytes, space, [](void* p) { cudaFree(p); });
+}
+
+void CudaBackend::fill(void* data, DType dtype, std::size_t count, const FillPattern& pattern) {
+  cudaStream_t s = stream(Category::kMem);
+  launch_fill(data, dtype, count, pattern, s);
+  COMMPROF_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+std::uint64_t CudaBackend::count_mismatches(const void* data, DType dtype, std::size_t count,
+                                            const ExpectPattern& expected) {
+  cudaStream_t s = stream(Category::kMem);
+  COMMPROF_CUDA_CHECK(cudaMemsetAsync(device_counter_, 0, sizeof(unsigned long long), s));
+  launch_count_mismatches(data, dtype, count, expected, device_counter_, s);
+  unsigned long long wrong = 0;
+  COMMPROF_CUDA_CHECK(
+      cudaMemcpyAsync(&wrong, device_counter_, sizeof wrong, cudaMemcpyDeviceToHost, s));
+  COMMPROF_CUDA_CHECK(cudaStreamSynchronize(s));
+  return wrong;
+}
+
+Communicator& CudaBackend::world() { return *world_; }
+
+void CudaBackend::run_gemm(const GemmCall& g) {
+  // Column-major C(m×n) = A(m×k)·B(k×n). fp32 runs on tensor cores (TF32), as frameworks
+  // allow by default for matmuls; bf16/fp16 accumulate in fp32.
+  cudaDataType_t type = CUDA_R_32F;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+  switch (g.dtype) {
+    case DType::kFloat32: break;
+    case DType::kBFloat16: type = CUDA_R_16BF; compute = CUBLAS_COMPUTE_32F; break;
+    case DType::kFloat16: type = CUDA_R_16F; compute = CUBLAS_COMPUTE_32F; break;
+    case DType::kFloat64: type = CUDA_R_64F; compute = CUBLAS_COMPUTE_64F; break;
+    default: throw ConfigError(std::string("no cuBLAS GEMM for ") + dtype_name(g.dtype));
+  }
+  const double alpha64 = 1.0;
+  const double beta64 = 0.0;
+  const float alpha32 = 1.0f;
+  const float beta32 = 0.0f;
+  const void* alpha = g.dtype == DType::kFloat64 ? static_cast<const void*>(&alpha64) : &alpha32;
+  const void* beta = g.dtype == DType::kFloat64 ? static_cast<const void*>(&beta64) : &beta32;
+  COMMPROF_CUBLAS_CHECK(cublasGemmEx(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, g.m, g.n, g.k, alpha, g.a,
+                                     type, g.m, g.b, type, g.k, beta, g.c, type, g.m, compute,
+                                     CUBLAS_GEMM_DEFAULT));
+}
+
+void CudaBackend::submit(Category c, const Work& work, const OpLabel& label) {
+  ScopedAnnotation range(label.name, label.bytes, c);
+  if (const auto* coll = std::get_if<CollectiveCall>(&work)) {
+    auto* comm = static_cast<NcclCommunicator*>(coll->comm);
+    last_comm_op_ = log::cat(label.name, " #", comm->next_sequence(), " on ", comm->name());
+    enqueue_nccl_collective(*coll, comm->nccl(), stream(c));
+  } else if (const auto* gemm = std::get_if<GemmCall>(&work)) {
+    run_gemm(*gemm);  // cuBLAS is bound to the COMP stream
+  } else if (const auto* copy = std::get_if<CopyCall>(&work)) {
+    COMMPROF_CUDA_CHECK(
+        cudaMemcpyAsync(copy->dst, copy->src, copy->bytes, memcpy_kind(copy->kind), stream(c)));
+  } else if (const auto* set = std::get_if<MemsetCall>(&work)) {
+    COMMPROF_CUDA_CHECK(cudaMemsetAsync(set->dst, set->value, set->bytes, stream(c)));
+  }
+}
+
+cudaEvent_t CudaBackend::next_event(std::vector<cudaEvent_t>& pool, std::size_t& used,
+                                    unsigned flags) {
+  if (used == pool.size()) {
+    cudaEvent_t e = nullptr;
+    COMMPROF_CUDA_CHECK(cudaEventCreateWithFlags(&e, flags));
+    pool.push_back(e);
+  }
+  return pool[used++];
+}
+
+StampId CudaBackend::stamp(Category c) {
+  const auto id = static_cast<StampId>(stamps_used_);
+  cudaEvent_t e = next_event(stamp_events_, stamps_used_, cudaEventDefault);
+  COMMPROF_CUDA_CHECK(cudaEventRecord(e, stream(c)));
+  return id;
+}
+
+EventId CudaBackend::record_event(Category c) {
+  const auto id = static_cast<EventId>(syncs_used_);
+  cudaEvent_t e = next_event(sync_events_, syncs_used_, cudaEventDisableTiming);
+  COMMPROF_CUDA_CHECK(cudaEventRecord(e, stream(c)));
+  return id;
+}
+
+void CudaBackend::wait_event(Category c, EventId event) {
+  if (event >= syncs_used_) throw Error(log::cat("wait on unknown event ", event));
+  COMMPROF_CUDA_CHECK(cudaStreamWaitEvent(stream(c), sync_events_[event], 0));
+}
+
+void CudaBackend::synchronize() {
+  // Poll instead of cudaStreamSynchronize: a peer that never joins a collective would block
+  // that call forever, while polling lets us see NCCL's asynchronous errors and the timeout.
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    bool busy = false;
+    for (Category c : kAllCategories) {
+      const cudaError_t rc = cudaStreamQuery(stream(c));
+      if (rc == cudaErrorNotReady) {
+        busy = true;
+      } else if (rc != cudaSuccess) {
+        COMMPROF_CUDA_CHECK(rc);
+      }
+    }
+    if (!busy) return;
+    for (NcclCommunicator* comm : communicators_) {
+      const ncclResult_t state = comm->async_error();
+      if (state != ncclSuccess && state != ncclInProgress) {
+        const std::string what = ncclGetErrorString(state);
+        for (NcclCommunicator* other : communicators_) other->abort();
+        throw DeviceError(log::cat("NCCL reported an asynchronous error on communicator '",
+                                   comm->name(), "' on ", log::identity(), " after ",
+                                   last_comm_op_, ": ", what));
+      }
+    }
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (waited > options_.timeout_s) {
+      for (Category c : kAllCategories) {
+        if (cudaStreamQuery(stream(c)) == cudaErrorNotReady) abort_on_timeout(c);
+      }
+    }
+    std::this_thread::yield();
+  }
+}
+
+void CudaBackend::abort_on_timeout(Category stuck) {
+  for (NcclCommunicator* comm : communicators_) comm->abort();
+  throw TimeoutError(log::cat("the ", category_name(stuck), " stream on ", log::identity(),
+                              " did not finish within --timeout ", options_.timeout_s,
+                              " s; last collective enqueued: ", last_comm_op_,
+                              "; NCCL communicators aborted"));
+}
+
+void CudaBackend::begin_epoch() {
+  synchronize();
+  stamps_used_ = 0;
+  syncs_used_ = 0;
+  // Every stream is idle, so the origin completes at once: stamps on any stream are measured
+  // from it with cudaEventElapsedTime and are never negative.
+  origin_host_ns_ = host_now_ns();
+  COMMPROF_CUDA_CHECK(cudaEventRecord(origin_, stream(Category::kComp)));
+  COMMPROF_CUDA_CHECK(cudaEventSynchronize(origin_));
+}
+
+std::int64_t CudaBackend::stamp_ns(StampId stamp) const {
+  if (stamp >= stamps_used_) throw Error(log::cat("unknown stamp ", stamp));
+  float ms = 0.0f;
+  COMMPROF_CUDA_CHECK(cudaEventElapsedTime(&ms, origin_, stamp_events_[stamp]));
+  return static_cast<std::int64_t>(static_cast<double>(ms) * 1e6);
+}
+
+BackendInfo cuda_backend_info() {
+  BackendInfo info;
+  info.name = "cuda";
+  info.description = "CUDA streams and events, NCCL collectives, cuBLAS GEMM";
+  info.mpi_thread_level = MPI_THREAD_FUNNELED;  // only the main thread calls MPI
+  info.unavailable_reason = []() -> std::optional<std::string> {
+    const VisibleDevices visible = visible_cuda_devices();
+    if (visible.count == 0) return visible.problem;
+    return std::nullopt;
+  };
+  info.create = [](RankContext& ctx, const BackendOptions& options) {
+    return std::unique_ptr<Backend>(std::make_unique<CudaBackend>(ctx, options));
+  };
+  return info;
+}
+
+}  // namespace commprof

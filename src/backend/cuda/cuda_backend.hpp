@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+// The CUDA backend: one GPU per rank, three non-blocking streams (COMM at the highest priority,
+// as frameworks give their NCCL streams), CUDA events around ops on one per-epoch origin,
+// NCCL communicators, cuBLAS GEMMs, async copies from pinned memory, NVTX ranges.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/backend/backend.hpp"
+
+namespace commprof {
+
+class RankContext;
+class NcclCommunicator;
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(RankContext& ctx, const BackendOptions& options);
+  ~CudaBackend() override;
+
+  const char* name() const override { return "cuda"; }
+  std::string device_description() const override { return description_; }
+  int device_index() const override { return device_; }
+  bool supports(DType) const override { return true; }
+
+  Buffer allocate(std::size_t bytes, MemorySpace space) override;
+  void fill(void* data, DType dtype, std::size_t count, const FillPattern& pattern) override;
+  std::uint64_t count_mismatches(const void* data, DType dtype, std::size_t count,
+                                 const ExpectPattern& expected) override;
+
+  Communicator& world() override;
+
+  void submit(Category stream, const Work& work, const OpLabel& label) override;
+  StampId stamp(Category stream) override;
+  EventId record_event(Category stream) override;
+  void wait_event(Category stream, EventId event) override;
+  void synchronize() override;
+  void begin_epoch() override;
+  std::int64_t stamp_ns(StampId stamp) const override;
+  std::int64_t epoch_origin_host_ns() const override { return origin_host_ns_; }
+
+ private:
+  cudaStream_t stream(Category c) const { return streams_[index_of(c)]; }
+  cudaEvent_t next_event(std::vector<cudaEvent_t>& pool, std::size_t& used, unsigned flags);
+  void run_gemm(const GemmCall& call);
+  [[noreturn]] void abort_on_timeout(Category stuck);
+
+  BackendOptions options_;
+  int device_ = -1;
+  std::string description_;
+  std::array<cudaStream_t, 3> streams_{};
+  cublasHandle_t cublas_ = nullptr;
+  std::unique_ptr<NcclCommunicator> world_;
+  // World and every communicator split from it (they register themselves), for error polling.
+  std::vector<NcclCommunicator*> communicators_;
+  // Events are pooled per epoch: creating one costs microseconds, recording a pooled one does not.
+  std::vector<cudaEvent_t> stamp_events_;
+  std::size_t stamps_used_ = 0;
+  std::vector<cudaEvent_t> sync_events_;
+  std::size_t syncs_used_ = 0;
+  cudaEvent_t origin_ = nullptr;
+  std::int64_t origin_host_ns_ = 0;
+  unsigned long long* device_counter_ = nullptr;
+  std::string last_comm_op_ = "none";
+};
+
+}  // namespace commprof

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+#include "src/backend/cuda/nccl_communicator.hpp"
+
+#include <algorithm>
+
+#include "src/backend/cuda/cuda_check.hpp"
+#include "src/runtime/mpi_check.hpp"
+
+namespace commprof {
+
+NcclCommunicator::NcclCommunicator(MPI_Comm mpi_parent, std::string name, Registry* registry)
+    : registry_(registry), name_(std::move(name)) {
+  COMMPROF_MPI_CHECK(MPI_Comm_dup(mpi_parent, &mpi_));
+  COMMPROF_MPI_CHECK(MPI_Comm_set_errhandler(mpi_, MPI_ERRORS_RETURN));
+  COMMPROF_MPI_CHECK(MPI_Comm_rank(mpi_, &rank_));
+  COMMPROF_MPI_CHECK(MPI_Comm_size(mpi_, &size_));
+  ncclUniqueId id{};
+  if (rank_ == 0) COMMPROF_NCCL_CHECK(ncclGetUniqueId(&id));
+  COMMPROF_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi_));
+  COMMPROF_NCCL_CHECK(ncclCommInitRank(&nccl_, size_, id, rank_));
+  if (registry_ != nullptr) registry_->push_back(this);
+}
+
+NcclCommunicator::NcclCommunicator(ncclComm_t adopted, MPI_Comm mpi, std::string name,
+                                   Registry* registry)
+    : nccl_(adopted), registry_(registry), mpi_(mpi), name_(std::move(name)) {
+  COMMPROF_MPI_CHECK(MPI_Comm_set_errhandler(mpi_, MPI_ERRORS_RETURN));
+  COMMPROF_MPI_CHECK(MPI_Comm_rank(mpi_, &rank_));
+  COMMPROF_MPI_CHECK(MPI_Comm_size(mpi_, &size_));
+  int nccl_rank = -1;
+  COMMPROF_NCCL_CHECK(ncclCommUserRank(nccl_, &nccl_rank));
+  if (nccl_rank != rank_) {
+    throw Error(describe_failure("ncclCommSplit", __FILE__, __LINE__,
+                                 "NCCL and MPI disagree on the rank order of '" + name_ + "'"));
+  }
+  if (registry_ != nullptr) registry_->push_back(this);
+}
+
+NcclCommunicator::~NcclCommunicator() {
+  // Destructors must not throw: a failed teardown at exit is not worth a crash.
+  if (registry_ != nullptr) {
+    registry_->erase(std::remove(registry_->begin(), registry_->end(), this), registry_->end());
+  }
+  if (nccl_ != nullptr) ncclCommDestroy(nccl_);
+  if (mpi_ != MPI_COMM_NULL) MPI_Comm_free(&mpi_);
+}
+
+std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key, const std::string& name) {
+  // Both sides split with the same colour and key, so NCCL and MPI ranks line up.
+  MPI_Comm child_mpi = MPI_COMM_NULL;
+  COMMPROF_MPI_CHECK(MPI_Comm_split(mpi_, color, key, &child_mpi));
+  ncclComm_t child = nullptr;
+  COMMPROF_NCCL_CHECK(ncclCommSplit(nccl_, color, key, &child, nullptr));
+  return std::unique_ptr<Communicator>(new NcclCommunicator(child, child_mpi, name, registry_));
+}
+
+ncclResult_t NcclCommunicator::async_error() const {
+  ncclResult_t state = ncclSuccess;
+  const ncclResult_t rc = ncclCommGetAsyncError(nccl_, &state);
+  return rc != ncclSuccess ? rc : state;
+}
+
+void NcclCommunicator::abort() {
+  if (nccl_ != nullptr) {
+    ncclCommAbort(nccl_);
+    nccl_ = nullptr;
+  }
+}
+
+}  // namespace commprof

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+#include "src/backend/host/host_backend.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "collectives/mpi_collectives.hpp"
+#include "src/backend/backend_registry.hpp"
+#include "src/backend/host/host_communicator.hpp"
+#include "src/backend/host/host_gemm.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/log.hpp"
+#include "src/runtime/rank_context.hpp"
+
+namespace commprof {
+namespace {
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+template <class T>
+void fill_typed(T* out, std::size_t count, const FillPattern& p) {
+  for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<T>(fill_value(p, i));
+}
+
+template <class T>
+std::uint64_t mismatches_typed(const T* in, std::size_t count, const ExpectPattern& e) {
+  std::uint64_t wrong = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    wrong += static_cast<double>(in[i]) != expected_value(e, i) ? 1 : 0;
+  }
+  return wrong;
+}
+
+}  // namespace
+
+/// A one-shot flag set by a stream reaching record_event() and awaited by wait_event().
+struct HostBackend::Signal {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool done = false;
+};
+
+HostBackend::HostBackend(RankContext& ctx, const BackendOptions& options)
+    : options_(options), world_(std::make_unique<HostCommunicator>(ctx.comm(), "world")) {
+  for (Category c : kAllCategories) {
+    streams_[index_of(c)] = std::make_unique<HostStream>(category_name(c));
+  }
+  origin_ns_ = now_ns();
+}
+
+HostBackend::~HostBackend() = default;
+
+std::string HostBackend::device_description() const { return "cpu"; }
+
+bool HostBackend::supports(DType dtype) const {
+  return dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kInt32 ||
+         dtype == DType::kInt64;
+}
+
+Buffer HostBackend::allocate(std::size_t bytes, MemorySpace space) {
+  // 64-byte alignment, as cudaMalloc gives at least 256: vector loads never straddle lines.
+  const std::size_t rounded = (bytes + 63) / 64 * 64;
+  void* data = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  if (data == nullptr) {
+    throw Error(log::cat("host allocation of ", bytes, " bytes failed on ", log::identity()));
+  }
+  return Buffer(data, bytes, space, [](void* p) { std::free(p); });
+}
+
+void HostBackend::fill(void* data, DType dtype, std::size_t count, const FillPattern& pattern) {
+  switch (dtype) {
+    case DType::kFloat32: return fill_typed(static_cast<float*>(data), count, pattern);
+    case DType::kFloat64: return fill_typed(static_cast<double*>(data), count, pattern);
+    case DType::kInt32: return fill_typed(static_cast<std::int32_t*>(data), count, pattern);
+    case DType::kInt64: return fill_typed(static_cast<std::int64_t*>(data), count, pattern);
+    default: throw ConfigError(std::string("host backend cannot fill ") + dtype_name(dtype));
+  }
+}
+
+std::uint64_t HostBackend::count_mismatches(const void* data, DType dtype, std::size_t count,
+                                            const ExpectPattern& expected) {
+  switch (dtype) {
+    case DType::kFloat32: return mismatches_typed(static_cast<const float*>(data), count, expected);
+    case DType::kFloat64:
+      return mismatches_typed(static_cast<const double*>(data), count, expected);
+    case DType::kInt32:
+      return mismatches_typed(static_cast<const std::int32_t*>(data), count, expected);
+    case DType::kInt64:
+      return mismatches_typed(static_cast<const std::int64_t*>(data), count, expected);
+    default: throw ConfigError(std::string("host backend cannot check ") + dtype_name(dtype));
+  }
+}
+
+Communicator& HostBackend::world() { return *world_; }
+
+void HostBackend::submit(Category c, const Work& work, const OpLabel& /*label*/) {
+  // The host backend has no NVTX consumer worth feeding; the label matters to the cuda backend
+  // and to the op records the executor keeps.
+  stream(c).enqueue_work([work] {
+    if (const auto* coll = std::get_if<CollectiveCall>(&work)) {
+      run_mpi_collective(*coll, static_cast<HostCommunicator*>(coll->comm)->comm());
+    } else if (const auto* gemm = std::get_if<GemmCall>(&work)) {
+      host_gemm(*gemm);
+    } else if (const auto* copy = std::get_if<CopyCall>(&work)) {
+      std::memcpy(copy->dst, copy->src, copy->bytes);
+    } else if (const auto* set = std::get_if<MemsetCall>(&work)) {
+      std::memset(set->dst, set->value, set->bytes);
+    }
+  });
+}
+
+StampId HostBackend::stamp(Category c) {
+  stamps_.push_back(0);
+  std::int64_t* slot = &stamps_.back();
+  const std::int64_t origin = origin_ns_;
+  stream(c).enqueue_control([slot, origin] { *slot = now_ns() - origin; });
+  return static_cast<StampId>(stamps_.size() - 1);
+}
+
+EventId HostBackend::record_event(Category c) {
+  signals_.emplace_back();
+  Signal* signal = &signals_.back();
+  stream(c).enqueue_control([signal] {
+    {
+      std::lock_guard<std::mutex> lock(signal->mutex);
+      signal->done = true;
+    }
+    signal->cv.notify_all();
+  });
+  return static_cast<EventId>(signals_.size() - 1);
+}
+
+void HostBackend::wait_event(Category c, EventId event) {
+  if (event >= signals_.size()) throw Error(log::cat("wait on unknown event ", event));
+  Signal* signal = &signals_[event];
+  stream(c).enqueue_control([signal] {
+    std::unique_lock<std::mutex> lock(signal->mutex);
+    signal->cv.wait(lock, [signal] { return signal->done; });
+  });
+}
+
+void HostBackend::synchronize() {
+  std::exception_ptr first;
+  for (Category c : kAllCategories) {
+    try {
+      if (!stream(c).drain_for(options_.timeout_s)) {
+        throw TimeoutError(log::cat("the ", category_name(c), " stream on ", log::identity(),
+                                    " did not finish within --timeout ", options_.timeout_s,
+                                    " s (a peer rank may have stopped participating)"));
+      }
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+void HostBackend::begin_epoch() {
+  synchronize();
+  stamps_.clear();
+  signals_.clear();
+  origin_ns_ = now_ns();
+}
+
+std::int64_t HostBackend::stamp_ns(StampId stamp) const {
+  if (stamp >= stamps_.size()) throw Error(log::cat("unknown stamp ", stamp));
+  return stamps_[stamp];
+}
+
+BackendInfo host_backend_info() {
+  BackendInfo info;
+  info.name = "host";
+  info.description = "CPU threads as streams, MPI collectives, memcpy, CPU GEMM";
+  info.mpi_thread_level = MPI_THREAD_MULTIPLE;  // the COMM stream's thread calls MPI
+  info.unavailable_reason = [] { return std::optional<std::string>(); };
+  info.create = [](RankContext& ctx, const BackendOptions& options) {
+    return std::unique_ptr<Backend>(std::make_unique<HostBackend>(ctx, options));
+  };
+  return info;
+}
+
+}  // namespace commprof

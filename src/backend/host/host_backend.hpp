@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+// The host backend: the stream/event model run by threads. COMM through MPI collectives on a
+// communicator of its own, COMP through real CPU arithmetic, MEM through memcpy, timing with the
+// steady clock. The embedded default wherever no GPU is visible.
+#pragma once
+
+#include <array>
+#include <deque>
+#include <memory>
+
+#include "src/backend/backend.hpp"
+#include "src/backend/host/host_stream.hpp"
+
+namespace commprof {
+
+class RankContext;
+class HostCommunicator;
+
+class HostBackend final : public Backend {
+ public:
+  HostBackend(RankContext& ctx, const BackendOptions& options);
+  ~HostBackend() override;
+
+  const char* name() const override { return "host"; }
+  std::string device_description() const override;
+  int device_index() const override { return -1; }
+  bool supports(DType dtype) const override;
+
+  Buffer allocate(std::size_t bytes, MemorySpace space) override;
+  void fill(void* data, DType dtype, std::size_t count, const FillPattern& pattern) override;
+  std::uint64_t count_mismatches(const void* data, DType dtype, std::size_t count,
+                                 const ExpectPattern& expected) override;
+
+  Communicator& world() override;
+
+  void submit(Category stream, const Work& work, const OpLabel& label) override;
+  StampId stamp(Category stream) override;
+  EventId record_event(Category stream) override;
+  void wait_event(Category stream, EventId event) override;
+  void synchronize() override;
+  void begin_epoch() override;
+  std::int64_t stamp_ns(StampId stamp) const override;
+  std::int64_t epoch_origin_host_ns() const override { return origin_ns_; }
+
+ private:
+  struct Signal;
+  HostStream& stream(Category c) { return *streams_[index_of(c)]; }
+
+  BackendOptions options_;
+  std::unique_ptr<HostCommunicator> world_;
+  std::array<std::unique_ptr<HostStream>, 3> streams_;
+  // Deques: elements keep their address while new ones are added, so worker threads may write
+  // through pointers taken at submission time.
+  std::deque<std::int64_t> stamps_;
+  std::deque<Signal> signals_;
+  std::int64_t origin_ns_ = 0;
+};
+
+}  // namespace commprof

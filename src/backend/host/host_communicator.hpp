@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+#include "src/backend/communicator.hpp"
+
+namespace commprof {
+
+/// An MPI communicator owned by the host backend: a duplicate, so the COMM stream's collectives
+/// never interleave with commprof's own control-plane collectives on the world communicator.
+class HostCommunicator final : public Communicator {
+ public:
+  /// Duplicates `parent` (collective over it) and sets MPI_ERRORS_RETURN.
+  HostCommunicator(MPI_Comm parent, std::string name);
+  ~HostCommunicator() override;
+  HostCommunicator(const HostCommunicator&) = delete;
+  HostCommunicator& operator=(const HostCommunicator&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  const std::string& name() const override { return name_; }
+  std::unique_ptr<Communicator> split(int color, int key, const std::string& name) override;
+
+  MPI_Comm comm() const { return comm_; }
+
+ private:
+  HostCommunicator(MPI_Comm adopted, std::string name, bool /*adopt*/);
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  std::string name_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace commprof

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// The vocabulary of work a backend runs: plain data, so an op plan can be printed, tested and
+// replayed on any backend.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <variant>
+
+#include "collectives/collective_kind.hpp"
+#include "src/core/dtype.hpp"
+
+namespace commprof {
+
+class Communicator;
+
+/// A collective over `comm` with NCCL's argument semantics (see CollectiveSpec for what
+/// `count` means per kind). Out-of-place unless send == recv.
+struct CollectiveCall {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  Communicator* comm = nullptr;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  std::size_t count = 0;
+  DType dtype = DType::kFloat32;
+  int root = 0;  ///< broadcast and reduce
+};
+
+/// C = A·B, column-major as cuBLAS: A is m×k, B is k×n, C is m×n.
+struct GemmCall {
+  int m = 0;
+  int n = 0;
+  int k = 0;
+  DType dtype = DType::kFloat32;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+  double flops() const { return 2.0 * m * n * k; }
+};
+
+enum class CopyKind : std::uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice };
+
+struct CopyCall {
+  void* dst = nullptr;
+  const void* src = nullptr;
+  std::size_t bytes = 0;
+  CopyKind kind = CopyKind::kDeviceToDevice;
+};
+
+struct MemsetCall {
+  void* dst = nullptr;
+  int value = 0;
+  std::size_t bytes = 0;
+};
+
+using Work = std::variant<GemmCall, CollectiveCall, CopyCall, MemsetCall>;
+
+/// What tools see of an op: the NVTX range name and payload, the log line.
+struct OpLabel {
+  std::string name;
+  std::uint64_t bytes = 0;
+  double flops = 0.0;
+};
+
+}  // namespace commprof

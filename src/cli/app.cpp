@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+#include "src/cli/app.hpp"
+
+#include <iostream>
+
+#include "src/cli/parse.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/log.hpp"
+#include "src/runtime/launcher_env.hpp"
+#include "src/runtime/mpi_check.hpp"
+#include "src/runtime/rank_context.hpp"
+
+extern char** environ;
+
+namespace commprof {
+namespace {
+
+int run_parsed(int argc, char** argv, ParseOutcome& parsed) {
+  // Resolve the backend before MPI starts: it decides the MPI thread level.
+  BackendChoice choice;
+  bool ok = parsed.kind == ParseOutcome::Kind::kRun;
+  std::string error = parsed.text;
+  if (ok && !parsed.command->backend_name().empty()) {
+    try {
+      choice = choose_backend(parsed.command->backend_name());
+    } catch (const ConfigError& e) {
+      ok = false;
+      error = std::string("commprof ") + parsed.command->name() + ": error: " + e.what();
+    }
+  }
+  const int thread_level = choice.info != nullptr ? choice.info->mpi_thread_level
+                                                  : static_cast<int>(MPI_THREAD_FUNNELED);
+
+  RankContext ctx(&argc, &argv, thread_level);
+  try {
+    // A usage error on any rank ends every rank with exit 2, before any other collective.
+    ctx.agree(ok, error);
+    if (choice.info != nullptr) {
+      // `auto` may resolve differently on nodes with and without GPUs: refuse a mixed job.
+      const int index = static_cast<int>(choice.info - registered_backends().data());
+      int lo = 0;
+      int hi = 0;
+      COMMPROF_MPI_CHECK(MPI_Allreduce(&index, &lo, 1, MPI_INT, MPI_MIN, ctx.comm()));
+      COMMPROF_MPI_CHECK(MPI_Allreduce(&index, &hi, 1, MPI_INT, MPI_MAX, ctx.comm()));
+      ctx.agree(lo == hi, "commprof: error: ranks chose different backends (" +
+                              choice.info->name + " here); pass --backend explicitly");
+    }
+    std::unique_ptr<Backend> backend;
+    if (choice.info != nullptr) {
+      backend = choice.info->create(ctx, parsed.command->backend_options());
+      log::info(log::cat("backend: ", backend->name(), " (", choice.reason, "), ", ctx.size(),
+                         " ranks on ", ctx.node_count(), " host(s)"));
+    }
+    return parsed.command->run(ctx, backend.get(), choice);
+  } catch (const ConfigError& e) {
+    // Raised consistently on every rank (agree() or a deterministic check): rank 0 speaks.
+    if (ctx.rank() == 0) std::cerr << e.what() << std::endl;
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    // A failure on one rank: the others may be waiting for it in a collective and would never
+    // return, so the job ends here, with the reason printed by the rank that saw it.
+    log::error(e.what());
+    if (ctx.size() > 1) ctx.abort(kExitFailure);
+    return kExitFailure;
+  }
+}
+
+}  // namespace
+
+int run_app(int argc, char** argv) {
+  const auto commands = make_commands();
+  ParseOutcome parsed = parse_command_line(argc, argv, commands, environ);
+  if (parsed.kind == ParseOutcome::Kind::kHelp || parsed.kind == ParseOutcome::Kind::kVersion) {
+    // No MPI needed; under mpirun only the first rank prints.
+    if (launcher_world_rank().value_or(0) == 0) std::cout << parsed.text;
+    return kExitOk;
+  }
+  try {
+    return run_parsed(argc, argv, parsed);
+  } catch (const std::exception& e) {
+    // MPI itself failed to start, or the rank context could not be built.
+    log::error(e.what());
+    return kExitFailure;
+  }
+}
+
+}  // namespace commprof

@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: MIT
+#include "src/cli/command.hpp"
+
+namespace commprof {
+
+std::vector<std::unique_ptr<Command>> make_commands() {
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(make_bench_command());
+  commands.push_back(make_gemm_command());
+  return commands;
+}
+
+}  // namespace commprof

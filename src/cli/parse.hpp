@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+// Turning argv and the environment into a command and its options, before MPI starts. Pure:
+// never prints, never exits, so every outcome is testable.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/cli/command.hpp"
+
+namespace commprof {
+
+struct ParseOutcome {
+  enum class Kind { kRun, kHelp, kVersion, kUsageError };
+  Kind kind = Kind::kUsageError;
+  Command* command = nullptr;  ///< set for kRun (and for a command's --help)
+  std::string text;            ///< help or version text, or the one-line error
+};
+
+/// Parses `commprof [--help|--version] <command> [options]`. Options may also come from
+/// COMMPROF_<OPTION> variables in `environ`; the command line wins. On success the command is
+/// configured. Errors say which option or value is wrong.
+ParseOutcome parse_command_line(int argc, const char* const* argv,
+                                const std::vector<std::unique_ptr<Command>>& commands,
+                                const char* const* environ_vars);
+
+/// The text of `commprof --version`.
+std::string version_text();
+
+}  // namespace commprof

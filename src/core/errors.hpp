@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+// Typed errors and the documented exit codes. Thrown anywhere, caught once in main().
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace commprof {
+
+/// Process exit codes, documented in README.md.
+enum ExitCode : int {
+  kExitOk = 0,       ///< everything ran and every check passed
+  kExitFailure = 1,  ///< a run failed: runtime error, verification mismatch (#wrong > 0)
+  kExitUsage = 2,    ///< bad command line, environment or configuration
+};
+
+/// Base of every commprof error; `what()` is a complete, user-facing sentence.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+  virtual int exit_code() const { return kExitFailure; }
+};
+
+/// Bad input from the user: unknown option, malformed value, impossible configuration.
+/// Always raised consistently on every rank (see RankContext::agree) so that no rank waits.
+class ConfigError : public Error {
+ public:
+  using Error::Error;
+  int exit_code() const override { return kExitUsage; }
+};
+
+/// A failed MPI call. The message names the call, file:line, rank and host.
+class MpiError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A failed CUDA, cuBLAS or NCCL call. The message names the call, file:line, rank and host.
+class DeviceError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A collective or operation that did not complete within --timeout.
+class TimeoutError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Formats "<what> failed at <file>:<line> on rank R (host): <detail>", the one shape every
+/// vendor-boundary check uses.
+std::string describe_failure(const char* what, const char* file, int line,
+                             const std::string& detail);
+
+}  // namespace commprof

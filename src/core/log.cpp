@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+#include "src/core/log.hpp"
+
+#include <iostream>
+#include <mutex>
+
+#include "src/core/errors.hpp"
+
+namespace commprof::log {
+namespace {
+
+struct State {
+  std::mutex mutex;  // worker threads of the host backend may log too
+  int rank = -1;
+  std::string host;
+  Level level = Level::kInfo;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+void emit(const char* tag, const std::string& message) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.rank >= 0) {
+    std::cerr << "[rank " << s.rank << ' ' << s.host << "] " << tag << message << std::endl;
+  } else {
+    std::cerr << "[commprof] " << tag << message << std::endl;
+  }
+}
+
+}  // namespace
+
+void set_identity(int rank, const std::string& host) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().rank = rank;
+  state().host = host;
+}
+
+std::string identity() {
+  State& s = state();
+  if (s.rank < 0) return "this process";
+  return cat("rank ", s.rank, " (", s.host, ")");
+}
+
+int rank() { return state().rank; }
+
+void set_level(Level level) { state().level = level; }
+Level level() { return state().level; }
+
+Level parse_level(const std::string& text) {
+  if (text == "error") return Level::kError;
+  if (text == "warn") return Level::kWarn;
+  if (text == "info") return Level::kInfo;
+  if (text == "debug") return Level::kDebug;
+  throw ConfigError("invalid log level '" + text + "': expected error, warn, info or debug");
+}
+
+void error(const std::string& message) { emit("error: ", message); }
+
+void warn(const std::string& message) {
+  if (level() >= Level::kWarn) emit("warning: ", message);
+}
+
+void info(const std::string& message) {
+  if (level() >= Level::kInfo && state().rank <= 0) emit("", message);
+}
+
+void debug(const std::string& message) {
+  if (level() >= Level::kDebug) emit("debug: ", message);
+}
+
+}  // namespace commprof::log

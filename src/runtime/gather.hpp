@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: MIT
+// Gathering per-rank values at rank 0, for reports.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+namespace commprof {
+
+/// Collective: rank 0 gets every rank's value (index = rank); other ranks get an empty vector.
+std::vector<double> gather_doubles(double value, MPI_Comm comm);
+std::vector<std::string> gather_strings(const std::string& value, MPI_Comm comm);
+
+}  // namespace commprof

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+#include "src/runtime/rank_context.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+#include "src/core/log.hpp"
+#include "src/runtime/launcher_env.hpp"
+#include "src/runtime/mpi_check.hpp"
+
+namespace commprof {
+namespace {
+
+std::string hostname() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown-host";
+  return name;
+}
+
+const char* thread_level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
+    default: return "unknown";
+  }
+}
+
+}  // namespace
+
+RankContext::RankContext(int* argc, char*** argv, int required_thread_level) {
+  host_ = hostname();
+  int initialized = 0;
+  COMMPROF_MPI_CHECK(MPI_Initialized(&initialized));
+  if (initialized) {
+    COMMPROF_MPI_CHECK(MPI_Query_thread(&thread_level_));
+  } else {
+    COMMPROF_MPI_CHECK(MPI_Init_thread(argc, argv, required_thread_level, &thread_level_));
+    owns_mpi_ = true;
+  }
+  COMMPROF_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
+  COMMPROF_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  COMMPROF_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+  COMMPROF_MPI_CHECK(MPI_Comm_size(comm_, &size_));
+  log::set_identity(rank_, host_);
+
+  // Local rank: ranks sharing memory (one node) in world order, which is what the launcher's
+  // local id means too; the environment is only a cross-check because some launchers lie about
+  // it under nested allocations.
+  MPI_Comm node = MPI_COMM_NULL;
+  COMMPROF_MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
+  COMMPROF_MPI_CHECK(MPI_Comm_rank(node, &local_rank_));
+  COMMPROF_MPI_CHECK(MPI_Comm_size(node, &local_size_));
+  COMMPROF_MPI_CHECK(MPI_Comm_free(&node));
+  if (auto env = launcher_local_rank(); env && env->value != local_rank_) {
+    log::warn(log::cat("local rank from MPI_Comm_split_type is ", local_rank_, " but ",
+                       env->variable, " says ", env->value, "; using ", local_rank_));
+  }
+
+  // Every rank learns every hostname: reports name hosts, and device choice needs none of it,
+  // so one fixed-size allgather at start is the simplest correct thing.
+  constexpr int kHostLen = 256;
+  std::vector<char> mine(kHostLen, '\0');
+  std::copy_n(host_.begin(), std::min<std::size_t>(host_.size(), kHostLen - 1), mine.begin());
+  std::vector<char> all(static_cast<std::size_t>(kHostLen) * static_cast<std::size_t>(size_));
+  COMMPROF_MPI_CHECK(
+      MPI_Allgather(mine.data(), kHostLen, MPI_CHAR, all.data(), kHostLen, MPI_CHAR, comm_));
+  hosts_.reserve(static_cast<std::size_t>(size_));
+  for (int r = 0; r < size_; ++r) hosts_.emplace_back(&all[static_cast<std::size_t>(r) * kHostLen]);
+
+  if (thread_level_ < required_thread_level) {
+    const std::string message = log::cat("MPI provides ", thread_level_name(thread_level_),
+                                         " but this backend needs ",
+                                         thread_level_name(required_thread_level));
+    agree(false, message);
+  }
+  log::debug(log::cat("MPI up: ", size_, " ranks, local rank ", local_rank_, " of ", local_size_,
+                      ", ", thread_level_name(thread_level_)));
+}
+
+RankContext::~RankContext() {
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  if (owns_mpi_) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+  }
+}
+
+int RankContext::node_count() const {
+  return static_cast<int>(std::set<std::string>(hosts_.begin(), hosts_.end()).size());
+}
+
+void RankContext::agree(bool ok, const std::string& message) const {
+  // Lowest failing rank speaks: MPI_MIN over (failed ? rank : size).
+  int candidate = ok ? size_ : rank_;
+  int first_failed = size_;
+  COMMPROF_MPI_CHECK(MPI_Allreduce(&candidate, &first_failed, 1, MPI_INT, MPI_MIN, comm_));
+  if (first_failed == size_) return;
+  int length = rank_ == first_failed ? static_cast<int>(message.size()) : 0;
+  COMMPROF_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, first_failed, comm_));
+  std::string text = rank_ == first_failed ? message : std::string(static_cast<std::size_t>(length), ' ');
+  COMMPROF_MPI_CHECK(MPI_Bcast(text.data(), length, MPI_CHAR, first_failed, comm_));
+  if (first_failed != 0) text = log::cat(text, " (on rank ", first_failed, ")");
+  throw ConfigError(text);
+}
+
+bool RankContext::any(bool flag) const {
+  int mine = flag ? 1 : 0;
+  int result = 0;
+  COMMPROF_MPI_CHECK(MPI_Allreduce(&mine, &result, 1, MPI_INT, MPI_MAX, comm_));
+  return result != 0;
+}
+
+void RankContext::barrier() const { COMMPROF_MPI_CHECK(MPI_Barrier(comm_)); }
+
+void RankContext::abort(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // MPI_Abort should not return; make sure the process ends if it does
+}
+
+}  // namespace commprof
