@@ -69,32 +69,36 @@ struct LoopTiming {
   double iter_max_us = 0;
 };
 
-// One timed loop of `iters` back-to-back calls on the COMM stream, in its own epoch.
+// One timed loop of `iters` back-to-back calls on the COMM stream, in its own epoch. With
+// per-call stamps, consecutive calls share their boundary stamp: one event per call instead of
+// two, since every event between two NCCL kernels keeps the GPU from overlapping the next
+// launch with the previous kernel's tail (measured in docs/BENCHMARKS.md).
 LoopTiming time_loop(Backend& backend, const CollectiveCall& call, const OpLabel& label, int iters,
-                     bool per_op_stamps) {
+                     bool per_call_stamps) {
   backend.begin_epoch();
-  std::vector<StampId> starts;
-  std::vector<StampId> ends;
+  std::vector<StampId> boundaries;
   const double host_t0 = host_seconds();
-  const StampId first = backend.stamp(Category::kComm);
+  boundaries.push_back(backend.stamp(Category::kComm));
   for (int i = 0; i < iters; ++i) {
-    if (per_op_stamps) starts.push_back(backend.stamp(Category::kComm));
     backend.submit(Category::kComm, call, label);
-    if (per_op_stamps) ends.push_back(backend.stamp(Category::kComm));
+    if (per_call_stamps && i + 1 < iters) boundaries.push_back(backend.stamp(Category::kComm));
   }
-  const StampId last = backend.stamp(Category::kComm);
+  boundaries.push_back(backend.stamp(Category::kComm));
   backend.synchronize();
   const double host_t1 = host_seconds();
 
   LoopTiming t;
-  t.time_us = static_cast<double>(backend.stamp_ns(last) - backend.stamp_ns(first)) / 1e3 / iters;
+  const std::int64_t first = backend.stamp_ns(boundaries.front());
+  t.time_us = static_cast<double>(backend.stamp_ns(boundaries.back()) - first) / 1e3 / iters;
   t.host_time_us = (host_t1 - host_t0) * 1e6 / iters;
-  t.iter_min_us = t.iter_max_us = t.time_us;
-  for (std::size_t i = 0; i < starts.size(); ++i) {
-    const double us =
-        static_cast<double>(backend.stamp_ns(ends[i]) - backend.stamp_ns(starts[i])) / 1e3;
-    t.iter_min_us = i == 0 ? us : std::min(t.iter_min_us, us);
-    t.iter_max_us = i == 0 ? us : std::max(t.iter_max_us, us);
+  t.iter_min_us = t.iter_max_us = 0.0;
+  if (per_call_stamps) {
+    for (std::size_t i = 0; i + 1 < boundaries.size(); ++i) {
+      const double us = static_cast<double>(backend.stamp_ns(boundaries[i + 1]) -
+                                            backend.stamp_ns(boundaries[i])) / 1e3;
+      t.iter_min_us = i == 0 ? us : std::min(t.iter_min_us, us);
+      t.iter_max_us = i == 0 ? us : std::max(t.iter_max_us, us);
+    }
   }
   return t;
 }
@@ -103,6 +107,7 @@ LoopTiming time_loop(Backend& backend, const CollectiveCall& call, const OpLabel
 
 std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes,
                                        std::uint64_t step_factor) {
+  if (step_factor < 2) throw ConfigError("the size step factor must be at least 2");
   std::vector<std::uint64_t> sizes;
   for (std::uint64_t b = std::max<std::uint64_t>(min_bytes, 1); b <= max_bytes; b *= step_factor) {
     sizes.push_back(b);
@@ -174,7 +179,7 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
       ScopedAnnotation size_range(log::cat(spec.name, " ", s.bytes, " B"), s.bytes);
 
       const LoopTiming timing =
-          time_loop(backend, call, label, config.iters, config.instrument != Instrument::kOff);
+          time_loop(backend, call, label, config.iters, config.instrument == Instrument::kOn);
       double off_us = 0;
       double on_us = 0;
       if (config.instrument == Instrument::kCompare) {

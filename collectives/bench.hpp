@@ -37,7 +37,8 @@ struct BenchConfig {
   DType dtype = DType::kFloat32;
   bool check = true;
   int root = 0;
-  Instrument instrument = Instrument::kOn;
+  /// Off by default: the bench's figures are nccl-tests' loop time, undisturbed.
+  Instrument instrument = Instrument::kOff;
   std::string out_dir;     ///< where bench.json and bench.csv go; empty: nowhere
   int test_corrupt_rank = -1;  ///< test hook: this rank corrupts one received element
 };
@@ -56,7 +57,8 @@ struct BenchRow {
   std::vector<double> rank_time_us;       ///< per-iteration time of each rank (rank 0 only)
   double time_min_us = 0, time_avg_us = 0, time_max_us = 0;
   double host_time_avg_us = 0;            ///< same loop timed with the host clock, like nccl-tests
-  double iter_min_us = 0, iter_max_us = 0;  ///< fastest / slowest single call on any rank
+  /// Fastest / slowest single call on any rank (per-call stamps only; 0 otherwise).
+  double iter_min_us = 0, iter_max_us = 0;
   /// Instrument::kCompare only: mean over ranks of the per-call time without per-call stamps
   /// and NVTX, and with them (each the fastest of three interleaved loops).
   double plain_time_us = 0, instrumented_time_us = 0;

@@ -42,9 +42,10 @@ class BenchCommand final : public Command {
         ("check,c", po::value<bool>()->default_value(true),
          "verify every result exactly (0 to skip); #wrong counts wrong elements")
         ("root,r", po::value<int>()->default_value(0), "root rank of broadcast and reduce")
-        ("instrument", po::value<std::string>()->default_value("1"),
-         "1: time every call with its own stamps (events); 0: only the loop's two stamps; "
-         "both: time each size both ways, interleaved, and report the cost")
+        ("instrument", po::value<std::string>()->default_value("0"),
+         "0: two stamps (events) around the timed loop, as nccl-tests times; 1: also one "
+         "between calls (single-call min/max in JSON); both: time each size both ways, "
+         "interleaved, and report what the per-call stamps cost")
         ("out,o", po::value<std::string>(), "write bench.json and bench.csv into this directory");
     add_runtime_options(visible);
     hidden.add_options()("test-corrupt-rank", po::value<int>()->default_value(-1),

@@ -168,7 +168,11 @@ nlohmann::ordered_json bench_to_json(const BenchReport& report) {
                        {"max", row.time_max_us}};
     item["rank_time_us"] = row.rank_time_us;
     item["host_clock_time_us_avg"] = row.host_time_avg_us;
-    item["single_call_us"] = {{"min", row.iter_min_us}, {"max", row.iter_max_us}};
+    if (c.instrument != Instrument::kOn) {
+      item["single_call_us"] = nullptr;
+    } else {
+      item["single_call_us"] = {{"min", row.iter_min_us}, {"max", row.iter_max_us}};
+    }
     if (c.instrument == Instrument::kCompare) {
       item["instrumentation"] = {
           {"plain_time_us", row.plain_time_us},

@@ -76,8 +76,16 @@ CollectiveSizes CollectiveSpec::sizes(std::uint64_t requested_bytes, DType dtype
   return out;
 }
 
+std::uint64_t reduce_stride(DType dtype, int n) {
+  const std::uint64_t limit = dtype_max_exact_integer(dtype);
+  const auto nn = static_cast<std::uint64_t>(n);
+  return nn <= limit ? 1 : (nn + limit - 1) / limit;
+}
+
 std::uint64_t reduce_modulus(DType dtype, int n) {
-  const std::uint64_t limit = dtype_max_exact_integer(dtype) / static_cast<std::uint64_t>(n) + 1;
+  const std::uint64_t stride = reduce_stride(dtype, n);
+  const std::uint64_t contributors = (static_cast<std::uint64_t>(n) + stride - 1) / stride;
+  const std::uint64_t limit = dtype_max_exact_integer(dtype) / contributors + 1;
   return std::max<std::uint64_t>(2, std::min<std::uint64_t>(7, limit));
 }
 
@@ -96,6 +104,7 @@ FillPattern CollectiveSpec::input(int rank, int n, DType dtype, std::uint64_t se
   if (reduces) {
     p.kind = FillKind::kReduceInput;
     p.modulus = reduce_modulus(dtype, n);
+    p.stride = reduce_stride(dtype, n);
   } else {
     p.kind = FillKind::kData;
     p.modulus = data_modulus(dtype);
@@ -110,6 +119,7 @@ ExpectPattern CollectiveSpec::expected(int rank, int n, int root, DType dtype, s
   e.rank = rank;
   e.seed = seed;
   e.modulus = reduces ? reduce_modulus(dtype, n) : data_modulus(dtype);
+  e.stride = reduces ? reduce_stride(dtype, n) : 1;
   switch (kind) {
     case CollectiveKind::kAllReduce:
     case CollectiveKind::kReduce:

@@ -51,9 +51,14 @@ struct CollectiveSpec {
 
 const CollectiveSpec& collective_spec(CollectiveKind kind);
 
-/// Modulus of reduction inputs for n ranks: n·(m−1) stays exact in `dtype` (m ≤ 7, m ≥ 2).
+/// Stride of contributing ranks for n ranks: 1 unless n·1 already passes the exact-integer limit
+/// of `dtype` (bfloat16 beyond 256 ranks); then ceil(n / limit), so at most `limit` ranks add.
+std::uint64_t reduce_stride(DType dtype, int n);
+/// Modulus m of reduction inputs for n ranks: c·(m−1) stays exact in `dtype`, c = the number of
+/// contributing ranks (ceil(n / reduce_stride)); 2 ≤ m ≤ 7.
 std::uint64_t reduce_modulus(DType dtype, int n);
-/// Modulus (a prime) of data inputs: every value below it is exact in `dtype`.
+/// Modulus (a prime) of data inputs: every value below it is exact in `dtype`. In bfloat16 the
+/// data of ranks r and r + 251 coincide, so a swap of their blocks would go unseen there.
 std::uint64_t data_modulus(DType dtype);
 
 }  // namespace commprof

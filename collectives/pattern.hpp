@@ -4,7 +4,9 @@
 // Two families of input values, both small integers, so every result is exact in any reduction
 // order (the idea of nccl-tests' verifiable/ data, with a closed form instead of a replay):
 //  - reduction inputs: (rank + index + seed) mod m, with m chosen so that n·(m−1) stays below the
-//    type's largest exact integer; the sum over ranks has a closed form (reduce_sum below);
+//    type's largest exact integer; the sum over ranks has a closed form (reduce_sum below). When
+//    even m = 2 would pass that limit (bfloat16 beyond 256 ranks), only every `stride`-th rank
+//    contributes, so at most limit ranks add ones;
 //  - data inputs: (rank·7919 + index + seed) mod p, p a prime below the exact-integer limit, so
 //    each element says where it came from.
 // Checks compare for exact equality: a wrong element is a wrong element.
@@ -30,6 +32,7 @@ struct FillPattern {
   std::uint64_t modulus = 1;
   std::uint64_t first_index = 0;
   double constant = 0.0;
+  std::uint64_t stride = 1;  ///< reduction inputs: only ranks ≡ 0 (mod stride) are non-zero
 };
 
 enum class ExpectKind : std::uint8_t {
@@ -51,6 +54,7 @@ struct ExpectPattern {
   std::uint64_t chunk = 1;
   std::uint64_t first_index = 0;
   double constant = 0.0;
+  std::uint64_t stride = 1;  ///< as FillPattern::stride
 };
 
 inline constexpr std::uint64_t kDataRankStride = 7919;  // a prime: ranks differ in every element
@@ -61,16 +65,20 @@ COMMPROF_HD inline double data_value(int rank, std::uint64_t index, std::uint64_
       (static_cast<std::uint64_t>(rank) * kDataRankStride + index + seed) % modulus);
 }
 
+/// Rank r contributes ((r / stride) + index + seed) mod m if r is a multiple of stride, else 0.
 COMMPROF_HD inline double reduce_input_value(int rank, std::uint64_t index, std::uint64_t seed,
-                                             std::uint64_t modulus) {
-  return static_cast<double>((static_cast<std::uint64_t>(rank) + index + seed) % modulus);
+                                             std::uint64_t modulus, std::uint64_t stride = 1) {
+  const auto r = static_cast<std::uint64_t>(rank);
+  if (r % stride != 0) return 0.0;
+  return static_cast<double>((r / stride + index + seed) % modulus);
 }
 
-/// Σ_{r=0}^{n−1} ((r + index + seed) mod m) in closed form: full cycles of m contribute
-/// m(m−1)/2 each, the n mod m remaining ranks are added one by one (fewer than m ≤ 7).
+/// Σ over ranks of reduce_input_value in closed form: the ceil(n / stride) contributing ranks
+/// count as ranks 0, 1, …; full cycles of m contribute m(m−1)/2 each, the remaining ones (fewer
+/// than m ≤ 7) are added one by one.
 COMMPROF_HD inline double reduce_sum(int nranks, std::uint64_t index, std::uint64_t seed,
-                                     std::uint64_t modulus) {
-  const std::uint64_t n = static_cast<std::uint64_t>(nranks);
+                                     std::uint64_t modulus, std::uint64_t stride = 1) {
+  const std::uint64_t n = (static_cast<std::uint64_t>(nranks) + stride - 1) / stride;
   std::uint64_t total = (n / modulus) * (modulus * (modulus - 1) / 2);
   const std::uint64_t base = (index + seed) % modulus;
   for (std::uint64_t r = 0; r < n % modulus; ++r) total += (base + r) % modulus;
@@ -80,7 +88,7 @@ COMMPROF_HD inline double reduce_sum(int nranks, std::uint64_t index, std::uint6
 COMMPROF_HD inline double fill_value(const FillPattern& p, std::uint64_t i) {
   const std::uint64_t j = p.first_index + i;
   switch (p.kind) {
-    case FillKind::kReduceInput: return reduce_input_value(p.rank, j, p.seed, p.modulus);
+    case FillKind::kReduceInput: return reduce_input_value(p.rank, j, p.seed, p.modulus, p.stride);
     case FillKind::kData: return data_value(p.rank, j, p.seed, p.modulus);
     case FillKind::kConstant: return p.constant;
   }
@@ -90,7 +98,7 @@ COMMPROF_HD inline double fill_value(const FillPattern& p, std::uint64_t i) {
 COMMPROF_HD inline double expected_value(const ExpectPattern& e, std::uint64_t i) {
   switch (e.kind) {
     case ExpectKind::kReduceSum:
-      return reduce_sum(e.nranks, e.first_index + i, e.seed, e.modulus);
+      return reduce_sum(e.nranks, e.first_index + i, e.seed, e.modulus, e.stride);
     case ExpectKind::kData:
       return data_value(e.source, e.first_index + i, e.seed, e.modulus);
     case ExpectKind::kGathered:

@@ -104,7 +104,14 @@ ParseOutcome parse_command_line(int argc, const char* const* argv,
 
   try {
     po::variables_map vm;
-    po::store(po::command_line_parser(argc - 1, argv + 1).options(all).run(), vm);
+    const po::parsed_options parsed = po::command_line_parser(argc - 1, argv + 1).options(all).run();
+    // Boost drops words that belong to no option; `bench 1M` (a forgotten --min-bytes) must
+    // not run with the defaults.
+    const auto stray = po::collect_unrecognized(parsed.options, po::include_positional);
+    if (!stray.empty()) {
+      throw po::error("unexpected argument '" + stray.front() + "'");
+    }
+    po::store(parsed, vm);
     if (vm.count("help") != 0) {
       out.kind = ParseOutcome::Kind::kHelp;
       std::ostringstream os;

@@ -12,7 +12,7 @@ namespace commprof {
 /// or when the value does not fit in 64 bits.
 std::uint64_t parse_bytes(const std::string& text);
 
-/// "1 KiB", "4 MiB", "1.5 GiB", "512 B": for headers and messages, not for tables.
+/// "1 KiB", "4 MiB", "1.50 GiB", "512 B": for headers and messages, not for tables.
 std::string format_bytes(std::uint64_t bytes);
 
 /// A byte size option value for Boost.Program_options (see cli/option_values.hpp).

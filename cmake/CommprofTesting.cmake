@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: MIT
+# Test registration helpers for commprof (see tests/CMakeLists.txt).
+#
+#   commprof_add_unit_test(NAME <target> SOURCES <files...> [LIBRARIES <libs...>] [LABELS ...])
+#     A gtest executable linked with gtest_main and commprof_lib; every TEST becomes a CTest test
+#     labelled `unit`.
+#
+#   commprof_add_mpi_test(NAME <test> NPROCS <n> COMMAND <exe-or-target> [args...]
+#                         [WRAPPER <cmd...>] [LABELS ...] [TIMEOUT <s>]
+#                         [PROPERTIES <prop> <value> ...])
+#     Runs COMMAND under ${MPIEXEC_EXECUTABLE} with n ranks, labelled `mpi`. With Open MPI it adds
+#     --oversubscribe (4 ranks on a 2-core CI machine) and allows running as root (containers).
+#     A COMMAND naming a target is replaced by the target's file. WRAPPER, if given, runs the
+#     whole launcher line (e.g. tests/tools/check_run.sh with its expectations and `--`).
+include_guard(GLOBAL)
+include(GoogleTest)
+
+set(COMMPROF_TEST_TIMEOUT 120 CACHE STRING "Default timeout (s) of one commprof MPI test")
+# Open MPI refuses to run as root unless both variables are set; harmless for other MPIs.
+set(COMMPROF_TEST_MPI_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+# Sanitizer findings fail the test that triggers them instead of scrolling by in its log.
+set(COMMPROF_TEST_SANITIZER_ENV "")
+if(COMMPROF_SANITIZE MATCHES "undefined")
+  list(APPEND COMMPROF_TEST_SANITIZER_ENV "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1")
+endif()
+list(APPEND COMMPROF_TEST_MPI_ENV ${COMMPROF_TEST_SANITIZER_ENV})
+if(COMMPROF_SANITIZE MATCHES "address")
+  # MPI_Init's own allocations live until exit; LeakSanitizer would fail every MPI test on them.
+  list(APPEND COMMPROF_TEST_MPI_ENV "ASAN_OPTIONS=detect_leaks=0")
+endif()
+
+# Which launcher is this? Asked once per build tree and cached.
+if(MPIEXEC_EXECUTABLE AND NOT DEFINED CACHE{COMMPROF_MPIEXEC_IS_OPENMPI})
+  execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version
+                  OUTPUT_VARIABLE _commprof_mpiexec_version
+                  ERROR_VARIABLE _commprof_mpiexec_version
+                  TIMEOUT 30)
+  if(_commprof_mpiexec_version MATCHES "Open MPI|OpenRTE")
+    set(_commprof_is_ompi ON)
+  else()
+    set(_commprof_is_ompi OFF)
+  endif()
+  set(COMMPROF_MPIEXEC_IS_OPENMPI ${_commprof_is_ompi} CACHE BOOL
+      "Whether ${MPIEXEC_EXECUTABLE} is Open MPI's launcher (adds --oversubscribe)")
+  message(STATUS "commprof tests: launcher ${MPIEXEC_EXECUTABLE}, Open MPI ${_commprof_is_ompi}")
+endif()
+
+# The launcher prefix for n ranks, in `out_var`.
+function(commprof_mpiexec_prefix out_var nprocs)
+  set(prefix ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${nprocs} ${MPIEXEC_PREFLAGS})
+  if(COMMPROF_MPIEXEC_IS_OPENMPI)
+    list(APPEND prefix --oversubscribe)
+  endif()
+  set(${out_var} ${prefix} PARENT_SCOPE)
+endfunction()
+
+function(commprof_add_unit_test)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;LIBRARIES;LABELS" ${ARGN})
+  if(NOT ARG_NAME OR NOT ARG_SOURCES)
+    message(FATAL_ERROR "commprof_add_unit_test: NAME and SOURCES are required")
+  endif()
+  add_executable(${ARG_NAME} ${ARG_SOURCES})
+  target_link_libraries(${ARG_NAME} PRIVATE commprof_lib commprof_warnings GTest::gtest_main
+                                            ${ARG_LIBRARIES})
+  # PRE_TEST: tests are listed when ctest runs, so a build never fails because a freshly built
+  # binary cannot start (e.g. a sanitizer runtime missing on the build host).
+  set(labels unit ${ARG_LABELS})
+  gtest_discover_tests(${ARG_NAME}
+    DISCOVERY_MODE PRE_TEST
+    DISCOVERY_TIMEOUT 60
+    PROPERTIES LABELS "${labels}" TIMEOUT 60 ENVIRONMENT "${COMMPROF_TEST_SANITIZER_ENV}")
+endfunction()
+
+function(commprof_add_mpi_test)
+  cmake_parse_arguments(ARG "" "NAME;NPROCS;TIMEOUT" "COMMAND;WRAPPER;LABELS;PROPERTIES" ${ARGN})
+  if(NOT ARG_NAME OR NOT ARG_NPROCS OR NOT ARG_COMMAND)
+    message(FATAL_ERROR "commprof_add_mpi_test: NAME, NPROCS and COMMAND are required")
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT ${COMMPROF_TEST_TIMEOUT})
+  endif()
+  list(POP_FRONT ARG_COMMAND exe)
+  if(TARGET ${exe})
+    set(exe $<TARGET_FILE:${exe}>)
+  endif()
+  if(MPIEXEC_EXECUTABLE)
+    commprof_mpiexec_prefix(prefix ${ARG_NPROCS})
+  elseif(ARG_NPROCS EQUAL 1)
+    set(prefix "")  # no launcher: a single rank runs as an MPI singleton
+  else()
+    message(WARNING "commprof: no MPI launcher found; skipping ${ARG_NAME} (${ARG_NPROCS} ranks)")
+    return()
+  endif()
+  add_test(NAME ${ARG_NAME} COMMAND ${ARG_WRAPPER} ${prefix} ${exe} ${MPIEXEC_POSTFLAGS} ${ARG_COMMAND})
+  set(labels mpi ${ARG_LABELS})
+  set_tests_properties(${ARG_NAME} PROPERTIES
+    LABELS "${labels}"
+    TIMEOUT ${ARG_TIMEOUT}
+    PROCESSORS ${ARG_NPROCS}
+    ENVIRONMENT "${COMMPROF_TEST_MPI_ENV}"
+    ${ARG_PROPERTIES})
+endfunction()

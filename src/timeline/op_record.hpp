@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+// The per-rank timeline: what every executed op leaves behind, and what the reducer reads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/backend/category.hpp"
+
+namespace commprof {
+
+/// One op as it ran on one rank. Times are nanoseconds on the rank's host steady clock
+/// (CLOCK_MONOTONIC: shared by every process of one host), so ops of ranks on one host compare
+/// directly; RankTimeline::clock_offset_ns maps them onto rank 0's clock across hosts.
+struct OpRecord {
+  std::string name;         ///< e.g. "fwd.l3.qkv", "dp.allreduce.bucket2"
+  Category category = Category::kComp;
+  std::string stream;       ///< stream identity: "COMP", "COMM", "MEM" (foreign traces: any id)
+  std::string collective;   ///< "allreduce", ... for COMM collectives, "send"/"recv", else ""
+  std::string comm;         ///< communicator name ("world", "tp0", "dp1", ...); "" if none
+  int comm_size = 0;        ///< ranks in `comm` (n of the busbw factor)
+  std::int64_t seq = -1;    ///< per-communicator sequence number; (comm, seq) matches ranks
+  std::uint64_t bytes = 0;  ///< S of the algbw formula for collectives; bytes moved otherwise
+  double flops = 0.0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::int64_t duration_ns() const { return end_ns - start_ns; }
+};
+
+/// One training step (or one bench size) of one rank.
+struct StepRecord {
+  int index = 0;
+  bool warmup = false;      ///< warm-up steps are recorded but left out of averages
+  std::int64_t start_ns = 0;  ///< when the rank began issuing the step (host steady clock)
+  std::int64_t end_ns = 0;    ///< when the last op of the step completed
+  std::vector<OpRecord> ops;
+};
+
+/// Everything one rank measured; written as rank-<R>.json (schema commprof.rank).
+struct RankTimeline {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  std::string host;
+  std::string device;
+  std::string backend;
+  std::int64_t clock_offset_ns = 0;  ///< add to this rank's times to get rank 0's clock
+  std::string config_json = "{}";    ///< the run's configuration, as a JSON object text
+  std::vector<StepRecord> steps;
+};
+
+}  // namespace commprof

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+// A reference model of every collective on host vectors, written from the MPI/NCCL semantics
+// and independent of collectives/pattern.hpp: the oracle that verification patterns and
+// backends are checked against.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "collectives/collective_kind.hpp"
+#include "collectives/collective_spec.hpp"
+
+namespace commprof::testing {
+
+/// Value left in receive buffers that a collective does not define (reduce, non-root ranks).
+inline constexpr double kUndefined = -1.0;
+
+using RankBuffers = std::vector<std::vector<double>>;  ///< [rank][element]
+
+/// Runs `kind` over n = sends.size() ranks with NCCL's argument semantics: sends[r] holds
+/// rank r's send buffer (sizes.send_count elements); returns every rank's receive buffer
+/// (sizes.recv_count elements). Sums are exact in double for the small integers used here.
+RankBuffers simulate_collective(CollectiveKind kind, const CollectiveSizes& sizes, int root,
+                                const RankBuffers& sends);
+
+/// The send buffers a bench run writes: spec.input(r, n, dtype, seed) for every rank.
+RankBuffers make_inputs(const CollectiveSpec& spec, int n, DType dtype, std::uint64_t seed,
+                        const CollectiveSizes& sizes);
+
+/// Rounds x to a binary floating-point number with `bits` significant bits, ties to even (8 for
+/// bfloat16, 11 for half, 24 for float): to replay reductions in a narrow type.
+double round_to_bits(double x, int bits);
+
+/// Significant bits of a floating-point dtype (integers: 64).
+int significand_bits(DType dtype);
+
+}  // namespace commprof::testing

@@ -1,0 +1,60 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Runs a command and checks its exit code and output; used by CTest for CLI and bench runs.
+#
+#   check_run.sh [--exit N] [--match ERE]... [--no-match ERE]... [--count ERE N]...
+#                [--rm DIR]... -- command [args...]
+#
+#   --exit N        the command must exit with N (default 0)
+#   --match ERE     some line of stdout+stderr matches the extended regex
+#   --no-match ERE  no line matches
+#   --count ERE N   exactly N lines match
+#   --rm DIR        remove DIR before running (no stale results from an earlier run)
+# The command's output is echoed first, so `ctest --output-on-failure` shows what went wrong.
+set -u
+
+expect_exit=0
+checks_file=$(mktemp) || exit 99
+out_file=$(mktemp) || exit 99
+trap 'rm -f "$checks_file" "$out_file"' EXIT
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --exit) expect_exit=$2; shift 2 ;;
+    --match) printf 'match\t%s\n' "$2" >>"$checks_file"; shift 2 ;;
+    --no-match) printf 'no-match\t%s\n' "$2" >>"$checks_file"; shift 2 ;;
+    --count) printf 'count\t%s\t%s\n' "$3" "$2" >>"$checks_file"; shift 3 ;;
+    --rm) rm -rf "$2"; shift 2 ;;
+    --) shift; break ;;
+    *) echo "check_run.sh: unknown argument '$1'" >&2; exit 99 ;;
+  esac
+done
+[ $# -gt 0 ] || { echo "check_run.sh: no command after --" >&2; exit 99; }
+
+echo "check_run.sh: running: $*"
+"$@" >"$out_file" 2>&1
+status=$?
+cat "$out_file"
+echo "check_run.sh: exit code $status"
+
+failed=0
+fail() { echo "check_run.sh: FAILED: $*"; failed=1; }
+
+[ "$status" -eq "$expect_exit" ] || fail "exit code $status, expected $expect_exit"
+
+tab=$(printf '\t')
+while IFS="$tab" read -r kind a b; do
+  case "$kind" in
+    match) grep -Eq -- "$a" "$out_file" || fail "no line matches /$a/" ;;
+    no-match)
+      if grep -Eq -- "$a" "$out_file"; then
+        fail "a line matches /$a/: $(grep -E -m1 -- "$a" "$out_file")"
+      fi ;;
+    count)
+      n=$(grep -Ec -- "$b" "$out_file")
+      [ "$n" -eq "$a" ] || fail "$n lines match /$b/, expected $a" ;;
+  esac
+done <"$checks_file"
+
+[ "$failed" -eq 0 ] && echo "check_run.sh: all checks passed"
+exit "$failed"
