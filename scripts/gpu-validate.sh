@@ -14,7 +14,7 @@ log="$OUT/gpu.log"
 : >"$log"
 say() { echo "== $*" | tee -a "$log"; }
 
-say "$(date -u +%FT%TZ) host $(hostname), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+say "$(date -u +%FT%TZ) host $(hostname), commit ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv >>"$log" 2>&1
 nvidia-smi topo -m >>"$log" 2>&1
 
