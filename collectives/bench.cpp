@@ -62,6 +62,13 @@ double mean(const std::vector<double>& values) {
   return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
+CollectiveCall shifted(const CollectiveCall& call, std::uint64_t offset) {
+  CollectiveCall out = call;
+  out.send = static_cast<const char*>(call.send) + offset;
+  out.recv = static_cast<char*>(call.recv) + offset;
+  return out;
+}
+
 struct LoopTiming {
   double time_us = 0;       // per call, from the two stamps around the loop
   double host_time_us = 0;  // per call, host clock from first enqueue to completion
@@ -73,14 +80,18 @@ struct LoopTiming {
 // per-call stamps, consecutive calls share their boundary stamp: one event per call instead of
 // two, since every event between two NCCL kernels keeps the GPU from overlapping the next
 // launch with the previous kernel's tail (measured in docs/BENCHMARKS.md).
+//
+// Like nccl-tests, call i works on buffers shifted by i mod `positions` whole call sizes
+// (`shift_bytes` each), so back-to-back calls do not find their data in the GPU's L2 cache.
 LoopTiming time_loop(Backend& backend, const CollectiveCall& call, const OpLabel& label, int iters,
-                     bool per_call_stamps) {
+                     bool per_call_stamps, std::uint64_t shift_bytes, std::uint64_t positions) {
   backend.begin_epoch();
   std::vector<StampId> boundaries;
   const double host_t0 = host_seconds();
   boundaries.push_back(backend.stamp(Category::kComm));
   for (int i = 0; i < iters; ++i) {
-    backend.submit(Category::kComm, call, label);
+    backend.submit(Category::kComm, shifted(call, shift_bytes * (static_cast<std::uint64_t>(i) % positions)),
+                   label);
     if (per_call_stamps && i + 1 < iters) boundaries.push_back(backend.stamp(Category::kComm));
   }
   boundaries.push_back(backend.stamp(Category::kComm));
@@ -152,6 +163,10 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
   const std::vector<std::uint64_t> sizes =
       sweep_sizes(config.min_bytes, config.max_bytes, config.step_factor);
   Buffers buffers = allocate_for(config, backend, n, sizes);
+  const std::size_t elem = dtype_size(config.dtype);
+  // Shifted calls read beyond the verified inputs: give that memory defined values once.
+  backend.fill(buffers.send.data(), config.dtype, buffers.send.bytes() / elem,
+               FillPattern{FillKind::kConstant, 0, 0, 1, 0, 1.0});
   const bool annotate = annotations_enabled();
   std::uint64_t seed = 0;
 
@@ -170,16 +185,26 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
       call.dtype = config.dtype;
       call.root = config.root;
       const OpLabel label{spec.name, s.bytes, 0.0};
+      // How many whole call sizes fit in both buffers: the positions of nccl-tests' shift.
+      const std::uint64_t send_bytes = s.send_count * elem;
+      const std::uint64_t recv_bytes = s.recv_count * elem;
+      const std::uint64_t room = std::min(buffers.send.bytes() - send_bytes,
+                                          buffers.recv.bytes() - recv_bytes);
+      const std::uint64_t positions = 1 + room / s.bytes;
 
       backend.fill(buffers.send.data(), config.dtype, s.send_count,
                    spec.input(me, n, config.dtype, seed));
-      for (int i = 0; i < config.warmup; ++i) backend.submit(Category::kComm, call, label);
+      for (int i = 0; i < config.warmup; ++i) {
+        backend.submit(Category::kComm,
+                       shifted(call, s.bytes * (static_cast<std::uint64_t>(i) % positions)), label);
+      }
       backend.synchronize();
       ctx.barrier();  // every rank starts the timed loop together, as nccl-tests does
       ScopedAnnotation size_range(log::cat(spec.name, " ", s.bytes, " B"), s.bytes);
 
       const LoopTiming timing =
-          time_loop(backend, call, label, config.iters, config.instrument == Instrument::kOn);
+          time_loop(backend, call, label, config.iters, config.instrument == Instrument::kOn,
+                    s.bytes, positions);
       double off_us = 0;
       double on_us = 0;
       if (config.instrument == Instrument::kCompare) {
@@ -189,10 +214,14 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
         for (int pass = 0; pass < 3; ++pass) {
           ctx.barrier();
           set_annotations_enabled(false);
-          off_us = std::min(off_us, time_loop(backend, call, label, config.iters, false).time_us);
+          off_us = std::min(
+              off_us,
+              time_loop(backend, call, label, config.iters, false, s.bytes, positions).time_us);
           ctx.barrier();
           set_annotations_enabled(annotate);
-          on_us = std::min(on_us, time_loop(backend, call, label, config.iters, true).time_us);
+          on_us = std::min(
+              on_us,
+              time_loop(backend, call, label, config.iters, true, s.bytes, positions).time_us);
         }
       }
 
