@@ -69,6 +69,14 @@ CollectiveCall shifted(const CollectiveCall& call, std::uint64_t offset) {
   return out;
 }
 
+// Submits one call labelled with its communicator's next sequence number, so a timeout or an
+// NCCL error names exactly which call it was.
+void submit_call(Backend& backend, const CollectiveCall& call, const OpLabel& label) {
+  OpLabel numbered = label;
+  numbered.seq = static_cast<std::int64_t>(call.comm->next_sequence());
+  backend.submit(Category::kComm, call, numbered);
+}
+
 struct LoopTiming {
   double time_us = 0;       // per call, from the two stamps around the loop
   double host_time_us = 0;  // per call, host clock from first enqueue to completion
@@ -90,8 +98,8 @@ LoopTiming time_loop(Backend& backend, const CollectiveCall& call, const OpLabel
   const double host_t0 = host_seconds();
   boundaries.push_back(backend.stamp(Category::kComm));
   for (int i = 0; i < iters; ++i) {
-    backend.submit(Category::kComm, shifted(call, shift_bytes * (static_cast<std::uint64_t>(i) % positions)),
-                   label);
+    submit_call(backend, shifted(call, shift_bytes * (static_cast<std::uint64_t>(i) % positions)),
+                label);
     if (per_call_stamps && i + 1 < iters) boundaries.push_back(backend.stamp(Category::kComm));
   }
   boundaries.push_back(backend.stamp(Category::kComm));
@@ -195,8 +203,8 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
       backend.fill(buffers.send.data(), config.dtype, s.send_count,
                    spec.input(me, n, config.dtype, seed));
       for (int i = 0; i < config.warmup; ++i) {
-        backend.submit(Category::kComm,
-                       shifted(call, s.bytes * (static_cast<std::uint64_t>(i) % positions)), label);
+        submit_call(backend, shifted(call, s.bytes * (static_cast<std::uint64_t>(i) % positions)),
+                    label);
       }
       backend.synchronize();
       ctx.barrier();  // every rank starts the timed loop together, as nccl-tests does
@@ -229,7 +237,7 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
       if (config.check) {
         backend.fill(buffers.recv.data(), config.dtype, s.recv_count,
                      FillPattern{FillKind::kConstant, 0, 0, 1, 0, kPoison});
-        backend.submit(Category::kComm, call, label);
+        submit_call(backend, call, label);
         backend.synchronize();
         if (spec.output_defined(me, config.root)) {
           if (me == config.test_corrupt_rank) {

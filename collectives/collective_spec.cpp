@@ -76,6 +76,17 @@ CollectiveSizes CollectiveSpec::sizes(std::uint64_t requested_bytes, DType dtype
   return out;
 }
 
+CollectiveSizes CollectiveSpec::sizes_for_count(std::uint64_t count, DType dtype, int n) const {
+  const auto nn = static_cast<std::uint64_t>(n);
+  CollectiveSizes out;
+  out.count = out.send_count = out.recv_count = count;
+  if (kind == CollectiveKind::kAllGather) out.recv_count = count * nn;
+  if (kind == CollectiveKind::kReduceScatter) out.send_count = count * nn;
+  if (kind == CollectiveKind::kAllToAll) out.send_count = out.recv_count = count * nn;
+  out.bytes = std::max(out.send_count, out.recv_count) * dtype_size(dtype);
+  return out;
+}
+
 std::uint64_t reduce_stride(DType dtype, int n) {
   const std::uint64_t limit = dtype_max_exact_integer(dtype);
   const auto nn = static_cast<std::uint64_t>(n);

@@ -38,6 +38,9 @@ struct CollectiveSpec {
   /// its tables; a count of 0 means the size is too small for n ranks.
   CollectiveSizes sizes(std::uint64_t requested_bytes, DType dtype, int n) const;
 
+  /// Sizes of a call whose NCCL `count` argument is known (workloads plan counts directly).
+  CollectiveSizes sizes_for_count(std::uint64_t count, DType dtype, int n) const;
+
   /// The pattern a rank writes into its send buffer before the call.
   FillPattern input(int rank, int n, DType dtype, std::uint64_t seed) const;
 

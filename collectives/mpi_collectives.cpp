@@ -22,6 +22,26 @@ MPI_Datatype mpi_datatype(DType dtype) {
   }
 }
 
+void run_mpi_p2p(const P2PCall& call, MPI_Comm comm) {
+  if (call.count > static_cast<std::size_t>(INT_MAX)) {
+    throw ConfigError(log::cat("a host-backend send/recv moves at most ", INT_MAX,
+                               " elements per call; got ", call.count));
+  }
+  const int count = static_cast<int>(call.count);
+  const MPI_Datatype type = mpi_datatype(call.dtype);
+  constexpr int kTag = 11;
+  MPI_Request requests[2];
+  int n = 0;
+  if (call.recv_peer >= 0) {
+    COMMPROF_MPI_CHECK(MPI_Irecv(call.recv, count, type, call.recv_peer, kTag, comm, &requests[n++]));
+  }
+  if (call.send_peer >= 0) {
+    COMMPROF_MPI_CHECK(MPI_Isend(const_cast<void*>(call.send), count, type, call.send_peer, kTag,
+                                 comm, &requests[n++]));
+  }
+  if (n > 0) COMMPROF_MPI_CHECK(MPI_Waitall(n, requests, MPI_STATUSES_IGNORE));
+}
+
 void run_mpi_collective(const CollectiveCall& call, MPI_Comm comm) {
   if (call.count > static_cast<std::size_t>(INT_MAX)) {
     throw ConfigError(log::cat("a host-backend collective moves at most ", INT_MAX,

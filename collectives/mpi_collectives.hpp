@@ -12,6 +12,9 @@ namespace commprof {
 /// Runs `call` over `comm` and returns when it is complete on this rank. Throws MpiError.
 void run_mpi_collective(const CollectiveCall& call, MPI_Comm comm);
 
+/// Runs the grouped send/receive of `call` over `comm`. Throws MpiError.
+void run_mpi_p2p(const P2PCall& call, MPI_Comm comm);
+
 /// The MPI datatype of a commprof element type; throws ConfigError for types MPI cannot sum.
 MPI_Datatype mpi_datatype(DType dtype);
 

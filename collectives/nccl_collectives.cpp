@@ -18,6 +18,18 @@ ncclDataType_t nccl_datatype(DType dtype) {
   return ncclFloat32;
 }
 
+void enqueue_nccl_p2p(const P2PCall& call, ncclComm_t comm, cudaStream_t stream) {
+  const ncclDataType_t type = nccl_datatype(call.dtype);
+  COMMPROF_NCCL_CHECK(ncclGroupStart());
+  if (call.send_peer >= 0) {
+    COMMPROF_NCCL_CHECK(ncclSend(call.send, call.count, type, call.send_peer, comm, stream));
+  }
+  if (call.recv_peer >= 0) {
+    COMMPROF_NCCL_CHECK(ncclRecv(call.recv, call.count, type, call.recv_peer, comm, stream));
+  }
+  COMMPROF_NCCL_CHECK(ncclGroupEnd());
+}
+
 void enqueue_nccl_collective(const CollectiveCall& call, ncclComm_t comm, cudaStream_t stream) {
   const ncclDataType_t type = nccl_datatype(call.dtype);
   const std::size_t count = call.count;

@@ -13,6 +13,9 @@ namespace commprof {
 /// Enqueues `call` on `stream`; returns once enqueued (not completed). Throws DeviceError.
 void enqueue_nccl_collective(const CollectiveCall& call, ncclComm_t comm, cudaStream_t stream);
 
+/// Enqueues the grouped send/receive of `call` on `stream`. Throws DeviceError.
+void enqueue_nccl_p2p(const P2PCall& call, ncclComm_t comm, cudaStream_t stream);
+
 ncclDataType_t nccl_datatype(DType dtype);
 
 }  // namespace commprof

@@ -27,6 +27,29 @@ struct CollectiveCall {
   int root = 0;  ///< broadcast and reduce
 };
 
+/// Point-to-point within `comm`: send `count` elements to `send_peer` and/or receive as many
+/// from `recv_peer` (either may be -1), as one group (ncclGroupStart/End, or MPI Isend/Irecv +
+/// Waitall), which is how Megatron's pipeline pairs a send with a receive without deadlock.
+struct P2PCall {
+  Communicator* comm = nullptr;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  std::size_t count = 0;
+  DType dtype = DType::kFloat32;
+  int send_peer = -1;
+  int recv_peer = -1;
+};
+
+/// y = alpha·x + y over `count` elements: the optimizer step's elementwise arithmetic.
+struct AxpyCall {
+  std::size_t count = 0;
+  DType dtype = DType::kFloat32;
+  const void* x = nullptr;
+  void* y = nullptr;
+  float alpha = 1.0f;
+  double flops() const { return 2.0 * static_cast<double>(count); }
+};
+
 /// C = A·B, column-major as cuBLAS: A is m×k, B is k×n, C is m×n.
 struct GemmCall {
   int m = 0;
@@ -54,13 +77,14 @@ struct MemsetCall {
   std::size_t bytes = 0;
 };
 
-using Work = std::variant<GemmCall, CollectiveCall, CopyCall, MemsetCall>;
+using Work = std::variant<GemmCall, CollectiveCall, P2PCall, CopyCall, MemsetCall, AxpyCall>;
 
-/// What tools see of an op: the NVTX range name and payload, the log line.
+/// What tools see of an op: the NVTX range name and payload, the log and error lines.
 struct OpLabel {
   std::string name;
   std::uint64_t bytes = 0;
   double flops = 0.0;
+  std::int64_t seq = -1;  ///< the collective's per-communicator sequence number, if any
 };
 
 }  // namespace commprof

@@ -54,7 +54,13 @@ int run_parsed(int argc, char** argv, ParseOutcome& parsed) {
     return parsed.command->run(ctx, backend.get(), choice);
   } catch (const ConfigError& e) {
     // Raised consistently on every rank (agree() or a deterministic check): rank 0 speaks.
-    if (ctx.rank() == 0) std::cerr << e.what() << std::endl;
+    // Errors from parsing carry their prefix already; those from a command's checks do not.
+    const std::string what = e.what();
+    const std::string prefix =
+        what.rfind("commprof", 0) == 0
+            ? ""
+            : std::string("commprof ") + (parsed.command ? parsed.command->name() : "") + ": error: ";
+    if (ctx.rank() == 0) std::cerr << prefix << what << std::endl;
     return kExitUsage;
   } catch (const std::exception& e) {
     // A failure on one rank: the others may be waiting for it in a collective and would never

@@ -36,7 +36,9 @@ class Command {
 /// Every command of the program, in the order --help lists them.
 std::vector<std::unique_ptr<Command>> make_commands();
 
-/// Defined by collectives/bench_command.cpp and workloads/gemm_command.cpp.
+/// Defined by workloads/run_command.cpp, collectives/bench_command.cpp and
+/// workloads/gemm_command.cpp.
+std::unique_ptr<Command> make_run_command();
 std::unique_ptr<Command> make_bench_command();
 std::unique_ptr<Command> make_gemm_command();
 

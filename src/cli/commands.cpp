@@ -5,6 +5,7 @@ namespace commprof {
 
 std::vector<std::unique_ptr<Command>> make_commands() {
   std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(make_run_command());
   commands.push_back(make_bench_command());
   commands.push_back(make_gemm_command());
   return commands;

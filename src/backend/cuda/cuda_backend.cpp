@@ -140,14 +140,40 @@ void CudaBackend::run_gemm(const GemmCall& g) {
                                      CUBLAS_GEMM_DEFAULT));
 }
 
+void CudaBackend::run_axpy(const AxpyCall& a, cudaStream_t s) {
+  // cuBLAS is bound to the COMP stream; an axpy elsewhere rebinds it for the call.
+  const cudaDataType_t type = a.dtype == DType::kBFloat16  ? CUDA_R_16BF
+                              : a.dtype == DType::kFloat16 ? CUDA_R_16F
+                              : a.dtype == DType::kFloat64 ? CUDA_R_64F
+                                                           : CUDA_R_32F;
+  const cudaDataType_t exec = a.dtype == DType::kFloat64 ? CUDA_R_64F : CUDA_R_32F;
+  const double alpha64 = a.alpha;
+  const void* alpha = a.dtype == DType::kFloat64 ? static_cast<const void*>(&alpha64) : &a.alpha;
+  if (s != stream(Category::kComp)) COMMPROF_CUBLAS_CHECK(cublasSetStream(cublas_, s));
+  COMMPROF_CUBLAS_CHECK(cublasAxpyEx(cublas_, static_cast<int>(a.count), alpha, exec, a.x, type,
+                                     1, a.y, type, 1, exec));
+  if (s != stream(Category::kComp)) {
+    COMMPROF_CUBLAS_CHECK(cublasSetStream(cublas_, stream(Category::kComp)));
+  }
+}
+
 void CudaBackend::submit(Category c, const Work& work, const OpLabel& label) {
   ScopedAnnotation range(label.name, label.bytes, c);
   if (const auto* coll = std::get_if<CollectiveCall>(&work)) {
     auto* comm = static_cast<NcclCommunicator*>(coll->comm);
-    last_comm_op_ = log::cat(label.name, " #", comm->next_sequence(), " on ", comm->name());
+    last_comm_op_ = log::cat(label.name, " (sequence number ", label.seq, ") on communicator '",
+                             comm->name(), "'");
     enqueue_nccl_collective(*coll, comm->nccl(), stream(c));
+  } else if (const auto* p2p = std::get_if<P2PCall>(&work)) {
+    auto* comm = static_cast<NcclCommunicator*>(p2p->comm);
+    last_comm_op_ = log::cat(label.name, " on communicator '", comm->name(), "'");
+    enqueue_nccl_p2p(*p2p, comm->nccl(), stream(c));
+  } else if (const auto* axpy = std::get_if<AxpyCall>(&work)) {
+    run_axpy(*axpy, stream(c));
   } else if (const auto* gemm = std::get_if<GemmCall>(&work)) {
+    if (c != Category::kComp) COMMPROF_CUBLAS_CHECK(cublasSetStream(cublas_, stream(c)));
     run_gemm(*gemm);  // cuBLAS is bound to the COMP stream
+    if (c != Category::kComp) COMMPROF_CUBLAS_CHECK(cublasSetStream(cublas_, stream(Category::kComp)));
   } else if (const auto* copy = std::get_if<CopyCall>(&work)) {
     COMMPROF_CUDA_CHECK(
         cudaMemcpyAsync(copy->dst, copy->src, copy->bytes, memcpy_kind(copy->kind), stream(c)));

@@ -49,6 +49,7 @@ class CudaBackend final : public Backend {
   cudaStream_t stream(Category c) const { return streams_[index_of(c)]; }
   cudaEvent_t next_event(std::vector<cudaEvent_t>& pool, std::size_t& used, unsigned flags);
   void run_gemm(const GemmCall& call);
+  void run_axpy(const AxpyCall& call, cudaStream_t s);
   [[noreturn]] void abort_on_timeout(Category stuck);
 
   BackendOptions options_;

@@ -100,12 +100,16 @@ std::uint64_t HostBackend::count_mismatches(const void* data, DType dtype, std::
 
 Communicator& HostBackend::world() { return *world_; }
 
-void HostBackend::submit(Category c, const Work& work, const OpLabel& /*label*/) {
-  // The host backend has no NVTX consumer worth feeding; the label matters to the cuda backend
-  // and to the op records the executor keeps.
+void HostBackend::submit(Category c, const Work& work, const OpLabel& label) {
+  // The host backend has no NVTX consumer worth feeding; the label names the op in errors.
+  last_label_[index_of(c)] = label.seq >= 0 ? log::cat(label.name, " #", label.seq) : label.name;
   stream(c).enqueue_work([work] {
     if (const auto* coll = std::get_if<CollectiveCall>(&work)) {
       run_mpi_collective(*coll, static_cast<HostCommunicator*>(coll->comm)->comm());
+    } else if (const auto* p2p = std::get_if<P2PCall>(&work)) {
+      run_mpi_p2p(*p2p, static_cast<HostCommunicator*>(p2p->comm)->comm());
+    } else if (const auto* axpy = std::get_if<AxpyCall>(&work)) {
+      host_axpy(*axpy);
     } else if (const auto* gemm = std::get_if<GemmCall>(&work)) {
       host_gemm(*gemm);
     } else if (const auto* copy = std::get_if<CopyCall>(&work)) {
@@ -153,7 +157,8 @@ void HostBackend::synchronize() {
       if (!stream(c).drain_for(options_.timeout_s)) {
         throw TimeoutError(log::cat("the ", category_name(c), " stream on ", log::identity(),
                                     " did not finish within --timeout ", options_.timeout_s,
-                                    " s (a peer rank may have stopped participating)"));
+                                    " s; last op submitted there: ", last_label_[index_of(c)],
+                                    " (a peer rank may have stopped participating)"));
       }
     } catch (...) {
       if (!first) first = std::current_exception();

@@ -7,6 +7,7 @@
 #include <array>
 #include <deque>
 #include <memory>
+#include <string>
 
 #include "src/backend/backend.hpp"
 #include "src/backend/host/host_stream.hpp"
@@ -54,6 +55,7 @@ class HostBackend final : public Backend {
   std::deque<std::int64_t> stamps_;
   std::deque<Signal> signals_;
   std::int64_t origin_ns_ = 0;
+  std::array<std::string, 3> last_label_;  // per stream, for timeout messages
 };
 
 }  // namespace commprof

@@ -33,7 +33,26 @@ void gemm_blocked(int m, int n, int k, const T* a, const T* b, T* c) {
   }
 }
 
+template <class T>
+void axpy(std::size_t count, T alpha, const T* __restrict x, T* __restrict y) {
+  for (std::size_t i = 0; i < count; ++i) y[i] += alpha * x[i];
+}
+
 }  // namespace
+
+void host_axpy(const AxpyCall& call) {
+  switch (call.dtype) {
+    case DType::kFloat32:
+      return axpy(call.count, call.alpha, static_cast<const float*>(call.x),
+                  static_cast<float*>(call.y));
+    case DType::kFloat64:
+      return axpy(call.count, static_cast<double>(call.alpha), static_cast<const double*>(call.x),
+                  static_cast<double*>(call.y));
+    default:
+      throw ConfigError(std::string("the host backend computes in float or double, not ") +
+                        dtype_name(call.dtype));
+  }
+}
 
 void host_gemm(const GemmCall& call) {
   if (call.m < 0 || call.n < 0 || call.k < 0) throw ConfigError("GEMM with negative dimension");

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+// Checks the rank-<R>.json files of a `commprof run` (directory in COMMPROF_RUN_DIR, rank count in
+// COMMPROF_RUN_NRANKS): every rank wrote a readable file; steps and ops are there; every
+// collective instance (communicator, sequence number) appears on each of its comm_size ranks
+// with the same op and bytes, which is what the reducer's matching relies on.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "src/timeline/rank_file.hpp"
+
+namespace commprof {
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
+  const std::string dir = env("COMMPROF_RUN_DIR");
+  const int nranks = std::atoi(env("COMMPROF_RUN_NRANKS").c_str());
+  const int steps = std::atoi(env("COMMPROF_RUN_STEPS").c_str());
+  ASSERT_FALSE(dir.empty());
+  ASSERT_GT(nranks, 0);
+  // (comm, seq) → (collective, bytes, comm_size, ranks seen)
+  std::map<std::pair<std::string, std::int64_t>,
+           std::tuple<std::string, std::uint64_t, int, std::set<int>>> instances;
+  bool any_comm = false;
+  for (int r = 0; r < nranks; ++r) {
+    const RankTimeline t = read_rank_file(dir + "/rank-" + std::to_string(r) + ".json");
+    EXPECT_EQ(t.rank, r);
+    EXPECT_EQ(t.world_size, nranks);
+    EXPECT_EQ(t.backend, "host");
+    ASSERT_EQ(static_cast<int>(t.steps.size()), steps) << "rank " << r;
+    EXPECT_TRUE(t.steps.front().warmup);
+    EXPECT_FALSE(t.steps.back().warmup);
+    for (const StepRecord& s : t.steps) {
+      ASSERT_FALSE(s.ops.empty());
+      EXPECT_LE(s.start_ns, s.end_ns);
+      for (const OpRecord& op : s.ops) {
+        EXPECT_LE(s.start_ns, op.start_ns) << op.name;
+        EXPECT_LE(op.start_ns, op.end_ns) << op.name;
+        EXPECT_LE(op.end_ns, s.end_ns) << op.name;
+        if (op.category != Category::kComm) continue;
+        any_comm = true;
+        if (op.seq < 0) continue;  // point-to-point: not matched by sequence number
+        auto& [coll, bytes, size, seen] = instances[{op.comm, op.seq}];
+        if (seen.empty()) {
+          coll = op.collective;
+          bytes = op.bytes;
+          size = op.comm_size;
+        }
+        EXPECT_EQ(coll, op.collective) << op.comm << " #" << op.seq;
+        EXPECT_EQ(bytes, op.bytes) << op.comm << " #" << op.seq;
+        seen.insert(r);
+      }
+    }
+  }
+  EXPECT_TRUE(any_comm || nranks == 1);
+  for (const auto& [key, value] : instances) {
+    const auto& [coll, bytes, size, seen] = value;
+    // Each step renumbers nothing: a (comm, seq) is one call, on every member, once per run.
+    EXPECT_EQ(static_cast<int>(seen.size()), size) << key.first << " #" << key.second << " " << coll;
+  }
+}
+
+}  // namespace
+}  // namespace commprof

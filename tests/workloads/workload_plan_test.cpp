@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: MIT
+// The op plans against the formulas of shared/docs/reference/workloads.md.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "workloads/dp_buckets.hpp"
+#include "workloads/workload.hpp"
+
+namespace commprof {
+namespace {
+
+WorkloadConfig config(WorkloadKind kind, ParallelLayout layout) {
+  WorkloadConfig c;
+  c.kind = kind;
+  c.shape = model_preset("tiny");
+  c.layout = layout;
+  return c;
+}
+
+std::vector<const PlannedOp*> collectives(const OpPlan& plan, CollectiveKind kind, Group group) {
+  std::vector<const PlannedOp*> out;
+  for (const PlannedOp* op : plan.of_kind(PlannedKind::kCollective)) {
+    if (op->collective == kind && op->group == group) out.push_back(op);
+  }
+  return out;
+}
+
+TEST(ModelShape, GemmFlopsAndParametersFollowMegatronFormulas) {
+  ModelShape s = model_preset("gpt-1.3b");
+  const double h = s.hidden, f = s.ffn, bs = s.micro_batch * s.seq, seq = s.seq;
+  // Forward FLOPs per layer: 24·b·s·h² (QKV, out, FFN with f = 4h) + 4·b·s²·h (attention).
+  EXPECT_DOUBLE_EQ(layer_forward_flops(s, 1), 2 * bs * (3 * h * h + h * h + 2 * h * f) + 4 * bs * seq * h);
+  EXPECT_DOUBLE_EQ(layer_forward_flops(s, 1), 24 * bs * h * h + 4 * bs * seq * h);
+  // TP divides every GEMM by t.
+  EXPECT_DOUBLE_EQ(layer_forward_flops(s, 4), layer_forward_flops(s, 1) / 4);
+  // Parameters per layer: 4h² + 2hf = 12h² for GPT; ≈ 1.2 B over 24 layers for gpt-1.3b.
+  EXPECT_EQ(layer_parameters(s, 1), static_cast<std::uint64_t>(12 * h * h));
+  EXPECT_EQ(layer_parameters(s, 2), static_cast<std::uint64_t>(6 * h * h));
+  EXPECT_EQ(activation_bytes(s), static_cast<std::uint64_t>(bs * h * 2));
+  // Llama's gated FFN has three matrices: 4h² + 3hf.
+  ModelShape l = model_preset("llama-8b");
+  EXPECT_EQ(layer_parameters(l, 1), 4ull * l.hidden * l.hidden + 3ull * l.hidden * l.ffn);
+}
+
+TEST(DdpBuckets, FirstBucketOneMiBThenCapInReverseOrder) {
+  // 10 parameters of 3 MiB: [1 MiB cap → one 3 MiB param], then 25 MiB caps: 9 params of
+  // 3 MiB close at 27 MiB (9 params) → buckets of 1 and 9 params.
+  std::vector<GradParam> params;
+  for (int i = 0; i < 10; ++i) params.push_back({"p" + std::to_string(i), 3ull << 20});
+  const auto buckets = assign_buckets(params, kDdpFirstBucketBytes, kDdpDefaultCapBytes);
+  ASSERT_EQ(buckets.size(), 2u);
+  EXPECT_EQ(buckets[0].bytes, 3ull << 20);
+  EXPECT_EQ(buckets[1].bytes, 27ull << 20);
+  // The remainder becomes the last bucket.
+  params.push_back({"p10", 1ull << 20});
+  const auto more = assign_buckets(params, kDdpFirstBucketBytes, kDdpDefaultCapBytes);
+  ASSERT_EQ(more.size(), 3u);
+  EXPECT_EQ(more[2].bytes, 1ull << 20);
+}
+
+TEST(DdpBuckets, PlanAllReducesEachBucketOnceWithCopiesAroundIt) {
+  // gpt-1.3b on dp 4: 24 layers × 4 weights; gradients 2 B each.
+  WorkloadConfig c = config(WorkloadKind::kDp, {1, 4, 1});
+  c.shape = model_preset("gpt-1.3b");
+  c.shape.micro_batches = 2;
+  const auto grads = stage_gradients_reversed(c, 0);
+  ASSERT_EQ(grads.size(), 96u);
+  EXPECT_EQ(grads.front().name, "l23.ffn_down");  // gradient-ready order: last layer first
+  const auto buckets = assign_buckets(grads, kDdpFirstBucketBytes, kDdpDefaultCapBytes);
+  std::uint64_t total = 0;
+  for (const auto& g : grads) total += g.bytes;
+  const OpPlan plan = build_plan(c, place_rank(c.layout, 0));
+  const auto ars = collectives(plan, CollectiveKind::kAllReduce, Group::kDp);
+  ASSERT_EQ(ars.size(), buckets.size());
+  std::uint64_t reduced = 0;
+  for (std::size_t i = 0; i < ars.size(); ++i) {
+    EXPECT_EQ(ars[i]->bytes, buckets[i].bytes) << "bucket " << i;
+    reduced += ars[i]->bytes;
+  }
+  EXPECT_EQ(reduced, total);  // every gradient byte reduced exactly once per step
+  // Two D2D copies of every gradient byte (gradient_as_bucket_view=False).
+  std::uint64_t copied = 0;
+  for (const PlannedOp* op : plan.of_kind(PlannedKind::kCopy)) copied += op->bytes;
+  EXPECT_EQ(copied, 2 * total);
+  // Bucket all-reduces wait for a gradient (COMP via the MEM copy), never the end of backward:
+  // the first one is issued before the last backward GEMM.
+  const PlannedOp* last_gemm = plan.of_kind(PlannedKind::kGemm).back();
+  EXPECT_LT(ars.front()->id, last_gemm->id);
+}
+
+TEST(TensorParallel, TwoAllReducesForwardTwoBackwardPerLayerOfBsh) {
+  WorkloadConfig c = config(WorkloadKind::kTp, {4, 1, 1});
+  c.shape.micro_batches = 1;
+  const OpPlan plan = build_plan(c, place_rank(c.layout, 0));
+  const auto ars = collectives(plan, CollectiveKind::kAllReduce, Group::kTp);
+  ASSERT_EQ(ars.size(), static_cast<std::size_t>(4 * c.shape.layers));
+  const std::uint64_t bsh = static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq * c.shape.hidden;
+  for (const PlannedOp* op : ars) {
+    EXPECT_EQ(op->count, bsh);
+    EXPECT_EQ(op->bytes, bsh * 4);  // float in the tiny preset
+  }
+  EXPECT_TRUE(collectives(plan, CollectiveKind::kAllGather, Group::kTp).empty());
+}
+
+TEST(TensorParallel, SequenceParallelUsesAllGatherAndReduceScatterOfBshOverT) {
+  WorkloadConfig c = config(WorkloadKind::kTp, {4, 1, 1});
+  c.shape.micro_batches = 1;
+  c.sequence_parallel = true;
+  const OpPlan plan = build_plan(c, place_rank(c.layout, 0));
+  const std::uint64_t bsh = static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq * c.shape.hidden;
+  const auto ags = collectives(plan, CollectiveKind::kAllGather, Group::kTp);
+  const auto rss = collectives(plan, CollectiveKind::kReduceScatter, Group::kTp);
+  EXPECT_TRUE(collectives(plan, CollectiveKind::kAllReduce, Group::kTp).empty());
+  ASSERT_EQ(ags.size(), static_cast<std::size_t>(4 * c.shape.layers));
+  ASSERT_EQ(rss.size(), static_cast<std::size_t>(4 * c.shape.layers));
+  for (const PlannedOp* op : ags) {
+    EXPECT_EQ(op->count, bsh / 4);  // NCCL count: elements each rank contributes
+    EXPECT_EQ(op->bytes, bsh * 4);  // S: the full gathered buffer
+  }
+  for (const PlannedOp* op : rss) {
+    EXPECT_EQ(op->count, bsh / 4);
+    EXPECT_EQ(op->bytes, bsh * 4);
+  }
+}
+
+TEST(PipelineParallel, ActivationMessagesAreBshElementsToNeighbours) {
+  WorkloadConfig c = config(WorkloadKind::kPp, {1, 1, 4});
+  const std::uint64_t bsh = static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq * c.shape.hidden;
+  for (int r = 0; r < 4; ++r) {
+    const OpPlan plan = build_plan(c, place_rank(c.layout, r));
+    for (const PlannedOp* op : plan.of_kind(PlannedKind::kP2P)) {
+      EXPECT_EQ(op->count, bsh);
+      EXPECT_EQ(op->group, Group::kPp);
+    }
+    // A stage computes only its layers: layers / pp of them.
+    int layers = 0;
+    for (const PlannedOp* op : plan.of_kind(PlannedKind::kGemm)) {
+      if (op->name.find(".qkv.mb0.fwd") != std::string::npos) ++layers;
+    }
+    EXPECT_EQ(layers, c.shape.layers / 4) << "stage " << r;
+  }
+}
+
+TEST(ZeroThree, GathersParametersPerLayerAndReducesGradientsOnce) {
+  WorkloadConfig c = config(WorkloadKind::kDp, {1, 4, 1});
+  c.dp_mode = DpMode::kZero;
+  c.shape.micro_batches = 2;
+  const OpPlan plan = build_plan(c, place_rank(c.layout, 0));
+  const std::size_t layers = static_cast<std::size_t>(c.shape.layers);
+  // Forward and backward gather every layer once per micro-batch.
+  EXPECT_EQ(collectives(plan, CollectiveKind::kAllGather, Group::kDp).size(), 2 * layers * 2);
+  // Gradients reduce-scattered once per layer, on the last backward pass.
+  const auto rs = collectives(plan, CollectiveKind::kReduceScatter, Group::kDp);
+  ASSERT_EQ(rs.size(), layers);
+  EXPECT_EQ(rs[0]->count, layer_parameters(c.shape, 1) / 4);
+  EXPECT_TRUE(collectives(plan, CollectiveKind::kAllReduce, Group::kDp).empty());
+}
+
+TEST(NoOverlap, EveryOpWaitsForThePreviousOne) {
+  WorkloadConfig c = config(WorkloadKind::kDp, {1, 2, 1});
+  const OpPlan overlapped = build_plan(c, place_rank(c.layout, 0));
+  c.no_overlap = true;
+  const OpPlan serial = build_plan(c, place_rank(c.layout, 0));
+  ASSERT_EQ(serial.ops.size(), overlapped.ops.size());
+  for (std::size_t i = 1; i < serial.ops.size(); ++i) {
+    const PlannedOp& op = serial.ops[i];
+    const PlannedOp& prev = serial.ops[i - 1];
+    EXPECT_EQ(op.name, overlapped.ops[i].name);
+    if (op.stream != prev.stream) {
+      EXPECT_NE(std::find(op.deps.begin(), op.deps.end(), prev.id), op.deps.end()) << op.name;
+    }
+  }
+}
+
+TEST(Offload, ActivationsGoToHostAfterForwardAndBackBeforeBackward) {
+  WorkloadConfig c = config(WorkloadKind::kDp, {1, 1, 1});
+  c.offload = true;
+  c.shape.micro_batches = 1;
+  const OpPlan plan = build_plan(c, place_rank(c.layout, 0));
+  int d2h = 0;
+  int h2d = 0;
+  for (const PlannedOp* op : plan.of_kind(PlannedKind::kCopy)) {
+    d2h += op->copy == CopyKind::kDeviceToHost;
+    h2d += op->copy == CopyKind::kHostToDevice;
+    EXPECT_EQ(op->bytes, activation_bytes(c.shape));
+    EXPECT_EQ(op->stream, Category::kMem);
+  }
+  EXPECT_EQ(d2h, c.shape.layers);
+  EXPECT_EQ(h2d, c.shape.layers);
+}
+
+TEST(OpPlan, PrintsOneLinePerOp) {
+  WorkloadConfig c = config(WorkloadKind::kTp, {2, 1, 1});
+  const OpPlan plan = build_plan(c, place_rank(c.layout, 1));
+  std::ostringstream os;
+  print_plan(os, plan);
+  const std::string text = os.str();
+  EXPECT_EQ(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')), plan.ops.size());
+  EXPECT_NE(text.find("allreduce on tp"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace commprof

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: MIT
+#include "workloads/executor.hpp"
+
+#include <algorithm>
+
+#include "collectives/collective_spec.hpp"
+#include "src/backend/annotation.hpp"
+#include "src/backend/backend.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/log.hpp"
+#include "src/runtime/rank_context.hpp"
+
+namespace commprof {
+
+OpTiming parse_op_timing(const std::string& text) {
+  if (text == "pair") return OpTiming::kPair;
+  if (text == "shared") return OpTiming::kShared;
+  if (text == "step") return OpTiming::kStep;
+  throw ConfigError("unknown --op-timing '" + text + "': expected pair, shared or step");
+}
+
+const char* op_timing_name(OpTiming t) {
+  switch (t) {
+    case OpTiming::kPair: return "pair";
+    case OpTiming::kShared: return "shared";
+    case OpTiming::kStep: return "step";
+  }
+  return "?";
+}
+
+/// One set of buffers per kind of op, each as large as the largest op of that kind. Ops of one
+/// stream run in order, so they can share; ops of different streams never share a buffer.
+struct PlanExecutor::Buffers {
+  Buffer gemm_a, gemm_b, gemm_c;    // COMP
+  Buffer axpy_x, axpy_y;            // COMP
+  Buffer coll_send, coll_recv;      // COMM
+  Buffer p2p_send, p2p_recv;        // COMM
+  Buffer copy_src, copy_dst;        // MEM, device side
+  Buffer host_pinned;               // MEM, host side of H2D and D2H
+};
+
+namespace {
+
+// Zeros and ones: realistic arithmetic with finite results, in every type.
+const FillPattern kOnes{FillKind::kReduceInput, 0, 0, 2, 0, 0.0};
+
+}  // namespace
+
+PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& plan,
+                           GroupComms comms, OpTiming timing)
+    : backend_(backend), ctx_(ctx), plan_(plan), comms_(comms), timing_(timing),
+      buffers_(std::make_unique<Buffers>()) {
+  const std::size_t elem = dtype_size(plan.dtype);
+  std::uint64_t a = 1, b = 1, c = 1, axpy = 1, send = 1, recv = 1, p2p = 1, copy = 1, host = 1;
+  needs_event_.assign(plan.ops.size(), false);
+  for (const PlannedOp& op : plan.ops) {
+    for (int d : op.deps) needs_event_[static_cast<std::size_t>(d)] = true;
+    const auto m = static_cast<std::uint64_t>(op.m);
+    const auto n = static_cast<std::uint64_t>(op.n);
+    const auto k = static_cast<std::uint64_t>(op.k);
+    switch (op.kind) {
+      case PlannedKind::kGemm:
+        a = std::max(a, m * k);
+        b = std::max(b, k * n);
+        c = std::max(c, m * n);
+        break;
+      case PlannedKind::kAxpy: axpy = std::max(axpy, op.count); break;
+      case PlannedKind::kCollective: {
+        Communicator* comm = comm_of(op.group);
+        const CollectiveSizes s =
+            collective_spec(op.collective).sizes_for_count(op.count, plan.dtype, comm->size());
+        send = std::max(send, s.send_count);
+        recv = std::max(recv, s.recv_count);
+        break;
+      }
+      case PlannedKind::kP2P: p2p = std::max(p2p, op.count); break;
+      case PlannedKind::kCopy:
+        if (op.copy == CopyKind::kDeviceToDevice) {
+          copy = std::max(copy, op.bytes);
+        } else {
+          copy = std::max(copy, op.bytes);
+          host = std::max(host, op.bytes);
+        }
+        break;
+    }
+  }
+  Buffers& B = *buffers_;
+  auto device = [&](std::uint64_t elems, bool fill) {
+    Buffer buf = backend.allocate(elems * elem, MemorySpace::kDevice);
+    if (fill) backend.fill(buf.data(), plan.dtype, elems, kOnes);
+    return buf;
+  };
+  B.gemm_a = device(a, true);
+  B.gemm_b = device(b, true);
+  B.gemm_c = device(c, false);
+  B.axpy_x = device(axpy, true);
+  B.axpy_y = device(axpy, true);
+  B.coll_send = device(send, true);
+  B.coll_recv = device(recv, false);
+  B.p2p_send = device(p2p, true);
+  B.p2p_recv = device(p2p, false);
+  B.copy_src = backend.allocate(copy, MemorySpace::kDevice);
+  B.copy_dst = backend.allocate(copy, MemorySpace::kDevice);
+  B.host_pinned = backend.allocate(host, MemorySpace::kHostPinned);
+}
+
+PlanExecutor::~PlanExecutor() = default;
+
+Communicator* PlanExecutor::comm_of(Group g) const {
+  Communicator* c = g == Group::kTp ? comms_.tp : g == Group::kDp ? comms_.dp
+                    : g == Group::kPp ? comms_.pp : nullptr;
+  if (c == nullptr) throw Error(log::cat("op plan uses group ", group_name(g), " but it has no communicator"));
+  return c;
+}
+
+std::vector<StepRecord> PlanExecutor::run(int steps, int warmup) {
+  std::vector<StepRecord> out;
+  for (int i = 0; i < warmup + steps; ++i) out.push_back(run_step(i, i < warmup));
+  return out;
+}
+
+StepRecord PlanExecutor::run_step(int index, bool warmup) {
+  const Buffers& B = *buffers_;
+  ctx_.barrier();  // steps start together, so cross-rank waits within a step are the step's own
+  backend_.begin_epoch();
+  ScopedAnnotation step_range(log::cat("step ", index, warmup ? " (warm-up)" : ""), 0);
+  const std::int64_t origin = backend_.epoch_origin_host_ns();
+
+  std::vector<EventId> events(plan_.ops.size(), 0);
+  std::vector<StampId> starts(plan_.ops.size(), 0);
+  std::vector<StampId> ends(plan_.ops.size(), 0);
+  std::vector<std::int64_t> seqs(plan_.ops.size(), -1);
+  // Per stream: the stamp that ended its last op, and whether a wait came after it.
+  StampId last_end[3] = {0, 0, 0};
+  bool fresh[3] = {true, true, true};
+
+  for (const PlannedOp& op : plan_.ops) {
+    const std::size_t i = static_cast<std::size_t>(op.id);
+    const std::size_t s = index_of(op.stream);
+    for (int d : op.deps) {
+      backend_.wait_event(op.stream, events[static_cast<std::size_t>(d)]);
+      fresh[s] = true;
+    }
+    if (timing_ == OpTiming::kPair || (timing_ == OpTiming::kShared && fresh[s])) {
+      starts[i] = backend_.stamp(op.stream);
+    } else if (timing_ == OpTiming::kShared) {
+      starts[i] = last_end[s];
+    }
+    OpLabel label{op.name, op.bytes, op.flops, -1};
+    switch (op.kind) {
+      case PlannedKind::kGemm:
+        backend_.submit(op.stream,
+                        GemmCall{op.m, op.n, op.k, plan_.dtype, B.gemm_a.data(), B.gemm_b.data(),
+                                 B.gemm_c.data()},
+                        label);
+        break;
+      case PlannedKind::kAxpy:
+        backend_.submit(op.stream,
+                        AxpyCall{op.count, plan_.dtype, B.axpy_x.data(), B.axpy_y.data(), 1e-4f},
+                        label);
+        break;
+      case PlannedKind::kCollective: {
+        Communicator* comm = comm_of(op.group);
+        label.seq = seqs[i] = static_cast<std::int64_t>(comm->next_sequence());
+        CollectiveCall call;
+        call.kind = op.collective;
+        call.comm = comm;
+        call.send = B.coll_send.data();
+        call.recv = B.coll_recv.data();
+        call.count = op.count;
+        call.dtype = plan_.dtype;
+        backend_.submit(op.stream, call, label);
+        break;
+      }
+      case PlannedKind::kP2P:
+        backend_.submit(op.stream,
+                        P2PCall{comm_of(op.group), B.p2p_send.data(), B.p2p_recv.data(), op.count,
+                                plan_.dtype, op.send_peer, op.recv_peer},
+                        label);
+        break;
+      case PlannedKind::kCopy: {
+        CopyCall copy{B.copy_dst.data(), B.copy_src.data(), op.bytes, op.copy};
+        if (op.copy == CopyKind::kHostToDevice) copy.src = B.host_pinned.data();
+        if (op.copy == CopyKind::kDeviceToHost) copy.dst = B.host_pinned.data();
+        backend_.submit(op.stream, copy, label);
+        break;
+      }
+    }
+    if (timing_ != OpTiming::kStep) {
+      ends[i] = last_end[s] = backend_.stamp(op.stream);
+      fresh[s] = false;
+    }
+    if (needs_event_[i]) events[i] = backend_.record_event(op.stream);
+  }
+  StampId tails[3];
+  for (Category c : kAllCategories) tails[index_of(c)] = backend_.stamp(c);
+  backend_.synchronize();
+
+  StepRecord step;
+  step.index = index;
+  step.warmup = warmup;
+  step.start_ns = origin;
+  step.end_ns = origin;
+  for (StampId t : tails) step.end_ns = std::max(step.end_ns, origin + backend_.stamp_ns(t));
+  if (timing_ == OpTiming::kStep) return step;
+  step.ops.reserve(plan_.ops.size());
+  for (const PlannedOp& op : plan_.ops) {
+    const std::size_t i = static_cast<std::size_t>(op.id);
+    OpRecord r;
+    r.name = op.name;
+    r.category = op.stream;
+    r.stream = category_name(op.stream);
+    r.bytes = op.bytes;
+    r.flops = op.flops;
+    r.seq = seqs[i];
+    if (op.kind == PlannedKind::kCollective || op.kind == PlannedKind::kP2P) {
+      Communicator* comm = comm_of(op.group);
+      r.comm = comm->name();
+      r.comm_size = comm->size();
+      r.collective = op.kind == PlannedKind::kCollective ? collective_name(op.collective)
+                     : op.send_peer >= 0 && op.recv_peer >= 0 ? "sendrecv"
+                     : op.send_peer >= 0                      ? "send"
+                                                              : "recv";
+    }
+    r.start_ns = origin + backend_.stamp_ns(starts[i]);
+    r.end_ns = origin + backend_.stamp_ns(ends[i]);
+    step.ops.push_back(std::move(r));
+  }
+  return step;
+}
+
+}  // namespace commprof

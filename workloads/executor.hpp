@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+// Runs an op plan on a backend, step after step, and records every op's times.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/timeline/op_record.hpp"
+#include "workloads/op_plan.hpp"
+
+namespace commprof {
+
+class Backend;
+class Communicator;
+class RankContext;
+
+/// How ops are timed. kPair: a stamp (CUDA event) right before and right after every op, exact
+/// even when the host falls behind the GPU. kShared: consecutive ops on a stream share their
+/// boundary stamp (half the events; an op's start is then its predecessor's end, which counts
+/// any idle gap between them into the op). kStep: no per-op stamps, only the step's end on each
+/// stream: the uninstrumented baseline, whose records carry no ops.
+enum class OpTiming { kPair, kShared, kStep };
+OpTiming parse_op_timing(const std::string& text);
+const char* op_timing_name(OpTiming t);
+
+/// The communicators the plan's groups resolve to.
+struct GroupComms {
+  Communicator* tp = nullptr;
+  Communicator* dp = nullptr;
+  Communicator* pp = nullptr;
+};
+
+/// Owns the buffers a plan needs (sized to its largest op of each kind, allocated once) and
+/// runs it. Not copyable.
+class PlanExecutor {
+ public:
+  PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& plan, GroupComms comms,
+               OpTiming timing);
+  ~PlanExecutor();
+  PlanExecutor(const PlanExecutor&) = delete;
+  PlanExecutor& operator=(const PlanExecutor&) = delete;
+
+  /// Collective over the world: `warmup + steps` steps, each started together (barrier) and
+  /// completed before the next. Returns one record per step.
+  std::vector<StepRecord> run(int steps, int warmup);
+
+ private:
+  struct Buffers;
+  StepRecord run_step(int index, bool warmup);
+  Communicator* comm_of(Group g) const;
+
+  Backend& backend_;
+  RankContext& ctx_;
+  const OpPlan& plan_;
+  GroupComms comms_;
+  OpTiming timing_;
+  std::vector<bool> needs_event_;
+  std::unique_ptr<Buffers> buffers_;
+};
+
+}  // namespace commprof

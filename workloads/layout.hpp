@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+// Where each rank sits in a tp × dp × pp job, Megatron's order: TP varies fastest, then DP,
+// then PP (world rank = tp_rank + tp·(dp_rank + dp·pp_rank)). Ranks of one TP group are
+// neighbours, so on a node they share NVLink.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace commprof {
+
+struct ParallelLayout {
+  int tp = 1;
+  int dp = 1;
+  int pp = 1;
+  int world() const { return tp * dp * pp; }
+};
+
+/// One rank's coordinates and the groups it belongs to.
+struct RankPlace {
+  int rank = 0;
+  int tp_rank = 0, dp_rank = 0, pp_rank = 0;
+  /// World ranks of this rank's groups, in group-rank order.
+  std::vector<int> tp_group, dp_group, pp_group;
+  /// Group ids: every rank of one group has the same id (the colour of the split).
+  int tp_group_id = 0, dp_group_id = 0, pp_group_id = 0;
+};
+
+RankPlace place_rank(const ParallelLayout& layout, int rank);
+
+/// Checks degrees against the world size and the model (heads and ffn divisible by tp, layers by
+/// pp); throws ConfigError naming what does not fit.
+void validate_layout(const ParallelLayout& layout, int world_size, int layers, int heads, int ffn);
+
+/// "tp2 x dp2 x pp1"
+std::string describe(const ParallelLayout& layout);
+
+}  // namespace commprof

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+#include "workloads/model_shape.hpp"
+
+#include "src/core/errors.hpp"
+#include "src/core/log.hpp"
+
+namespace commprof {
+
+std::vector<std::string> model_presets() { return {"tiny", "gpt-1.3b", "gpt-7b", "llama-8b"}; }
+
+ModelShape model_preset(const std::string& name) {
+  ModelShape s;
+  s.name = name;
+  if (name == "tiny") {
+    // Small enough for 4 ranks on 2 CPU cores in CI, large enough to have several DDP buckets.
+    s.layers = 4; s.hidden = 128; s.heads = 4; s.ffn = 512; s.seq = 64;
+    s.micro_batch = 1; s.micro_batches = 4; s.dtype = DType::kFloat32;
+  } else if (name == "gpt-1.3b") {  // GPT-3 XL: 24 layers, h 2048, 16 heads
+    s.layers = 24; s.hidden = 2048; s.heads = 16; s.ffn = 8192; s.seq = 2048;
+    s.micro_batch = 1; s.micro_batches = 4;
+  } else if (name == "gpt-7b") {  // GPT-3 6.7B: 32 layers, h 4096, 32 heads
+    s.layers = 32; s.hidden = 4096; s.heads = 32; s.ffn = 16384; s.seq = 2048;
+    s.micro_batch = 1; s.micro_batches = 4;
+  } else if (name == "llama-8b") {  // Llama 3 8B (MHA here; GQA's smaller K/V not modelled)
+    s.layers = 32; s.hidden = 4096; s.heads = 32; s.ffn = 14336; s.gated_ffn = true;
+    s.seq = 8192; s.micro_batch = 1; s.micro_batches = 4;
+  } else {
+    std::string names;
+    for (const auto& p : model_presets()) names += (names.empty() ? "" : ", ") + p;
+    throw ConfigError("unknown model preset '" + name + "': expected " + names);
+  }
+  return s;
+}
+
+void validate_shape(const ModelShape& s) {
+  auto positive = [](int v, const char* what) {
+    if (v <= 0) throw ConfigError(log::cat("--", what, " must be positive, got ", v));
+  };
+  positive(s.layers, "layers");
+  positive(s.hidden, "hidden");
+  positive(s.heads, "heads");
+  positive(s.ffn, "ffn");
+  positive(s.seq, "seq");
+  positive(s.micro_batch, "micro-batch");
+  positive(s.micro_batches, "micro-batches");
+  if (s.hidden % s.heads != 0) {
+    throw ConfigError(log::cat("--hidden ", s.hidden, " is not divisible by --heads ", s.heads));
+  }
+}
+
+std::vector<LayerGemm> layer_forward_gemms(const ModelShape& s, int tp) {
+  const int bs = s.micro_batch * s.seq;
+  const int h = s.hidden;
+  const int ht = s.hidden / tp;
+  const int ft = s.ffn / tp * (s.gated_ffn ? 2 : 1);  // up and gate fused into one GEMM
+  return {
+      {"qkv", bs, 3 * ht, h, true},          // column-parallel
+      {"attn_scores", bs, s.seq, ht, false},  // Q·Kᵀ over the rank's heads
+      {"attn_context", bs, ht, s.seq, false}, // softmax(QKᵀ)·V
+      {"out_proj", bs, h, ht, true},          // row-parallel
+      {"ffn_up", bs, ft, h, true},            // column-parallel
+      {"ffn_down", bs, h, s.ffn / tp, true},  // row-parallel
+  };
+}
+
+std::uint64_t layer_parameters(const ModelShape& s, int tp) {
+  std::uint64_t total = 0;
+  for (const LayerGemm& g : layer_forward_gemms(s, tp)) {
+    if (g.has_weight) total += static_cast<std::uint64_t>(g.n) * static_cast<std::uint64_t>(g.k);
+  }
+  return total;
+}
+
+std::uint64_t activation_bytes(const ModelShape& s) {
+  return static_cast<std::uint64_t>(s.micro_batch) * static_cast<std::uint64_t>(s.seq) *
+         static_cast<std::uint64_t>(s.hidden) * dtype_size(s.dtype);
+}
+
+double layer_forward_flops(const ModelShape& s, int tp) {
+  double total = 0;
+  for (const LayerGemm& g : layer_forward_gemms(s, tp)) total += g.flops();
+  return total;
+}
+
+}  // namespace commprof

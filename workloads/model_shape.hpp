@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+// The transformer a mock workload stands in for, and what follows from it by formula: each
+// layer's GEMM shapes and FLOPs, parameter, gradient and activation bytes (Megatron's formulas,
+// shared/docs/reference/workloads.md §3).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/core/dtype.hpp"
+
+namespace commprof {
+
+struct ModelShape {
+  std::string name = "custom";
+  int layers = 2;
+  int hidden = 256;        ///< h
+  int heads = 4;           ///< a
+  int ffn = 1024;          ///< f: FFN hidden size
+  bool gated_ffn = false;  ///< SwiGLU (Llama): three FFN matrices instead of two
+  int seq = 128;           ///< s
+  int micro_batch = 1;     ///< b
+  int micro_batches = 1;   ///< m: per step and DP replica
+  DType dtype = DType::kBFloat16;
+};
+
+/// Names of the presets: tiny (CI), gpt-1.3b, gpt-7b, llama-8b.
+std::vector<std::string> model_presets();
+/// A preset by name; throws ConfigError listing the presets.
+ModelShape model_preset(const std::string& name);
+
+/// One GEMM of a layer, already divided by the tensor-parallel degree where Megatron shards it.
+struct LayerGemm {
+  std::string name;  ///< "qkv", "attn_scores", "attn_context", "out_proj", "ffn_up", "ffn_down"
+  int m = 0;
+  int n = 0;
+  int k = 0;
+  bool has_weight = true;  ///< attention score and context GEMMs multiply activations only
+  double flops() const { return 2.0 * m * n * k; }
+};
+
+/// The forward GEMMs of one layer for one micro-batch on one TP rank, in execution order. The
+/// attention GEMMs (batched per head in frameworks) are one GEMM each with the same FLOPs:
+/// scores b·s × s × h/t and context b·s × h/t × s.
+std::vector<LayerGemm> layer_forward_gemms(const ModelShape& shape, int tp);
+
+/// Parameters of one layer on one TP rank (weights only: norms and biases are < 0.1%).
+std::uint64_t layer_parameters(const ModelShape& shape, int tp);
+/// Bytes of one micro-batch's activations between layers: b·s·h·E (what a pipeline sends).
+std::uint64_t activation_bytes(const ModelShape& shape);
+/// Forward FLOPs of one layer and micro-batch on one TP rank (backward is twice that).
+double layer_forward_flops(const ModelShape& shape, int tp);
+
+/// Checks the shape (positive sizes, heads dividing hidden); throws ConfigError naming the field.
+void validate_shape(const ModelShape& shape);
+
+}  // namespace commprof

@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: MIT
+// `commprof run`: mock training steps of a parallel layout and model shape on the backend's
+// three streams; one rank-<R>.json per rank and a summary on rank 0.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <sstream>
+
+#include "src/backend/backend.hpp"
+#include "src/cli/command.hpp"
+#include "src/cli/common_options.hpp"
+#include "src/core/atomic_file.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/log.hpp"
+#include "src/runtime/gather.hpp"
+#include "src/runtime/rank_context.hpp"
+#include "src/timeline/rank_file.hpp"
+#include "workloads/executor.hpp"
+#include "workloads/workload.hpp"
+
+namespace po = boost::program_options;
+
+namespace commprof {
+namespace {
+
+struct RunConfig {
+  WorkloadConfig workload;
+  int tp = 0, dp = 0, pp = 0;  // 0: inferred from the workload and the world size
+  int steps = 10;
+  int warmup_steps = 2;
+  OpTiming timing = OpTiming::kPair;
+  bool dry_run = false;
+  int dry_run_rank = 0;
+  std::string out_dir;
+};
+
+// Degrees the user left at 0 are inferred: the workload's own axis takes the whole world (dp,
+// tp, pp); for hybrid, one missing degree takes what the others leave, the rest are 1.
+ParallelLayout resolve_layout(const RunConfig& c, int world) {
+  ParallelLayout l{c.tp, c.dp, c.pp};
+  auto only = [&](int& axis, const char* name) {
+    const int others = (l.tp > 0 ? l.tp : 1) * (l.dp > 0 ? l.dp : 1) * (l.pp > 0 ? l.pp : 1) /
+                       (axis > 0 ? axis : 1);
+    if (others != 1) {
+      throw ConfigError(log::cat("--workload ", workload_name(c.workload.kind),
+                                 " uses only --", name, "; use --workload hybrid to combine"));
+    }
+    if (axis == 0) axis = world;
+    if (l.tp == 0) l.tp = 1;
+    if (l.dp == 0) l.dp = 1;
+    if (l.pp == 0) l.pp = 1;
+  };
+  switch (c.workload.kind) {
+    case WorkloadKind::kDp: only(l.dp, "dp"); break;
+    case WorkloadKind::kTp: only(l.tp, "tp"); break;
+    case WorkloadKind::kPp: only(l.pp, "pp"); break;
+    case WorkloadKind::kHybrid: {
+      int missing = (l.tp == 0) + (l.dp == 0) + (l.pp == 0);
+      const int known = std::max(l.tp, 1) * std::max(l.dp, 1) * std::max(l.pp, 1);
+      for (int* axis : {&l.dp, &l.tp, &l.pp}) {
+        if (*axis == 0) {
+          *axis = missing == 1 && known > 0 && world % known == 0 ? world / known : 1;
+        }
+      }
+      break;
+    }
+  }
+  return l;
+}
+
+nlohmann::ordered_json config_json(const RunConfig& c, const ParallelLayout& l) {
+  const ModelShape& s = c.workload.shape;
+  return {{"command", "run"},
+          {"workload", workload_name(c.workload.kind)},
+          {"tp", l.tp}, {"dp", l.dp}, {"pp", l.pp},
+          {"model", {{"name", s.name}, {"layers", s.layers}, {"hidden", s.hidden},
+                     {"heads", s.heads}, {"ffn", s.ffn}, {"gated_ffn", s.gated_ffn},
+                     {"seq", s.seq}, {"micro_batch", s.micro_batch},
+                     {"micro_batches", s.micro_batches}, {"dtype", dtype_name(s.dtype)}}},
+          {"bucket_mb", c.workload.bucket_mb},
+          {"dp_mode", c.workload.dp_mode == DpMode::kDdp ? "ddp" : "zero"},
+          {"sequence_parallel", c.workload.sequence_parallel},
+          {"schedule", schedule_name(c.workload.schedule)},
+          {"offload", c.workload.offload},
+          {"no_overlap", c.workload.no_overlap},
+          {"steps", c.steps}, {"warmup_steps", c.warmup_steps},
+          {"op_timing", op_timing_name(c.timing)}};
+}
+
+void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l, int rank) {
+  const ModelShape& s = c.workload.shape;
+  const RankPlace place = place_rank(l, rank);
+  os << "# commprof run --dry-run: workload " << workload_name(c.workload.kind) << ", "
+     << describe(l) << ", model " << s.name << " (" << s.layers << " layers, h " << s.hidden
+     << ", " << s.heads << " heads, ffn " << s.ffn << (s.gated_ffn ? " gated" : "") << ", seq "
+     << s.seq << ", micro-batch " << s.micro_batch << " x " << s.micro_batches << ", "
+     << dtype_name(s.dtype) << ")\n";
+  os << "# per layer and micro-batch on one TP rank (tp " << l.tp << "):\n";
+  for (const LayerGemm& g : layer_forward_gemms(s, l.tp)) {
+    os << "#   " << g.name << ": " << g.m << " x " << g.n << " x " << g.k << ", "
+       << g.flops() / 1e9 << " GFLOP forward, " << 2 * g.flops() / 1e9 << " GFLOP backward\n";
+  }
+  const std::uint64_t params = layer_parameters(s, l.tp);
+  os << "#   parameters " << params << " per layer (" << params * dtype_size(s.dtype)
+     << " B, as many gradient bytes); activations between layers " << activation_bytes(s)
+     << " B per micro-batch\n";
+  os << "# rank " << rank << ": tp rank " << place.tp_rank << ", dp rank " << place.dp_rank
+     << ", pp stage " << place.pp_rank << "; groups tp" << place.tp_group_id << " {";
+  for (int r : place.tp_group) os << ' ' << r;
+  os << " }, dp" << place.dp_group_id << " {";
+  for (int r : place.dp_group) os << ' ' << r;
+  os << " }, pp" << place.pp_group_id << " {";
+  for (int r : place.pp_group) os << ' ' << r;
+  os << " }\n";
+  if (l.pp > 1 || s.micro_batches > 1) {
+    os << "# pipeline order (" << schedule_name(c.workload.schedule) << "): "
+       << compute_order(pipeline_schedule(c.workload.schedule, l.pp, place.pp_rank,
+                                          s.micro_batches))
+       << '\n';
+  }
+  const OpPlan plan = build_plan(c.workload, place);
+  os << "# op plan of rank " << rank << ": " << plan.ops.size() << " ops per step\n";
+  print_plan(os, plan);
+}
+
+class RunCommand final : public Command {
+ public:
+  const char* name() const override { return "run"; }
+  const char* summary() const override {
+    return "mock training steps (dp, tp, pp, hybrid): COMP, COMM and MEM on their own streams";
+  }
+
+  void define_options(po::options_description& visible, po::options_description&) override {
+    visible.add_options()
+        ("workload", po::value<std::string>()->default_value("dp"), "dp | tp | pp | hybrid")
+        ("tp", po::value<int>()->default_value(0), "tensor-parallel degree (0: inferred)")
+        ("dp", po::value<int>()->default_value(0), "data-parallel degree (0: inferred)")
+        ("pp", po::value<int>()->default_value(0), "pipeline-parallel degree (0: inferred)")
+        ("model", po::value<std::string>()->default_value("tiny"),
+         "preset: tiny, gpt-1.3b, gpt-7b, llama-8b; the options below override its fields")
+        ("layers", po::value<int>(), "transformer layers")
+        ("hidden", po::value<int>(), "hidden size h")
+        ("heads", po::value<int>(), "attention heads")
+        ("ffn", po::value<int>(), "FFN hidden size")
+        ("seq", po::value<int>(), "sequence length s")
+        ("micro-batch", po::value<int>(), "sequences per micro-batch b")
+        ("micro-batches", po::value<int>(), "micro-batches per step m")
+        ("dtype", po::value<std::string>(), "bfloat16, half, float, double")
+        ("steps", po::value<int>()->default_value(10), "measured steps")
+        ("warmup-steps", po::value<int>()->default_value(2), "steps run first and left out")
+        ("bucket-mb", po::value<double>()->default_value(25.0), "DDP gradient bucket cap (MiB)")
+        ("dp-mode", po::value<std::string>()->default_value("ddp"),
+         "ddp (bucketed all-reduce) | zero (ZeRO-3/FSDP: all-gather params, reduce-scatter grads)")
+        ("sequence-parallel", po::bool_switch(), "TP with all-gather/reduce-scatter (Megatron SP)")
+        ("schedule", po::value<std::string>()->default_value("1f1b"), "pipeline: gpipe | 1f1b")
+        ("offload", po::bool_switch(), "activations to pinned host memory and back (MEM stream)")
+        ("no-overlap", po::bool_switch(), "every op waits for the previous one: serial baseline")
+        ("op-timing", po::value<std::string>()->default_value("pair"),
+         "pair (events before and after every op) | shared (one event between ops) | step (no "
+         "per-op events: the uninstrumented baseline)")
+        ("dry-run", po::bool_switch(), "print shapes, FLOPs, bytes, groups and the op plan; run nothing")
+        ("dry-run-rank", po::value<int>()->default_value(0), "whose plan --dry-run prints")
+        ("out,o", po::value<std::string>(), "write rank-<R>.json of every rank here");
+    add_runtime_options(visible);
+  }
+
+  void configure(const po::variables_map& vm) override {
+    runtime_ = read_runtime_options(vm);
+    RunConfig& c = config_;
+    c.workload.kind = parse_workload(vm["workload"].as<std::string>());
+    c.tp = vm["tp"].as<int>();
+    c.dp = vm["dp"].as<int>();
+    c.pp = vm["pp"].as<int>();
+    if (c.tp < 0 || c.dp < 0 || c.pp < 0) throw ConfigError("--tp, --dp and --pp must not be negative");
+    ModelShape& s = c.workload.shape;
+    s = model_preset(vm["model"].as<std::string>());
+    auto override_int = [&](const char* key, int& field) {
+      if (vm.count(key) != 0) {
+        field = vm[key].as<int>();
+        s.name = "custom";
+      }
+    };
+    override_int("layers", s.layers);
+    override_int("hidden", s.hidden);
+    override_int("heads", s.heads);
+    override_int("ffn", s.ffn);
+    override_int("seq", s.seq);
+    override_int("micro-batch", s.micro_batch);
+    override_int("micro-batches", s.micro_batches);
+    if (vm.count("dtype") != 0) s.dtype = parse_dtype(vm["dtype"].as<std::string>());
+    validate_shape(s);
+    c.steps = vm["steps"].as<int>();
+    c.warmup_steps = vm["warmup-steps"].as<int>();
+    if (c.steps < 1) throw ConfigError("--steps must be at least 1");
+    if (c.warmup_steps < 0) throw ConfigError("--warmup-steps must not be negative");
+    c.workload.bucket_mb = vm["bucket-mb"].as<double>();
+    if (!(c.workload.bucket_mb > 0)) throw ConfigError("--bucket-mb must be positive");
+    c.workload.dp_mode = parse_dp_mode(vm["dp-mode"].as<std::string>());
+    c.workload.sequence_parallel = vm["sequence-parallel"].as<bool>();
+    c.workload.schedule = parse_schedule(vm["schedule"].as<std::string>());
+    c.workload.offload = vm["offload"].as<bool>();
+    c.workload.no_overlap = vm["no-overlap"].as<bool>();
+    c.timing = parse_op_timing(vm["op-timing"].as<std::string>());
+    c.dry_run = vm["dry-run"].as<bool>();
+    c.dry_run_rank = vm["dry-run-rank"].as<int>();
+    if (vm.count("out") != 0) c.out_dir = vm["out"].as<std::string>();
+  }
+
+  std::string backend_name() const override { return config_.dry_run ? "" : runtime_.backend; }
+  BackendOptions backend_options() const override { return runtime_.backend_options; }
+
+  int run(RankContext& ctx, Backend* backend, const BackendChoice& choice) override {
+    RunConfig c = config_;
+    if (c.dry_run) {
+      ParallelLayout l = resolve_layout(c, 1);
+      validate_layout(l, l.world(), c.workload.shape.layers, c.workload.shape.heads,
+                      c.workload.shape.ffn);
+      if (c.dry_run_rank < 0 || c.dry_run_rank >= l.world()) {
+        throw ConfigError(log::cat("--dry-run-rank ", c.dry_run_rank, " is not a rank of ",
+                                   describe(l)));
+      }
+      if (ctx.rank() == 0) print_dry_run(std::cout, c, l, c.dry_run_rank);
+      return kExitOk;
+    }
+    // Deterministic on every rank (same options, same world size), so every rank agrees.
+    const ParallelLayout layout = resolve_layout(c, ctx.size());
+    validate_layout(layout, ctx.size(), c.workload.shape.layers, c.workload.shape.heads,
+                    c.workload.shape.ffn);
+    c.workload.layout = layout;
+    ctx.agree(backend->supports(c.workload.shape.dtype),
+              std::string("commprof run: error: the ") + backend->name() + " backend cannot run " +
+                  dtype_name(c.workload.shape.dtype) + " (try --dtype float)");
+    if (!c.out_dir.empty()) {
+      std::string problem;
+      if (ctx.rank() == 0) {
+        try {
+          ensure_directory(c.out_dir);
+        } catch (const Error& e) {
+          problem = e.what();
+        }
+      }
+      ctx.agree(problem.empty(), "commprof run: error: " + problem);
+    }
+
+    const RankPlace place = place_rank(layout, ctx.rank());
+    // Every rank splits the world three times, in the same order (the splits are collective).
+    Communicator& world = backend->world();
+    auto tp = world.split(place.tp_group_id, place.tp_rank, log::cat("tp", place.tp_group_id));
+    auto dp = world.split(place.dp_group_id, place.dp_rank, log::cat("dp", place.dp_group_id));
+    auto pp = world.split(place.pp_group_id, place.pp_rank, log::cat("pp", place.pp_group_id));
+    const OpPlan plan = build_plan(c.workload, place);
+    PlanExecutor executor(*backend, ctx, plan, GroupComms{tp.get(), dp.get(), pp.get()}, c.timing);
+    RankTimeline timeline;
+    timeline.rank = ctx.rank();
+    timeline.world_size = ctx.size();
+    timeline.local_rank = ctx.local_rank();
+    timeline.host = ctx.host();
+    timeline.device = backend->device_description();
+    timeline.backend = backend->name();
+    timeline.config_json = config_json(c, layout).dump();
+    timeline.steps = executor.run(c.steps, c.warmup_steps);
+    if (!c.out_dir.empty()) write_rank_file(c.out_dir, timeline);
+
+    summarize(ctx, c, timeline, plan, choice);
+    return kExitOk;
+  }
+
+ private:
+  // Rank 0's summary: step time and, per category, the summed op time, over measured steps.
+  void summarize(RankContext& ctx, const RunConfig& c, const RankTimeline& t, const OpPlan& plan,
+                 const BackendChoice&) {
+    double step_ms = 0;
+    double per_cat_ms[3] = {0, 0, 0};
+    double gemm_flops = 0;
+    double gemm_ms = 0;
+    int measured = 0;
+    for (const StepRecord& s : t.steps) {
+      if (s.warmup) continue;
+      ++measured;
+      step_ms += static_cast<double>(s.end_ns - s.start_ns) / 1e6;
+      for (const OpRecord& op : s.ops) {
+        const double ms = static_cast<double>(op.duration_ns()) / 1e6;
+        per_cat_ms[index_of(op.category)] += ms;
+        if (op.category == Category::kComp && op.flops > 0) {
+          gemm_flops += op.flops;
+          gemm_ms += ms;
+        }
+      }
+    }
+    step_ms /= measured;
+    const auto steps = gather_doubles(step_ms, ctx.comm());
+    std::vector<std::vector<double>> cats;
+    for (double v : per_cat_ms) cats.push_back(gather_doubles(v / measured, ctx.comm()));
+    const auto tflops = gather_doubles(gemm_ms > 0 ? gemm_flops / (gemm_ms * 1e-3) / 1e12 : 0,
+                                       ctx.comm());
+    if (ctx.rank() != 0) return;
+    auto stats = [](const std::vector<double>& v) {
+      const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+      const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%10.3f %10.3f %10.3f", *lo, mean, *hi);
+      return std::string(buf);
+    };
+    const ModelShape& s = c.workload.shape;
+    std::cout << "# commprof run: workload " << workload_name(c.workload.kind) << ", "
+              << describe(c.workload.layout) << ", model " << s.name << " (" << s.layers
+              << " layers, h " << s.hidden << ", seq " << s.seq << ", micro-batch "
+              << s.micro_batch << " x " << s.micro_batches << ", " << dtype_name(s.dtype) << ")"
+              << (c.workload.no_overlap ? ", --no-overlap (serial)" : "") << '\n'
+              << "# " << plan.ops.size() << " ops per step on rank 0; " << c.steps
+              << " measured steps after " << c.warmup_steps << " warm-up; op timing "
+              << op_timing_name(c.timing) << "\n"
+              << "#                                   min       mean        max   (over ranks of "
+                 "each rank's mean per step)\n"
+              << "  step time (ms)           " << stats(steps) << '\n';
+    if (c.timing != OpTiming::kStep) {
+      for (Category cat : kAllCategories) {
+        std::cout << "  " << category_name(cat) << " op time (ms, summed)"
+                  << std::string(5 - std::string(category_name(cat)).size(), ' ')
+                  << stats(cats[index_of(cat)]) << '\n';
+      }
+      std::cout << "  COMP TFLOP/s (in ops)    " << stats(tflops) << '\n';
+    }
+    std::cout << std::flush;
+  }
+
+  RuntimeOptions runtime_;
+  RunConfig config_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_run_command() { return std::make_unique<RunCommand>(); }
+
+}  // namespace commprof

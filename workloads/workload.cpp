@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: MIT
+#include "workloads/workload.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "src/core/errors.hpp"
+#include "src/core/log.hpp"
+#include "workloads/dp_buckets.hpp"
+
+namespace commprof {
+
+WorkloadKind parse_workload(const std::string& text) {
+  if (text == "dp") return WorkloadKind::kDp;
+  if (text == "tp") return WorkloadKind::kTp;
+  if (text == "pp") return WorkloadKind::kPp;
+  if (text == "hybrid") return WorkloadKind::kHybrid;
+  throw ConfigError("unknown workload '" + text + "': expected dp, tp, pp or hybrid");
+}
+
+const char* workload_name(WorkloadKind k) {
+  switch (k) {
+    case WorkloadKind::kDp: return "dp";
+    case WorkloadKind::kTp: return "tp";
+    case WorkloadKind::kPp: return "pp";
+    case WorkloadKind::kHybrid: return "hybrid";
+  }
+  return "?";
+}
+
+DpMode parse_dp_mode(const std::string& text) {
+  if (text == "ddp") return DpMode::kDdp;
+  if (text == "zero") return DpMode::kZero;
+  throw ConfigError("unknown --dp-mode '" + text + "': expected ddp or zero");
+}
+
+namespace {
+
+int stage_first_layer(const WorkloadConfig& c, int pp_rank) {
+  return pp_rank * (c.shape.layers / c.layout.pp);
+}
+
+// Builds one rank's step: the pipeline schedule's forward and backward passes through the
+// stage's layers, with TP collectives inside layers, DP gradient synchronisation hooked on the
+// last backward pass, and the optimizer step at the end.
+class StepBuilder {
+ public:
+  StepBuilder(const WorkloadConfig& c, const RankPlace& place) : c_(c), place_(place) {
+    plan_.dtype = c.shape.dtype;
+    t_ = c.layout.tp;
+    d_ = c.layout.dp;
+    elem_ = dtype_size(c.shape.dtype);
+    gemms_ = layer_forward_gemms(c.shape, t_);
+    tokens_hidden_ = static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq * c.shape.hidden;
+    first_layer_ = stage_first_layer(c, place.pp_rank);
+    layer_count_ = c.shape.layers / c.layout.pp;
+    if (d_ > 1 && c.dp_mode == DpMode::kDdp) {
+      grads_ = stage_gradients_reversed(c, place.pp_rank);
+      const auto cap = static_cast<std::uint64_t>(c.bucket_mb * (1 << 20));
+      const std::uint64_t first =
+          cap == kDdpDefaultCapBytes ? kDdpFirstBucketBytes : cap;
+      buckets_ = assign_buckets(grads_, first, cap);
+      for (std::size_t b = 0; b < buckets_.size(); ++b) {
+        closing_param_[grads_[buckets_[b].params.back()].name] = b;
+      }
+    }
+  }
+
+  OpPlan build() {
+    const auto items = pipeline_schedule(c_.schedule, c_.layout.pp, place_.pp_rank,
+                                         c_.shape.micro_batches);
+    int last_backward = -1;
+    for (const PipeItem& it : items) {
+      if (it.kind == PipeItem::Kind::kBackward) last_backward = it.micro_batch;
+    }
+    int produced = -1;  // output of the last forward/backward pass (what a transfer sends)
+    int received = -1;  // the last transfer that received something (what a pass consumes)
+    for (const PipeItem& it : items) {
+      switch (it.kind) {
+        case PipeItem::Kind::kForward:
+          produced = forward(it.micro_batch, received);
+          break;
+        case PipeItem::Kind::kBackward:
+          produced = backward(it.micro_batch, received, it.micro_batch == last_backward);
+          break;
+        case PipeItem::Kind::kTransfer:
+          received = transfer(it, produced);
+          break;
+      }
+    }
+    optimizer();
+    return c_.no_overlap ? serialized(plan_) : std::move(plan_);
+  }
+
+ private:
+  std::string lname(int layer, const char* what, int mb) const {
+    return log::cat("l", layer, ".", what, ".mb", mb);
+  }
+
+  // TP collective after a row-parallel GEMM (forward) or on an input gradient (backward).
+  int tp_reduce(const std::string& name, int after) {
+    if (t_ == 1) return after;
+    if (c_.sequence_parallel) {
+      return plan_.collective(name + ".rs", CollectiveKind::kReduceScatter, Group::kTp,
+                              tokens_hidden_ / t_, tokens_hidden_ * elem_, {after});
+    }
+    return plan_.collective(name + ".ar", CollectiveKind::kAllReduce, Group::kTp, tokens_hidden_,
+                            tokens_hidden_ * elem_, {after});
+  }
+  // Sequence parallelism gathers the sequence-sharded activations before a column-parallel GEMM.
+  int tp_gather(const std::string& name, int after) {
+    if (t_ == 1 || !c_.sequence_parallel) return after;
+    return plan_.collective(name + ".ag", CollectiveKind::kAllGather, Group::kTp,
+                            tokens_hidden_ / t_, tokens_hidden_ * elem_, {after});
+  }
+
+  std::uint64_t zero_shard(int /*layer*/) const {
+    return layer_parameters(c_.shape, t_) / static_cast<std::uint64_t>(d_);
+  }
+  int zero_gather(int layer, const char* phase, int mb) {
+    const std::uint64_t shard = zero_shard(layer);
+    return plan_.collective(log::cat("l", layer, ".zero.", phase, ".ag.mb", mb),
+                            CollectiveKind::kAllGather, Group::kDp, shard,
+                            shard * static_cast<std::uint64_t>(d_) * elem_, {});
+  }
+
+  int forward(int mb, int input) {
+    const bool zero = d_ > 1 && c_.dp_mode == DpMode::kZero;
+    std::map<int, int> gathered;
+    if (zero) gathered[first_layer_] = zero_gather(first_layer_, "fwd", mb);
+    int x = input;
+    for (int l = first_layer_; l < first_layer_ + layer_count_; ++l) {
+      // FSDP's forward prefetch: the next layer's parameters are gathered while this one runs.
+      if (zero && l + 1 < first_layer_ + layer_count_) gathered[l + 1] = zero_gather(l + 1, "fwd", mb);
+      const int params = zero ? gathered[l] : -1;
+      x = tp_gather(lname(l, "attn", mb), x);
+      int y = x;
+      for (const LayerGemm& g : gemms_) {
+        if (g.name == "ffn_up") y = tp_gather(lname(l, "ffn", mb), y);
+        y = plan_.gemm(lname(l, g.name.c_str(), mb) + ".fwd", g.m, g.n, g.k, {y, params});
+        if (g.name == "out_proj") y = tp_reduce(lname(l, "attn", mb), y);
+        if (g.name == "ffn_down") y = tp_reduce(lname(l, "ffn", mb), y);
+      }
+      if (c_.offload) {
+        offloaded_[{l, mb}] = plan_.copy(lname(l, "act", mb) + ".d2h", CopyKind::kDeviceToHost,
+                                         activation_bytes(c_.shape), {y});
+      }
+      x = y;
+    }
+    return x;
+  }
+
+  int backward(int mb, int grad_in, bool last_pass) {
+    const bool zero = d_ > 1 && c_.dp_mode == DpMode::kZero;
+    const int top = first_layer_ + layer_count_ - 1;
+    std::map<int, int> gathered;
+    if (zero) gathered[top] = zero_gather(top, "bwd", mb);
+    int prefetch_after = -1;
+    int dy = grad_in;
+    for (int l = top; l >= first_layer_; --l) {
+      int h2d = -1;
+      if (c_.offload) {
+        // Prefetch one layer ahead: layer l's activations come back once layer l+1's
+        // backward has begun.
+        h2d = plan_.copy(lname(l, "act", mb) + ".h2d", CopyKind::kHostToDevice,
+                         activation_bytes(c_.shape), {offloaded_[{l, mb}], prefetch_after});
+      }
+      if (zero && l - 1 >= first_layer_) gathered[l - 1] = zero_gather(l - 1, "bwd", mb);
+      const int params = zero ? gathered[l] : -1;
+      int first_gemm = -1;
+      int last_wgrad = -1;
+      for (auto g = gemms_.rbegin(); g != gemms_.rend(); ++g) {
+        const std::string base = lname(l, g->name.c_str(), mb);
+        if (g->name == "ffn_down") dy = tp_gather(lname(l, "ffn.bwd", mb), dy);
+        if (g->name == "out_proj") dy = tp_gather(lname(l, "attn.bwd", mb), dy);
+        // dX = dY·Wᵀ and dW = Xᵀ·dY: the two GEMMs of a weight's backward, 2× its forward FLOPs.
+        const int dgrad = plan_.gemm(base + ".dgrad", g->m, g->k, g->n, {dy, params, h2d});
+        if (first_gemm < 0) first_gemm = dgrad;
+        int next = dgrad;
+        if (g->name == "ffn_up" || g->name == "qkv") {
+          // Megatron overlaps the input-gradient reduction with the weight-gradient GEMM.
+          next = tp_reduce(lname(l, g->name == "qkv" ? "attn.bwd" : "ffn.bwd", mb), dgrad);
+        }
+        const int wgrad = plan_.gemm(base + ".wgrad", g->k, g->n, g->m, {dgrad});
+        last_wgrad = wgrad;
+        if (last_pass && g->has_weight) grad_ready(log::cat("l", l, ".", g->name), wgrad);
+        dy = next == dgrad ? wgrad : next;
+      }
+      if (zero && last_pass) {
+        const std::uint64_t shard = zero_shard(l);
+        zero_reduce_ = plan_.collective(log::cat("l", l, ".zero.grad.rs"),
+                                        CollectiveKind::kReduceScatter, Group::kDp, shard,
+                                        shard * static_cast<std::uint64_t>(d_) * elem_,
+                                        {last_wgrad});
+      }
+      prefetch_after = first_gemm;
+    }
+    return dy;
+  }
+
+  // DDP: when the parameter that closes a bucket has its gradient, copy the bucket's gradients
+  // in (gradient_as_bucket_view=False), all-reduce it over the DP group, copy them back.
+  void grad_ready(const std::string& param, int wgrad) {
+    const auto it = closing_param_.find(param);
+    if (it == closing_param_.end()) return;
+    const Bucket& bucket = buckets_[it->second];
+    const std::string name = log::cat("dp.bucket", it->second);
+    const int in = plan_.copy(name + ".copy_in", CopyKind::kDeviceToDevice, bucket.bytes, {wgrad});
+    const std::uint64_t count = bucket.bytes / elem_;
+    const int ar = plan_.collective(name + ".allreduce", CollectiveKind::kAllReduce, Group::kDp,
+                                    count, count * elem_, {in});
+    last_dp_sync_ = plan_.copy(name + ".copy_out", CopyKind::kDeviceToDevice, bucket.bytes, {ar});
+  }
+
+  int transfer(const PipeItem& it, int produced) {
+    const std::uint64_t count =
+        tokens_hidden_ / static_cast<std::uint64_t>(c_.sequence_parallel ? t_ : 1);
+    std::string name;
+    if (it.send_peer >= 0) name += it.send_is_forward ? "pp.send_act" : "pp.send_grad";
+    if (it.recv_peer >= 0) {
+      name += name.empty() ? "" : "+";
+      name += it.recv_is_forward ? "pp.recv_act" : "pp.recv_grad";
+    }
+    name += log::cat(".mb", it.micro_batch);
+    const int id = plan_.p2p(name, Group::kPp, it.send_peer, it.recv_peer, count,
+                             {it.send_peer >= 0 ? produced : -1});
+    return it.recv_peer >= 0 ? id : -1;
+  }
+
+  void optimizer() {
+    std::uint64_t params = layer_parameters(c_.shape, t_) * static_cast<std::uint64_t>(layer_count_);
+    if (d_ > 1 && c_.dp_mode == DpMode::kZero) params /= static_cast<std::uint64_t>(d_);
+    plan_.axpy("optimizer.step", params, {last_dp_sync_, zero_reduce_});
+  }
+
+  const WorkloadConfig& c_;
+  const RankPlace& place_;
+  OpPlan plan_;
+  int t_ = 1;
+  int d_ = 1;
+  std::size_t elem_ = 4;
+  std::vector<LayerGemm> gemms_;
+  std::uint64_t tokens_hidden_ = 0;
+  int first_layer_ = 0;
+  int layer_count_ = 0;
+  std::vector<GradParam> grads_;
+  std::vector<Bucket> buckets_;
+  std::map<std::string, std::size_t> closing_param_;
+  std::map<std::pair<int, int>, int> offloaded_;
+  int last_dp_sync_ = -1;
+  int zero_reduce_ = -1;
+};
+
+}  // namespace
+
+std::vector<GradParam> stage_gradients_reversed(const WorkloadConfig& c, int pp_rank) {
+  std::vector<GradParam> out;
+  const auto gemms = layer_forward_gemms(c.shape, c.layout.tp);
+  const int first = stage_first_layer(c, pp_rank);
+  const int count = c.shape.layers / c.layout.pp;
+  const std::size_t elem = dtype_size(c.shape.dtype);
+  for (int l = first + count - 1; l >= first; --l) {
+    for (auto g = gemms.rbegin(); g != gemms.rend(); ++g) {
+      if (!g->has_weight) continue;
+      out.push_back({log::cat("l", l, ".", g->name),
+                     static_cast<std::uint64_t>(g->n) * static_cast<std::uint64_t>(g->k) * elem});
+    }
+  }
+  return out;
+}
+
+OpPlan build_plan(const WorkloadConfig& config, const RankPlace& place) {
+  return StepBuilder(config, place).build();
+}
+
+}  // namespace commprof

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+// What `commprof run` runs: a workload kind over a parallel layout and a model shape, and the
+// generator that turns it into one rank's op plan.
+#pragma once
+
+#include <string>
+
+#include "workloads/dp_buckets.hpp"
+#include "workloads/layout.hpp"
+#include "workloads/model_shape.hpp"
+#include "workloads/op_plan.hpp"
+#include "workloads/pipeline_schedule.hpp"
+
+namespace commprof {
+
+enum class WorkloadKind { kDp, kTp, kPp, kHybrid };
+WorkloadKind parse_workload(const std::string& text);
+const char* workload_name(WorkloadKind k);
+
+enum class DpMode { kDdp, kZero };
+DpMode parse_dp_mode(const std::string& text);
+
+struct WorkloadConfig {
+  WorkloadKind kind = WorkloadKind::kDp;
+  ModelShape shape;
+  ParallelLayout layout;
+  double bucket_mb = 25.0;  ///< DDP bucket cap in MiB
+  DpMode dp_mode = DpMode::kDdp;
+  bool sequence_parallel = false;
+  PpSchedule schedule = PpSchedule::k1F1B;
+  bool offload = false;     ///< activations to pinned host memory after forward, back before backward
+  bool no_overlap = false;  ///< every op waits for the one before: the serial baseline
+};
+
+/// One rank's step. Reads only the layout position, so it runs without MPI (tests, --dry-run).
+OpPlan build_plan(const WorkloadConfig& config, const RankPlace& place);
+
+/// The gradient parameters of one pipeline stage on one TP rank, in gradient-ready order.
+std::vector<GradParam> stage_gradients_reversed(const WorkloadConfig& config, int pp_rank);
+
+}  // namespace commprof
