@@ -268,7 +268,9 @@ class RunCommand final : public Command {
   }
 
  private:
-  // Rank 0's summary: step time and, per category, the summed op time, over measured steps.
+  // Rank 0's summary over measured steps: step time and, per category, the busy time. Each
+  // category has one in-order stream here, whose ops never overlap one another, so the sum of
+  // a category's op durations is exactly the length of the union of its intervals.
   void summarize(RankContext& ctx, const RunConfig& c, const RankTimeline& t, const OpPlan& plan,
                  const BackendChoice&) {
     double step_ms = 0;
@@ -317,8 +319,8 @@ class RunCommand final : public Command {
               << "  step time (ms)           " << stats(steps) << '\n';
     if (c.timing != OpTiming::kStep) {
       for (Category cat : kAllCategories) {
-        std::cout << "  " << category_name(cat) << " op time (ms, summed)"
-                  << std::string(5 - std::string(category_name(cat)).size(), ' ')
+        std::cout << "  " << category_name(cat) << " busy (ms)"
+                  << std::string(15 - std::string(category_name(cat)).size(), ' ')
                   << stats(cats[index_of(cat)]) << '\n';
       }
       std::cout << "  COMP TFLOP/s (in ops)    " << stats(tflops) << '\n';
