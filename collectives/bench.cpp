@@ -29,8 +29,7 @@ std::string utc_now() {
 }
 
 double host_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // Poison written into receive buffers before the checked call: no expected value is negative,
@@ -114,7 +113,8 @@ LoopTiming time_loop(Backend& backend, const CollectiveCall& call, const OpLabel
   if (per_call_stamps) {
     for (std::size_t i = 0; i + 1 < boundaries.size(); ++i) {
       const double us = static_cast<double>(backend.stamp_ns(boundaries[i + 1]) -
-                                            backend.stamp_ns(boundaries[i])) / 1e3;
+                                            backend.stamp_ns(boundaries[i])) /
+                        1e3;
       t.iter_min_us = i == 0 ? us : std::min(t.iter_min_us, us);
       t.iter_max_us = i == 0 ? us : std::max(t.iter_max_us, us);
     }
@@ -163,8 +163,8 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
     const auto devices = gather_strings(backend.device_description(), ctx.comm());
     const auto locals = gather_doubles(ctx.local_rank(), ctx.comm());
     for (std::size_t r = 0; r < devices.size(); ++r) {
-      report.ranks.push_back({static_cast<int>(r), ctx.hosts()[r], static_cast<int>(locals[r]),
-                              devices[r]});
+      report.ranks.push_back(
+          {static_cast<int>(r), ctx.hosts()[r], static_cast<int>(locals[r]), devices[r]});
     }
   }
 
@@ -196,8 +196,8 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
       // How many whole call sizes fit in both buffers: the positions of nccl-tests' shift.
       const std::uint64_t send_bytes = s.send_count * elem;
       const std::uint64_t recv_bytes = s.recv_count * elem;
-      const std::uint64_t room = std::min(buffers.send.bytes() - send_bytes,
-                                          buffers.recv.bytes() - recv_bytes);
+      const std::uint64_t room =
+          std::min(buffers.send.bytes() - send_bytes, buffers.recv.bytes() - recv_bytes);
       const std::uint64_t positions = 1 + room / s.bytes;
 
       backend.fill(buffers.send.data(), config.dtype, s.send_count,
@@ -210,9 +210,8 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
       ctx.barrier();  // every rank starts the timed loop together, as nccl-tests does
       ScopedAnnotation size_range(log::cat(spec.name, " ", s.bytes, " B"), s.bytes);
 
-      const LoopTiming timing =
-          time_loop(backend, call, label, config.iters, config.instrument == Instrument::kOn,
-                    s.bytes, positions);
+      const LoopTiming timing = time_loop(backend, call, label, config.iters,
+                                          config.instrument == Instrument::kOn, s.bytes, positions);
       double off_us = 0;
       double on_us = 0;
       if (config.instrument == Instrument::kCompare) {
@@ -244,9 +243,9 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
             backend.fill(buffers.recv.data(), config.dtype, 1,
                          FillPattern{FillKind::kConstant, 0, 0, 1, 0, -3.0});
           }
-          wrong = static_cast<std::int64_t>(backend.count_mismatches(
-              buffers.recv.data(), config.dtype, s.recv_count,
-              spec.expected(me, n, config.root, config.dtype, seed, s)));
+          wrong = static_cast<std::int64_t>(
+              backend.count_mismatches(buffers.recv.data(), config.dtype, s.recv_count,
+                                       spec.expected(me, n, config.root, config.dtype, seed, s)));
         }
         if (wrong > 0) {
           log::warn(log::cat(spec.name, " of ", s.bytes, " B: ", wrong, " wrong elements"));

@@ -39,7 +39,7 @@ struct BenchConfig {
   int root = 0;
   /// Off by default: the bench's figures are nccl-tests' loop time, undisturbed.
   Instrument instrument = Instrument::kOff;
-  std::string out_dir;     ///< where bench.json and bench.csv go; empty: nowhere
+  std::string out_dir;         ///< where bench.json and bench.csv go; empty: nowhere
   int test_corrupt_rank = -1;  ///< test hook: this rank corrupts one received element
 };
 
@@ -53,10 +53,10 @@ struct BenchRow {
   double busbw_factor = 1.0;
   CollectiveSizes sizes;
   DType dtype = DType::kFloat32;
-  int root = -1;  ///< -1 when the collective has none
-  std::vector<double> rank_time_us;       ///< per-iteration time of each rank (rank 0 only)
+  int root = -1;                     ///< -1 when the collective has none
+  std::vector<double> rank_time_us;  ///< per-iteration time of each rank (rank 0 only)
   double time_min_us = 0, time_avg_us = 0, time_max_us = 0;
-  double host_time_avg_us = 0;            ///< same loop timed with the host clock, like nccl-tests
+  double host_time_avg_us = 0;  ///< same loop timed with the host clock, like nccl-tests
   /// Fastest / slowest single call on any rank (per-call stamps only; 0 otherwise).
   double iter_min_us = 0, iter_max_us = 0;
   /// Instrument::kCompare only: mean over ranks of the per-call time without per-call stamps

@@ -25,28 +25,27 @@ class BenchCommand final : public Command {
   }
 
   void define_options(po::options_description& visible, po::options_description& hidden) override {
-    visible.add_options()
-        ("ops", po::value<std::string>()->default_value("allreduce"),
-         "comma-separated: allreduce, allgather, reducescatter, broadcast, reduce, alltoall, "
-         "sendrecv; or all")
-        ("min-bytes,b", po::value<ByteSize>()->default_value(ByteSize{1024}, "1K"),
-         "smallest size (K/M/G = KiB/MiB/GiB)")
-        ("max-bytes,e", po::value<ByteSize>()->default_value(ByteSize{16ull << 20}, "16M"),
-         "largest size")
-        ("step-factor,f", po::value<std::uint64_t>()->default_value(4),
-         "multiply the size by this between steps (>= 2)")
-        ("iters,n", po::value<int>()->default_value(20), "timed iterations per size")
-        ("warmup,w", po::value<int>()->default_value(5), "untimed iterations per size")
-        ("dtype,d", po::value<std::string>()->default_value("float"),
-         "float, double, int32, int64, bfloat16, half (bf16/half: cuda backend)")
-        ("check,c", po::value<bool>()->default_value(true),
-         "verify every result exactly (0 to skip); #wrong counts wrong elements")
-        ("root,r", po::value<int>()->default_value(0), "root rank of broadcast and reduce")
-        ("instrument", po::value<std::string>()->default_value("0"),
-         "0: two stamps (events) around the timed loop, as nccl-tests times; 1: also one "
-         "between calls (single-call min/max in JSON); both: time each size both ways, "
-         "interleaved, and report what the per-call stamps cost")
-        ("out,o", po::value<std::string>(), "write bench.json and bench.csv into this directory");
+    visible.add_options()(
+        "ops", po::value<std::string>()->default_value("allreduce"),
+        "comma-separated: allreduce, allgather, reducescatter, broadcast, reduce, alltoall, "
+        "sendrecv; or all")("min-bytes,b",
+                            po::value<ByteSize>()->default_value(ByteSize{1024}, "1K"),
+                            "smallest size (K/M/G = KiB/MiB/GiB)")(
+        "max-bytes,e", po::value<ByteSize>()->default_value(ByteSize{16ull << 20}, "16M"),
+        "largest size")("step-factor,f", po::value<std::uint64_t>()->default_value(4),
+                        "multiply the size by this between steps (>= 2)")(
+        "iters,n", po::value<int>()->default_value(20), "timed iterations per size")(
+        "warmup,w", po::value<int>()->default_value(5), "untimed iterations per size")(
+        "dtype,d", po::value<std::string>()->default_value("float"),
+        "float, double, int32, int64, bfloat16, half (bf16/half: cuda backend)")(
+        "check,c", po::value<bool>()->default_value(true),
+        "verify every result exactly (0 to skip); #wrong counts wrong elements")(
+        "root,r", po::value<int>()->default_value(0), "root rank of broadcast and reduce")(
+        "instrument", po::value<std::string>()->default_value("0"),
+        "0: two stamps (events) around the timed loop, as nccl-tests times; 1: also one "
+        "between calls (single-call min/max in JSON); both: time each size both ways, "
+        "interleaved, and report what the per-call stamps cost")(
+        "out,o", po::value<std::string>(), "write bench.json and bench.csv into this directory");
     add_runtime_options(visible);
     hidden.add_options()("test-corrupt-rank", po::value<int>()->default_value(-1),
                          "test hook: this rank corrupts one received element before checking");
@@ -110,8 +109,8 @@ class BenchCommand final : public Command {
       std::cout.flush();
       if (!config_.out_dir.empty()) {
         const std::string json_path = config_.out_dir + "/bench.json";
-        write_file_atomically(json_path,
-                              [&](std::ostream& os) { os << bench_to_json(report).dump(1) << '\n'; });
+        write_file_atomically(
+            json_path, [&](std::ostream& os) { os << bench_to_json(report).dump(1) << '\n'; });
         write_file_atomically(config_.out_dir + "/bench.csv",
                               [&](std::ostream& os) { write_bench_csv(os, report); });
         log::info("wrote " + json_path + " and bench.csv");

@@ -44,8 +44,7 @@ void write_bench_text(std::ostream& os, const BenchReport& report) {
      << "# dtype " << dtype_name(c.dtype) << ", iters " << c.iters << ", warmup " << c.warmup
      << ", check " << (c.check ? "on" : "off") << ", out-of-place, sizes " << c.min_bytes << ".."
      << c.max_bytes << " B by x" << c.step_factor << "\n"
-     << "# time: per-call time of " << c.iters
-     << " back-to-back calls on each rank's stream clock"
+     << "# time: per-call time of " << c.iters << " back-to-back calls on each rank's stream clock"
      << (report.backend == "cuda" ? " (CUDA events)" : " (steady clock)")
      << "; min/avg/max over ranks, in us\n"
      << "# algbw = size / avg time, busbw = algbw x factor(n), GB/s = 1e9 B/s "
@@ -94,9 +93,9 @@ void write_bench_text(std::ostream& os, const BenchReport& report) {
       os << "# instrumentation cost (per-call events + NVTX vs none, fastest of 3 interleaved "
             "loops, mean over ranks):\n";
       for (const BenchRow* row : rows) {
-        os << "#" << pad(std::to_string(row->sizes.bytes), 12) << " B: "
-           << fixed(row->plain_time_us, 2) << " us -> " << fixed(row->instrumented_time_us, 2)
-           << " us, ratio "
+        os << "#" << pad(std::to_string(row->sizes.bytes), 12)
+           << " B: " << fixed(row->plain_time_us, 2) << " us -> "
+           << fixed(row->instrumented_time_us, 2) << " us, ratio "
            << fixed(row->plain_time_us > 0 ? row->instrumented_time_us / row->plain_time_us : 0, 4)
            << '\n';
       }
@@ -145,8 +144,8 @@ nlohmann::ordered_json bench_to_json(const BenchReport& report) {
       "over ranks (algbw_gbps, busbw_gbps) and from the max over ranks (*_from_max)";
   ordered_json ranks = ordered_json::array();
   for (const auto& r : report.ranks) {
-    ranks.push_back({{"rank", r.rank}, {"host", r.host}, {"local_rank", r.local_rank},
-                     {"device", r.device}});
+    ranks.push_back(
+        {{"rank", r.rank}, {"host", r.host}, {"local_rank", r.local_rank}, {"device", r.device}});
   }
   j["ranks"] = ranks;
   ordered_json results = ordered_json::array();
@@ -164,8 +163,8 @@ nlohmann::ordered_json bench_to_json(const BenchReport& report) {
     item["dtype"] = dtype_name(row.dtype);
     item["redop"] = spec.reduces ? "sum" : "none";
     item["root"] = row.root;
-    item["time_us"] = {{"min", row.time_min_us}, {"avg", row.time_avg_us},
-                       {"max", row.time_max_us}};
+    item["time_us"] = {
+        {"min", row.time_min_us}, {"avg", row.time_avg_us}, {"max", row.time_max_us}};
     item["rank_time_us"] = row.rank_time_us;
     item["host_clock_time_us_avg"] = row.host_time_avg_us;
     if (c.instrument != Instrument::kOn) {
@@ -201,9 +200,9 @@ void write_bench_csv(std::ostream& os, const BenchReport& report) {
         "busbw_factor,wrong\n";
   for (const BenchRow& row : report.rows) {
     const CollectiveSpec& spec = collective_spec(row.op);
-    os << spec.name << ',' << row.nranks << ',' << row.sizes.bytes << ',' << row.sizes.count
-       << ',' << dtype_name(row.dtype) << ',' << (spec.reduces ? "sum" : "none") << ','
-       << row.root << ',' << fixed(row.time_min_us, 3) << ',' << fixed(row.time_avg_us, 3) << ','
+    os << spec.name << ',' << row.nranks << ',' << row.sizes.bytes << ',' << row.sizes.count << ','
+       << dtype_name(row.dtype) << ',' << (spec.reduces ? "sum" : "none") << ',' << row.root << ','
+       << fixed(row.time_min_us, 3) << ',' << fixed(row.time_avg_us, 3) << ','
        << fixed(row.time_max_us, 3) << ',' << fixed(row.host_time_avg_us, 3) << ','
        << fixed(row.algbw_gbps, 4) << ',' << fixed(row.busbw_gbps, 4) << ','
        << fixed(row.algbw_max_gbps, 4) << ',' << fixed(row.busbw_max_gbps, 4) << ','

@@ -36,13 +36,16 @@ const CollectiveSpec& collective_spec(CollectiveKind kind) {
 double CollectiveSpec::busbw_factor(int n) const {
   const double nn = static_cast<double>(n);
   switch (kind) {
-    case CollectiveKind::kAllReduce: return 2.0 * (nn - 1.0) / nn;
+    case CollectiveKind::kAllReduce:
+      return 2.0 * (nn - 1.0) / nn;
     case CollectiveKind::kAllGather:
     case CollectiveKind::kReduceScatter:
-    case CollectiveKind::kAllToAll: return (nn - 1.0) / nn;
+    case CollectiveKind::kAllToAll:
+      return (nn - 1.0) / nn;
     case CollectiveKind::kBroadcast:
     case CollectiveKind::kReduce:
-    case CollectiveKind::kSendRecv: return 1.0;
+    case CollectiveKind::kSendRecv:
+      return 1.0;
   }
   return 1.0;
 }
@@ -102,9 +105,12 @@ std::uint64_t reduce_modulus(DType dtype, int n) {
 
 std::uint64_t data_modulus(DType dtype) {
   switch (dtype) {
-    case DType::kBFloat16: return 251;   // largest prime ≤ 256
-    case DType::kFloat16: return 2039;   // largest prime ≤ 2048
-    default: return 65521;               // largest prime < 2^16
+    case DType::kBFloat16:
+      return 251;  // largest prime ≤ 256
+    case DType::kFloat16:
+      return 2039;  // largest prime ≤ 2048
+    default:
+      return 65521;  // largest prime < 2^16
   }
 }
 

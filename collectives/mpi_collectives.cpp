@@ -12,10 +12,14 @@ namespace commprof {
 
 MPI_Datatype mpi_datatype(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return MPI_FLOAT;
-    case DType::kFloat64: return MPI_DOUBLE;
-    case DType::kInt32: return MPI_INT32_T;
-    case DType::kInt64: return MPI_INT64_T;
+    case DType::kFloat32:
+      return MPI_FLOAT;
+    case DType::kFloat64:
+      return MPI_DOUBLE;
+    case DType::kInt32:
+      return MPI_INT32_T;
+    case DType::kInt64:
+      return MPI_INT64_T;
     default:
       throw ConfigError(std::string("MPI has no built-in ") + dtype_name(dtype) +
                         " type: the host backend supports float, double, int32 and int64");
@@ -33,7 +37,8 @@ void run_mpi_p2p(const P2PCall& call, MPI_Comm comm) {
   MPI_Request requests[2];
   int n = 0;
   if (call.recv_peer >= 0) {
-    COMMPROF_MPI_CHECK(MPI_Irecv(call.recv, count, type, call.recv_peer, kTag, comm, &requests[n++]));
+    COMMPROF_MPI_CHECK(
+        MPI_Irecv(call.recv, count, type, call.recv_peer, kTag, comm, &requests[n++]));
   }
   if (call.send_peer >= 0) {
     COMMPROF_MPI_CHECK(MPI_Isend(const_cast<void*>(call.send), count, type, call.send_peer, kTag,
@@ -70,7 +75,8 @@ void run_mpi_collective(const CollectiveCall& call, MPI_Comm comm) {
       // send buffer and copies locally, the cheapest way to honour the same contract.
       if (rank == call.root) {
         COMMPROF_MPI_CHECK(MPI_Bcast(send, count, type, call.root, comm));
-        if (call.recv != call.send) std::memcpy(call.recv, call.send, call.count * dtype_size(call.dtype));
+        if (call.recv != call.send)
+          std::memcpy(call.recv, call.send, call.count * dtype_size(call.dtype));
       } else {
         COMMPROF_MPI_CHECK(MPI_Bcast(call.recv, count, type, call.root, comm));
       }

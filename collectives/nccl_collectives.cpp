@@ -1,19 +1,25 @@
 // SPDX-License-Identifier: MIT
 #include "collectives/nccl_collectives.hpp"
 
-#include "src/backend/cuda/cuda_check.hpp"
 #include "src/backend/communicator.hpp"
+#include "src/backend/cuda/cuda_check.hpp"
 
 namespace commprof {
 
 ncclDataType_t nccl_datatype(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return ncclFloat32;
-    case DType::kFloat64: return ncclFloat64;
-    case DType::kInt32: return ncclInt32;
-    case DType::kInt64: return ncclInt64;
-    case DType::kBFloat16: return ncclBfloat16;
-    case DType::kFloat16: return ncclFloat16;
+    case DType::kFloat32:
+      return ncclFloat32;
+    case DType::kFloat64:
+      return ncclFloat64;
+    case DType::kInt32:
+      return ncclInt32;
+    case DType::kInt64:
+      return ncclInt64;
+    case DType::kBFloat16:
+      return ncclBfloat16;
+    case DType::kFloat16:
+      return ncclFloat16;
   }
   return ncclFloat32;
 }

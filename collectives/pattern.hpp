@@ -61,8 +61,8 @@ inline constexpr std::uint64_t kDataRankStride = 7919;  // a prime: ranks differ
 
 COMMPROF_HD inline double data_value(int rank, std::uint64_t index, std::uint64_t seed,
                                      std::uint64_t modulus) {
-  return static_cast<double>(
-      (static_cast<std::uint64_t>(rank) * kDataRankStride + index + seed) % modulus);
+  return static_cast<double>((static_cast<std::uint64_t>(rank) * kDataRankStride + index + seed) %
+                             modulus);
 }
 
 /// Rank r contributes ((r / stride) + index + seed) mod m if r is a multiple of stride, else 0.
@@ -88,9 +88,12 @@ COMMPROF_HD inline double reduce_sum(int nranks, std::uint64_t index, std::uint6
 COMMPROF_HD inline double fill_value(const FillPattern& p, std::uint64_t i) {
   const std::uint64_t j = p.first_index + i;
   switch (p.kind) {
-    case FillKind::kReduceInput: return reduce_input_value(p.rank, j, p.seed, p.modulus, p.stride);
-    case FillKind::kData: return data_value(p.rank, j, p.seed, p.modulus);
-    case FillKind::kConstant: return p.constant;
+    case FillKind::kReduceInput:
+      return reduce_input_value(p.rank, j, p.seed, p.modulus, p.stride);
+    case FillKind::kData:
+      return data_value(p.rank, j, p.seed, p.modulus);
+    case FillKind::kConstant:
+      return p.constant;
   }
   return p.constant;
 }
@@ -107,7 +110,8 @@ COMMPROF_HD inline double expected_value(const ExpectPattern& e, std::uint64_t i
       return data_value(static_cast<int>(i / e.chunk),
                         static_cast<std::uint64_t>(e.rank) * e.chunk + i % e.chunk, e.seed,
                         e.modulus);
-    case ExpectKind::kConstant: return e.constant;
+    case ExpectKind::kConstant:
+      return e.constant;
   }
   return e.constant;
 }

@@ -21,9 +21,12 @@ OpTiming parse_op_timing(const std::string& text) {
 
 const char* op_timing_name(OpTiming t) {
   switch (t) {
-    case OpTiming::kPair: return "pair";
-    case OpTiming::kShared: return "shared";
-    case OpTiming::kStep: return "step";
+    case OpTiming::kPair:
+      return "pair";
+    case OpTiming::kShared:
+      return "shared";
+    case OpTiming::kStep:
+      return "step";
   }
   return "?";
 }
@@ -31,12 +34,12 @@ const char* op_timing_name(OpTiming t) {
 /// One set of buffers per kind of op, each as large as the largest op of that kind. Ops of one
 /// stream run in order, so they can share; ops of different streams never share a buffer.
 struct PlanExecutor::Buffers {
-  Buffer gemm_a, gemm_b, gemm_c;    // COMP
-  Buffer axpy_x, axpy_y;            // COMP
-  Buffer coll_send, coll_recv;      // COMM
-  Buffer p2p_send, p2p_recv;        // COMM
-  Buffer copy_src, copy_dst;        // MEM, device side
-  Buffer host_pinned;               // MEM, host side of H2D and D2H
+  Buffer gemm_a, gemm_b, gemm_c;  // COMP
+  Buffer axpy_x, axpy_y;          // COMP
+  Buffer coll_send, coll_recv;    // COMM
+  Buffer p2p_send, p2p_recv;      // COMM
+  Buffer copy_src, copy_dst;      // MEM, device side
+  Buffer host_pinned;             // MEM, host side of H2D and D2H
 };
 
 namespace {
@@ -46,9 +49,13 @@ const FillPattern kOnes{FillKind::kReduceInput, 0, 0, 2, 0, 0.0};
 
 }  // namespace
 
-PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& plan,
-                           GroupComms comms, OpTiming timing)
-    : backend_(backend), ctx_(ctx), plan_(plan), comms_(comms), timing_(timing),
+PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& plan, GroupComms comms,
+                           OpTiming timing)
+    : backend_(backend),
+      ctx_(ctx),
+      plan_(plan),
+      comms_(comms),
+      timing_(timing),
       buffers_(std::make_unique<Buffers>()) {
   const std::size_t elem = dtype_size(plan.dtype);
   std::uint64_t a = 1, b = 1, c = 1, axpy = 1, send = 1, recv = 1, p2p = 1, copy = 1, host = 1;
@@ -64,7 +71,9 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
         b = std::max(b, k * n);
         c = std::max(c, m * n);
         break;
-      case PlannedKind::kAxpy: axpy = std::max(axpy, op.count); break;
+      case PlannedKind::kAxpy:
+        axpy = std::max(axpy, op.count);
+        break;
       case PlannedKind::kCollective: {
         Communicator* comm = comm_of(op.group);
         const CollectiveSizes s =
@@ -73,7 +82,9 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
         recv = std::max(recv, s.recv_count);
         break;
       }
-      case PlannedKind::kP2P: p2p = std::max(p2p, op.count); break;
+      case PlannedKind::kP2P:
+        p2p = std::max(p2p, op.count);
+        break;
       case PlannedKind::kCopy:
         if (op.copy == CopyKind::kDeviceToDevice) {
           copy = std::max(copy, op.bytes);
@@ -107,9 +118,12 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
 PlanExecutor::~PlanExecutor() = default;
 
 Communicator* PlanExecutor::comm_of(Group g) const {
-  Communicator* c = g == Group::kTp ? comms_.tp : g == Group::kDp ? comms_.dp
-                    : g == Group::kPp ? comms_.pp : nullptr;
-  if (c == nullptr) throw Error(log::cat("op plan uses group ", group_name(g), " but it has no communicator"));
+  Communicator* c = g == Group::kTp   ? comms_.tp
+                    : g == Group::kDp ? comms_.dp
+                    : g == Group::kPp ? comms_.pp
+                                      : nullptr;
+  if (c == nullptr)
+    throw Error(log::cat("op plan uses group ", group_name(g), " but it has no communicator"));
   return c;
 }
 
@@ -217,7 +231,7 @@ StepRecord PlanExecutor::run_step(int index, bool warmup) {
       Communicator* comm = comm_of(op.group);
       r.comm = comm->name();
       r.comm_size = comm->size();
-      r.collective = op.kind == PlannedKind::kCollective ? collective_name(op.collective)
+      r.collective = op.kind == PlannedKind::kCollective      ? collective_name(op.collective)
                      : op.send_peer >= 0 && op.recv_peer >= 0 ? "sendrecv"
                      : op.send_peer >= 0                      ? "send"
                                                               : "recv";

@@ -23,15 +23,14 @@ class GemmCommand final : public Command {
     return "GEMM probe: TFLOP/s of each rank's COMP stream (cuBLAS or CPU)";
   }
   void define_options(po::options_description& visible, po::options_description&) override {
-    visible.add_options()
-        ("m", po::value<int>()->default_value(0), "rows of A and C (0: 8192 on cuda, 512 on host)")
-        ("n", po::value<int>()->default_value(0), "columns of B and C (0: as for m)")
-        ("k", po::value<int>()->default_value(0), "inner dimension (0: as for m)")
-        ("dtype,d", po::value<std::string>()->default_value("auto"),
-         "auto (bfloat16 on cuda, float on host), float (TF32 tensor cores on cuda), bfloat16, "
-         "half, double")
-        ("iters,n", po::value<int>()->default_value(20), "timed GEMMs")
-        ("warmup,w", po::value<int>()->default_value(5), "untimed GEMMs");
+    visible.add_options()("m", po::value<int>()->default_value(0),
+                          "rows of A and C (0: 8192 on cuda, 512 on host)")(
+        "n", po::value<int>()->default_value(0), "columns of B and C (0: as for m)")(
+        "k", po::value<int>()->default_value(0), "inner dimension (0: as for m)")(
+        "dtype,d", po::value<std::string>()->default_value("auto"),
+        "auto (bfloat16 on cuda, float on host), float (TF32 tensor cores on cuda), bfloat16, "
+        "half, double")("iters,n", po::value<int>()->default_value(20), "timed GEMMs")(
+        "warmup,w", po::value<int>()->default_value(5), "untimed GEMMs");
     add_runtime_options(visible);
   }
   void configure(const po::variables_map& vm) override {

@@ -20,7 +20,8 @@ GemmProbeResult run_gemm_probe(const GemmProbeConfig& config, Backend& backend, 
   r.dtype = config.dtype_auto ? (gpu ? DType::kBFloat16 : DType::kFloat32) : config.dtype;
   ctx.agree(gpu || r.dtype == DType::kFloat32 || r.dtype == DType::kFloat64,
             std::string("commprof gemm: error: the host backend computes in float or double, "
-                        "not ") + dtype_name(r.dtype));
+                        "not ") +
+                dtype_name(r.dtype));
 
   const std::size_t elem = dtype_size(r.dtype);
   const auto mm = static_cast<std::size_t>(r.m);
@@ -45,8 +46,8 @@ GemmProbeResult run_gemm_probe(const GemmProbeConfig& config, Backend& backend, 
   for (int i = 0; i < config.iters; ++i) backend.submit(Category::kComp, call, label);
   const StampId last = backend.stamp(Category::kComp);
   backend.synchronize();
-  r.time_us = static_cast<double>(backend.stamp_ns(last) - backend.stamp_ns(first)) / 1e3 /
-              config.iters;
+  r.time_us =
+      static_cast<double>(backend.stamp_ns(last) - backend.stamp_ns(first)) / 1e3 / config.iters;
   const double tflops = r.time_us > 0 ? call.flops() / (r.time_us * 1e-6) / 1e12 : 0.0;
   r.rank_tflops = gather_doubles(tflops, ctx.comm());
   return r;

@@ -23,8 +23,8 @@ struct GemmProbeConfig {
 struct GemmProbeResult {
   int m = 0, n = 0, k = 0;
   DType dtype = DType::kFloat32;
-  double time_us = 0;                 ///< this rank's mean time per GEMM
-  std::vector<double> rank_tflops;    ///< every rank's TFLOP/s (rank 0 only)
+  double time_us = 0;               ///< this rank's mean time per GEMM
+  std::vector<double> rank_tflops;  ///< every rank's TFLOP/s (rank 0 only)
 };
 
 /// Collective: every rank times `iters` GEMMs on its COMP stream between two stamps.

@@ -33,7 +33,8 @@ void validate_layout(const ParallelLayout& l, int world_size, int layers, int he
   if (heads % l.tp != 0) {
     throw ConfigError(log::cat("--heads ", heads, " is not divisible by --tp ", l.tp));
   }
-  if (ffn % l.tp != 0) throw ConfigError(log::cat("--ffn ", ffn, " is not divisible by --tp ", l.tp));
+  if (ffn % l.tp != 0)
+    throw ConfigError(log::cat("--ffn ", ffn, " is not divisible by --tp ", l.tp));
   if (layers % l.pp != 0) {
     throw ConfigError(log::cat("--layers ", layers, " is not divisible by --pp ", l.pp));
   }

@@ -13,17 +13,39 @@ ModelShape model_preset(const std::string& name) {
   s.name = name;
   if (name == "tiny") {
     // Small enough for 4 ranks on 2 CPU cores in CI, large enough to have several DDP buckets.
-    s.layers = 4; s.hidden = 128; s.heads = 4; s.ffn = 512; s.seq = 64;
-    s.micro_batch = 1; s.micro_batches = 4; s.dtype = DType::kFloat32;
+    s.layers = 4;
+    s.hidden = 128;
+    s.heads = 4;
+    s.ffn = 512;
+    s.seq = 64;
+    s.micro_batch = 1;
+    s.micro_batches = 4;
+    s.dtype = DType::kFloat32;
   } else if (name == "gpt-1.3b") {  // GPT-3 XL: 24 layers, h 2048, 16 heads
-    s.layers = 24; s.hidden = 2048; s.heads = 16; s.ffn = 8192; s.seq = 2048;
-    s.micro_batch = 1; s.micro_batches = 4;
+    s.layers = 24;
+    s.hidden = 2048;
+    s.heads = 16;
+    s.ffn = 8192;
+    s.seq = 2048;
+    s.micro_batch = 1;
+    s.micro_batches = 4;
   } else if (name == "gpt-7b") {  // GPT-3 6.7B: 32 layers, h 4096, 32 heads
-    s.layers = 32; s.hidden = 4096; s.heads = 32; s.ffn = 16384; s.seq = 2048;
-    s.micro_batch = 1; s.micro_batches = 4;
+    s.layers = 32;
+    s.hidden = 4096;
+    s.heads = 32;
+    s.ffn = 16384;
+    s.seq = 2048;
+    s.micro_batch = 1;
+    s.micro_batches = 4;
   } else if (name == "llama-8b") {  // Llama 3 8B (MHA here; GQA's smaller K/V not modelled)
-    s.layers = 32; s.hidden = 4096; s.heads = 32; s.ffn = 14336; s.gated_ffn = true;
-    s.seq = 8192; s.micro_batch = 1; s.micro_batches = 4;
+    s.layers = 32;
+    s.hidden = 4096;
+    s.heads = 32;
+    s.ffn = 14336;
+    s.gated_ffn = true;
+    s.seq = 8192;
+    s.micro_batch = 1;
+    s.micro_batches = 4;
   } else {
     std::string names;
     for (const auto& p : model_presets()) names += (names.empty() ? "" : ", ") + p;
@@ -54,12 +76,12 @@ std::vector<LayerGemm> layer_forward_gemms(const ModelShape& s, int tp) {
   const int ht = s.hidden / tp;
   const int ft = s.ffn / tp * (s.gated_ffn ? 2 : 1);  // up and gate fused into one GEMM
   return {
-      {"qkv", bs, 3 * ht, h, true},          // column-parallel
-      {"attn_scores", bs, s.seq, ht, false},  // Q·Kᵀ over the rank's heads
-      {"attn_context", bs, ht, s.seq, false}, // softmax(QKᵀ)·V
-      {"out_proj", bs, h, ht, true},          // row-parallel
-      {"ffn_up", bs, ft, h, true},            // column-parallel
-      {"ffn_down", bs, h, s.ffn / tp, true},  // row-parallel
+      {"qkv", bs, 3 * ht, h, true},            // column-parallel
+      {"attn_scores", bs, s.seq, ht, false},   // Q·Kᵀ over the rank's heads
+      {"attn_context", bs, ht, s.seq, false},  // softmax(QKᵀ)·V
+      {"out_proj", bs, h, ht, true},           // row-parallel
+      {"ffn_up", bs, ft, h, true},             // column-parallel
+      {"ffn_down", bs, h, s.ffn / tp, true},   // row-parallel
   };
 }
 

@@ -10,10 +10,14 @@ namespace commprof {
 
 const char* group_name(Group g) {
   switch (g) {
-    case Group::kNone: return "-";
-    case Group::kTp: return "tp";
-    case Group::kDp: return "dp";
-    case Group::kPp: return "pp";
+    case Group::kNone:
+      return "-";
+    case Group::kTp:
+      return "tp";
+    case Group::kDp:
+      return "dp";
+    case Group::kPp:
+      return "pp";
   }
   return "?";
 }
@@ -46,7 +50,8 @@ int OpPlan::gemm(const std::string& name, int m, int n, int k, const std::vector
   op.k = k;
   op.flops = 2.0 * m * n * k;
   op.bytes = (static_cast<std::uint64_t>(m) * k + static_cast<std::uint64_t>(k) * n +
-              static_cast<std::uint64_t>(m) * n) * dtype_size(dtype);
+              static_cast<std::uint64_t>(m) * n) *
+             dtype_size(dtype);
   return add(std::move(op), deps);
 }
 
@@ -126,17 +131,18 @@ void print_plan(std::ostream& os, const OpPlan& plan) {
         os << "  gemm " << op.m << "x" << op.n << "x" << op.k << "  " << op.flops / 1e9 << " GFLOP";
         break;
       case PlannedKind::kCollective:
-        os << "  " << collective_name(op.collective) << " on " << group_name(op.group)
-           << "  count " << op.count << "  " << op.bytes << " B";
+        os << "  " << collective_name(op.collective) << " on " << group_name(op.group) << "  count "
+           << op.count << "  " << op.bytes << " B";
         break;
       case PlannedKind::kP2P:
         os << "  p2p on " << group_name(op.group) << "  send->" << op.send_peer << " recv<-"
            << op.recv_peer << "  " << op.count << " elements each way";
         break;
       case PlannedKind::kCopy:
-        os << "  copy " << (op.copy == CopyKind::kHostToDevice   ? "H2D"
-                            : op.copy == CopyKind::kDeviceToHost ? "D2H"
-                                                                 : "D2D")
+        os << "  copy "
+           << (op.copy == CopyKind::kHostToDevice   ? "H2D"
+               : op.copy == CopyKind::kDeviceToHost ? "D2H"
+                                                    : "D2D")
            << "  " << op.bytes << " B";
         break;
       case PlannedKind::kAxpy:

@@ -27,16 +27,16 @@ struct PlannedOp {
   std::string name;
   Category stream = Category::kComp;
   PlannedKind kind = PlannedKind::kGemm;
-  int m = 0, n = 0, k = 0;                               ///< GEMM
+  int m = 0, n = 0, k = 0;                                 ///< GEMM
   CollectiveKind collective = CollectiveKind::kAllReduce;  ///< collective
-  Group group = Group::kNone;                            ///< collective, P2P
+  Group group = Group::kNone;                              ///< collective, P2P
   std::uint64_t count = 0;  ///< elements: NCCL's count (collective), per direction (P2P), axpy
   int send_peer = -1;       ///< P2P: rank within the group, or -1
   int recv_peer = -1;
   CopyKind copy = CopyKind::kDeviceToDevice;  ///< copy
   std::uint64_t bytes = 0;  ///< S of the busbw formula (collective); bytes moved otherwise
   double flops = 0.0;
-  std::vector<int> deps;    ///< ops on other streams that must finish first
+  std::vector<int> deps;  ///< ops on other streams that must finish first
 };
 
 struct OpPlan {
@@ -51,7 +51,8 @@ struct OpPlan {
                  std::uint64_t bytes, const std::vector<int>& deps);
   int p2p(const std::string& name, Group group, int send_peer, int recv_peer, std::uint64_t count,
           const std::vector<int>& deps);
-  int copy(const std::string& name, CopyKind kind, std::uint64_t bytes, const std::vector<int>& deps);
+  int copy(const std::string& name, CopyKind kind, std::uint64_t bytes,
+           const std::vector<int>& deps);
   int axpy(const std::string& name, std::uint64_t count, const std::vector<int>& deps);
 
   /// Ops of one kind, for tests and summaries.

@@ -19,8 +19,8 @@ namespace {
 
 class Builder {
  public:
-  Builder(int stages, int stage) : prev_(stage > 0 ? stage - 1 : -1),
-                                   next_(stage + 1 < stages ? stage + 1 : -1) {}
+  Builder(int stages, int stage)
+      : prev_(stage > 0 ? stage - 1 : -1), next_(stage + 1 < stages ? stage + 1 : -1) {}
 
   void forward(int mb) { items.push_back({PipeItem::Kind::kForward, mb}); }
   void backward(int mb) { items.push_back({PipeItem::Kind::kBackward, mb}); }

@@ -18,7 +18,7 @@ const char* schedule_name(PpSchedule s);
 struct PipeItem {
   enum class Kind { kForward, kBackward, kTransfer };
   Kind kind = Kind::kForward;
-  int micro_batch = 0;     ///< forward/backward; for a transfer, the micro-batch sent (or received)
+  int micro_batch = 0;  ///< forward/backward; for a transfer, the micro-batch sent (or received)
   int send_peer = -1;
   int recv_peer = -1;
   bool send_is_forward = true;  ///< transfer: what is sent is an activation (true) or a gradient

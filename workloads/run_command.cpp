@@ -44,8 +44,8 @@ ParallelLayout resolve_layout(const RunConfig& c, int world) {
     const int others = (l.tp > 0 ? l.tp : 1) * (l.dp > 0 ? l.dp : 1) * (l.pp > 0 ? l.pp : 1) /
                        (axis > 0 ? axis : 1);
     if (others != 1) {
-      throw ConfigError(log::cat("--workload ", workload_name(c.workload.kind),
-                                 " uses only --", name, "; use --workload hybrid to combine"));
+      throw ConfigError(log::cat("--workload ", workload_name(c.workload.kind), " uses only --",
+                                 name, "; use --workload hybrid to combine"));
     }
     if (axis == 0) axis = world;
     if (l.tp == 0) l.tp = 1;
@@ -53,9 +53,15 @@ ParallelLayout resolve_layout(const RunConfig& c, int world) {
     if (l.pp == 0) l.pp = 1;
   };
   switch (c.workload.kind) {
-    case WorkloadKind::kDp: only(l.dp, "dp"); break;
-    case WorkloadKind::kTp: only(l.tp, "tp"); break;
-    case WorkloadKind::kPp: only(l.pp, "pp"); break;
+    case WorkloadKind::kDp:
+      only(l.dp, "dp");
+      break;
+    case WorkloadKind::kTp:
+      only(l.tp, "tp");
+      break;
+    case WorkloadKind::kPp:
+      only(l.pp, "pp");
+      break;
     case WorkloadKind::kHybrid: {
       int missing = (l.tp == 0) + (l.dp == 0) + (l.pp == 0);
       const int known = std::max(l.tp, 1) * std::max(l.dp, 1) * std::max(l.pp, 1);
@@ -74,18 +80,28 @@ nlohmann::ordered_json config_json(const RunConfig& c, const ParallelLayout& l) 
   const ModelShape& s = c.workload.shape;
   return {{"command", "run"},
           {"workload", workload_name(c.workload.kind)},
-          {"tp", l.tp}, {"dp", l.dp}, {"pp", l.pp},
-          {"model", {{"name", s.name}, {"layers", s.layers}, {"hidden", s.hidden},
-                     {"heads", s.heads}, {"ffn", s.ffn}, {"gated_ffn", s.gated_ffn},
-                     {"seq", s.seq}, {"micro_batch", s.micro_batch},
-                     {"micro_batches", s.micro_batches}, {"dtype", dtype_name(s.dtype)}}},
+          {"tp", l.tp},
+          {"dp", l.dp},
+          {"pp", l.pp},
+          {"model",
+           {{"name", s.name},
+            {"layers", s.layers},
+            {"hidden", s.hidden},
+            {"heads", s.heads},
+            {"ffn", s.ffn},
+            {"gated_ffn", s.gated_ffn},
+            {"seq", s.seq},
+            {"micro_batch", s.micro_batch},
+            {"micro_batches", s.micro_batches},
+            {"dtype", dtype_name(s.dtype)}}},
           {"bucket_mb", c.workload.bucket_mb},
           {"dp_mode", c.workload.dp_mode == DpMode::kDdp ? "ddp" : "zero"},
           {"sequence_parallel", c.workload.sequence_parallel},
           {"schedule", schedule_name(c.workload.schedule)},
           {"offload", c.workload.offload},
           {"no_overlap", c.workload.no_overlap},
-          {"steps", c.steps}, {"warmup_steps", c.warmup_steps},
+          {"steps", c.steps},
+          {"warmup_steps", c.warmup_steps},
           {"op_timing", op_timing_name(c.timing)}};
 }
 
@@ -93,14 +109,14 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
   const ModelShape& s = c.workload.shape;
   const RankPlace place = place_rank(l, rank);
   os << "# commprof run --dry-run: workload " << workload_name(c.workload.kind) << ", "
-     << describe(l) << ", model " << s.name << " (" << s.layers << " layers, h " << s.hidden
-     << ", " << s.heads << " heads, ffn " << s.ffn << (s.gated_ffn ? " gated" : "") << ", seq "
-     << s.seq << ", micro-batch " << s.micro_batch << " x " << s.micro_batches << ", "
-     << dtype_name(s.dtype) << ")\n";
+     << describe(l) << ", model " << s.name << " (" << s.layers << " layers, h " << s.hidden << ", "
+     << s.heads << " heads, ffn " << s.ffn << (s.gated_ffn ? " gated" : "") << ", seq " << s.seq
+     << ", micro-batch " << s.micro_batch << " x " << s.micro_batches << ", " << dtype_name(s.dtype)
+     << ")\n";
   os << "# per layer and micro-batch on one TP rank (tp " << l.tp << "):\n";
   for (const LayerGemm& g : layer_forward_gemms(s, l.tp)) {
-    os << "#   " << g.name << ": " << g.m << " x " << g.n << " x " << g.k << ", "
-       << g.flops() / 1e9 << " GFLOP forward, " << 2 * g.flops() / 1e9 << " GFLOP backward\n";
+    os << "#   " << g.name << ": " << g.m << " x " << g.n << " x " << g.k << ", " << g.flops() / 1e9
+       << " GFLOP forward, " << 2 * g.flops() / 1e9 << " GFLOP backward\n";
   }
   const std::uint64_t params = layer_parameters(s, l.tp);
   os << "#   parameters " << params << " per layer (" << params * dtype_size(s.dtype)
@@ -116,8 +132,8 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
   os << " }\n";
   if (l.pp > 1 || s.micro_batches > 1) {
     os << "# pipeline order (" << schedule_name(c.workload.schedule) << "): "
-       << compute_order(pipeline_schedule(c.workload.schedule, l.pp, place.pp_rank,
-                                          s.micro_batches))
+       << compute_order(
+              pipeline_schedule(c.workload.schedule, l.pp, place.pp_rank, s.micro_batches))
        << '\n';
   }
   const OpPlan plan = build_plan(c.workload, place);
@@ -133,36 +149,35 @@ class RunCommand final : public Command {
   }
 
   void define_options(po::options_description& visible, po::options_description&) override {
-    visible.add_options()
-        ("workload", po::value<std::string>()->default_value("dp"), "dp | tp | pp | hybrid")
-        ("tp", po::value<int>()->default_value(0), "tensor-parallel degree (0: inferred)")
-        ("dp", po::value<int>()->default_value(0), "data-parallel degree (0: inferred)")
-        ("pp", po::value<int>()->default_value(0), "pipeline-parallel degree (0: inferred)")
-        ("model", po::value<std::string>()->default_value("tiny"),
-         "preset: tiny, gpt-1.3b, gpt-7b, llama-8b; the options below override its fields")
-        ("layers", po::value<int>(), "transformer layers")
-        ("hidden", po::value<int>(), "hidden size h")
-        ("heads", po::value<int>(), "attention heads")
-        ("ffn", po::value<int>(), "FFN hidden size")
-        ("seq", po::value<int>(), "sequence length s")
-        ("micro-batch", po::value<int>(), "sequences per micro-batch b")
-        ("micro-batches", po::value<int>(), "micro-batches per step m")
-        ("dtype", po::value<std::string>(), "bfloat16, half, float, double")
-        ("steps", po::value<int>()->default_value(10), "measured steps")
-        ("warmup-steps", po::value<int>()->default_value(2), "steps run first and left out")
-        ("bucket-mb", po::value<double>()->default_value(25.0), "DDP gradient bucket cap (MiB)")
-        ("dp-mode", po::value<std::string>()->default_value("ddp"),
-         "ddp (bucketed all-reduce) | zero (ZeRO-3/FSDP: all-gather params, reduce-scatter grads)")
-        ("sequence-parallel", po::bool_switch(), "TP with all-gather/reduce-scatter (Megatron SP)")
-        ("schedule", po::value<std::string>()->default_value("1f1b"), "pipeline: gpipe | 1f1b")
-        ("offload", po::bool_switch(), "activations to pinned host memory and back (MEM stream)")
-        ("no-overlap", po::bool_switch(), "every op waits for the previous one: serial baseline")
-        ("op-timing", po::value<std::string>()->default_value("pair"),
-         "pair (events before and after every op) | shared (one event between ops) | step (no "
-         "per-op events: the uninstrumented baseline)")
-        ("dry-run", po::bool_switch(), "print shapes, FLOPs, bytes, groups and the op plan; run nothing")
-        ("dry-run-rank", po::value<int>()->default_value(0), "whose plan --dry-run prints")
-        ("out,o", po::value<std::string>(), "write rank-<R>.json of every rank here");
+    visible.add_options()("workload", po::value<std::string>()->default_value("dp"),
+                          "dp | tp | pp | hybrid")("tp", po::value<int>()->default_value(0),
+                                                   "tensor-parallel degree (0: inferred)")(
+        "dp", po::value<int>()->default_value(0), "data-parallel degree (0: inferred)")(
+        "pp", po::value<int>()->default_value(0), "pipeline-parallel degree (0: inferred)")(
+        "model", po::value<std::string>()->default_value("tiny"),
+        "preset: tiny, gpt-1.3b, gpt-7b, llama-8b; the options below override its fields")(
+        "layers", po::value<int>(), "transformer layers")(
+        "hidden", po::value<int>(), "hidden size h")("heads", po::value<int>(), "attention heads")(
+        "ffn", po::value<int>(), "FFN hidden size")("seq", po::value<int>(), "sequence length s")(
+        "micro-batch", po::value<int>(), "sequences per micro-batch b")(
+        "micro-batches", po::value<int>(), "micro-batches per step m")(
+        "dtype", po::value<std::string>(), "bfloat16, half, float, double")(
+        "steps", po::value<int>()->default_value(10), "measured steps")(
+        "warmup-steps", po::value<int>()->default_value(2), "steps run first and left out")(
+        "bucket-mb", po::value<double>()->default_value(25.0), "DDP gradient bucket cap (MiB)")(
+        "dp-mode", po::value<std::string>()->default_value("ddp"),
+        "ddp (bucketed all-reduce) | zero (ZeRO-3/FSDP: all-gather params, reduce-scatter grads)")(
+        "sequence-parallel", po::bool_switch(), "TP with all-gather/reduce-scatter (Megatron SP)")(
+        "schedule", po::value<std::string>()->default_value("1f1b"), "pipeline: gpipe | 1f1b")(
+        "offload", po::bool_switch(), "activations to pinned host memory and back (MEM stream)")(
+        "no-overlap", po::bool_switch(), "every op waits for the previous one: serial baseline")(
+        "op-timing", po::value<std::string>()->default_value("pair"),
+        "pair (events before and after every op) | shared (one event between ops) | step (no "
+        "per-op events: the uninstrumented baseline)")(
+        "dry-run", po::bool_switch(),
+        "print shapes, FLOPs, bytes, groups and the op plan; run nothing")(
+        "dry-run-rank", po::value<int>()->default_value(0), "whose plan --dry-run prints")(
+        "out,o", po::value<std::string>(), "write rank-<R>.json of every rank here");
     add_runtime_options(visible);
   }
 
@@ -173,7 +188,8 @@ class RunCommand final : public Command {
     c.tp = vm["tp"].as<int>();
     c.dp = vm["dp"].as<int>();
     c.pp = vm["pp"].as<int>();
-    if (c.tp < 0 || c.dp < 0 || c.pp < 0) throw ConfigError("--tp, --dp and --pp must not be negative");
+    if (c.tp < 0 || c.dp < 0 || c.pp < 0)
+      throw ConfigError("--tp, --dp and --pp must not be negative");
     ModelShape& s = c.workload.shape;
     s = model_preset(vm["model"].as<std::string>());
     auto override_int = [&](const char* key, int& field) {
@@ -218,8 +234,8 @@ class RunCommand final : public Command {
       validate_layout(l, l.world(), c.workload.shape.layers, c.workload.shape.heads,
                       c.workload.shape.ffn);
       if (c.dry_run_rank < 0 || c.dry_run_rank >= l.world()) {
-        throw ConfigError(log::cat("--dry-run-rank ", c.dry_run_rank, " is not a rank of ",
-                                   describe(l)));
+        throw ConfigError(
+            log::cat("--dry-run-rank ", c.dry_run_rank, " is not a rank of ", describe(l)));
       }
       if (ctx.rank() == 0) print_dry_run(std::cout, c, l, c.dry_run_rank);
       return kExitOk;
@@ -295,8 +311,8 @@ class RunCommand final : public Command {
     const auto steps = gather_doubles(step_ms, ctx.comm());
     std::vector<std::vector<double>> cats;
     for (double v : per_cat_ms) cats.push_back(gather_doubles(v / measured, ctx.comm()));
-    const auto tflops = gather_doubles(gemm_ms > 0 ? gemm_flops / (gemm_ms * 1e-3) / 1e12 : 0,
-                                       ctx.comm());
+    const auto tflops =
+        gather_doubles(gemm_ms > 0 ? gemm_flops / (gemm_ms * 1e-3) / 1e12 : 0, ctx.comm());
     if (ctx.rank() != 0) return;
     auto stats = [](const std::vector<double>& v) {
       const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
@@ -308,8 +324,8 @@ class RunCommand final : public Command {
     const ModelShape& s = c.workload.shape;
     std::cout << "# commprof run: workload " << workload_name(c.workload.kind) << ", "
               << describe(c.workload.layout) << ", model " << s.name << " (" << s.layers
-              << " layers, h " << s.hidden << ", seq " << s.seq << ", micro-batch "
-              << s.micro_batch << " x " << s.micro_batches << ", " << dtype_name(s.dtype) << ")"
+              << " layers, h " << s.hidden << ", seq " << s.seq << ", micro-batch " << s.micro_batch
+              << " x " << s.micro_batches << ", " << dtype_name(s.dtype) << ")"
               << (c.workload.no_overlap ? ", --no-overlap (serial)" : "") << '\n'
               << "# " << plan.ops.size() << " ops per step on rank 0; " << c.steps
               << " measured steps after " << c.warmup_steps << " warm-up; op timing "

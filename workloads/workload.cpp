@@ -20,10 +20,14 @@ WorkloadKind parse_workload(const std::string& text) {
 
 const char* workload_name(WorkloadKind k) {
   switch (k) {
-    case WorkloadKind::kDp: return "dp";
-    case WorkloadKind::kTp: return "tp";
-    case WorkloadKind::kPp: return "pp";
-    case WorkloadKind::kHybrid: return "hybrid";
+    case WorkloadKind::kDp:
+      return "dp";
+    case WorkloadKind::kTp:
+      return "tp";
+    case WorkloadKind::kPp:
+      return "pp";
+    case WorkloadKind::kHybrid:
+      return "hybrid";
   }
   return "?";
 }
@@ -57,8 +61,7 @@ class StepBuilder {
     if (d_ > 1 && c.dp_mode == DpMode::kDdp) {
       grads_ = stage_gradients_reversed(c, place.pp_rank);
       const auto cap = static_cast<std::uint64_t>(c.bucket_mb * (1 << 20));
-      const std::uint64_t first =
-          cap == kDdpDefaultCapBytes ? kDdpFirstBucketBytes : cap;
+      const std::uint64_t first = cap == kDdpDefaultCapBytes ? kDdpFirstBucketBytes : cap;
       buckets_ = assign_buckets(grads_, first, cap);
       for (std::size_t b = 0; b < buckets_.size(); ++b) {
         closing_param_[grads_[buckets_[b].params.back()].name] = b;
@@ -67,8 +70,8 @@ class StepBuilder {
   }
 
   OpPlan build() {
-    const auto items = pipeline_schedule(c_.schedule, c_.layout.pp, place_.pp_rank,
-                                         c_.shape.micro_batches);
+    const auto items =
+        pipeline_schedule(c_.schedule, c_.layout.pp, place_.pp_rank, c_.shape.micro_batches);
     int last_backward = -1;
     for (const PipeItem& it : items) {
       if (it.kind == PipeItem::Kind::kBackward) last_backward = it.micro_batch;
@@ -131,7 +134,8 @@ class StepBuilder {
     int x = input;
     for (int l = first_layer_; l < first_layer_ + layer_count_; ++l) {
       // FSDP's forward prefetch: the next layer's parameters are gathered while this one runs.
-      if (zero && l + 1 < first_layer_ + layer_count_) gathered[l + 1] = zero_gather(l + 1, "fwd", mb);
+      if (zero && l + 1 < first_layer_ + layer_count_)
+        gathered[l + 1] = zero_gather(l + 1, "fwd", mb);
       const int params = zero ? gathered[l] : -1;
       x = tp_gather(lname(l, "attn", mb), x);
       int y = x;
@@ -188,10 +192,9 @@ class StepBuilder {
       }
       if (zero && last_pass) {
         const std::uint64_t shard = zero_shard(l);
-        zero_reduce_ = plan_.collective(log::cat("l", l, ".zero.grad.rs"),
-                                        CollectiveKind::kReduceScatter, Group::kDp, shard,
-                                        shard * static_cast<std::uint64_t>(d_) * elem_,
-                                        {last_wgrad});
+        zero_reduce_ = plan_.collective(
+            log::cat("l", l, ".zero.grad.rs"), CollectiveKind::kReduceScatter, Group::kDp, shard,
+            shard * static_cast<std::uint64_t>(d_) * elem_, {last_wgrad});
       }
       prefetch_after = first_gemm;
     }
@@ -228,7 +231,8 @@ class StepBuilder {
   }
 
   void optimizer() {
-    std::uint64_t params = layer_parameters(c_.shape, t_) * static_cast<std::uint64_t>(layer_count_);
+    std::uint64_t params =
+        layer_parameters(c_.shape, t_) * static_cast<std::uint64_t>(layer_count_);
     if (d_ > 1 && c_.dp_mode == DpMode::kZero) params /= static_cast<std::uint64_t>(d_);
     plan_.axpy("optimizer.step", params, {last_dp_sync_, zero_reduce_});
   }

@@ -28,7 +28,7 @@ struct WorkloadConfig {
   DpMode dp_mode = DpMode::kDdp;
   bool sequence_parallel = false;
   PpSchedule schedule = PpSchedule::k1F1B;
-  bool offload = false;     ///< activations to pinned host memory after forward, back before backward
+  bool offload = false;  ///< activations to pinned host memory after forward, back before backward
   bool no_overlap = false;  ///< every op waits for the one before: the serial baseline
 };
 

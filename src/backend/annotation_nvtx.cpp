@@ -31,9 +31,12 @@ std::atomic<bool> g_enabled{true};
 nvtx3::category category_of(Category c) {
   using nvtx3::named_category_in;
   switch (c) {
-    case Category::kComp: return named_category_in<commprof_domain>::get<comp_category>();
-    case Category::kComm: return named_category_in<commprof_domain>::get<comm_category>();
-    case Category::kMem: return named_category_in<commprof_domain>::get<mem_category>();
+    case Category::kComp:
+      return named_category_in<commprof_domain>::get<comp_category>();
+    case Category::kComm:
+      return named_category_in<commprof_domain>::get<comm_category>();
+    case Category::kMem:
+      return named_category_in<commprof_domain>::get<mem_category>();
   }
   return nvtx3::category{0};
 }

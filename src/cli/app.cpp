@@ -42,8 +42,8 @@ int run_parsed(int argc, char** argv, ParseOutcome& parsed) {
       int hi = 0;
       COMMPROF_MPI_CHECK(MPI_Allreduce(&index, &lo, 1, MPI_INT, MPI_MIN, ctx.comm()));
       COMMPROF_MPI_CHECK(MPI_Allreduce(&index, &hi, 1, MPI_INT, MPI_MAX, ctx.comm()));
-      ctx.agree(lo == hi, "commprof: error: ranks chose different backends (" +
-                              choice.info->name + " here); pass --backend explicitly");
+      ctx.agree(lo == hi, "commprof: error: ranks chose different backends (" + choice.info->name +
+                              " here); pass --backend explicitly");
     }
     std::unique_ptr<Backend> backend;
     if (choice.info != nullptr) {
@@ -56,10 +56,11 @@ int run_parsed(int argc, char** argv, ParseOutcome& parsed) {
     // Raised consistently on every rank (agree() or a deterministic check): rank 0 speaks.
     // Errors from parsing carry their prefix already; those from a command's checks do not.
     const std::string what = e.what();
-    const std::string prefix =
-        what.rfind("commprof", 0) == 0
-            ? ""
-            : std::string("commprof ") + (parsed.command ? parsed.command->name() : "") + ": error: ";
+    const std::string prefix = what.rfind("commprof", 0) == 0
+                                   ? ""
+                                   : std::string("commprof ") +
+                                         (parsed.command ? parsed.command->name() : "") +
+                                         ": error: ";
     if (ctx.rank() == 0) std::cerr << prefix << what << std::endl;
     return kExitUsage;
   } catch (const std::exception& e) {

@@ -11,14 +11,14 @@ namespace po = boost::program_options;
 namespace commprof {
 
 void add_runtime_options(po::options_description& desc) {
-  desc.add_options()
-      ("backend", po::value<std::string>()->default_value("auto"),
-       "auto | host | cuda. auto takes cuda when a GPU is visible and says what it picked")
-      ("timeout", po::value<double>()->default_value(300.0),
-       "seconds a stream may take to drain before the run is aborted with a message naming the "
-       "rank and stream")
-      ("no-nvtx", po::bool_switch(), "do not emit NVTX ranges (they cost nothing without a tool)")
-      ("log-level", po::value<std::string>()->default_value("info"), "error | warn | info | debug");
+  desc.add_options()(
+      "backend", po::value<std::string>()->default_value("auto"),
+      "auto | host | cuda. auto takes cuda when a GPU is visible and says what it picked")(
+      "timeout", po::value<double>()->default_value(300.0),
+      "seconds a stream may take to drain before the run is aborted with a message naming the "
+      "rank and stream")("no-nvtx", po::bool_switch(),
+                         "do not emit NVTX ranges (they cost nothing without a tool)")(
+      "log-level", po::value<std::string>()->default_value("info"), "error | warn | info | debug");
 }
 
 RuntimeOptions read_runtime_options(const po::variables_map& vm) {

@@ -19,8 +19,8 @@ std::string program_help(const std::vector<std::unique_ptr<Command>>& commands) 
         "Usage: mpirun -np N commprof <command> [options]\n"
         "       commprof <command> --help\n\nCommands:\n";
   for (const auto& c : commands) {
-    os << "  " << c->name() << std::string(14 - std::string(c->name()).size(), ' ')
-       << c->summary() << '\n';
+    os << "  " << c->name() << std::string(14 - std::string(c->name()).size(), ' ') << c->summary()
+       << '\n';
   }
   os << "\nGlobal options:\n  --help        this text\n  --version     version and backends\n"
         "\nEvery option can also be set as COMMPROF_<OPTION> (e.g. COMMPROF_MIN_BYTES=1M);\n"
@@ -104,7 +104,8 @@ ParseOutcome parse_command_line(int argc, const char* const* argv,
 
   try {
     po::variables_map vm;
-    const po::parsed_options parsed = po::command_line_parser(argc - 1, argv + 1).options(all).run();
+    const po::parsed_options parsed =
+        po::command_line_parser(argc - 1, argv + 1).options(all).run();
     // Boost drops words that belong to no option; `bench 1M` (a forgotten --min-bytes) must
     // not run with the defaults.
     const auto stray = po::collect_unrecognized(parsed.options, po::include_positional);

@@ -41,8 +41,8 @@ void ensure_directory(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir)) {
-    throw Error("cannot create output directory '" + dir + "': " +
-                (ec ? ec.message() : std::string("not a directory")));
+    throw Error("cannot create output directory '" + dir +
+                "': " + (ec ? ec.message() : std::string("not a directory")));
   }
 }
 

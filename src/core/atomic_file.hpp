@@ -12,7 +12,8 @@ namespace commprof {
 
 /// Calls `write` with a stream to a temporary file and renames it to `path` when `write`
 /// returns and the data reached the disk. Throws Error naming the path on any I/O failure.
-void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
+void write_file_atomically(const std::string& path,
+                           const std::function<void(std::ostream&)>& write);
 
 /// Creates `dir` and its parents if needed; throws Error naming the directory on failure.
 void ensure_directory(const std::string& dir);

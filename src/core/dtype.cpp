@@ -7,24 +7,36 @@ namespace commprof {
 
 std::size_t dtype_size(DType t) {
   switch (t) {
-    case DType::kFloat32: return 4;
-    case DType::kFloat64: return 8;
-    case DType::kInt32: return 4;
-    case DType::kInt64: return 8;
-    case DType::kBFloat16: return 2;
-    case DType::kFloat16: return 2;
+    case DType::kFloat32:
+      return 4;
+    case DType::kFloat64:
+      return 8;
+    case DType::kInt32:
+      return 4;
+    case DType::kInt64:
+      return 8;
+    case DType::kBFloat16:
+      return 2;
+    case DType::kFloat16:
+      return 2;
   }
   return 0;
 }
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::kFloat32: return "float";
-    case DType::kFloat64: return "double";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kBFloat16: return "bfloat16";
-    case DType::kFloat16: return "half";
+    case DType::kFloat32:
+      return "float";
+    case DType::kFloat64:
+      return "double";
+    case DType::kInt32:
+      return "int32";
+    case DType::kInt64:
+      return "int64";
+    case DType::kBFloat16:
+      return "bfloat16";
+    case DType::kFloat16:
+      return "half";
   }
   return "?";
 }
@@ -48,12 +60,18 @@ DType parse_dtype(const std::string& text) {
 
 std::uint64_t dtype_max_exact_integer(DType t) {
   switch (t) {
-    case DType::kFloat32: return 1ull << 24;
-    case DType::kFloat64: return 1ull << 53;
-    case DType::kInt32: return (1ull << 31) - 1;
-    case DType::kInt64: return (1ull << 62);
-    case DType::kBFloat16: return 256;
-    case DType::kFloat16: return 2048;
+    case DType::kFloat32:
+      return 1ull << 24;
+    case DType::kFloat64:
+      return 1ull << 53;
+    case DType::kInt32:
+      return (1ull << 31) - 1;
+    case DType::kInt64:
+      return (1ull << 62);
+    case DType::kBFloat16:
+      return 256;
+    case DType::kFloat16:
+      return 2048;
   }
   return 0;
 }

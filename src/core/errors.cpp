@@ -10,8 +10,7 @@ namespace commprof {
 std::string describe_failure(const char* what, const char* file, int line,
                              const std::string& detail) {
   std::ostringstream os;
-  os << what << " failed at " << file << ':' << line << " on " << log::identity() << ": "
-     << detail;
+  os << what << " failed at " << file << ':' << line << " on " << log::identity() << ": " << detail;
   return os.str();
 }
 

@@ -37,11 +37,20 @@ std::uint64_t parse_bytes(const std::string& text) {
     const std::string rest = suffix.substr(1);
     if (rest != "" && rest != "B" && rest != "IB") throw fail("unknown suffix");
     switch (unit) {
-      case 'K': shift = 10; break;
-      case 'M': shift = 20; break;
-      case 'G': shift = 30; break;
-      case 'T': shift = 40; break;
-      default: throw fail("unknown suffix");
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      case 'T':
+        shift = 40;
+        break;
+      default:
+        throw fail("unknown suffix");
     }
   }
   if (shift > 0 && value > (std::numeric_limits<std::uint64_t>::max() >> shift)) {

@@ -15,10 +15,10 @@ namespace commprof::detail {
 [[noreturn]] void throw_mpi_error(const char* call, const char* file, int line, int code);
 }  // namespace commprof::detail
 
-#define COMMPROF_MPI_CHECK(call)                                                 \
-  do {                                                                           \
-    const int commprof_mpi_rc_ = (call);                                         \
-    if (commprof_mpi_rc_ != MPI_SUCCESS) {                                       \
+#define COMMPROF_MPI_CHECK(call)                                                        \
+  do {                                                                                  \
+    const int commprof_mpi_rc_ = (call);                                                \
+    if (commprof_mpi_rc_ != MPI_SUCCESS) {                                              \
       ::commprof::detail::throw_mpi_error(#call, __FILE__, __LINE__, commprof_mpi_rc_); \
-    }                                                                            \
+    }                                                                                   \
   } while (0)

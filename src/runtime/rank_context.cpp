@@ -22,11 +22,16 @@ std::string hostname() {
 
 const char* thread_level_name(int level) {
   switch (level) {
-    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
-    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
-    default: return "unknown";
+    case MPI_THREAD_SINGLE:
+      return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+      return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+      return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE:
+      return "MPI_THREAD_MULTIPLE";
+    default:
+      return "unknown";
   }
 }
 
@@ -73,9 +78,9 @@ RankContext::RankContext(int* argc, char*** argv, int required_thread_level) {
   for (int r = 0; r < size_; ++r) hosts_.emplace_back(&all[static_cast<std::size_t>(r) * kHostLen]);
 
   if (thread_level_ < required_thread_level) {
-    const std::string message = log::cat("MPI provides ", thread_level_name(thread_level_),
-                                         " but this backend needs ",
-                                         thread_level_name(required_thread_level));
+    const std::string message =
+        log::cat("MPI provides ", thread_level_name(thread_level_), " but this backend needs ",
+                 thread_level_name(required_thread_level));
     agree(false, message);
   }
   log::debug(log::cat("MPI up: ", size_, " ranks, local rank ", local_rank_, " of ", local_size_,
@@ -103,7 +108,8 @@ void RankContext::agree(bool ok, const std::string& message) const {
   if (first_failed == size_) return;
   int length = rank_ == first_failed ? static_cast<int>(message.size()) : 0;
   COMMPROF_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, first_failed, comm_));
-  std::string text = rank_ == first_failed ? message : std::string(static_cast<std::size_t>(length), ' ');
+  std::string text =
+      rank_ == first_failed ? message : std::string(static_cast<std::size_t>(length), ' ');
   COMMPROF_MPI_CHECK(MPI_Bcast(text.data(), length, MPI_CHAR, first_failed, comm_));
   if (first_failed != 0) text = log::cat(text, " (on rank ", first_failed, ")");
   throw ConfigError(text);

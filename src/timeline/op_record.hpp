@@ -14,7 +14,7 @@ namespace commprof {
 /// (CLOCK_MONOTONIC: shared by every process of one host), so ops of ranks on one host compare
 /// directly; RankTimeline::clock_offset_ns maps them onto rank 0's clock across hosts.
 struct OpRecord {
-  std::string name;         ///< e.g. "fwd.l3.qkv", "dp.allreduce.bucket2"
+  std::string name;  ///< e.g. "fwd.l3.qkv", "dp.allreduce.bucket2"
   Category category = Category::kComp;
   std::string stream;       ///< stream identity: "COMP", "COMM", "MEM" (foreign traces: any id)
   std::string collective;   ///< "allreduce", ... for COMM collectives, "send"/"recv", else ""
@@ -31,7 +31,7 @@ struct OpRecord {
 /// One training step (or one bench size) of one rank.
 struct StepRecord {
   int index = 0;
-  bool warmup = false;      ///< warm-up steps are recorded but left out of averages
+  bool warmup = false;        ///< warm-up steps are recorded but left out of averages
   std::int64_t start_ns = 0;  ///< when the rank began issuing the step (host steady clock)
   std::int64_t end_ns = 0;    ///< when the last op of the step completed
   std::vector<OpRecord> ops;

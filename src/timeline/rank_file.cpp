@@ -15,11 +15,11 @@ using nlohmann::json;
 using nlohmann::ordered_json;
 
 ordered_json op_to_json(const OpRecord& op) {
-  return {{"name", op.name},           {"category", category_name(op.category)},
-          {"stream", op.stream},       {"collective", op.collective},
-          {"comm", op.comm},           {"comm_size", op.comm_size},
-          {"seq", op.seq},             {"bytes", op.bytes},
-          {"flops", op.flops},         {"start_ns", op.start_ns},
+  return {{"name", op.name},     {"category", category_name(op.category)},
+          {"stream", op.stream}, {"collective", op.collective},
+          {"comm", op.comm},     {"comm_size", op.comm_size},
+          {"seq", op.seq},       {"bytes", op.bytes},
+          {"flops", op.flops},   {"start_ns", op.start_ns},
           {"end_ns", op.end_ns}};
 }
 
@@ -61,8 +61,11 @@ void write_rank_json(std::ostream& os, const RankTimeline& t) {
   for (const StepRecord& s : t.steps) {
     ordered_json ops = ordered_json::array();
     for (const OpRecord& op : s.ops) ops.push_back(op_to_json(op));
-    steps.push_back({{"index", s.index}, {"warmup", s.warmup}, {"start_ns", s.start_ns},
-                     {"end_ns", s.end_ns}, {"ops", ops}});
+    steps.push_back({{"index", s.index},
+                     {"warmup", s.warmup},
+                     {"start_ns", s.start_ns},
+                     {"end_ns", s.end_ns},
+                     {"ops", ops}});
   }
   j["steps"] = steps;
   os << j.dump() << '\n';

@@ -29,7 +29,8 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
   ASSERT_GT(nranks, 0);
   // (comm, seq) → (collective, bytes, comm_size, ranks seen)
   std::map<std::pair<std::string, std::int64_t>,
-           std::tuple<std::string, std::uint64_t, int, std::set<int>>> instances;
+           std::tuple<std::string, std::uint64_t, int, std::set<int>>>
+      instances;
   bool any_comm = false;
   for (int r = 0; r < nranks; ++r) {
     const RankTimeline t = read_rank_file(dir + "/rank-" + std::to_string(r) + ".json");
@@ -65,7 +66,8 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
   for (const auto& [key, value] : instances) {
     const auto& [coll, bytes, size, seen] = value;
     // Each step renumbers nothing: a (comm, seq) is one call, on every member, once per run.
-    EXPECT_EQ(static_cast<int>(seen.size()), size) << key.first << " #" << key.second << " " << coll;
+    EXPECT_EQ(static_cast<int>(seen.size()), size)
+        << key.first << " #" << key.second << " " << coll;
   }
 }
 

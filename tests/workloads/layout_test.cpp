@@ -43,9 +43,9 @@ TEST(Layout, TwoByTwoByTwoGroupMembershipOfEveryRank) {
 }
 
 TEST(Layout, RejectsWhatDoesNotFit) {
-  EXPECT_THROW(validate_layout({2, 2, 2}, 4, 8, 8, 64), ConfigError);   // 8 ranks ≠ 4
-  EXPECT_THROW(validate_layout({3, 1, 1}, 3, 8, 8, 64), ConfigError);   // heads % tp
-  EXPECT_THROW(validate_layout({1, 1, 3}, 3, 8, 8, 64), ConfigError);   // layers % pp
+  EXPECT_THROW(validate_layout({2, 2, 2}, 4, 8, 8, 64), ConfigError);  // 8 ranks ≠ 4
+  EXPECT_THROW(validate_layout({3, 1, 1}, 3, 8, 8, 64), ConfigError);  // heads % tp
+  EXPECT_THROW(validate_layout({1, 1, 3}, 3, 8, 8, 64), ConfigError);  // layers % pp
   EXPECT_THROW(validate_layout({0, 1, 1}, 1, 8, 8, 64), ConfigError);
   EXPECT_NO_THROW(validate_layout({2, 1, 2}, 4, 8, 8, 64));
   try {

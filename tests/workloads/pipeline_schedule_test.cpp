@@ -81,7 +81,8 @@ TEST(PipelineSchedule, OneFOneBFusesSendWithReceiveInSteadyState) {
   for (const PipeItem& it : pipeline_schedule(PpSchedule::k1F1B, 4, 1, 8)) {
     if (it.kind == PipeItem::Kind::kTransfer && it.send_peer >= 0 && it.recv_peer >= 0) ++fused;
   }
-  // remaining = 8 − 2 = 6 steady iterations: 6 send_forward_recv_backward + 5 send_backward_recv_forward.
+  // remaining = 8 − 2 = 6 steady iterations: 6 send_forward_recv_backward + 5
+  // send_backward_recv_forward.
   EXPECT_EQ(fused, 11);
 }
 

@@ -30,7 +30,8 @@ TEST(ModelShape, GemmFlopsAndParametersFollowMegatronFormulas) {
   ModelShape s = model_preset("gpt-1.3b");
   const double h = s.hidden, f = s.ffn, bs = s.micro_batch * s.seq, seq = s.seq;
   // Forward FLOPs per layer: 24·b·s·h² (QKV, out, FFN with f = 4h) + 4·b·s²·h (attention).
-  EXPECT_DOUBLE_EQ(layer_forward_flops(s, 1), 2 * bs * (3 * h * h + h * h + 2 * h * f) + 4 * bs * seq * h);
+  EXPECT_DOUBLE_EQ(layer_forward_flops(s, 1),
+                   2 * bs * (3 * h * h + h * h + 2 * h * f) + 4 * bs * seq * h);
   EXPECT_DOUBLE_EQ(layer_forward_flops(s, 1), 24 * bs * h * h + 4 * bs * seq * h);
   // TP divides every GEMM by t.
   EXPECT_DOUBLE_EQ(layer_forward_flops(s, 4), layer_forward_flops(s, 1) / 4);
@@ -95,7 +96,8 @@ TEST(TensorParallel, TwoAllReducesForwardTwoBackwardPerLayerOfBsh) {
   const OpPlan plan = build_plan(c, place_rank(c.layout, 0));
   const auto ars = collectives(plan, CollectiveKind::kAllReduce, Group::kTp);
   ASSERT_EQ(ars.size(), static_cast<std::size_t>(4 * c.shape.layers));
-  const std::uint64_t bsh = static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq * c.shape.hidden;
+  const std::uint64_t bsh =
+      static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq * c.shape.hidden;
   for (const PlannedOp* op : ars) {
     EXPECT_EQ(op->count, bsh);
     EXPECT_EQ(op->bytes, bsh * 4);  // float in the tiny preset
@@ -108,7 +110,8 @@ TEST(TensorParallel, SequenceParallelUsesAllGatherAndReduceScatterOfBshOverT) {
   c.shape.micro_batches = 1;
   c.sequence_parallel = true;
   const OpPlan plan = build_plan(c, place_rank(c.layout, 0));
-  const std::uint64_t bsh = static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq * c.shape.hidden;
+  const std::uint64_t bsh =
+      static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq * c.shape.hidden;
   const auto ags = collectives(plan, CollectiveKind::kAllGather, Group::kTp);
   const auto rss = collectives(plan, CollectiveKind::kReduceScatter, Group::kTp);
   EXPECT_TRUE(collectives(plan, CollectiveKind::kAllReduce, Group::kTp).empty());
@@ -126,7 +129,8 @@ TEST(TensorParallel, SequenceParallelUsesAllGatherAndReduceScatterOfBshOverT) {
 
 TEST(PipelineParallel, ActivationMessagesAreBshElementsToNeighbours) {
   WorkloadConfig c = config(WorkloadKind::kPp, {1, 1, 4});
-  const std::uint64_t bsh = static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq * c.shape.hidden;
+  const std::uint64_t bsh =
+      static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq * c.shape.hidden;
   for (int r = 0; r < 4; ++r) {
     const OpPlan plan = build_plan(c, place_rank(c.layout, r));
     for (const PlannedOp* op : plan.of_kind(PlannedKind::kP2P)) {

@@ -26,9 +26,12 @@ std::int64_t host_now_ns() {
 
 cudaMemcpyKind memcpy_kind(CopyKind kind) {
   switch (kind) {
-    case CopyKind::kHostToDevice: return cudaMemcpyHostToDevice;
-    case CopyKind::kDeviceToHost: return cudaMemcpyDeviceToHost;
-    case CopyKind::kDeviceToDevice: return cudaMemcpyDeviceToDevice;
+    case CopyKind::kHostToDevice:
+      return cudaMemcpyHostToDevice;
+    case CopyKind::kDeviceToHost:
+      return cudaMemcpyDeviceToHost;
+    case CopyKind::kDeviceToDevice:
+      return cudaMemcpyDeviceToDevice;
   }
   return cudaMemcpyDefault;
 }
@@ -40,7 +43,8 @@ CudaBackend::CudaBackend(RankContext& ctx, const BackendOptions& options) : opti
   const VisibleDevices visible = visible_cuda_devices();
   std::string why = visible.problem;
   std::optional<int> device;
-  if (visible.count > 0) device = choose_device(ctx.local_rank(), ctx.local_size(), visible.count, &why);
+  if (visible.count > 0)
+    device = choose_device(ctx.local_rank(), ctx.local_size(), visible.count, &why);
   ctx.agree(device.has_value(), "commprof: error: " + why);
   device_ = *device;
   COMMPROF_CUDA_CHECK(cudaSetDevice(device_));
@@ -123,11 +127,22 @@ void CudaBackend::run_gemm(const GemmCall& g) {
   cudaDataType_t type = CUDA_R_32F;
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F_FAST_TF32;
   switch (g.dtype) {
-    case DType::kFloat32: break;
-    case DType::kBFloat16: type = CUDA_R_16BF; compute = CUBLAS_COMPUTE_32F; break;
-    case DType::kFloat16: type = CUDA_R_16F; compute = CUBLAS_COMPUTE_32F; break;
-    case DType::kFloat64: type = CUDA_R_64F; compute = CUBLAS_COMPUTE_64F; break;
-    default: throw ConfigError(std::string("no cuBLAS GEMM for ") + dtype_name(g.dtype));
+    case DType::kFloat32:
+      break;
+    case DType::kBFloat16:
+      type = CUDA_R_16BF;
+      compute = CUBLAS_COMPUTE_32F;
+      break;
+    case DType::kFloat16:
+      type = CUDA_R_16F;
+      compute = CUBLAS_COMPUTE_32F;
+      break;
+    case DType::kFloat64:
+      type = CUDA_R_64F;
+      compute = CUBLAS_COMPUTE_64F;
+      break;
+    default:
+      throw ConfigError(std::string("no cuBLAS GEMM for ") + dtype_name(g.dtype));
   }
   const double alpha64 = 1.0;
   const double beta64 = 0.0;
@@ -150,8 +165,8 @@ void CudaBackend::run_axpy(const AxpyCall& a, cudaStream_t s) {
   const double alpha64 = a.alpha;
   const void* alpha = a.dtype == DType::kFloat64 ? static_cast<const void*>(&alpha64) : &a.alpha;
   if (s != stream(Category::kComp)) COMMPROF_CUBLAS_CHECK(cublasSetStream(cublas_, s));
-  COMMPROF_CUBLAS_CHECK(cublasAxpyEx(cublas_, static_cast<int>(a.count), alpha, exec, a.x, type,
-                                     1, a.y, type, 1, exec));
+  COMMPROF_CUBLAS_CHECK(cublasAxpyEx(cublas_, static_cast<int>(a.count), alpha, exec, a.x, type, 1,
+                                     a.y, type, 1, exec));
   if (s != stream(Category::kComp)) {
     COMMPROF_CUBLAS_CHECK(cublasSetStream(cublas_, stream(Category::kComp)));
   }
@@ -173,7 +188,8 @@ void CudaBackend::submit(Category c, const Work& work, const OpLabel& label) {
   } else if (const auto* gemm = std::get_if<GemmCall>(&work)) {
     if (c != Category::kComp) COMMPROF_CUBLAS_CHECK(cublasSetStream(cublas_, stream(c)));
     run_gemm(*gemm);  // cuBLAS is bound to the COMP stream
-    if (c != Category::kComp) COMMPROF_CUBLAS_CHECK(cublasSetStream(cublas_, stream(Category::kComp)));
+    if (c != Category::kComp)
+      COMMPROF_CUBLAS_CHECK(cublasSetStream(cublas_, stream(Category::kComp)));
   } else if (const auto* copy = std::get_if<CopyCall>(&work)) {
     COMMPROF_CUDA_CHECK(
         cudaMemcpyAsync(copy->dst, copy->src, copy->bytes, memcpy_kind(copy->kind), stream(c)));
@@ -232,8 +248,8 @@ void CudaBackend::synchronize() {
         const std::string what = ncclGetErrorString(state);
         for (NcclCommunicator* other : communicators_) other->abort();
         throw DeviceError(log::cat("NCCL reported an asynchronous error on communicator '",
-                                   comm->name(), "' on ", log::identity(), " after ",
-                                   last_comm_op_, ": ", what));
+                                   comm->name(), "' on ", log::identity(), " after ", last_comm_op_,
+                                   ": ", what));
       }
     }
     const double waited =

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Stands in for the CUDA backend in builds without CUDA (COMMPROF_ENABLE_CUDA=OFF), so the
 // registry, `--backend cuda` and `--backend auto` say why instead of not knowing the name.
-#include "src/backend/backend_registry.hpp"
 #include <mpi.h>
+#include "src/backend/backend_registry.hpp"
 
 #include "src/core/errors.hpp"
 

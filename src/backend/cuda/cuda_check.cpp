@@ -15,9 +15,8 @@ void throw_cuda_error(const char* call, const char* file, int line, cudaError_t 
 }
 
 void throw_cublas_error(const char* call, const char* file, int line, cublasStatus_t rc) {
-  throw DeviceError(describe_failure(call, file, line,
-                                     std::string(cublasGetStatusName(rc)) + ": " +
-                                         cublasGetStatusString(rc)));
+  throw DeviceError(describe_failure(
+      call, file, line, std::string(cublasGetStatusName(rc)) + ": " + cublasGetStatusString(rc)));
 }
 
 void throw_nccl_error(const char* call, const char* file, int line, ncclResult_t rc) {

@@ -14,26 +14,26 @@ namespace commprof::detail {
 [[noreturn]] void throw_nccl_error(const char* call, const char* file, int line, ncclResult_t rc);
 }  // namespace commprof::detail
 
-#define COMMPROF_CUDA_CHECK(call)                                                  \
-  do {                                                                             \
-    const cudaError_t commprof_cuda_rc_ = (call);                                  \
-    if (commprof_cuda_rc_ != cudaSuccess) {                                        \
+#define COMMPROF_CUDA_CHECK(call)                                                         \
+  do {                                                                                    \
+    const cudaError_t commprof_cuda_rc_ = (call);                                         \
+    if (commprof_cuda_rc_ != cudaSuccess) {                                               \
       ::commprof::detail::throw_cuda_error(#call, __FILE__, __LINE__, commprof_cuda_rc_); \
-    }                                                                              \
+    }                                                                                     \
   } while (0)
 
-#define COMMPROF_CUBLAS_CHECK(call)                                                    \
-  do {                                                                                 \
-    const cublasStatus_t commprof_cublas_rc_ = (call);                                 \
-    if (commprof_cublas_rc_ != CUBLAS_STATUS_SUCCESS) {                                \
+#define COMMPROF_CUBLAS_CHECK(call)                                                           \
+  do {                                                                                        \
+    const cublasStatus_t commprof_cublas_rc_ = (call);                                        \
+    if (commprof_cublas_rc_ != CUBLAS_STATUS_SUCCESS) {                                       \
       ::commprof::detail::throw_cublas_error(#call, __FILE__, __LINE__, commprof_cublas_rc_); \
-    }                                                                                  \
+    }                                                                                         \
   } while (0)
 
-#define COMMPROF_NCCL_CHECK(call)                                                  \
-  do {                                                                             \
-    const ncclResult_t commprof_nccl_rc_ = (call);                                 \
-    if (commprof_nccl_rc_ != ncclSuccess && commprof_nccl_rc_ != ncclInProgress) { \
+#define COMMPROF_NCCL_CHECK(call)                                                         \
+  do {                                                                                    \
+    const ncclResult_t commprof_nccl_rc_ = (call);                                        \
+    if (commprof_nccl_rc_ != ncclSuccess && commprof_nccl_rc_ != ncclInProgress) {        \
       ::commprof::detail::throw_nccl_error(#call, __FILE__, __LINE__, commprof_nccl_rc_); \
-    }                                                                              \
+    }                                                                                     \
   } while (0)

@@ -12,8 +12,8 @@ VisibleDevices visible_cuda_devices() {
   const cudaError_t rc = cudaGetDeviceCount(&out.count);
   if (rc != cudaSuccess) {
     out.count = 0;
-    out.problem = std::string("no CUDA device visible (cudaGetDeviceCount: ") +
-                  cudaGetErrorName(rc) + ")";
+    out.problem =
+        std::string("no CUDA device visible (cudaGetDeviceCount: ") + cudaGetErrorName(rc) + ")";
     (void)cudaGetLastError();
   } else if (out.count == 0) {
     out.problem = "no CUDA device visible";

@@ -67,12 +67,24 @@ unsigned blocks_for(std::size_t count) {
 template <class F>
 void dispatch(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::kFloat32: f(float{}); break;
-    case DType::kFloat64: f(double{}); break;
-    case DType::kInt32: f(std::int32_t{}); break;
-    case DType::kInt64: f(std::int64_t{}); break;
-    case DType::kBFloat16: f(__nv_bfloat16{}); break;
-    case DType::kFloat16: f(__half{}); break;
+    case DType::kFloat32:
+      f(float{});
+      break;
+    case DType::kFloat64:
+      f(double{});
+      break;
+    case DType::kInt32:
+      f(std::int32_t{});
+      break;
+    case DType::kInt64:
+      f(std::int64_t{});
+      break;
+    case DType::kBFloat16:
+      f(__nv_bfloat16{});
+      break;
+    case DType::kFloat16:
+      f(__half{});
+      break;
   }
 }
 
@@ -83,8 +95,8 @@ void launch_fill(void* data, DType dtype, std::size_t count, const FillPattern& 
   if (count == 0) return;
   dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
-    fill_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(static_cast<T*>(data), count,
-                                                                pattern);
+    fill_kernel<T>
+        <<<blocks_for(count), kThreads, 0, stream>>>(static_cast<T*>(data), count, pattern);
   });
   COMMPROF_CUDA_CHECK(cudaGetLastError());
 }
@@ -96,7 +108,7 @@ void launch_count_mismatches(const void* data, DType dtype, std::size_t count,
   dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
     count_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(static_cast<const T*>(data), count,
-                                                                 expected, device_counter);
+                                                                expected, device_counter);
   });
   COMMPROF_CUDA_CHECK(cudaGetLastError());
 }

@@ -76,25 +76,32 @@ Buffer HostBackend::allocate(std::size_t bytes, MemorySpace space) {
 
 void HostBackend::fill(void* data, DType dtype, std::size_t count, const FillPattern& pattern) {
   switch (dtype) {
-    case DType::kFloat32: return fill_typed(static_cast<float*>(data), count, pattern);
-    case DType::kFloat64: return fill_typed(static_cast<double*>(data), count, pattern);
-    case DType::kInt32: return fill_typed(static_cast<std::int32_t*>(data), count, pattern);
-    case DType::kInt64: return fill_typed(static_cast<std::int64_t*>(data), count, pattern);
-    default: throw ConfigError(std::string("host backend cannot fill ") + dtype_name(dtype));
+    case DType::kFloat32:
+      return fill_typed(static_cast<float*>(data), count, pattern);
+    case DType::kFloat64:
+      return fill_typed(static_cast<double*>(data), count, pattern);
+    case DType::kInt32:
+      return fill_typed(static_cast<std::int32_t*>(data), count, pattern);
+    case DType::kInt64:
+      return fill_typed(static_cast<std::int64_t*>(data), count, pattern);
+    default:
+      throw ConfigError(std::string("host backend cannot fill ") + dtype_name(dtype));
   }
 }
 
 std::uint64_t HostBackend::count_mismatches(const void* data, DType dtype, std::size_t count,
                                             const ExpectPattern& expected) {
   switch (dtype) {
-    case DType::kFloat32: return mismatches_typed(static_cast<const float*>(data), count, expected);
+    case DType::kFloat32:
+      return mismatches_typed(static_cast<const float*>(data), count, expected);
     case DType::kFloat64:
       return mismatches_typed(static_cast<const double*>(data), count, expected);
     case DType::kInt32:
       return mismatches_typed(static_cast<const std::int32_t*>(data), count, expected);
     case DType::kInt64:
       return mismatches_typed(static_cast<const std::int64_t*>(data), count, expected);
-    default: throw ConfigError(std::string("host backend cannot check ") + dtype_name(dtype));
+    default:
+      throw ConfigError(std::string("host backend cannot check ") + dtype_name(dtype));
   }
 }
 

@@ -23,8 +23,7 @@ HostCommunicator::~HostCommunicator() {
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
-std::unique_ptr<Communicator> HostCommunicator::split(int color, int key,
-                                                      const std::string& name) {
+std::unique_ptr<Communicator> HostCommunicator::split(int color, int key, const std::string& name) {
   MPI_Comm child = MPI_COMM_NULL;
   COMMPROF_MPI_CHECK(MPI_Comm_split(comm_, color, key, &child));
   return std::unique_ptr<Communicator>(new HostCommunicator(child, name, true));
