@@ -10,8 +10,15 @@ packages=(
   openmpi-bin libopenmpi-dev        # ranks: mpirun and the MPI C API
   libboost-program-options-dev      # command line (static archive included)
   nlohmann-json3-dev                # JSON result files
+  libsimdjson-dev                   # fast rank-file reader (commprof report)
   libgtest-dev                      # tests
 )
+
+# --tests: also what the test suite needs beyond building (a headless browser for the HTML
+# report's render test, which skips itself without one).
+if [ "${1:-}" = "--tests" ]; then
+  packages+=(chromium)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
