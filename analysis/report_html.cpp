@@ -279,7 +279,7 @@ void write_report_html(std::ostream& os, const Report& r) {
   }
   os << "</table>\n";
   // Headless-browser tests read this: it is filled only when the SVG was laid out.
-  os << "<pre id='render-check'></pre><script>(function(){var out=[];"
+  os << "<pre id='render-check' hidden></pre><script>(function(){var out=[];"
         "document.querySelectorAll('svg.chart').forEach(function(s){var b=s.getBBox();"
         "out.push(s.id+' '+Math.round(b.width)+'x'+Math.round(b.height)+' shapes='+"
         "s.querySelectorAll('rect,circle,polyline').length);});"
