@@ -39,8 +39,12 @@ void table(std::ostream& os, const std::vector<std::vector<std::string>>& rows) 
 }  // namespace
 
 void write_report_text(std::ostream& os, const Report& r) {
-  os << "# commprof report: " << r.ranks.size() << " of " << r.world_size << " ranks read from "
-     << r.inputs.size() << " file(s)\n";
+  os << "# commprof report: " << r.ranks.size() << " of " << r.world_size << " ranks ";
+  if (r.inputs.empty()) {
+    os << "received over MPI at the end of the run\n";  // commprof run's own reduction
+  } else {
+    os << "read from " << r.inputs.size() << " file(s)\n";
+  }
   os << "# times in us (mean per measured step), ratios in %, bandwidth in GB/s (1e9 B/s)\n";
   for (const FileProblem& p : r.problems)
     os << "# problem: " << p.message << '\n';  // the message names the file

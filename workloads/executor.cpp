@@ -12,20 +12,20 @@
 
 namespace commprof {
 
-OpTiming parse_op_timing(const std::string& text) {
-  if (text == "pair") return OpTiming::kPair;
-  if (text == "shared") return OpTiming::kShared;
-  if (text == "step") return OpTiming::kStep;
+OpTimingMode parse_op_timing(const std::string& text) {
+  if (text == "pair") return OpTimingMode::kPair;
+  if (text == "shared") return OpTimingMode::kShared;
+  if (text == "step") return OpTimingMode::kStep;
   throw ConfigError("unknown --op-timing '" + text + "': expected pair, shared or step");
 }
 
-const char* op_timing_name(OpTiming t) {
+const char* op_timing_name(OpTimingMode t) {
   switch (t) {
-    case OpTiming::kPair:
+    case OpTimingMode::kPair:
       return "pair";
-    case OpTiming::kShared:
+    case OpTimingMode::kShared:
       return "shared";
-    case OpTiming::kStep:
+    case OpTimingMode::kStep:
       return "step";
   }
   return "?";
@@ -50,7 +50,7 @@ const FillPattern kOnes{FillKind::kReduceInput, 0, 0, 2, 0, 0.0};
 }  // namespace
 
 PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& plan, GroupComms comms,
-                           OpTiming timing)
+                           OpTimingMode timing)
     : backend_(backend),
       ctx_(ctx),
       plan_(plan),
@@ -155,9 +155,9 @@ StepRecord PlanExecutor::run_step(int index, bool warmup) {
       backend_.wait_event(op.stream, events[static_cast<std::size_t>(d)]);
       fresh[s] = true;
     }
-    if (timing_ == OpTiming::kPair || (timing_ == OpTiming::kShared && fresh[s])) {
+    if (timing_ == OpTimingMode::kPair || (timing_ == OpTimingMode::kShared && fresh[s])) {
       starts[i] = backend_.stamp(op.stream);
-    } else if (timing_ == OpTiming::kShared) {
+    } else if (timing_ == OpTimingMode::kShared) {
       starts[i] = last_end[s];
     }
     OpLabel label{op.name, op.bytes, op.flops, -1};
@@ -200,7 +200,7 @@ StepRecord PlanExecutor::run_step(int index, bool warmup) {
         break;
       }
     }
-    if (timing_ != OpTiming::kStep) {
+    if (timing_ != OpTimingMode::kStep) {
       ends[i] = last_end[s] = backend_.stamp(op.stream);
       fresh[s] = false;
     }
@@ -216,7 +216,7 @@ StepRecord PlanExecutor::run_step(int index, bool warmup) {
   step.start_ns = origin;
   step.end_ns = origin;
   for (StampId t : tails) step.end_ns = std::max(step.end_ns, origin + backend_.stamp_ns(t));
-  if (timing_ == OpTiming::kStep) return step;
+  if (timing_ == OpTimingMode::kStep) return step;
   step.ops.reserve(plan_.ops.size());
   for (const PlannedOp& op : plan_.ops) {
     const std::size_t i = static_cast<std::size_t>(op.id);

@@ -20,9 +20,9 @@ class RankContext;
 /// boundary stamp (half the events; an op's start is then its predecessor's end, which counts
 /// any idle gap between them into the op). kStep: no per-op stamps, only the step's end on each
 /// stream: the uninstrumented baseline, whose records carry no ops.
-enum class OpTiming { kPair, kShared, kStep };
-OpTiming parse_op_timing(const std::string& text);
-const char* op_timing_name(OpTiming t);
+enum class OpTimingMode { kPair, kShared, kStep };
+OpTimingMode parse_op_timing(const std::string& text);
+const char* op_timing_name(OpTimingMode t);
 
 /// The communicators the plan's groups resolve to.
 struct GroupComms {
@@ -36,7 +36,7 @@ struct GroupComms {
 class PlanExecutor {
  public:
   PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& plan, GroupComms comms,
-               OpTiming timing);
+               OpTimingMode timing);
   ~PlanExecutor();
   PlanExecutor(const PlanExecutor&) = delete;
   PlanExecutor& operator=(const PlanExecutor&) = delete;
@@ -54,7 +54,7 @@ class PlanExecutor {
   RankContext& ctx_;
   const OpPlan& plan_;
   GroupComms comms_;
-  OpTiming timing_;
+  OpTimingMode timing_;
   std::vector<bool> needs_event_;
   std::unique_ptr<Buffers> buffers_;
 };

@@ -8,6 +8,8 @@
 #include <numeric>
 #include <sstream>
 
+#include "analysis/reducer.hpp"
+#include "analysis/report_writers.hpp"
 #include "src/backend/backend.hpp"
 #include "src/cli/command.hpp"
 #include "src/cli/common_options.hpp"
@@ -30,7 +32,7 @@ struct RunConfig {
   int tp = 0, dp = 0, pp = 0;  // 0: inferred from the workload and the world size
   int steps = 10;
   int warmup_steps = 2;
-  OpTiming timing = OpTiming::kPair;
+  OpTimingMode timing = OpTimingMode::kPair;
   bool dry_run = false;
   int dry_run_rank = 0;
   std::string out_dir;
@@ -280,6 +282,7 @@ class RunCommand final : public Command {
     if (!c.out_dir.empty()) write_rank_file(c.out_dir, timeline);
 
     summarize(ctx, c, timeline, plan, choice);
+    reduce_on_rank0(ctx, c, timeline);
     return kExitOk;
   }
 
@@ -333,7 +336,7 @@ class RunCommand final : public Command {
               << "#                                   min       mean        max   (over ranks of "
                  "each rank's mean per step)\n"
               << "  step time (ms)           " << stats(steps) << '\n';
-    if (c.timing != OpTiming::kStep) {
+    if (c.timing != OpTimingMode::kStep) {
       for (Category cat : kAllCategories) {
         std::cout << "  " << category_name(cat) << " busy (ms)"
                   << std::string(15 - std::string(category_name(cat)).size(), ' ')
@@ -342,6 +345,35 @@ class RunCommand final : public Command {
       std::cout << "  COMP TFLOP/s (in ops)    " << stats(tflops) << '\n';
     }
     std::cout << std::flush;
+  }
+
+  // Stage two of the reduction, as `commprof report` does offline: rank 0 receives every
+  // rank's timeline over MPI (not through files, which need not be on a shared file system),
+  // reduces them, prints the report and writes report.txt and report.json beside the rank files.
+  void reduce_on_rank0(RankContext& ctx, const RunConfig& c, const RankTimeline& mine) {
+    std::ostringstream text;
+    write_rank_json(text, mine);
+    Reducer reducer(ReduceOptions{});
+    stream_to_root(text.str(), ctx.comm(), [&](int rank, const std::string& json) {
+      const std::string source = log::cat("rank ", rank, " (over MPI)");
+      try {
+        reducer.add(parse_rank_json(json, source), source);
+      } catch (const Error& e) {
+        reducer.add_problem(source, e.what());
+      }
+    });
+    if (ctx.rank() != 0) return;
+    const Report report = reducer.finish();
+    std::cout << '\n';
+    write_report_text(std::cout, report);
+    std::cout << std::flush;
+    if (!c.out_dir.empty()) {
+      write_file_atomically(c.out_dir + "/report.txt",
+                            [&](std::ostream& os) { write_report_text(os, report); });
+      write_file_atomically(c.out_dir + "/report.json",
+                            [&](std::ostream& os) { write_report_json(os, report); });
+      log::info("wrote " + c.out_dir + "/rank-*.json, report.txt and report.json");
+    }
   }
 
   RuntimeOptions runtime_;
