@@ -10,6 +10,7 @@
 #include "src/core/atomic_file.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
+#include "src/runtime/output_dir.hpp"
 #include "src/runtime/rank_context.hpp"
 
 namespace po = boost::program_options;
@@ -91,16 +92,8 @@ class BenchCommand final : public Command {
 
   int run(RankContext& ctx, Backend* backend, const BackendChoice& choice) override {
     if (!config_.out_dir.empty()) {
-      // Before measuring: a bad --out must not cost the whole sweep.
-      std::string problem;
-      if (ctx.rank() == 0) {
-        try {
-          ensure_directory(config_.out_dir);
-        } catch (const Error& e) {
-          problem = e.what();
-        }
-      }
-      ctx.agree(problem.empty(), "commprof bench: error: " + problem);
+      // Before measuring: a bad --out must not cost the whole run.
+      prepare_output_directory(ctx, config_.out_dir, runtime_.force, "bench");
     }
     BenchReport report = run_bench(config_, *backend, ctx);
     report.backend_reason = choice.reason;

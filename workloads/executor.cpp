@@ -8,7 +8,9 @@
 #include "src/backend/backend.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
+#include "src/runtime/mpi_check.hpp"
 #include "src/runtime/rank_context.hpp"
+#include "src/runtime/stop_signals.hpp"
 
 namespace commprof {
 
@@ -127,9 +129,24 @@ Communicator* PlanExecutor::comm_of(Group g) const {
   return c;
 }
 
-std::vector<StepRecord> PlanExecutor::run(int steps, int warmup) {
+std::vector<StepRecord> PlanExecutor::run(
+    int steps, int warmup, const std::function<void(const std::vector<StepRecord>&)>& after_step) {
   std::vector<StepRecord> out;
-  for (int i = 0; i < warmup + steps; ++i) out.push_back(run_step(i, i < warmup));
+  for (int i = 0; i < warmup + steps; ++i) {
+    // One small allreduce per step: a signal seen by any rank stops every rank at the same
+    // step boundary, so none is left waiting in the next step's collectives.
+    int mine = stop_signal();
+    int any = 0;
+    COMMPROF_MPI_CHECK(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, ctx_.comm()));
+    if (any != 0) {
+      stopped_by_ = any;
+      log::warn(log::cat("signal ", any, " received: stopping after ", out.size(), " of ",
+                         warmup + steps, " steps"));
+      break;
+    }
+    out.push_back(run_step(i, i < warmup));
+    if (after_step) after_step(out);
+  }
   return out;
 }
 
@@ -175,6 +192,7 @@ StepRecord PlanExecutor::run_step(int index, bool warmup) {
         break;
       case PlannedKind::kCollective: {
         Communicator* comm = comm_of(op.group);
+        if (!warmup && ctx_.rank() == test_hang_rank_) break;  // test hook: a silent peer
         label.seq = seqs[i] = static_cast<std::int64_t>(comm->next_sequence());
         CollectiveCall call;
         call.kind = op.collective;
@@ -187,6 +205,7 @@ StepRecord PlanExecutor::run_step(int index, bool warmup) {
         break;
       }
       case PlannedKind::kP2P:
+        if (!warmup && ctx_.rank() == test_hang_rank_) break;  // test hook: a silent peer
         backend_.submit(op.stream,
                         P2PCall{comm_of(op.group), B.p2p_send.data(), B.p2p_recv.data(), op.count,
                                 plan_.dtype, op.send_peer, op.recv_peer},

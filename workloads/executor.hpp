@@ -2,6 +2,7 @@
 // Runs an op plan on a backend, step after step, and records every op's times.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,8 +43,18 @@ class PlanExecutor {
   PlanExecutor& operator=(const PlanExecutor&) = delete;
 
   /// Collective over the world: `warmup + steps` steps, each started together (barrier) and
-  /// completed before the next. Returns one record per step.
-  std::vector<StepRecord> run(int steps, int warmup);
+  /// completed before the next. Returns one record per step run. Before each step the ranks
+  /// agree whether any of them received SIGTERM or SIGINT; if so all stop there, together, and
+  /// stopped_by() says which signal.
+  /// `after_step`, if set, sees the steps so far after each one (to save them as they come).
+  std::vector<StepRecord> run(
+      int steps, int warmup,
+      const std::function<void(const std::vector<StepRecord>&)>& after_step = {});
+  int stopped_by() const { return stopped_by_; }
+
+  /// Test hook: this rank stops taking part in collectives and send/recv from the first
+  /// measured step on, as a hung or dead peer would; the others must time out, not hang.
+  void set_test_hang_rank(int rank) { test_hang_rank_ = rank; }
 
  private:
   struct Buffers;
@@ -56,6 +67,8 @@ class PlanExecutor {
   GroupComms comms_;
   OpTimingMode timing_;
   std::vector<bool> needs_event_;
+  int stopped_by_ = 0;
+  int test_hang_rank_ = -1;
   std::unique_ptr<Buffers> buffers_;
 };
 

@@ -17,6 +17,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
 #include "src/runtime/gather.hpp"
+#include "src/runtime/output_dir.hpp"
 #include "src/runtime/rank_context.hpp"
 #include "src/timeline/rank_file.hpp"
 #include "workloads/executor.hpp"
@@ -35,6 +36,7 @@ struct RunConfig {
   OpTimingMode timing = OpTimingMode::kPair;
   bool dry_run = false;
   int dry_run_rank = 0;
+  int test_hang_rank = -1;
   std::string out_dir;
 };
 
@@ -150,7 +152,9 @@ class RunCommand final : public Command {
     return "mock training steps (dp, tp, pp, hybrid): COMP, COMM and MEM on their own streams";
   }
 
-  void define_options(po::options_description& visible, po::options_description&) override {
+  void define_options(po::options_description& visible, po::options_description& hidden) override {
+    hidden.add_options()("test-hang-rank", po::value<int>()->default_value(-1),
+                         "test hook: this rank stops taking part in communication after warm-up");
     visible.add_options()("workload", po::value<std::string>()->default_value("dp"),
                           "dp | tp | pp | hybrid")("tp", po::value<int>()->default_value(0),
                                                    "tensor-parallel degree (0: inferred)")(
@@ -224,6 +228,7 @@ class RunCommand final : public Command {
     c.dry_run = vm["dry-run"].as<bool>();
     c.dry_run_rank = vm["dry-run-rank"].as<int>();
     if (vm.count("out") != 0) c.out_dir = vm["out"].as<std::string>();
+    c.test_hang_rank = vm["test-hang-rank"].as<int>();
   }
 
   std::string backend_name() const override { return config_.dry_run ? "" : runtime_.backend; }
@@ -251,15 +256,8 @@ class RunCommand final : public Command {
               std::string("commprof run: error: the ") + backend->name() + " backend cannot run " +
                   dtype_name(c.workload.shape.dtype) + " (try --dtype float)");
     if (!c.out_dir.empty()) {
-      std::string problem;
-      if (ctx.rank() == 0) {
-        try {
-          ensure_directory(c.out_dir);
-        } catch (const Error& e) {
-          problem = e.what();
-        }
-      }
-      ctx.agree(problem.empty(), "commprof run: error: " + problem);
+      // Before measuring: a bad --out must not cost the whole run.
+      prepare_output_directory(ctx, c.out_dir, runtime_.force, "run");
     }
 
     const RankPlace place = place_rank(layout, ctx.rank());
@@ -278,11 +276,31 @@ class RunCommand final : public Command {
     timeline.device = backend->device_description();
     timeline.backend = backend->name();
     timeline.config_json = config_json(c, layout).dump();
-    timeline.steps = executor.run(c.steps, c.warmup_steps);
+    executor.set_test_hang_rank(c.test_hang_rank);
+    // The rank file is rewritten after every step, atomically (temp file + rename): whatever
+    // ends the job later (a dead peer, a timeout, SIGKILL), the steps measured so far remain.
+    timeline.steps =
+        executor.run(c.steps, c.warmup_steps, [&](const std::vector<StepRecord>& so_far) {
+          if (c.out_dir.empty()) return;
+          RankTimeline partial = timeline;
+          partial.steps = so_far;
+          write_rank_file(c.out_dir, partial);
+        });
     if (!c.out_dir.empty()) write_rank_file(c.out_dir, timeline);
-
-    summarize(ctx, c, timeline, plan, choice);
-    reduce_on_rank0(ctx, c, timeline);
+    const bool measured = std::any_of(timeline.steps.begin(), timeline.steps.end(),
+                                      [](const StepRecord& s) { return !s.warmup; });
+    if (measured) {
+      summarize(ctx, c, timeline, plan, choice);
+      reduce_on_rank0(ctx, c, timeline);
+    }
+    if (executor.stopped_by() != 0) {
+      if (ctx.rank() == 0) {
+        log::error(log::cat("stopped by signal ", executor.stopped_by(), " after ",
+                            timeline.steps.size(), " of ", c.warmup_steps + c.steps,
+                            " steps; what was measured is written"));
+      }
+      return 128 + executor.stopped_by();  // the shell's convention for "ended by a signal"
+    }
     return kExitOk;
   }
 

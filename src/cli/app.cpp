@@ -9,6 +9,7 @@
 #include "src/runtime/launcher_env.hpp"
 #include "src/runtime/mpi_check.hpp"
 #include "src/runtime/rank_context.hpp"
+#include "src/runtime/stop_signals.hpp"
 
 extern char** environ;
 
@@ -32,6 +33,10 @@ int run_parsed(int argc, char** argv, ParseOutcome& parsed) {
                                                   : static_cast<int>(MPI_THREAD_FUNNELED);
 
   RankContext ctx(&argc, &argv, thread_level);
+  install_stop_signals();  // after MPI_Init, whose library may install handlers of its own
+  // Outside the try: after a failure its stream threads may be stuck in a collective with a
+  // dead peer, and destroying it would wait for them forever. The job is aborted first.
+  std::unique_ptr<Backend> backend;
   try {
     // A usage error on any rank ends every rank with exit 2, before any other collective.
     ctx.agree(ok, error);
@@ -45,7 +50,6 @@ int run_parsed(int argc, char** argv, ParseOutcome& parsed) {
       ctx.agree(lo == hi, "commprof: error: ranks chose different backends (" + choice.info->name +
                               " here); pass --backend explicitly");
     }
-    std::unique_ptr<Backend> backend;
     if (choice.info != nullptr) {
       backend = choice.info->create(ctx, parsed.command->backend_options());
       log::info(log::cat("backend: ", backend->name(), " (", choice.reason, "), ", ctx.size(),

@@ -16,8 +16,9 @@ void add_runtime_options(po::options_description& desc) {
       "auto | host | cuda. auto takes cuda when a GPU is visible and says what it picked")(
       "timeout", po::value<double>()->default_value(300.0),
       "seconds a stream may take to drain before the run is aborted with a message naming the "
-      "rank and stream")("no-nvtx", po::bool_switch(),
-                         "do not emit NVTX ranges (they cost nothing without a tool)")(
+      "rank and stream")("force", po::bool_switch(),
+                         "overwrite the results of an earlier run in --out")(
+      "no-nvtx", po::bool_switch(), "do not emit NVTX ranges (they cost nothing without a tool)")(
       "log-level", po::value<std::string>()->default_value("info"), "error | warn | info | debug");
 }
 
@@ -26,6 +27,7 @@ RuntimeOptions read_runtime_options(const po::variables_map& vm) {
   out.backend = vm["backend"].as<std::string>();
   out.backend_options.timeout_s = vm["timeout"].as<double>();
   out.backend_options.annotate = !vm["no-nvtx"].as<bool>();
+  out.force = vm["force"].as<bool>();
   if (!(out.backend_options.timeout_s > 0.0)) {
     throw ConfigError("--timeout must be a positive number of seconds");
   }

@@ -9,11 +9,12 @@
 
 namespace commprof {
 
-/// --backend, --timeout, --no-nvtx, --log-level.
+/// --backend, --timeout, --force, --no-nvtx, --log-level.
 void add_runtime_options(boost::program_options::options_description& desc);
 
 struct RuntimeOptions {
   std::string backend = "auto";
+  bool force = false;  ///< --force: overwrite an earlier run's results in --out
   BackendOptions backend_options;
 };
 /// Reads the options added by add_runtime_options (and sets the log level); throws ConfigError.

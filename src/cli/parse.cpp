@@ -115,7 +115,8 @@ ParseOutcome parse_command_line(int argc, const char* const* argv,
     // Positional words the command maps onto an option (report's inputs) have a string_key.
     for (const po::option& o : parsed.options) {
       if (o.unregistered || (o.position_key != -1 && o.string_key.empty())) {
-        const std::string word = o.original_tokens.empty() ? o.string_key : o.original_tokens.front();
+        const std::string word =
+            o.original_tokens.empty() ? o.string_key : o.original_tokens.front();
         throw po::error("unexpected argument '" + word + "'");
       }
     }
@@ -138,6 +139,10 @@ ParseOutcome parse_command_line(int argc, const char* const* argv,
     return out;
   } catch (const ConfigError& e) {
     out.text = prefix + e.what() + hint;
+    return out;
+  } catch (const std::exception& e) {
+    // A bug, not bad input; still one clean line and exit 2 on every rank, never a crash.
+    out.text = prefix + "internal error while reading the options: " + e.what();
     return out;
   }
   out.kind = ParseOutcome::Kind::kRun;

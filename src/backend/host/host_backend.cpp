@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "src/backend/host/host_backend.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -158,10 +159,17 @@ void HostBackend::wait_event(Category c, EventId event) {
 }
 
 void HostBackend::synchronize() {
+  // One deadline for all streams, COMM first: when a peer stops participating, COMM is the
+  // stream that hangs and the others only wait on its events, so the error names the cause.
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(options_.timeout_s));
   std::exception_ptr first;
-  for (Category c : kAllCategories) {
+  for (Category c : {Category::kComm, Category::kMem, Category::kComp}) {
     try {
-      if (!stream(c).drain_for(options_.timeout_s)) {
+      const double left = std::max(
+          0.0, std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count());
+      if (!stream(c).drain_for(left)) {
         throw TimeoutError(log::cat("the ", category_name(c), " stream on ", log::identity(),
                                     " did not finish within --timeout ", options_.timeout_s,
                                     " s; last op submitted there: ", last_label_[index_of(c)],

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+#include "src/runtime/output_dir.hpp"
+
+#include <filesystem>
+#include <regex>
+
+#include "src/core/atomic_file.hpp"
+#include "src/core/errors.hpp"
+#include "src/runtime/rank_context.hpp"
+
+namespace commprof {
+
+void prepare_output_directory(RankContext& ctx, const std::string& dir, bool force,
+                              const std::string& command) {
+  std::string problem;
+  if (ctx.rank() == 0) {
+    try {
+      ensure_directory(dir);
+      static const std::regex kResult(R"((rank-[0-9]+\.json|report\.[a-z]+|bench\.(json|csv)))");
+      for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        const std::string name = entry.path().filename().string();
+        if (!force && std::regex_match(name, kResult)) {
+          problem = "--out " + dir + " already holds results of an earlier run (" + name +
+                    "); pass --force to overwrite them, or choose another directory";
+          break;
+        }
+      }
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+  }
+  ctx.agree(problem.empty(), "commprof " + command + ": error: " + problem);
+}
+
+}  // namespace commprof

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: MIT
+#include "src/runtime/stop_signals.hpp"
+
+#include <csignal>
+
+namespace commprof {
+namespace {
+
+volatile std::sig_atomic_t g_signal = 0;
+
+extern "C" void record_signal(int signal) { g_signal = signal; }
+
+}  // namespace
+
+void install_stop_signals() {
+  struct sigaction action {};
+  action.sa_handler = record_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;  // MPI and CUDA calls in flight continue; we stop between steps
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+}
+
+int stop_signal() { return g_signal; }
+
+}  // namespace commprof

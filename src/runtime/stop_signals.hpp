@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: MIT
+// SIGTERM and SIGINT (how Slurm preempts a job, and Ctrl-C) ask commprof to stop at the next
+// step boundary instead of dying mid-step: results measured so far are still written.
+#pragma once
+
+namespace commprof {
+
+/// Installs handlers for SIGTERM and SIGINT that only record the signal (async-signal-safe).
+void install_stop_signals();
+/// The signal received since install_stop_signals(), or 0.
+int stop_signal();
+
+}  // namespace commprof
