@@ -3,6 +3,12 @@
 # distribution's packages only. Safe to re-run: does nothing when everything is installed.
 # The CUDA backend additionally needs a CUDA toolkit with NCCL (e.g. /usr/local/cuda); it is
 # detected at configure time and not installed here.
+#
+#   scripts/install-deps.sh           build and test dependencies
+#   scripts/install-deps.sh --slurm   also Slurm's daemons, client and munge, for the test that
+#                                     runs slurm/ on a real one-node cluster (ctest -L slurm; CI).
+#                                     Debian starts no daemon under policy-rc.d or without systemd;
+#                                     the test starts its own with its own config.
 set -euo pipefail
 
 packages=(
@@ -12,6 +18,14 @@ packages=(
   nlohmann-json3-dev                # JSON result files
   libgtest-dev                      # tests
 )
+case "${1:-}" in
+  "") ;;
+  --slurm)
+    # slurm-wlm-basic-plugins (pulled in by slurmd) carries mpi/pmix, which Open MPI 4.1 needs
+    # for srun direct launch.
+    packages+=(slurmctld slurmd slurm-client munge) ;;
+  *) echo "usage: $0 [--slurm]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
