@@ -24,6 +24,9 @@ class Command {
   /// Options shown by `commprof <name> --help`, and hidden ones (test hooks).
   virtual void define_options(boost::program_options::options_description& visible,
                               boost::program_options::options_description& hidden) = 0;
+  /// Positional arguments (report's DIR|FILES...), mapped onto options; none by default, so
+  /// stray words on other commands stay an error.
+  virtual void define_positional(boost::program_options::positional_options_description&) {}
   /// Validates parsed options into the command's configuration; throws ConfigError.
   virtual void configure(const boost::program_options::variables_map& vm) = 0;
   /// The backend to create ("auto", "host", "cuda"); "" when the command runs none.
@@ -41,5 +44,7 @@ std::vector<std::unique_ptr<Command>> make_commands();
 std::unique_ptr<Command> make_run_command();
 std::unique_ptr<Command> make_bench_command();
 std::unique_ptr<Command> make_gemm_command();
+/// Defined by analysis/report_command.cpp.
+std::unique_ptr<Command> make_report_command();
 
 }  // namespace commprof

@@ -8,6 +8,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   commands.push_back(make_run_command());
   commands.push_back(make_bench_command());
   commands.push_back(make_gemm_command());
+  commands.push_back(make_report_command());
   return commands;
 }
 

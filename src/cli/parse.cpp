@@ -101,15 +101,23 @@ ParseOutcome parse_command_line(int argc, const char* const* argv,
   command->define_options(visible, hidden);
   po::options_description all;
   all.add(visible).add(hidden);
+  po::positional_options_description positional;
+  command->define_positional(positional);
 
   try {
     po::variables_map vm;
-    const po::parsed_options parsed = po::command_line_parser(argc - 1, argv + 1).options(all).run();
+    po::command_line_parser parser(argc - 1, argv + 1);
+    parser.options(all);
+    if (positional.max_total_count() > 0) parser.positional(positional);
+    const po::parsed_options parsed = parser.run();
     // Boost drops words that belong to no option; `bench 1M` (a forgotten --min-bytes) must
     // not run with the defaults.
-    const auto stray = po::collect_unrecognized(parsed.options, po::include_positional);
-    if (!stray.empty()) {
-      throw po::error("unexpected argument '" + stray.front() + "'");
+    // Positional words the command maps onto an option (report's inputs) have a string_key.
+    for (const po::option& o : parsed.options) {
+      if (o.unregistered || (o.position_key != -1 && o.string_key.empty())) {
+        const std::string word = o.original_tokens.empty() ? o.string_key : o.original_tokens.front();
+        throw po::error("unexpected argument '" + word + "'");
+      }
     }
     po::store(parsed, vm);
     if (vm.count("help") != 0) {

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+// Collectives matched across ranks by (communicator, sequence number): per instance the
+// bytes, each rank's duration, algbw and busbw for the communicator's size, the start skew,
+// each rank's wait and the last rank to arrive; per rank the wait it suffered and caused.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "src/timeline/op_record.hpp"
+
+namespace commprof {
+
+/// One collective call seen by every rank of its communicator. Times in ns on rank 0's clock.
+struct CollectiveInstance {
+  std::string comm;
+  std::int64_t seq = -1;
+  std::string collective;
+  int comm_size = 0;
+  std::uint64_t bytes = 0;
+  int ranks_seen = 0;      ///< ranks that recorded it (< comm_size: incomplete)
+  bool consistent = true;  ///< ranks agreed on collective, bytes and comm_size
+  std::int64_t first_start_ns = 0;
+  std::int64_t last_start_ns = 0;
+  int first_rank = -1;  ///< earliest arrival
+  int last_rank = -1;   ///< latest arrival: everyone else waited for it
+  std::int64_t min_end_ns = 0;
+  std::int64_t max_end_ns = 0;
+  std::int64_t min_duration_ns = 0;  ///< the transfer time: the last arriver barely waits
+  std::int64_t max_duration_ns = 0;
+  double mean_duration_ns = 0.0;
+  std::int64_t wait_caused_ns = 0;  ///< Σ over ranks of (last start − own start)
+  std::int64_t start_skew_ns() const { return last_start_ns - first_start_ns; }
+  std::int64_t end_skew_ns() const { return max_end_ns - min_end_ns; }
+  /// The instance's time: the shortest rank's duration (TraceLens' "comm latency").
+  std::int64_t time_ns() const { return min_duration_ns; }
+  /// bytes / time in GB/s (10⁹ B/s); 0 when the time is 0.
+  double algbw_gbps() const;
+  /// algbw × the collective's bus factor for n = comm_size; negative when the collective is
+  /// unknown (no factor: reported as n/a).
+  double busbw_gbps() const;
+  double sum_duration_ns_ = 0.0;
+  double sum_start_ns_ = 0.0;
+};
+
+/// Per rank, over every matched collective it took part in.
+struct RankWait {
+  int rank = 0;
+  std::int64_t collectives = 0;
+  std::int64_t wait_ns = 0;         ///< Σ (last start − own start): time this rank waited
+  std::int64_t wait_caused_ns = 0;  ///< Σ over instances it arrived last at of others' waits
+  std::int64_t times_last = 0;
+  std::int64_t times_first = 0;
+};
+
+/// The bus-bandwidth factor of a collective by name for n ranks; negative when unknown.
+/// "send"/"recv" count as point-to-point (factor 1).
+double busbw_factor_for(const std::string& collective, int n);
+
+/// Collects collective ops rank by rank, then matches them. Memory: one 16-byte record per
+/// collective op plus one instance per (comm, seq), so thousands of ranks fit.
+class CollectiveMatcher {
+ public:
+  /// Adds one op of `rank` if it is a collective: COMM, a collective name, a comm and seq ≥ 0.
+  /// `clock_offset_ns` is added to its times (RankTimeline::clock_offset_ns).
+  void add(int rank, const OpRecord& op, std::int64_t clock_offset_ns);
+  /// Matches everything added. `world_size` sizes the per-rank table.
+  void finish(int world_size);
+
+  const std::vector<CollectiveInstance>& instances() const { return instances_; }
+  const std::vector<RankWait>& rank_waits() const { return waits_; }
+  /// Wait of `rank` at instance `i` (last start − own start); -1 if it did not take part.
+  /// Valid after finish().
+  std::int64_t wait_of(std::size_t i, int rank) const;
+
+ private:
+  struct Record {
+    std::uint32_t instance;
+    std::int32_t rank;
+    std::int64_t start_ns;
+  };
+  std::unordered_map<std::string, std::unordered_map<std::int64_t, std::uint32_t>> index_;
+  std::vector<CollectiveInstance> instances_;
+  std::vector<Record> records_;
+  std::vector<RankWait> waits_;
+};
+
+}  // namespace commprof

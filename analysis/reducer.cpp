@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: MIT
+#include "analysis/reducer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+#include <tuple>
+
+#include "src/core/errors.hpp"
+#include "src/timeline/rank_file.hpp"
+
+namespace commprof {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Nearest-rank percentile of sorted values: the smallest value with at least p% at or below.
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0.0;
+  const double rank = std::ceil(p / 100.0 * static_cast<double>(sorted.size()));
+  const std::size_t i = rank < 1.0 ? 0 : static_cast<std::size_t>(rank) - 1;
+  return sorted[std::min(i, sorted.size() - 1)];
+}
+
+// "dp3" → "dp", "tp0_1" → "tp", "world" → "world": the kind of a communicator from its name.
+std::string group_of(const std::string& comm) {
+  std::size_t n = comm.size();
+  while (n > 0 && (std::isdigit(static_cast<unsigned char>(comm[n - 1])) != 0 ||
+                   comm[n - 1] == '_' || comm[n - 1] == '.' || comm[n - 1] == '-')) {
+    --n;
+  }
+  return n == 0 ? comm : comm.substr(0, n);
+}
+
+struct MetricDef {
+  const char* name;
+  const char* unit;
+  Stat RankSummary::*field;
+  bool lower_is_worse;
+};
+
+constexpr MetricDef kMetrics[] = {
+    {"step_time", "ns", &RankSummary::wall_ns, false},
+    {"comp_busy", "ns", &RankSummary::comp_ns, false},
+    {"comm_busy", "ns", &RankSummary::comm_ns, false},
+    {"mem_busy", "ns", &RankSummary::mem_ns, false},
+    {"exposed_comm", "ns", &RankSummary::exposed_comm_ns, false},
+    {"idle", "ns", &RankSummary::idle_ns, false},
+    {"overlap", "ratio", &RankSummary::overlap, true},
+    {"hidden_fraction", "ratio", &RankSummary::hidden_fraction, true},
+};
+
+}  // namespace
+
+Reducer::Reducer(ReduceOptions options) : options_(options) {
+  report_.peak_busbw_gbps = options.peak_busbw_gbps;
+  report_.timeline_rank = options.timeline_rank;
+}
+
+void Reducer::add_problem(const std::string& file, const std::string& message) {
+  report_.problems.push_back({file, message});
+}
+
+void Reducer::add(const RankTimeline& t, const std::string& source) {
+  for (const RankSummary& r : report_.ranks) {
+    if (r.rank == t.rank) {
+      add_problem(source, "rank " + std::to_string(t.rank) + " was already read from '" + r.source +
+                              "'; this file is ignored");
+      return;
+    }
+  }
+  const bool keep_step = t.rank == options_.timeline_rank;
+  auto visit = [&](const StepRecord& step, const StepMetrics&, const StepIntervals& iv) {
+    if (keep_step && !report_.timeline_step) {
+      report_.timeline_step = step;
+      report_.timeline_offset_ns = t.clock_offset_ns;
+    }
+    for (const OpRecord& op : step.ops) {
+      matcher_.add(t.rank, op, t.clock_offset_ns);
+      OpTiming& timing = report_.op_timings[{static_cast<int>(index_of(op.category)), op.name}];
+      const auto duration = static_cast<double>(op.duration_ns());
+      ++timing.count;
+      timing.total_ns += duration;
+      // Interference is about COMP and COMM competing for SMs and memory bandwidth.
+      bool overlapped = false;
+      if (op.category == Category::kComp) overlapped = iv.comm.covered(op.start_ns, op.end_ns) > 0;
+      if (op.category == Category::kComm) overlapped = iv.comp.covered(op.start_ns, op.end_ns) > 0;
+      if (overlapped) {
+        ++timing.overlapped_count;
+        timing.overlapped_total_ns += duration;
+      }
+    }
+  };
+  report_.ranks.push_back(summarise_rank(t, source, visit));
+}
+
+Report Reducer::finish() {
+  Report& rep = report_;
+  std::sort(rep.ranks.begin(), rep.ranks.end(),
+            [](const RankSummary& a, const RankSummary& b) { return a.rank < b.rank; });
+  std::set<int> sizes;
+  for (const RankSummary& r : rep.ranks) {
+    rep.world_size = std::max(rep.world_size, r.world_size);
+    sizes.insert(r.world_size);
+  }
+  if (sizes.size() > 1) {
+    rep.warnings.push_back("rank files disagree on world_size (" + std::to_string(*sizes.begin()) +
+                           " to " + std::to_string(*sizes.rbegin()) +
+                           "): they may come from different runs");
+  }
+  {
+    std::vector<bool> seen(static_cast<std::size_t>(rep.world_size), false);
+    for (const RankSummary& r : rep.ranks) seen[static_cast<std::size_t>(r.rank)] = true;
+    for (int r = 0; r < rep.world_size; ++r) {
+      if (!seen[static_cast<std::size_t>(r)]) rep.missing_ranks.push_back(r);
+    }
+  }
+
+  // Across ranks: each rank's mean step value.
+  for (const MetricDef& def : kMetrics) {
+    AcrossRanks row;
+    row.metric = def.name;
+    row.unit = def.unit;
+    std::vector<const RankSummary*> contributors;
+    for (const RankSummary& r : rep.ranks) {
+      const Stat& s = r.*def.field;
+      if (s.count == 0) continue;
+      row.stat.add(s.mean);
+      contributors.push_back(&r);
+    }
+    if (row.stat.count > 0) {
+      const RankSummary* worst = contributors[static_cast<std::size_t>(
+          def.lower_is_worse ? row.stat.argmin : row.stat.argmax)];
+      row.worst_rank = worst->rank;
+      row.worst_host = worst->host;
+    }
+    rep.across.push_back(std::move(row));
+  }
+
+  matcher_.finish(rep.world_size);
+  rep.instances = matcher_.instances();
+  for (const RankWait& w : matcher_.rank_waits()) {
+    if (w.collectives > 0) rep.waits.push_back(w);
+  }
+  std::string first_incomplete;
+  std::string first_inconsistent;
+  for (const CollectiveInstance& c : rep.instances) {
+    const std::string id = c.collective + " on '" + c.comm + "' seq " + std::to_string(c.seq);
+    if (c.ranks_seen < c.comm_size) {
+      if (rep.incomplete_instances++ == 0) {
+        first_incomplete = id + " (" + std::to_string(c.ranks_seen) + " of " +
+                           std::to_string(c.comm_size) + " ranks)";
+      }
+    }
+    if (!c.consistent && rep.inconsistent_instances++ == 0) first_inconsistent = id;
+  }
+  if (rep.incomplete_instances > 0) {
+    rep.warnings.push_back(std::to_string(rep.incomplete_instances) +
+                           " collective(s) were recorded by fewer ranks than their "
+                           "communicator has; first: " +
+                           first_incomplete);
+  }
+  if (rep.inconsistent_instances > 0) {
+    rep.warnings.push_back(std::to_string(rep.inconsistent_instances) +
+                           " collective(s) differ across ranks in kind, bytes or communicator "
+                           "size; first: " +
+                           first_inconsistent);
+  }
+
+  // Per collective and message size.
+  std::map<std::tuple<std::string, int, std::uint64_t>, std::vector<std::size_t>> by_size;
+  std::map<std::string, std::vector<std::size_t>> by_group;
+  for (std::size_t i = 0; i < rep.instances.size(); ++i) {
+    const CollectiveInstance& c = rep.instances[i];
+    by_size[{c.collective, c.comm_size, c.bytes}].push_back(i);
+    by_group[group_of(c.comm)].push_back(i);
+  }
+  for (const auto& [key, members] : by_size) {
+    CollectiveRow row;
+    std::tie(row.collective, row.comm_size, row.bytes) = key;
+    row.count = static_cast<std::int64_t>(members.size());
+    std::vector<double> times;
+    double skew = 0.0;
+    for (std::size_t i : members) {
+      times.push_back(static_cast<double>(rep.instances[i].time_ns()));
+      skew += static_cast<double>(rep.instances[i].start_skew_ns());
+      row.wait_ns += rep.instances[i].wait_caused_ns;
+    }
+    std::sort(times.begin(), times.end());
+    row.p50_ns = percentile(times, 50);
+    row.p95_ns = percentile(times, 95);
+    row.mean_skew_ns = skew / static_cast<double>(members.size());
+    row.algbw_gbps = row.p50_ns > 0 ? static_cast<double>(row.bytes) / row.p50_ns : 0.0;
+    const double factor = busbw_factor_for(row.collective, row.comm_size);
+    if (factor >= 0) row.busbw_gbps = row.algbw_gbps * factor;
+    if (factor >= 0 && rep.peak_busbw_gbps > 0) {
+      row.peak_fraction = row.busbw_gbps / rep.peak_busbw_gbps;
+    }
+    rep.collectives.push_back(row);
+  }
+  for (const auto& [group, members] : by_group) {
+    GroupRow row;
+    row.group = group;
+    std::set<std::string> comms;
+    double bus_bytes = 0.0;
+    double bus_time = 0.0;
+    double skew = 0.0;
+    for (std::size_t i : members) {
+      const CollectiveInstance& c = rep.instances[i];
+      comms.insert(c.comm);
+      row.min_size = row.instances == 0 ? c.comm_size : std::min(row.min_size, c.comm_size);
+      row.max_size = std::max(row.max_size, c.comm_size);
+      ++row.instances;
+      if (c.ranks_seen < c.comm_size) ++row.incomplete;
+      row.bytes += c.bytes;
+      row.time_ns += static_cast<double>(c.time_ns());
+      skew += static_cast<double>(c.start_skew_ns());
+      row.wait_ns += c.wait_caused_ns;
+      const double factor = busbw_factor_for(c.collective, c.comm_size);
+      if (factor >= 0) {
+        bus_bytes += static_cast<double>(c.bytes) * factor;
+        bus_time += static_cast<double>(c.time_ns());
+      }
+    }
+    row.communicators = static_cast<int>(comms.size());
+    row.mean_skew_ns = skew / static_cast<double>(members.size());
+    if (bus_time > 0) row.busbw_gbps = bus_bytes / bus_time;
+    rep.groups.push_back(row);
+  }
+  return std::move(report_);
+}
+
+std::vector<std::string> expand_rank_inputs(const std::vector<std::string>& inputs) {
+  static const std::regex kRankFile(R"(rank-([0-9]+)\.json)");
+  std::vector<std::string> files;
+  for (const std::string& input : inputs) {
+    std::error_code ec;
+    if (!fs::is_directory(input, ec)) {
+      files.push_back(input);  // a missing file is named in the report, not fatal
+      continue;
+    }
+    std::vector<std::pair<long long, std::string>> found;
+    for (const fs::directory_entry& e : fs::directory_iterator(input, ec)) {
+      std::smatch m;
+      const std::string name = e.path().filename().string();
+      if (std::regex_match(name, m, kRankFile)) found.emplace_back(std::stoll(m[1]), e.path());
+    }
+    if (ec) throw Error("cannot list directory '" + input + "': " + ec.message());
+    if (found.empty()) throw Error("'" + input + "' holds no rank-<R>.json files");
+    std::sort(found.begin(), found.end());
+    for (auto& f : found) files.push_back(std::move(f.second));
+  }
+  return files;
+}
+
+Report reduce_rank_files(const std::vector<std::string>& files, const ReduceOptions& options,
+                         const std::function<void(const RankTimeline&)>& observer) {
+  Reducer reducer(options);
+  for (const std::string& file : files) {
+    RankTimeline t;
+    try {
+      t = read_rank_file(file);
+    } catch (const std::exception& e) {
+      reducer.add_problem(file, e.what());
+      continue;
+    }
+    if (observer) observer(t);
+    reducer.add(t, file);
+  }
+  Report report = reducer.finish();
+  report.inputs = files;
+  return report;
+}
+
+void compare_with_baseline(Report& run, const Report& base, const std::string& source) {
+  BaselineComparison cmp;
+  cmp.source = source;
+  auto mean_of = [](const Report& r, const char* metric) {
+    for (const AcrossRanks& a : r.across) {
+      if (a.metric == metric) return a.stat.mean;
+    }
+    return 0.0;
+  };
+  cmp.run_step_ns = mean_of(run, "step_time");
+  cmp.baseline_step_ns = mean_of(base, "step_time");
+  if (cmp.run_step_ns > 0) cmp.speedup = cmp.baseline_step_ns / cmp.run_step_ns;
+  cmp.run_comm_ns = mean_of(run, "comm_busy");
+  cmp.baseline_comm_ns = mean_of(base, "comm_busy");
+  Stat hidden;
+  for (const RankSummary& r : run.ranks) {
+    if (r.comm_comp_ns.count > 0) hidden.add(r.comm_comp_ns.mean);
+  }
+  cmp.comm_hidden_ns = hidden.mean;
+  for (Category category : {Category::kComp, Category::kComm}) {
+    Interference in;
+    in.category = category_name(category);
+    double run_total = 0.0;
+    double base_total = 0.0;
+    for (const auto& [key, timing] : run.op_timings) {
+      if (key.first != static_cast<int>(index_of(category)) || timing.overlapped_count == 0) {
+        continue;
+      }
+      const auto it = base.op_timings.find(key);
+      if (it == base.op_timings.end() || it->second.count == 0) continue;
+      ++in.names;
+      in.ops += timing.overlapped_count;
+      run_total += timing.overlapped_total_ns;
+      // The baseline's mean for this name, once per overlapped op: a like-for-like weighting.
+      base_total += it->second.total_ns / static_cast<double>(it->second.count) *
+                    static_cast<double>(timing.overlapped_count);
+    }
+    if (in.ops > 0) {
+      in.run_mean_ns = run_total / static_cast<double>(in.ops);
+      in.baseline_mean_ns = base_total / static_cast<double>(in.ops);
+      if (base_total > 0) in.slowdown = run_total / base_total - 1.0;
+    }
+    cmp.interference.push_back(in);
+  }
+  run.baseline = cmp;
+}
+
+}  // namespace commprof

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+// The offline reducer: rank files in, one Report out. Rank files are read one at a time and
+// summarised before the next is read, so memory grows with ranks × collectives, not with ops.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "analysis/collective_matching.hpp"
+#include "analysis/report.hpp"
+
+namespace commprof {
+
+struct ReduceOptions {
+  double peak_busbw_gbps = 0.0;  ///< 0: no "% of peak" column
+  int timeline_rank = 0;         ///< whose first measured step the HTML timeline shows
+};
+
+/// Accumulates rank timelines one by one (stage 2 of the reduction).
+class Reducer {
+ public:
+  explicit Reducer(ReduceOptions options);
+  /// Adds one rank. A second file for a rank already added becomes a problem, not an error.
+  void add(const RankTimeline& timeline, const std::string& source);
+  /// Records a file that could not be read; it is named in the report.
+  void add_problem(const std::string& file, const std::string& message);
+  Report finish();
+
+ private:
+  ReduceOptions options_;
+  Report report_;
+  CollectiveMatcher matcher_;
+};
+
+/// Expands the command line's DIR|FILES: a directory stands for its rank-<R>.json files
+/// (by rank). Throws Error naming the path when a directory holds none or a path is missing.
+std::vector<std::string> expand_rank_inputs(const std::vector<std::string>& inputs);
+
+/// Reads and reduces `files`; an unreadable or malformed one is a problem in the report.
+/// `observer`, if set, sees every timeline read (e.g. the Chrome trace writer).
+Report reduce_rank_files(const std::vector<std::string>& files, const ReduceOptions& options,
+                         const std::function<void(const RankTimeline&)>& observer = {});
+
+/// Adds the comparison with a baseline run (its Report) to `run`.
+void compare_with_baseline(Report& run, const Report& baseline, const std::string& source);
+
+}  // namespace commprof

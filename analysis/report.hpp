@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+// The aggregated report: what `commprof report` computes from rank files, before any format.
+// Every time is in ns, every bandwidth in GB/s (10⁹ B/s), every ratio in [0, 1]; writers
+// convert units for display and name them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/collective_matching.hpp"
+#include "analysis/step_metrics.hpp"
+
+namespace commprof {
+
+inline constexpr const char* kReportSchema = "commprof.report";
+inline constexpr int kReportSchemaVersion = 1;
+
+/// A rank file that could not be read or parsed; the rest of the run is still reduced.
+struct FileProblem {
+  std::string file;
+  std::string message;
+};
+
+/// One per-rank metric across ranks: min / mean / max of the ranks' step means, and the rank
+/// that is worst for it (largest, or smallest for overlap and hidden fraction).
+struct AcrossRanks {
+  std::string metric;  ///< "step_time", "comp", ...
+  std::string unit;    ///< "ns" or "ratio"
+  Stat stat;
+  int worst_rank = -1;
+  std::string worst_host;
+};
+
+/// Collectives of one kind, communicator size and message size.
+struct CollectiveRow {
+  std::string collective;
+  int comm_size = 0;
+  std::uint64_t bytes = 0;
+  std::int64_t count = 0;  ///< matched instances
+  double p50_ns = 0.0;     ///< of instance times (nearest rank)
+  double p95_ns = 0.0;
+  double algbw_gbps = 0.0;      ///< bytes / p50 time
+  double busbw_gbps = -1.0;     ///< algbw × factor(comm_size); < 0: unknown collective
+  double peak_fraction = -1.0;  ///< busbw / --peak-busbw; < 0 when not given
+  double mean_skew_ns = 0.0;    ///< mean start skew
+  std::int64_t wait_ns = 0;     ///< Σ waits of all ranks
+};
+
+/// Communicators of one kind: "dp", "tp", "pp", "world" (the name without trailing digits).
+struct GroupRow {
+  std::string group;
+  int communicators = 0;
+  int min_size = 0;
+  int max_size = 0;
+  std::int64_t instances = 0;
+  std::int64_t incomplete = 0;  ///< instances fewer ranks recorded than the comm has
+  std::uint64_t bytes = 0;      ///< Σ instance bytes
+  double time_ns = 0.0;         ///< Σ instance times
+  double busbw_gbps = -1.0;     ///< Σ bytes·factor / Σ time over known collectives
+  double mean_skew_ns = 0.0;
+  std::int64_t wait_ns = 0;
+};
+
+/// Durations of the ops of one (category, name), summed over ranks and measured steps.
+struct OpTiming {
+  std::int64_t count = 0;
+  double total_ns = 0.0;
+  std::int64_t overlapped_count = 0;  ///< COMP ops that ran beside COMM, COMM beside COMP
+  double overlapped_total_ns = 0.0;
+};
+
+/// How much longer one category's ops take overlapped than alone (matched by op name).
+struct Interference {
+  std::string category;
+  std::int64_t names = 0;          ///< op names found in both runs
+  std::int64_t ops = 0;            ///< overlapped ops of those names in the run
+  double run_mean_ns = 0.0;        ///< mean duration of those ops, overlapped
+  double baseline_mean_ns = 0.0;   ///< mean duration of the same names alone, weighted alike
+  std::optional<double> slowdown;  ///< run / baseline − 1
+};
+
+/// The run against a baseline with every category serialized (`run --no-overlap`).
+struct BaselineComparison {
+  std::string source;
+  double run_step_ns = 0.0;  ///< mean over ranks of the rank's mean step time
+  double baseline_step_ns = 0.0;
+  std::optional<double> speedup;  ///< baseline / run
+  double comm_hidden_ns = 0.0;    ///< mean |COMM ∩ COMP| per step in the run
+  double run_comm_ns = 0.0;       ///< mean |COMM| per step in the run
+  double baseline_comm_ns = 0.0;
+  std::vector<Interference> interference;  ///< COMP, COMM
+};
+
+struct Report {
+  std::vector<std::string> inputs;
+  int world_size = 0;
+  std::vector<FileProblem> problems;
+  std::vector<int> missing_ranks;
+  std::vector<std::string> warnings;
+  std::vector<RankSummary> ranks;  ///< by rank
+  std::vector<AcrossRanks> across;
+  std::vector<GroupRow> groups;
+  std::vector<CollectiveRow> collectives;
+  std::vector<CollectiveInstance> instances;
+  std::vector<RankWait> waits;  ///< by rank, ranks with collectives only
+  std::int64_t incomplete_instances = 0;
+  std::int64_t inconsistent_instances = 0;
+  double peak_busbw_gbps = 0.0;                                ///< 0: not given
+  std::map<std::pair<int, std::string>, OpTiming> op_timings;  ///< (category index, name)
+  std::optional<BaselineComparison> baseline;
+  int timeline_rank = 0;
+  std::optional<StepRecord> timeline_step;  ///< first measured step of timeline_rank
+  std::int64_t timeline_offset_ns = 0;
+};
+
+}  // namespace commprof

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+// Per-rank, per-step metrics: busy time per category, overlap of COMM with COMP, exposed
+// communication, idle time; and their min / mean / max over a rank's measured steps.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "analysis/interval_set.hpp"
+#include "src/timeline/op_record.hpp"
+
+namespace commprof {
+
+/// What one step of one rank did. Times in ns. The step's window is [start, end) of the step,
+/// widened to cover any op that began before or ended after it, so idle time is never negative.
+struct StepMetrics {
+  int index = 0;
+  bool warmup = false;
+  std::int64_t wall_ns = 0;       ///< length of the step's window
+  std::int64_t comp_ns = 0;       ///< |∪COMP|: several COMP streams count once where they overlap
+  std::int64_t comm_ns = 0;       ///< |∪COMM|
+  std::int64_t mem_ns = 0;        ///< |∪MEM|
+  std::int64_t busy_ns = 0;       ///< |∪ all ops|
+  std::int64_t comm_comp_ns = 0;  ///< |∪COMM ∩ ∪COMP|: communication hidden behind compute
+  std::int64_t exposed_comm_ns = 0;  ///< |∪COMM \ ∪COMP|
+  std::int64_t idle_ns = 0;          ///< wall − busy
+  /// |COMM∩COMP| / |COMM| (HTA's "trace overlap"); empty when the step has no COMM time.
+  std::optional<double> overlap;
+  /// |COMM∩COMP| / min(|COMM|, |COMP|); empty when either is zero.
+  std::optional<double> hidden_fraction;
+};
+
+/// The unions of one step's ops per category, for callers that look at single ops afterwards.
+struct StepIntervals {
+  IntervalSet comp, comm, mem;
+};
+
+/// Metrics of one step; fills `intervals` with the unions it built when given.
+StepMetrics compute_step_metrics(const StepRecord& step, StepIntervals* intervals = nullptr);
+
+/// min / mean / max of a quantity over the values it was defined for; `count` = 0 means none
+/// (printed as n/a, written as null), never NaN.
+struct Stat {
+  double min = 0.0;
+  double mean = 0.0;
+  double max = 0.0;
+  std::int64_t count = 0;
+  void add(double v);
+  /// Index (in add() order) of the largest and smallest value added.
+  std::int64_t argmax = -1;
+  std::int64_t argmin = -1;
+
+ private:
+  double sum_ = 0.0;
+};
+
+/// One rank, summarised over its steps after warm-up (mean, min and max per step).
+struct RankSummary {
+  int rank = 0;
+  int world_size = 1;
+  std::string host;
+  std::string device;
+  std::string backend;
+  std::string source;  ///< the file it came from
+  std::int64_t clock_offset_ns = 0;
+  int steps = 0;  ///< steps measured (not warm-up)
+  int warmup_steps = 0;
+  std::int64_t ops = 0;  ///< ops in measured steps
+  Stat wall_ns, comp_ns, comm_ns, mem_ns, busy_ns, comm_comp_ns, exposed_comm_ns, idle_ns;
+  Stat overlap, hidden_fraction;  ///< ratios in [0, 1], over the steps where they are defined
+};
+
+/// Sees each measured step with its metrics and unions (the reducer's per-op pass).
+using StepVisitor =
+    std::function<void(const StepRecord&, const StepMetrics&, const StepIntervals&)>;
+
+/// Summarises the measured (non-warm-up) steps of one rank file.
+RankSummary summarise_rank(const RankTimeline& timeline, const std::string& source,
+                           const StepVisitor& visit = {});
+
+}  // namespace commprof

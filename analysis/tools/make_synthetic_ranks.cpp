@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+// Writes rank-<R>.json files of a synthetic run (analysis/synthetic_timeline.hpp), for the
+// reducer benchmark and demos:
+//   commprof_make_synthetic_ranks OUT_DIR RANKS OPS_PER_RANK [LAYERS] [TP_SIZE]
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "analysis/synthetic_timeline.hpp"
+#include "src/core/atomic_file.hpp"
+#include "src/timeline/rank_file.hpp"
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: %s OUT_DIR RANKS OPS_PER_RANK [LAYERS=10] [TP_SIZE=8]\n", argv[0]);
+    return 2;
+  }
+  try {
+    commprof::SyntheticSpec spec;
+    const std::string dir = argv[1];
+    spec.world_size = std::stoi(argv[2]);
+    const long ops = std::stol(argv[3]);
+    spec.layers = argc > 4 ? std::stoi(argv[4]) : 10;
+    spec.tp_size = argc > 5 ? std::stoi(argv[5]) : 8;
+    spec.warmup_steps = 1;
+    spec.steps = static_cast<int>(ops / (3 * spec.layers)) - spec.warmup_steps;
+    if (spec.world_size < 1 || spec.steps < 1 ||
+        (spec.tp_size > 0 && spec.world_size % spec.tp_size)) {
+      std::fprintf(stderr, "bad sizes: ranks %d, steps %d, tp %d\n", spec.world_size, spec.steps,
+                   spec.tp_size);
+      return 2;
+    }
+    commprof::ensure_directory(dir);
+    for (int r = 0; r < spec.world_size; ++r) {
+      commprof::write_rank_file(dir, commprof::make_synthetic_rank(spec, r));
+    }
+    std::printf("wrote %d rank files of %d ops to %s\n", spec.world_size,
+                3 * spec.layers * (spec.steps + spec.warmup_steps), dir.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+// The interval algebra on hand-worked inputs: every answer below is exact.
+#include "analysis/interval_set.hpp"
+
+#include <gtest/gtest.h>
+
+namespace commprof {
+namespace {
+
+using Spans = std::vector<Interval>;
+
+TEST(IntervalSet, DisjointUnsortedIntervalsAreSortedAndSummed) {
+  const IntervalSet s({{20, 30}, {0, 5}, {10, 12}});
+  EXPECT_EQ(s.intervals(), (Spans{{0, 5}, {10, 12}, {20, 30}}));
+  EXPECT_EQ(s.length(), 17);
+}
+
+TEST(IntervalSet, NestedAndOverlappingIntervalsCountOnce) {
+  // [0,100) contains [10,20) and [30,40); [90,120) sticks out by 20.
+  const IntervalSet s({{10, 20}, {0, 100}, {30, 40}, {90, 120}});
+  EXPECT_EQ(s.intervals(), (Spans{{0, 120}}));
+  EXPECT_EQ(s.length(), 120);
+}
+
+TEST(IntervalSet, TouchingIntervalsMerge) {
+  const IntervalSet s({{5, 9}, {0, 5}, {9, 10}});
+  EXPECT_EQ(s.intervals(), (Spans{{0, 10}}));
+}
+
+TEST(IntervalSet, ZeroLengthIntervalsOccupyNoTime) {
+  const IntervalSet s({{3, 3}, {7, 7}, {0, 2}});
+  EXPECT_EQ(s.intervals(), (Spans{{0, 2}}));
+  EXPECT_EQ(s.length(), 2);
+  EXPECT_TRUE(IntervalSet({{4, 4}}).empty());
+  EXPECT_EQ(IntervalSet().length(), 0);
+}
+
+TEST(IntervalSet, IntersectionOfTwoUnions) {
+  const IntervalSet a({{0, 10}, {20, 30}, {40, 50}});
+  const IntervalSet b({{5, 25}, {45, 60}});
+  EXPECT_EQ(a.intersect(b).intervals(), (Spans{{5, 10}, {20, 25}, {45, 50}}));
+  EXPECT_EQ(a.intersect(b).length(), 15);
+  EXPECT_EQ(b.intersect(a).intervals(), a.intersect(b).intervals());
+  // Touching is not overlapping.
+  EXPECT_TRUE(IntervalSet({{0, 5}}).intersect(IntervalSet({{5, 9}})).empty());
+  EXPECT_TRUE(a.intersect(IntervalSet()).empty());
+}
+
+TEST(IntervalSet, DifferenceRemovesCoveredTime) {
+  const IntervalSet a({{0, 10}, {20, 30}, {40, 50}});
+  const IntervalSet b({{5, 25}, {42, 44}, {45, 60}});
+  EXPECT_EQ(a.subtract(b).intervals(), (Spans{{0, 5}, {25, 30}, {40, 42}, {44, 45}}));
+  EXPECT_EQ(a.subtract(b).length(), 13);  // 5 + 5 + 2 + 1
+  // |A \ B| = |A| − |A ∩ B|.
+  EXPECT_EQ(a.subtract(b).length(), a.length() - a.intersect(b).length());
+  EXPECT_EQ(a.subtract(IntervalSet()).intervals(), a.intervals());
+  EXPECT_TRUE(a.subtract(IntervalSet({{-5, 100}})).empty());
+}
+
+TEST(IntervalSet, UnionOfTwoSets) {
+  const IntervalSet a({{0, 10}, {40, 50}});
+  const IntervalSet b({{10, 20}, {60, 70}});
+  EXPECT_EQ(a.unite(b).intervals(), (Spans{{0, 20}, {40, 50}, {60, 70}}));
+}
+
+TEST(IntervalSet, CoveredCountsTimeInsideAWindow) {
+  const IntervalSet s({{0, 10}, {20, 30}});
+  EXPECT_EQ(s.covered(5, 25), 10);
+  EXPECT_EQ(s.covered(10, 20), 0);
+  EXPECT_EQ(s.covered(-100, 100), 20);
+  EXPECT_EQ(s.covered(7, 7), 0);
+}
+
+TEST(IntervalSet, LargeInputStaysExact) {
+  // 100000 unit intervals at even offsets, given in reverse: 100000 ns covered, none merged.
+  std::vector<Interval> v;
+  for (std::int64_t i = 100000; i-- > 0;) v.push_back({2 * i, 2 * i + 1});
+  const IntervalSet s(std::move(v));
+  EXPECT_EQ(s.intervals().size(), 100000u);
+  EXPECT_EQ(s.length(), 100000);
+}
+
+}  // namespace
+}  // namespace commprof
