@@ -134,16 +134,23 @@ else
   fail "rank files do not form one consistent 4-rank run"
 fi
 
-# The aggregated report, written by the batch script after srun.
+# The aggregated report, written by the batch script after srun: its header counts 4 of 4 ranks,
+# and its per-rank table has a row "<rank> <host> ..." for each, all on this machine.
+host=$(hostname)
 if [ -s "$results/report.txt" ]; then
   pass "report.txt written"
+  grep -q "^# commprof report: 4 of 4 ranks read" "$results/report.txt" ||
+    fail "report.txt does not say it read 4 of 4 ranks"
+  per_rank=$(sed -n '/^## Per rank/,/^$/p' "$results/report.txt")
   missing=""
   for r in 0 1 2 3; do
-    grep -Eq "(^|[^0-9])rank[- ]?$r([^0-9]|$)|^ *$r +" "$results/report.txt" || missing="$missing $r"
+    grep -Eq "^ *$r +$host " <<<"$per_rank" || missing="$missing $r"
   done
-  if [ -z "$missing" ]; then pass "report.txt names ranks 0..3"; else fail "report.txt does not name rank(s)$missing"; fi
-  grep -Eq "4 ranks|ranks: *4|world.*4" "$results/report.txt" ||
-    fail "report.txt does not say the run had 4 ranks"
+  if [ -z "$missing" ]; then
+    pass "report.txt has a per-rank row for ranks 0..3 on $host"
+  else
+    fail "report.txt's per-rank table lacks rank(s)$missing on $host"
+  fi
 else
   fail "report.txt missing or empty"
 fi
