@@ -5,7 +5,7 @@
 #
 #   scripts/slurm-local-cluster.sh start DIR [CPUS]   # munged, slurmctld, slurmd; prints the env
 #   . DIR/env.sh                                       # SLURM_CONF (and MUNGE socket) for sbatch
-#   scripts/slurm-local-cluster.sh stop DIR           # kills exactly the daemons it started
+#   scripts/slurm-local-cluster.sh stop DIR           # ends its jobs, then the daemons it started
 #
 # Everything (slurm.conf, munge key and socket, spool, state, logs, pid files) lives under DIR,
 # so it never touches /etc/slurm or a system munged and can run beside a real cluster's daemons.
@@ -60,12 +60,12 @@ print_logs() {
 start() {
   local cpus=${1:-4}
   [ "$(id -u)" -eq 0 ] || skip "must run as root (slurmd starts jobs as their user)"
+  export PATH=$PATH:/usr/sbin  # the daemons live there; not on every root PATH
   local tool
-  for tool in munged slurmctld slurmd sbatch srun scontrol squeue; do
-    command -v "$tool" >/dev/null 2>&1 || PATH=$PATH:/usr/sbin command -v "$tool" >/dev/null 2>&1 ||
+  for tool in munged slurmctld slurmd sbatch srun scontrol squeue sinfo; do
+    command -v "$tool" >/dev/null 2>&1 ||
       skip "$tool not installed (scripts/install-deps.sh --slurm installs Debian's slurm-wlm and munge)"
   done
-  export PATH=$PATH:/usr/sbin
 
   mkdir -p "$dir"/{etc,log,run,spool/commprof-node,state,munge,pmix}
   dir=$(cd "$dir" && pwd)
@@ -134,13 +134,15 @@ EOF
   export SLURM_CONF=$dir/etc/slurm.conf
 
   # -i: ignore state from a previous run; -c: clear the job queue.
-  slurmctld -i -c || { print_logs; die "slurmctld did not start"; }
-  slurmd -N commprof-node || { print_logs; die "slurmd did not start"; }
+  # A daemon that fails leaves none of the others running behind it.
+  slurmctld -i -c || { print_logs; stop; die "slurmctld did not start"; }
+  slurmd -N commprof-node || { print_logs; stop; die "slurmd did not start"; }
 
   node_idle() { sinfo -h -N -o '%T' 2>/dev/null | grep -qx idle; }
   if ! wait_for node_idle 30; then
     print_logs
     sinfo -N -l >&2 || true
+    stop
     die "node commprof-node is not idle after 30 s"
   fi
   echo "slurm-local-cluster: up under $dir (SLURM_CONF=$SLURM_CONF, $cpus CPUs)"
@@ -159,11 +161,34 @@ stop_daemon() {
   rm -f "$pidfile"
 }
 
+# Processes left from this cluster's jobs: slurmstepd and job processes carry this cluster's
+# SLURM_CONF in their environment (slurmd's, or the submitter's through sbatch --export=ALL), and
+# job processes also a SLURM_JOB_ID. A shell that merely sourced env.sh matches neither test.
+job_leftovers() {
+  local environ pid vars
+  for environ in /proc/[0-9]*/environ; do
+    pid=${environ#/proc/}
+    pid=${pid%/environ}
+    [ "$pid" != "$$" ] || continue
+    vars=$(tr '\0' '\n' <"$environ" 2>/dev/null) || continue
+    grep -qxF "SLURM_CONF=$dir/etc/slurm.conf" <<<"$vars" || continue
+    if grep -q '^SLURM_JOB_ID=' <<<"$vars" || [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = slurmstepd ]; then
+      echo "$pid"
+    fi
+  done
+}
+
 stop() {
-  # slurmd first (it kills running steps), then the controller, then munge which both use.
+  # Jobs first, while the controller can still end them cleanly; then slurmd, the controller,
+  # and munge which both use. Whatever of the jobs survives that is killed last.
+  if [ -f "$dir/run/slurmctld.pid" ]; then
+    SLURM_CONF=$dir/etc/slurm.conf timeout 10 scancel --quiet --partition=debug 2>/dev/null || true
+  fi
   stop_daemon "$dir/run/slurmd.pid"
   stop_daemon "$dir/run/slurmctld.pid"
   stop_daemon "$dir/run/munged.pid"
+  local pid
+  for pid in $(job_leftovers); do kill -KILL "$pid" 2>/dev/null || true; done
 }
 
 [ $# -ge 2 ] || { echo "usage: $0 start DIR [CPUS] | stop DIR" >&2; exit 2; }

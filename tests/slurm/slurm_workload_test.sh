@@ -47,18 +47,8 @@ results=$work/results
 # shellcheck disable=SC2317  # reached through the trap below, not a call
 cleanup() {
   local status=$?
-  if [ -f "$cluster/env.sh" ]; then
-    # Cancel the job while the daemons still run, so slurmd ends its steps; then stop the daemons.
-    SLURM_CONF=$cluster/etc/slurm.conf timeout 10 scancel --quiet --partition=debug 2>/dev/null || true
-  fi
+  # Ends the cluster's jobs, its daemons and anything its jobs left (see the script's stop).
   "$cluster_script" stop "$cluster" || true
-  # Anything left of the job (slurmstepd, ranks) carries this cluster's SLURM_CONF in its
-  # environment: end exactly those processes, never any other Slurm's.
-  local pid
-  grep -lsz "^SLURM_CONF=$cluster/etc/slurm.conf$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3 |
-    while read -r pid; do
-      if [ "$pid" != "$$" ]; then kill -KILL "$pid" 2>/dev/null || true; fi
-    done
   if [ "$status" -ne 0 ] && [ "$status" -ne "$SKIP" ] && [ -d "$cluster/log" ]; then
     for f in "$cluster"/log/*.log; do echo "----- $f (last 30 lines)"; tail -n 30 "$f"; done
   fi
@@ -85,12 +75,13 @@ case "$status" in
   "$SKIP") skip_or_fail "the local Slurm cluster cannot run on this system (see above)" ;;
   *) echo "FAIL: the local Slurm cluster did not come up (exit $status)"; exit 1 ;;
 esac
-# shellcheck source=/dev/null
-. "$cluster/env.sh"
+# Slurm's commands find the test cluster through SLURM_CONF. Given per command, not exported, so
+# that this script and its other children never look like one of the cluster's processes.
+conf=$cluster/etc/slurm.conf
 
 # ---- 2. submit the workload script as a user would, overriding the GPU-cluster defaults -------
 args=(--backend host --workload dp --model tiny --steps 2 --warmup-steps 1)
-job=$(sbatch --parsable --partition=debug --nodes=1 --ntasks=4 --ntasks-per-node=4 \
+job=$(SLURM_CONF=$conf sbatch --parsable --partition=debug --nodes=1 --ntasks=4 --ntasks-per-node=4 \
   --gpus-per-node=0 --cpus-per-task=1 --time=5 --output="$work/job.out" \
   --export=ALL,COMMPROF="$commprof",RESULTS="$results",SRUN_MPI=pmix \
   "$source_dir/slurm/workload.sbatch" "${args[@]}")
@@ -99,10 +90,10 @@ echo "submitted job $job"
 
 # ---- 3. wait for it, bounded -------------------------------------------------------------------
 waited=0
-while [ -n "$(squeue -h -j "$job" -o %T 2>/dev/null)" ]; do
+while [ -n "$(SLURM_CONF=$conf squeue -h -j "$job" -o %T 2>/dev/null)" ]; do
   if [ "$waited" -ge "$JOB_LIMIT_S" ]; then
     echo "FAIL: job $job still in the queue after ${JOB_LIMIT_S} s:"
-    squeue -j "$job" -o '%i %T %r %M' || true
+    SLURM_CONF=$conf squeue -j "$job" -o '%i %T %r %M' || true
     [ -f "$work/job.out" ] && cat "$work/job.out"
     exit 1
   fi
@@ -115,7 +106,7 @@ cat "$work/job.out" 2>/dev/null || echo "(none)"
 echo "-----"
 
 # ---- 4. what a user relies on ------------------------------------------------------------------
-job_info=$(scontrol show job "$job" 2>&1)
+job_info=$(SLURM_CONF=$conf scontrol show job "$job" 2>&1)
 if grep -q "JobState=COMPLETED" <<<"$job_info" && grep -q "ExitCode=0:0" <<<"$job_info"; then
   pass "job $job COMPLETED, ExitCode=0:0"
 else
