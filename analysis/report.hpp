@@ -4,6 +4,7 @@
 // convert units for display and name them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -18,6 +19,8 @@ namespace commprof {
 
 inline constexpr const char* kReportSchema = "commprof.report";
 inline constexpr int kReportSchemaVersion = 1;
+/// The JSON report lists this many collective instances: those that made ranks wait longest.
+inline constexpr std::size_t kReportWorstInstances = 100;
 
 /// A rank file that could not be read or parsed; the rest of the run is still reduced.
 struct FileProblem {

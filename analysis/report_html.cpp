@@ -244,8 +244,7 @@ void write_report_html(std::ostream& os, const Report& r) {
   os << "<p>" << r.ranks.size() << " of " << r.world_size << " ranks. Times in us (mean per "
      << "measured step), ratios in %, bandwidth in GB/s (10<sup>9</sup> B/s).</p>\n";
   for (const FileProblem& p : r.problems) {
-    os << "<p class='warn'>problem: " << html_escape(p.file) << ": " << html_escape(p.message)
-       << "</p>\n";
+    os << "<p class='warn'>problem: " << html_escape(p.message) << "</p>\n";
   }
   if (!r.missing_ranks.empty()) {
     os << "<p class='warn'>missing ranks:";

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The JSON report, schema "commprof.report" v1. Units are in field names (_ns, _gbps, _bytes);
 // ratios are fractions in [0, 1]; a value that is not defined is null, never NaN.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -109,8 +110,20 @@ void write_report_json(std::ostream& os, const Report& r) {
   j["collectives"] = colls;
   j["peak_busbw_gbps"] = r.peak_busbw_gbps > 0 ? ordered_json(r.peak_busbw_gbps) : nullptr;
 
+  // Only the instances that cost the most waiting: a run of thousands of ranks has hundreds of
+  // thousands of instances, which would swamp the report.
+  std::vector<const CollectiveInstance*> worst;
+  for (const CollectiveInstance& c : r.instances) worst.push_back(&c);
+  const std::size_t keep = std::min<std::size_t>(worst.size(), kReportWorstInstances);
+  std::partial_sort(worst.begin(), worst.begin() + static_cast<std::ptrdiff_t>(keep), worst.end(),
+                    [](const CollectiveInstance* a, const CollectiveInstance* b) {
+                      return a->wait_caused_ns > b->wait_caused_ns;
+                    });
+  worst.resize(keep);
+  j["instances_total"] = r.instances.size();
   ordered_json instances = ordered_json::array();
-  for (const CollectiveInstance& c : r.instances) {
+  for (const CollectiveInstance* p : worst) {
+    const CollectiveInstance& c = *p;
     instances.push_back({{"comm", c.comm},
                          {"seq", c.seq},
                          {"collective", c.collective},
@@ -129,7 +142,7 @@ void write_report_json(std::ostream& os, const Report& r) {
                          {"algbw_gbps", c.algbw_gbps()},
                          {"busbw_gbps", maybe(c.busbw_gbps())}});
   }
-  j["instances"] = instances;
+  j["worst_instances"] = instances;
 
   ordered_json stragglers = ordered_json::array();
   for (const RankWait& w : r.waits) {

@@ -43,7 +43,7 @@ void write_report_text(std::ostream& os, const Report& r) {
      << r.inputs.size() << " file(s)\n";
   os << "# times in us (mean per measured step), ratios in %, bandwidth in GB/s (1e9 B/s)\n";
   for (const FileProblem& p : r.problems)
-    os << "# problem: " << p.file << ": " << p.message << '\n';
+    os << "# problem: " << p.message << '\n';  // the message names the file
   if (!r.missing_ranks.empty()) {
     os << "# missing ranks:";
     for (int m : r.missing_ranks) os << ' ' << m;

@@ -5,6 +5,7 @@
 # detected at configure time and not installed here.
 #
 #   scripts/install-deps.sh           build and test dependencies
+#   scripts/install-deps.sh --tests   also a headless browser for the HTML report's render test
 #   scripts/install-deps.sh --slurm   also Slurm's daemons, client and munge, for the test that
 #                                     runs slurm/ on a real one-node cluster (ctest -L slurm; CI).
 #                                     Debian starts no daemon under policy-rc.d or without systemd;
@@ -16,16 +17,20 @@ packages=(
   openmpi-bin libopenmpi-dev        # ranks: mpirun and the MPI C API
   libboost-program-options-dev      # command line (static archive included)
   nlohmann-json3-dev                # JSON result files
+  libsimdjson-dev                   # fast rank-file reader (commprof report)
   libgtest-dev                      # tests
 )
-case "${1:-}" in
-  "") ;;
-  --slurm)
-    # slurm-wlm-basic-plugins (pulled in by slurmd) carries mpi/pmix, which Open MPI 4.1 needs
-    # for srun direct launch.
-    packages+=(slurmctld slurmd slurm-client munge) ;;
-  *) echo "usage: $0 [--slurm]" >&2; exit 2 ;;
-esac
+# --tests: also what the test suite needs beyond building (a headless browser for the HTML
+# report's render test, which skips itself without one).
+# --slurm: Slurm's daemons, client and munge for `ctest -L slurm`; slurm-wlm-basic-plugins (pulled
+# in by slurmd) carries mpi/pmix, which Open MPI 4.1 needs for srun direct launch.
+for arg in "$@"; do
+  case "$arg" in
+    --tests) packages+=(chromium) ;;
+    --slurm) packages+=(slurmctld slurmd slurm-client munge) ;;
+    *) echo "usage: $0 [--tests] [--slurm]" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

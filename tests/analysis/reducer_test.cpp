@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: MIT
+// The reducer and its writers on synthetic runs whose answers are known.
+#include "analysis/reducer.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "analysis/chrome_trace.hpp"
+#include "analysis/report_writers.hpp"
+#include "analysis/synthetic_timeline.hpp"
+#include "src/timeline/rank_file.hpp"
+
+namespace commprof {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+SyntheticSpec three_ranks() {
+  SyntheticSpec spec;
+  spec.world_size = 3;
+  spec.ranks_per_host = 1;  // three hosts, clocks 1 ms apart: offsets must be applied
+  spec.steps = 2;
+  spec.layers = 2;
+  return spec;
+}
+
+Report reduce(const SyntheticSpec& spec, ReduceOptions options = {}) {
+  Reducer reducer(options);
+  for (int r = 0; r < spec.world_size; ++r) reducer.add(make_synthetic_rank(spec, r), "mem");
+  return reducer.finish();
+}
+
+TEST(Reducer, ThreeRanksWithKnownSkewAcrossHosts) {
+  // Layer = 10 us COMP, then an allreduce: ranks 0, 1, 2 arrive 0, 100, 200 ns late (rank 2
+  // last); every copy ends 600 + 6000 ns after the COMP ended. 2 steps × 2 layers = 4 instances.
+  const Report r = reduce(three_ranks());
+  ASSERT_EQ(r.ranks.size(), 3u);
+  EXPECT_TRUE(r.missing_ranks.empty());
+  ASSERT_EQ(r.instances.size(), 4u);
+  for (const CollectiveInstance& c : r.instances) {
+    EXPECT_EQ(c.start_skew_ns(), 200);
+    EXPECT_EQ(c.last_rank, 2);
+    EXPECT_EQ(c.first_rank, 0);
+    EXPECT_EQ(c.end_skew_ns(), 0);
+    EXPECT_EQ(c.time_ns(), 6400);  // 600 − 200 + 6000 for the last arriver
+    EXPECT_EQ(c.wait_caused_ns, 200 + 100);
+  }
+  ASSERT_EQ(r.waits.size(), 3u);
+  EXPECT_EQ(r.waits[0].wait_ns, 4 * 200);
+  EXPECT_EQ(r.waits[1].wait_ns, 4 * 100);
+  EXPECT_EQ(r.waits[2].wait_ns, 0);
+  EXPECT_EQ(r.waits[2].times_last, 4);
+  EXPECT_EQ(r.waits[2].wait_caused_ns, 4 * 300);
+  ASSERT_EQ(r.collectives.size(), 1u);
+  const CollectiveRow& row = r.collectives[0];
+  EXPECT_EQ(row.count, 4);
+  EXPECT_EQ(row.p50_ns, 6400.0);
+  EXPECT_DOUBLE_EQ(row.algbw_gbps, 1048576.0 / 6400.0);
+  EXPECT_DOUBLE_EQ(row.busbw_gbps, 1048576.0 / 6400.0 * 4.0 / 3.0);
+  EXPECT_LT(row.peak_fraction, 0.0);  // no --peak-busbw
+}
+
+TEST(Reducer, PerRankMetricsAndWorstRank) {
+  // Rank 0, step: COMP [0,20us); MEM inside; COMM of layer 0 [10000, 16600) fully under layer
+  // 1's COMP; COMM of layer 1 [20000, 26600) exposed. Wall = 26.6 us, overlap = 6600/13200.
+  const Report r = reduce(three_ranks());
+  const RankSummary& s = r.ranks[0];
+  EXPECT_EQ(s.steps, 2);
+  EXPECT_EQ(s.wall_ns.mean, 26600.0);
+  EXPECT_EQ(s.comp_ns.mean, 20000.0);
+  EXPECT_EQ(s.comm_ns.mean, 13200.0);
+  EXPECT_EQ(s.mem_ns.mean, 4000.0);
+  EXPECT_EQ(s.exposed_comm_ns.mean, 6600.0);
+  EXPECT_EQ(s.overlap.mean, 0.5);
+  EXPECT_EQ(s.idle_ns.mean, 0.0);
+  // Rank 2 arrives 200 ns late at both collectives; layer 0's gap lies under layer 1's COMP,
+  // so only layer 1's 200 ns are idle.
+  EXPECT_EQ(r.ranks[2].idle_ns.mean, 200.0);
+  for (const AcrossRanks& a : r.across) {
+    if (a.metric == "idle") {
+      EXPECT_EQ(a.worst_rank, 2);
+      EXPECT_EQ(a.worst_host, "node2");
+      EXPECT_EQ(a.stat.max, 200.0);
+    }
+  }
+}
+
+TEST(Reducer, GroupsAndPeak) {
+  SyntheticSpec spec = three_ranks();
+  spec.world_size = 4;
+  spec.tp_size = 2;
+  ReduceOptions options;
+  options.peak_busbw_gbps = 100.0;
+  const Report r = reduce(spec, options);
+  ASSERT_EQ(r.groups.size(), 2u);
+  EXPECT_EQ(r.groups[0].group, "tp");
+  EXPECT_EQ(r.groups[0].communicators, 2);
+  EXPECT_EQ(r.groups[0].min_size, 2);
+  EXPECT_EQ(r.groups[1].group, "world");
+  for (const CollectiveRow& c : r.collectives) {
+    EXPECT_DOUBLE_EQ(c.peak_fraction, c.busbw_gbps / 100.0);
+  }
+}
+
+TEST(Reducer, MissingAndBrokenFilesAreNamedAndTheRestReduced) {
+  const std::string dir = ::testing::TempDir() + "/reducer_missing";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  SyntheticSpec spec = three_ranks();
+  spec.world_size = 4;
+  write_rank_file(dir, make_synthetic_rank(spec, 0));
+  write_rank_file(dir, make_synthetic_rank(spec, 1));
+  std::ofstream(dir + "/rank-2.json") << "{\"schema\":\"commprof.rank\",\"version\":1,\"ste";
+  // rank 3 never wrote its file
+  const Report r = reduce_rank_files(expand_rank_inputs({dir}), {});
+  EXPECT_EQ(r.ranks.size(), 2u);
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_THAT(r.problems[0].file, HasSubstr("rank-2.json"));
+  EXPECT_THAT(r.problems[0].message, HasSubstr("rank-2.json"));
+  EXPECT_EQ(r.missing_ranks, (std::vector<int>{2, 3}));
+  EXPECT_GT(r.incomplete_instances, 0);
+  std::ostringstream text;
+  write_report_text(text, r);
+  EXPECT_THAT(text.str(), HasSubstr("# problem: " + dir + "/rank-2.json"));
+  EXPECT_THAT(text.str(), HasSubstr("# missing ranks: 2 3"));
+}
+
+TEST(ReportJson, SchemaUnitsAndNullForUndefined) {
+  SyntheticSpec spec = three_ranks();
+  RankTimeline no_comm = make_synthetic_rank(spec, 0);
+  for (StepRecord& s : no_comm.steps) {
+    s.ops.erase(std::remove_if(s.ops.begin(), s.ops.end(),
+                               [](const OpRecord& o) { return o.category == Category::kComm; }),
+                s.ops.end());
+  }
+  Reducer reducer({});
+  reducer.add(no_comm, "rank-0.json");
+  std::ostringstream os;
+  write_report_json(os, reducer.finish());
+  const json j = json::parse(os.str());
+  EXPECT_EQ(j["schema"], "commprof.report");
+  EXPECT_EQ(j["version"], 1);
+  EXPECT_EQ(j["units"]["time"], "ns");
+  EXPECT_TRUE(j["ranks"][0]["overlap"]["mean"].is_null());  // no COMM: n/a, not NaN
+  EXPECT_EQ(j["ranks"][0]["overlap"]["count"], 0);
+  EXPECT_EQ(j["ranks"][0]["comp_busy_ns"]["mean"], 20000.0);
+  EXPECT_TRUE(j["across_ranks"]["overlap"]["worst_rank"].is_null());
+  EXPECT_EQ(j["missing_ranks"], json::array({1, 2}));
+}
+
+TEST(ReportCsv, OneTablePerSectionWithUnits) {
+  const auto tables = report_csv_tables(reduce(three_ranks()));
+  std::vector<std::string> names;
+  for (const CsvTable& t : tables) names.push_back(t.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"ranks", "across_ranks", "groups", "collectives",
+                                             "stragglers", "problems"}));
+  EXPECT_THAT(tables[0].text, HasSubstr("rank,host,device,steps,step_time_ns,"));
+  EXPECT_THAT(tables[0].text, HasSubstr("\n2,node2,synthetic,2,26600,"));
+  EXPECT_THAT(tables[3].text, HasSubstr("\nallreduce,3,1048576,4,6400,6400,"));
+}
+
+TEST(ReportText, NamesTheStraggler) {
+  std::ostringstream os;
+  write_report_text(os, reduce(three_ranks()));
+  EXPECT_THAT(os.str(), HasSubstr("# straggler: rank 2 (node2) arrived last at 4 of 4"));
+  EXPECT_TRUE(
+      std::regex_search(os.str(), std::regex(R"(\n allreduce +3 +1048576 +4 +6\.4 +6\.4 )")));
+}
+
+TEST(ReportHtml, EscapesTextFromFilesAndDrawsCharts) {
+  SyntheticSpec spec = three_ranks();
+  Reducer reducer({});
+  RankTimeline t = make_synthetic_rank(spec, 0);
+  t.host = "<script>alert(1)</script>";
+  t.steps[1].ops[0].name = "fwd<&>\"'";
+  reducer.add(t, "a.json");
+  std::ostringstream os;
+  write_report_html(os, reducer.finish());
+  const std::string html = os.str();
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+  EXPECT_THAT(html, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;"));
+  EXPECT_THAT(html, HasSubstr("fwd&lt;&amp;&gt;&quot;&#39;"));
+  EXPECT_THAT(html, HasSubstr("id='chart-ranks'"));
+  EXPECT_THAT(html, HasSubstr("id='chart-busbw'"));
+  EXPECT_THAT(html, HasSubstr("id='chart-timeline'"));
+  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // no fetches
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+}
+
+TEST(ChromeTrace, FollowsTheTraceEventFormat) {
+  SyntheticSpec spec = three_ranks();
+  std::ostringstream os;
+  ChromeTraceWriter w(os);
+  for (int r = 0; r < 3; ++r) w.add(make_synthetic_rank(spec, r));
+  w.finish();
+  const json j = json::parse(os.str());
+  ASSERT_TRUE(j["traceEvents"].is_array());
+  std::map<int, std::string> processes;
+  std::map<std::pair<int, int>, std::string> threads;
+  int complete = 0;
+  for (const json& e : j["traceEvents"]) {
+    ASSERT_TRUE(e["name"].is_string());
+    ASSERT_TRUE(e["pid"].is_number_integer());
+    ASSERT_TRUE(e["tid"].is_number_integer());
+    const std::string ph = e["ph"];
+    if (ph == "M") {
+      if (e["name"] == "process_name") processes[e["pid"]] = e["args"]["name"];
+      if (e["name"] == "thread_name") threads[{e["pid"], e["tid"]}] = e["args"]["name"];
+      continue;
+    }
+    ASSERT_EQ(ph, "X");
+    ASSERT_TRUE(e["ts"].is_number());
+    ASSERT_TRUE(e["dur"].is_number());
+    ASSERT_GE(e["dur"].get<double>(), 0.0);
+    ASSERT_TRUE(e["args"]["bytes"].is_number_unsigned());
+    ASSERT_TRUE(e["args"]["flops"].is_number());
+    ASSERT_TRUE(threads.count({e["pid"], e["tid"]})) << "thread named before its events";
+    ++complete;
+  }
+  EXPECT_EQ(complete, 3 * 3 * 3 * 2);  // 3 ranks × 3 steps × 2 layers × 3 ops
+  EXPECT_EQ(processes.size(), 3u);
+  EXPECT_EQ(processes[2], "rank 2 (node2)");
+  EXPECT_EQ(threads.size(), 9u);  // COMP, MEM, COMM on each rank
+  // Times are on rank 0's clock: every rank's first COMP op starts at the same instant.
+  EXPECT_EQ(j["traceEvents"][3]["ts"].get<double>(), 1000000.0);
+}
+
+}  // namespace
+}  // namespace commprof

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+// Rank files: what the writer writes the reader reads back exactly; bad input is named.
+#include "src/timeline/rank_file.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "analysis/synthetic_timeline.hpp"
+#include "src/core/errors.hpp"
+
+namespace commprof {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string to_json(const RankTimeline& t) {
+  std::ostringstream os;
+  write_rank_json(os, t);
+  return os.str();
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_rank_json(text, "rank-9.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(RankFile, RoundTripsEveryField) {
+  SyntheticSpec spec;
+  spec.world_size = 16;
+  spec.tp_size = 4;
+  RankTimeline t = make_synthetic_rank(spec, 9);
+  t.config_json = R"({"workload":"dp","steps":3})";
+  t.steps[1].ops[0].name = "odd \"name\" \\ with\ttab";
+  t.steps[1].ops[0].flops = 1.5e12;
+  const RankTimeline back = parse_rank_json(to_json(t), "x");
+  EXPECT_EQ(back.rank, 9);
+  EXPECT_EQ(back.world_size, 16);
+  EXPECT_EQ(back.host, "node1");
+  EXPECT_EQ(back.clock_offset_ns, 1000000);
+  EXPECT_EQ(back.config_json, t.config_json);
+  ASSERT_EQ(back.steps.size(), t.steps.size());
+  for (std::size_t s = 0; s < t.steps.size(); ++s) {
+    EXPECT_EQ(back.steps[s].warmup, t.steps[s].warmup);
+    EXPECT_EQ(back.steps[s].start_ns, t.steps[s].start_ns);
+    ASSERT_EQ(back.steps[s].ops.size(), t.steps[s].ops.size());
+    for (std::size_t o = 0; o < t.steps[s].ops.size(); ++o) {
+      const OpRecord& a = t.steps[s].ops[o];
+      const OpRecord& b = back.steps[s].ops[o];
+      EXPECT_EQ(a.name, b.name);
+      EXPECT_EQ(a.category, b.category);
+      EXPECT_EQ(a.stream, b.stream);
+      EXPECT_EQ(a.collective, b.collective);
+      EXPECT_EQ(a.comm, b.comm);
+      EXPECT_EQ(a.comm_size, b.comm_size);
+      EXPECT_EQ(a.seq, b.seq);
+      EXPECT_EQ(a.bytes, b.bytes);
+      EXPECT_EQ(a.flops, b.flops);
+      EXPECT_EQ(a.start_ns, b.start_ns);
+      EXPECT_EQ(a.end_ns, b.end_ns);
+    }
+  }
+}
+
+TEST(RankFile, UnknownFieldsAreSkipped) {
+  SyntheticSpec spec;
+  spec.steps = 1;
+  spec.warmup_steps = 0;
+  spec.layers = 1;
+  std::string text = to_json(make_synthetic_rank(spec, 0));
+  const std::string op_start = "{\"name\":";
+  text.insert(text.find(op_start) + 1, "\"future\":{\"a\":[1,2]},");
+  EXPECT_EQ(parse_rank_json(text, "x").steps[0].ops.size(), 3u);
+}
+
+TEST(RankFile, BadInputIsNamedWithFileAndPlace) {
+  SyntheticSpec spec;
+  spec.steps = 2;
+  spec.warmup_steps = 0;
+  spec.layers = 1;
+  const std::string good = to_json(make_synthetic_rank(spec, 0));
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    const auto at = t.rfind(from);  // the last op: steps[1].ops[2]
+    return t.replace(at, from.size(), to);
+  };
+  EXPECT_THAT(error_of("not json"), HasSubstr("rank-9.json"));
+  EXPECT_THAT(error_of("[1,2]"), HasSubstr("rank-9.json: top level is not a JSON object"));
+  EXPECT_THAT(error_of(good.substr(0, good.size() / 2)), HasSubstr("rank-9.json"));
+  EXPECT_THAT(error_of(replaced("\"category\":\"COMM\"", "\"category\":\"GPU\"")),
+              HasSubstr("rank-9.json: steps[1].ops[2]: unknown category 'GPU'"));
+  EXPECT_THAT(error_of(replaced("\"bytes\":1048576", "\"bytes\":\"big\"")),
+              HasSubstr("steps[1].ops[2]: field 'bytes' has the wrong type (string"));
+  EXPECT_THAT(error_of(replaced(",\"seq\":1", "")),
+              HasSubstr("steps[1].ops[2]: missing field 'seq'"));
+  EXPECT_THAT(error_of(replaced("\"end_ns\":", "\"end_ns\":1,\"x\":")),
+              HasSubstr("steps[1].ops[2]: end_ns is before start_ns"));
+  std::string v2 = good;
+  v2.replace(v2.find("\"version\":1"), 11, "\"version\":2");
+  EXPECT_THAT(error_of(v2), HasSubstr("schema version 2 is not supported"));
+  std::string other = good;
+  other.replace(other.find("commprof.rank"), 13, "commprof.xxxx");
+  EXPECT_THAT(error_of(other), HasSubstr("schema is 'commprof.xxxx'"));
+  std::string bad_rank = good;
+  bad_rank.replace(bad_rank.find("\"rank\":0"), 8, "\"rank\":7");
+  EXPECT_THAT(error_of(bad_rank), HasSubstr("rank 7 is not within world_size 4"));
+}
+
+TEST(RankFile, MissingFileIsNamed) {
+  try {
+    read_rank_file("/nonexistent/rank-3.json");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cannot read '/nonexistent/rank-3.json'"));
+  }
+}
+
+}  // namespace
+}  // namespace commprof
