@@ -145,7 +145,7 @@ if [ -s "$results/report.txt" ]; then
 else
   fail "report.txt missing or empty"
 fi
-[ -s "$results/report.json" ] || fail "report.json missing or empty"
+for f in report.json report.html; do [ -s "$results/$f" ] || fail "$f missing or empty"; done
 grep -q "run exit 0, report exit 0" "$work/job.out" || fail "the batch script did not report success"
 
 if [ "$failures" -ne 0 ]; then
