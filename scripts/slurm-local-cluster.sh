@@ -3,7 +3,7 @@
 # A throwaway one-node Slurm cluster on this machine, for testing the sbatch scripts in slurm/
 # for real (tests/slurm/slurm_workload_test.sh) and for trying them by hand:
 #
-#   scripts/slurm-local-cluster.sh start DIR [CPUS]   # munged, slurmctld, slurmd; prints the env
+#   scripts/slurm-local-cluster.sh start DIR [CPUS [GPUS]]  # munged, slurmctld, slurmd
 #   . DIR/env.sh                                       # SLURM_CONF (and MUNGE socket) for sbatch
 #   scripts/slurm-local-cluster.sh stop DIR           # ends its jobs, then the daemons it started
 #
@@ -13,7 +13,9 @@
 # Debian's slurmd, slurmctld, slurm-client and munge (scripts/install-deps.sh --slurm). No systemd:
 # the daemons are started directly. CPUS (default 4) is what the node declares; slurmd is told to
 # believe slurm.conf rather than the hardware (SlurmdParameters=config_overrides), so a 4-task
-# job runs on a 2-core CI machine, oversubscribed.
+# job runs on a 2-core CI machine, oversubscribed. GPUS (default 0) declares /dev/nvidia0.. as GRES
+# gpu, so --gpus-per-task / --gpus-per-node work on a GPU machine. SLURM_PLUGIN_DIR, if set, is
+# where Slurm's plugins are (a Slurm unpacked outside /usr).
 # Exit codes of `start`: 0 up; 1 a daemon failed (logs printed); 77 this system cannot run them.
 set -euo pipefail
 
@@ -58,7 +60,7 @@ print_logs() {
 }
 
 start() {
-  local cpus=${1:-4}
+  local cpus=${1:-4} gpus=${2:-0}
   [ "$(id -u)" -eq 0 ] || skip "must run as root (slurmd starts jobs as their user)"
   export PATH=$PATH:/usr/sbin  # the daemons live there; not on every root PATH
   local tool
@@ -124,6 +126,20 @@ KillWait=5
 NodeName=commprof-node NodeHostname=$host NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=30 State=UP OverSubscribe=NO
 EOF
+  local gres_type="" gres_node=""
+  if [ "$gpus" -gt 0 ]; then
+    gres_type="GresTypes=gpu"
+    gres_node="Gres=gpu:$gpus"
+    echo "Name=gpu File=/dev/nvidia[0-$((gpus - 1))]" >"$dir/etc/gres.conf"
+  fi
+  {
+    [ -z "$gres_type" ] || echo "$gres_type"
+    [ -z "${SLURM_PLUGIN_DIR:-}" ] || echo "PluginDir=$SLURM_PLUGIN_DIR"
+  } >"$dir/etc/extra.conf"
+  if [ -s "$dir/etc/extra.conf" ]; then
+    sed -i "s|^\(NodeName=.*\) State=UNKNOWN\$|\1${gres_node:+ $gres_node} State=UNKNOWN|" "$dir/etc/slurm.conf"
+    echo "Include $dir/etc/extra.conf" >>"$dir/etc/slurm.conf"
+  fi
   # The PMIx plugin's per-job client directories go under DIR too, not /tmp.
   echo "PMIxCliTmpDirBase=$dir/pmix" >"$dir/etc/mpi.conf"
   cat >"$dir/env.sh" <<EOF
@@ -145,7 +161,7 @@ EOF
     stop
     die "node commprof-node is not idle after 30 s"
   fi
-  echo "slurm-local-cluster: up under $dir (SLURM_CONF=$SLURM_CONF, $cpus CPUs)"
+  echo "slurm-local-cluster: up under $dir (SLURM_CONF=$SLURM_CONF, $cpus CPUs, $gpus GPUs)"
 }
 
 # Kills one daemon by its pid file, politely then firmly; a stale pid file is just removed.
@@ -170,7 +186,7 @@ job_leftovers() {
     pid=${environ#/proc/}
     pid=${pid%/environ}
     [ "$pid" != "$$" ] || continue
-    vars=$(tr '\0' '\n' <"$environ" 2>/dev/null) || continue
+    vars=$(tr '\0' '\n' 2>/dev/null <"$environ") || continue  # gone, or a kernel thread
     grep -qxF "SLURM_CONF=$dir/etc/slurm.conf" <<<"$vars" || continue
     if grep -q '^SLURM_JOB_ID=' <<<"$vars" || [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = slurmstepd ]; then
       echo "$pid"
@@ -191,12 +207,12 @@ stop() {
   for pid in $(job_leftovers); do kill -KILL "$pid" 2>/dev/null || true; done
 }
 
-[ $# -ge 2 ] || { echo "usage: $0 start DIR [CPUS] | stop DIR" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $0 start DIR [CPUS [GPUS]] | stop DIR" >&2; exit 2; }
 cmd=$1
 dir=$2
 shift 2
 case "$cmd" in
   start) start "$@" ;;
   stop) stop ;;
-  *) echo "usage: $0 start DIR [CPUS] | stop DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 start DIR [CPUS [GPUS]] | stop DIR" >&2; exit 2 ;;
 esac
