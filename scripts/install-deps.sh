@@ -3,6 +3,13 @@
 # distribution's packages only. Safe to re-run: does nothing when everything is installed.
 # The CUDA backend additionally needs a CUDA toolkit with NCCL (e.g. /usr/local/cuda); it is
 # detected at configure time and not installed here.
+#
+#   scripts/install-deps.sh           build and test dependencies
+#   scripts/install-deps.sh --tests   also a headless browser for the HTML report's render test
+#   scripts/install-deps.sh --slurm   also Slurm's daemons, client and munge, for the test that
+#                                     runs slurm/ on a real one-node cluster (ctest -L slurm; CI).
+#                                     Debian starts no daemon under policy-rc.d or without systemd;
+#                                     the test starts its own with its own config.
 set -euo pipefail
 
 packages=(
@@ -13,12 +20,17 @@ packages=(
   libsimdjson-dev                   # fast rank-file reader (commprof report)
   libgtest-dev                      # tests
 )
-
 # --tests: also what the test suite needs beyond building (a headless browser for the HTML
 # report's render test, which skips itself without one).
-if [ "${1:-}" = "--tests" ]; then
-  packages+=(chromium)
-fi
+# --slurm: Slurm's daemons, client and munge for `ctest -L slurm`; slurm-wlm-basic-plugins (pulled
+# in by slurmd) carries mpi/pmix, which Open MPI 4.1 needs for srun direct launch.
+for arg in "$@"; do
+  case "$arg" in
+    --tests) packages+=(chromium) ;;
+    --slurm) packages+=(slurmctld slurmd slurm-client munge) ;;
+    *) echo "usage: $0 [--tests] [--slurm]" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do
