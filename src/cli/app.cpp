@@ -40,6 +40,9 @@ int run_parsed(int argc, char** argv, ParseOutcome& parsed) {
   try {
     // A usage error on any rank ends every rank with exit 2, before any other collective.
     ctx.agree(ok, error);
+    // Same command line everywhere, but environments may differ per node: compare what each
+    // rank will actually run with, before the first collective of the run.
+    agree_on_options(ctx, parsed.effective_options);
     if (choice.info != nullptr) {
       // `auto` may resolve differently on nodes with and without GPUs: refuse a mixed job.
       const int index = static_cast<int>(choice.info - registered_backends().data());

@@ -5,7 +5,10 @@
 
 #include "commprof/build_config.hpp"
 #include "src/cli/common_options.hpp"
+#include "src/cli/option_values.hpp"
 #include "src/core/errors.hpp"
+#include "src/runtime/mpi_check.hpp"
+#include "src/runtime/rank_context.hpp"
 
 namespace po = boost::program_options;
 
@@ -47,7 +50,62 @@ po::parsed_options parse_env(const po::options_description& desc, const char* co
   return parsed;
 }
 
+// The value of one parsed option as text, for comparing ranks.
+std::string option_text(const boost::any& v) {
+  if (const auto* x = boost::any_cast<std::string>(&v)) return *x;
+  if (const auto* x = boost::any_cast<int>(&v)) return std::to_string(*x);
+  if (const auto* x = boost::any_cast<double>(&v)) return std::to_string(*x);
+  if (const auto* x = boost::any_cast<bool>(&v)) return *x ? "true" : "false";
+  if (const auto* x = boost::any_cast<std::uint64_t>(&v)) return std::to_string(*x);
+  if (const auto* x = boost::any_cast<ByteSize>(&v)) return std::to_string(x->bytes);
+  if (const auto* x = boost::any_cast<std::vector<std::string>>(&v)) {
+    std::string out;
+    for (const auto& item : *x) out += (out.empty() ? "" : ",") + item;
+    return out;
+  }
+  return "<value>";
+}
+
+std::string effective_options(const po::variables_map& vm) {
+  std::string out;
+  for (const auto& [name, value] : vm) {  // std::map: sorted by name
+    out += name + "=" + option_text(value.value()) + "\n";
+  }
+  return out;
+}
+
 }  // namespace
+
+void agree_on_options(const RankContext& ctx, const std::string& mine) {
+  int length = static_cast<int>(mine.size());
+  COMMPROF_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, 0, ctx.comm()));
+  std::string reference =
+      ctx.rank() == 0 ? mine : std::string(static_cast<std::size_t>(length), ' ');
+  COMMPROF_MPI_CHECK(MPI_Bcast(reference.data(), length, MPI_CHAR, 0, ctx.comm()));
+  std::string message;
+  if (reference != mine) {
+    std::istringstream a(reference);
+    std::istringstream b(mine);
+    std::string la;
+    std::string lb;
+    while (true) {
+      const bool more_a = static_cast<bool>(std::getline(a, la));
+      const bool more_b = static_cast<bool>(std::getline(b, lb));
+      if (!more_a && !more_b) break;
+      if (la == lb) continue;
+      const std::string name = (more_a ? la : lb).substr(0, (more_a ? la : lb).find('='));
+      const std::string value_a = more_a ? la.substr(la.find('=') + 1) : "(unset)";
+      const std::string value_b = more_b && lb.compare(0, name.size() + 1, name + "=") == 0
+                                      ? lb.substr(lb.find('=') + 1)
+                                      : "(unset)";
+      message = "ranks disagree on --" + name + ": rank 0 has '" + value_a + "', rank " +
+                std::to_string(ctx.rank()) + " has '" + value_b +
+                "' (a COMMPROF_* variable set on some nodes only?)";
+      break;
+    }
+  }
+  ctx.agree(message.empty(), "commprof: error: " + message);
+}
 
 std::string version_text() {
   std::ostringstream os;
@@ -134,6 +192,7 @@ ParseOutcome parse_command_line(int argc, const char* const* argv,
     po::store(parse_env(all, environ_vars), vm);
     po::notify(vm);
     command->configure(vm);
+    out.effective_options = effective_options(vm);
   } catch (const po::error& e) {
     out.text = prefix + e.what() + hint;
     return out;

@@ -16,7 +16,16 @@ struct ParseOutcome {
   Kind kind = Kind::kUsageError;
   Command* command = nullptr;  ///< set for kRun (and for a command's --help)
   std::string text;            ///< help or version text, or the one-line error
+  /// kRun: every option's effective value, one "name=value" line each, sorted: what the ranks
+  /// compare before running (a COMMPROF_* variable set on one node only must not go unseen).
+  std::string effective_options;
 };
+
+/// Collective (over `comm`): compares each rank's effective options with rank 0's; if any
+/// rank differs, every rank throws ConfigError naming the first differing option, its value
+/// on rank 0 and on the lowest differing rank.
+class RankContext;
+void agree_on_options(const RankContext& ctx, const std::string& effective_options);
 
 /// Parses `commprof [--help|--version] <command> [options]`. Options may also come from
 /// COMMPROF_<OPTION> variables in `environ`; the command line wins. On success the command is
