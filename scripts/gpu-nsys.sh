@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# commprof's event timing against Nsight Systems on the same run: a gpt-1.3b dp run with every
+# rank under `nsys profile`, exported to SQLite (compressed to travel), commprof's own rank
+# files, and the nccl_gpu_overlap_trace recipe's overlap with its wall time.
+#   OUT=/some/dir BUILD=build/cuda NSYS_ENV=../shared/gpu/nsys-env.sh scripts/gpu-nsys.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT/nsys" "$OUT/run"
+B=${BUILD:-build/cuda}
+log="$OUT/nsys.log"
+: >"$log"
+say() { echo "== $*" | tee -a "$log"; }
+say "$(date -u +%FT%TZ) host $(hostname), commit ${COMMIT:-unknown}"
+# shellcheck disable=SC1091
+source "${NSYS_ENV:-../shared/gpu/nsys-env.sh}" >>"$log" 2>&1
+"$NSYS" --version >>"$log" 2>&1
+
+say "dp, gpt-1.3b, 10 steps after 3 warm-up, each rank under nsys profile -t cuda,nvtx"
+mpirun --allow-run-as-root -np 2 -x NCCL_NVLS_ENABLE=0 \
+  "$NSYS" profile -t cuda,nvtx -o "$OUT/nsys/commprof_%h_%q{OMPI_COMM_WORLD_RANK}" \
+  "$B/commprof" run --backend cuda --workload dp --model gpt-1.3b --steps 10 --warmup-steps 3 \
+  --out "$OUT/run" >>"$log" 2>&1
+say "profile rc=$?"
+t0=$(date +%s.%N)
+nsys_finish "$OUT"/nsys/*.qdstrm >>"$log" 2>&1
+say "import + sqlite export: $(echo "$(date +%s.%N) - $t0" | bc) s"
+rm -f "$OUT"/nsys/*.qdstrm
+
+say "nsys recipe nccl_gpu_overlap_trace"
+t0=$(date +%s.%N)
+LD_LIBRARY_PATH=/tmp/commprof-dw/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-} \
+  "$NSYS" recipe nccl_gpu_overlap_trace --input "$OUT"/nsys/*.nsys-rep --output "$OUT/recipe" \
+  --csv >>"$log" 2>&1
+say "recipe rc=$? wall $(echo "$(date +%s.%N) - $t0" | bc) s"
+find "$OUT/recipe" -maxdepth 2 -type f | head -30 >>"$log"
+for f in $(find "$OUT/recipe" -name '*.csv' | head -5); do echo "--- $f" >>"$log"; head -40 "$f" >>"$log"; done
+tar -C "$OUT" -cJf "$OUT/recipe.tar.xz" recipe 2>>"$log" && rm -rf "$OUT/recipe"
+rm -f "$OUT"/nsys/*.nsys-rep
+ls -la "$OUT"/nsys >>"$log"
+xz -T0 -6 "$OUT"/nsys/*.sqlite
+ls -la "$OUT"/nsys "$OUT"/run >>"$log"
