@@ -22,21 +22,22 @@ mpirun --allow-run-as-root -np 2 -x NCCL_NVLS_ENABLE=0 \
   "$B/commprof" run --backend cuda --workload dp --model gpt-1.3b --steps 10 --warmup-steps 3 \
   --out "$OUT/run" >>"$log" 2>&1
 say "profile rc=$?"
-t0=$(date +%s.%N)
+t0=$(date +%s%N)
 nsys_finish "$OUT"/nsys/*.qdstrm >>"$log" 2>&1
-say "import + sqlite export: $(echo "$(date +%s.%N) - $t0" | bc) s"
+say "import + sqlite export: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 rm -f "$OUT"/nsys/*.qdstrm
 
 say "nsys recipe nccl_gpu_overlap_trace"
-t0=$(date +%s.%N)
+t0=$(date +%s%N)
 LD_LIBRARY_PATH=/tmp/commprof-dw/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-} \
   "$NSYS" recipe nccl_gpu_overlap_trace --input "$OUT"/nsys/*.nsys-rep --output "$OUT/recipe" \
   --csv >>"$log" 2>&1
-say "recipe rc=$? wall $(echo "$(date +%s.%N) - $t0" | bc) s"
+rc=$?
+say "recipe rc=$rc wall $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 find "$OUT/recipe" -maxdepth 2 -type f | head -30 >>"$log"
 for f in $(find "$OUT/recipe" -name '*.csv' | head -5); do echo "--- $f" >>"$log"; head -40 "$f" >>"$log"; done
 tar -C "$OUT" -cJf "$OUT/recipe.tar.xz" recipe 2>>"$log" && rm -rf "$OUT/recipe"
-rm -f "$OUT"/nsys/*.nsys-rep
+rm -rf "$OUT"/nsys/*.nsys-rep "$OUT"/nsys/*_pqtdir
 ls -la "$OUT"/nsys >>"$log"
 xz -T0 -6 "$OUT"/nsys/*.sqlite
 ls -la "$OUT"/nsys "$OUT"/run >>"$log"
