@@ -30,20 +30,30 @@ double CollectiveInstance::busbw_gbps() const {
 }
 
 void CollectiveMatcher::add(int rank, const OpRecord& op, std::int64_t offset) {
+  add_op(rank, op, offset);
+}
+
+void CollectiveMatcher::add(int rank, const OpView& op, std::int64_t offset) {
+  add_op(rank, op, offset);
+}
+
+template <class Op>
+void CollectiveMatcher::add_op(int rank, const Op& op, std::int64_t offset) {
   if (op.category != Category::kComm || op.collective.empty() || op.comm.empty() || op.seq < 0) {
     return;
   }
   const std::int64_t start = op.start_ns + offset;
   const std::int64_t end = op.end_ns + offset;
   const std::int64_t duration = op.end_ns - op.start_ns;
-  auto& by_seq = index_[op.comm];
+  // Communicator names are short: the key usually fits std::string's inline buffer.
+  auto& by_seq = index_[std::string(op.comm)];
   const auto [it, inserted] =
       by_seq.try_emplace(op.seq, static_cast<std::uint32_t>(instances_.size()));
   if (inserted) {
     CollectiveInstance c;
-    c.comm = op.comm;
+    c.comm = std::string(op.comm);
     c.seq = op.seq;
-    c.collective = op.collective;
+    c.collective = std::string(op.collective);
     c.comm_size = op.comm_size;
     c.bytes = op.bytes;
     c.first_start_ns = c.last_start_ns = start;
