@@ -772,8 +772,9 @@ class Reader {
     if (!lit('[')) return false;
     if (lit(']')) return true;
     do {
-      ops_.emplace_back();
-      if (!op(ops_.back())) return false;
+      OpView o;  // every field is set by op(), which requires them all
+      if (!op(o)) return false;
+      ops_.push_back(o);
     } while (lit(','));
     return lit(']');
   }
