@@ -30,20 +30,30 @@ double CollectiveInstance::busbw_gbps() const {
 }
 
 void CollectiveMatcher::add(int rank, const OpRecord& op, std::int64_t offset) {
+  add_op(rank, op, offset);
+}
+
+void CollectiveMatcher::add(int rank, const OpView& op, std::int64_t offset) {
+  add_op(rank, op, offset);
+}
+
+template <class Op>
+void CollectiveMatcher::add_op(int rank, const Op& op, std::int64_t offset) {
   if (op.category != Category::kComm || op.collective.empty() || op.comm.empty() || op.seq < 0) {
     return;
   }
   const std::int64_t start = op.start_ns + offset;
   const std::int64_t end = op.end_ns + offset;
   const std::int64_t duration = op.end_ns - op.start_ns;
-  auto& by_seq = index_[op.comm];
+  // Communicator names are short: the key usually fits std::string's inline buffer.
+  auto& by_seq = index_[std::string(op.comm)];
   const auto [it, inserted] =
       by_seq.try_emplace(op.seq, static_cast<std::uint32_t>(instances_.size()));
   if (inserted) {
     CollectiveInstance c;
-    c.comm = op.comm;
+    c.comm = std::string(op.comm);
     c.seq = op.seq;
-    c.collective = op.collective;
+    c.collective = std::string(op.collective);
     c.comm_size = op.comm_size;
     c.bytes = op.bytes;
     c.first_start_ns = c.last_start_ns = start;
@@ -101,10 +111,24 @@ void CollectiveMatcher::finish(int world_size) {
     last.wait_caused_ns += c.wait_caused_ns;
     ++waits_[static_cast<std::size_t>(c.first_rank)].times_first;
   }
-  // Sorted by instance then rank, so wait_of() can binary-search.
-  std::sort(records_.begin(), records_.end(), [](const Record& a, const Record& b) {
-    return a.instance < b.instance || (a.instance == b.instance && a.rank < b.rank);
-  });
+  // Sorted by instance then rank, so wait_of() can binary-search: a counting sort by instance
+  // (linear, for millions of records), then by rank within each instance, where ranks read in
+  // order already are.
+  std::vector<std::size_t> first(instances_.size() + 1, 0);
+  for (const Record& r : records_) ++first[r.instance + 1];
+  for (std::size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
+  std::vector<Record> sorted(records_.size());
+  {
+    std::vector<std::size_t> next(first.begin(), first.end() - 1);
+    for (const Record& r : records_) sorted[next[r.instance]++] = r;
+  }
+  const auto by_rank = [](const Record& a, const Record& b) { return a.rank < b.rank; };
+  for (std::size_t i = 0; i + 1 < first.size(); ++i) {
+    const auto begin = sorted.begin() + static_cast<std::ptrdiff_t>(first[i]);
+    const auto end = sorted.begin() + static_cast<std::ptrdiff_t>(first[i + 1]);
+    if (!std::is_sorted(begin, end, by_rank)) std::sort(begin, end, by_rank);
+  }
+  records_ = std::move(sorted);
 }
 
 std::int64_t CollectiveMatcher::wait_of(std::size_t i, int rank) const {

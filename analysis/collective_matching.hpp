@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/timeline/op_record.hpp"
+#include "src/timeline/rank_file.hpp"
 
 namespace commprof {
 
@@ -66,6 +67,7 @@ class CollectiveMatcher {
   /// Adds one op of `rank` if it is a collective: COMM, a collective name, a comm and seq ≥ 0.
   /// `clock_offset_ns` is added to its times (RankTimeline::clock_offset_ns).
   void add(int rank, const OpRecord& op, std::int64_t clock_offset_ns);
+  void add(int rank, const OpView& op, std::int64_t clock_offset_ns);
   /// Matches everything added. `world_size` sizes the per-rank table.
   void finish(int world_size);
 
@@ -76,6 +78,8 @@ class CollectiveMatcher {
   std::int64_t wait_of(std::size_t i, int rank) const;
 
  private:
+  template <class Op>
+  void add_op(int rank, const Op& op, std::int64_t clock_offset_ns);
   struct Record {
     std::uint32_t instance;
     std::int32_t rank;

@@ -5,39 +5,70 @@
 
 namespace commprof {
 
-IntervalSet::IntervalSet(std::vector<Interval> intervals) {
-  intervals.erase(std::remove_if(intervals.begin(), intervals.end(),
-                                 [](const Interval& i) { return i.end <= i.begin; }),
-                  intervals.end());
-  std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
+void make_canonical(std::vector<Interval>& v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](const Interval& i) { return i.end <= i.begin; }),
+          v.end());
+  const auto before = [](const Interval& a, const Interval& b) {
     return a.begin < b.begin || (a.begin == b.begin && a.end < b.end);
-  });
-  for (const Interval& i : intervals) {
+  };
+  // Ops of one stream come in order: most steps are sorted already.
+  if (!std::is_sorted(v.begin(), v.end(), before)) std::sort(v.begin(), v.end(), before);
+  std::size_t n = 0;
+  for (const Interval& i : v) {
     // `<=` merges touching spans, so the canonical form is unique and lengths add up exactly.
-    if (!spans_.empty() && i.begin <= spans_.back().end) {
-      spans_.back().end = std::max(spans_.back().end, i.end);
+    if (n > 0 && i.begin <= v[n - 1].end) {
+      v[n - 1].end = std::max(v[n - 1].end, i.end);
     } else {
-      spans_.push_back(i);
+      v[n++] = i;
     }
   }
+  v.resize(n);
 }
 
-std::int64_t IntervalSet::length() const {
+std::int64_t total_length(const std::vector<Interval>& canonical) {
   std::int64_t total = 0;
-  for (const Interval& i : spans_) total += i.length();
+  for (const Interval& i : canonical) total += i.length();
   return total;
 }
 
-std::int64_t IntervalSet::covered(std::int64_t begin, std::int64_t end) const {
+std::int64_t covered_length(const std::vector<Interval>& spans, std::int64_t begin,
+                            std::int64_t end) {
   if (end <= begin) return 0;
   // First span that ends after `begin`.
-  auto it = std::upper_bound(spans_.begin(), spans_.end(), begin,
+  auto it = std::upper_bound(spans.begin(), spans.end(), begin,
                              [](std::int64_t t, const Interval& s) { return t < s.end; });
   std::int64_t total = 0;
-  for (; it != spans_.end() && it->begin < end; ++it) {
+  for (; it != spans.end() && it->begin < end; ++it) {
     total += std::min(end, it->end) - std::max(begin, it->begin);
   }
   return total;
+}
+
+std::int64_t intersection_length(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::int64_t total = 0;
+  std::size_t i = 0;
+  std::size_t j = 0;
+  while (i < a.size() && j < b.size()) {
+    const std::int64_t lo = std::max(a[i].begin, b[j].begin);
+    const std::int64_t hi = std::min(a[i].end, b[j].end);
+    if (lo < hi) total += hi - lo;
+    if (a[i].end < b[j].end) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return total;
+}
+
+IntervalSet::IntervalSet(std::vector<Interval> intervals) : spans_(std::move(intervals)) {
+  make_canonical(spans_);
+}
+
+std::int64_t IntervalSet::length() const { return total_length(spans_); }
+
+std::int64_t IntervalSet::covered(std::int64_t begin, std::int64_t end) const {
+  return covered_length(spans_, begin, end);
 }
 
 IntervalSet IntervalSet::unite(const IntervalSet& other) const {

@@ -41,4 +41,12 @@ class IntervalSet {
   std::vector<Interval> spans_;
 };
 
+/// The same operations on plain vectors already in canonical form, for hot loops that reuse
+/// their buffers (the reducer). make_canonical turns any intervals into that form in place.
+void make_canonical(std::vector<Interval>& intervals);
+std::int64_t total_length(const std::vector<Interval>& canonical);
+std::int64_t covered_length(const std::vector<Interval>& canonical, std::int64_t begin,
+                            std::int64_t end);
+std::int64_t intersection_length(const std::vector<Interval>& a, const std::vector<Interval>& b);
+
 }  // namespace commprof

@@ -2,9 +2,14 @@
 #include "analysis/reducer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <deque>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
 #include <regex>
 #include <set>
 #include <tuple>
@@ -55,50 +60,191 @@ constexpr MetricDef kMetrics[] = {
 
 }  // namespace
 
-Reducer::Reducer(ReduceOptions options) : options_(options) {
+// Everything one rank file contributes, kept aside until the file has been read completely and
+// found valid: a file that fails half-way contributes nothing, as when it was read whole first.
+class Reducer::Staging final : public RankStepSink {
+ public:
+  explicit Staging(Reducer& reducer) : r_(reducer) {}
+
+  void begin(const std::string& source) {
+    source_ = source;
+    restart();
+  }
+
+  void restart() override {
+    summary_ = RankSummary{};
+    duplicate_of_.reset();
+    keep_step_ = false;
+    timeline_step_.reset();
+    offset_ = 0;
+    rank_ = 0;
+    pending_.clear();
+    for (const std::uint32_t slot : touched_) staged_[slot] = Timing{};
+    touched_.clear();
+  }
+
+  void header(const RankTimeline& t) override {
+    summary_.rank = rank_ = t.rank;
+    summary_.world_size = t.world_size;
+    summary_.host = t.host;
+    summary_.device = t.device;
+    summary_.backend = t.backend;
+    summary_.source = source_;
+    summary_.clock_offset_ns = offset_ = t.clock_offset_ns;
+    for (const RankSummary& r : r_.report_.ranks) {
+      if (r.rank == t.rank) duplicate_of_ = r.source;
+    }
+    keep_step_ = t.rank == r_.options_.timeline_rank && !r_.report_.timeline_step;
+  }
+
+  void step(const StepView& step) override {
+    if (step.warmup) {
+      ++summary_.warmup_steps;
+      return;
+    }
+    if (duplicate_of_) return;  // read to the end only to check it
+    const StepMetrics m = compute_step_metrics(step, scratch_);
+    if (keep_step_ && !timeline_step_) timeline_step_ = to_step_record(step);
+    for (const OpView& op : *step.ops) {
+      if (op.category == Category::kComm) pending_.push_back(op);
+      const std::uint32_t slot = slot_of(op.name, op.category);
+      Timing& timing = staged_[slot];
+      if (timing.count == 0) touched_.push_back(slot);
+      const std::int64_t duration = op.duration_ns();
+      ++timing.count;
+      timing.total_ns += duration;
+      // Interference is about COMP and COMM competing for SMs and memory bandwidth.
+      bool overlapped = false;
+      if (op.category == Category::kComp) {
+        overlapped = covered_length(scratch_.comm, op.start_ns, op.end_ns) > 0;
+      } else if (op.category == Category::kComm) {
+        overlapped = covered_length(scratch_.comp, op.start_ns, op.end_ns) > 0;
+      }
+      if (overlapped) {
+        ++timing.overlapped_count;
+        timing.overlapped_total_ns += duration;
+      }
+    }
+    add_step(summary_, m, static_cast<std::int64_t>(step.ops->size()));
+  }
+
+  void end() override {
+    if (duplicate_of_) {
+      r_.add_problem(source_, "rank " + std::to_string(rank_) + " was already read from '" +
+                                  *duplicate_of_ + "'; this file is ignored");
+      restart();
+      return;
+    }
+    for (const OpView& op : pending_) r_.matcher_.add(rank_, op, offset_);
+    for (const std::uint32_t slot : touched_) {
+      Timing& total = totals_[slot];
+      const Timing& add = staged_[slot];
+      total.count += add.count;
+      total.total_ns += add.total_ns;
+      total.overlapped_count += add.overlapped_count;
+      total.overlapped_total_ns += add.overlapped_total_ns;
+    }
+    if (timeline_step_) {
+      r_.report_.timeline_step = std::move(*timeline_step_);
+      r_.report_.timeline_offset_ns = offset_;
+    }
+    r_.report_.ranks.push_back(std::move(summary_));
+    restart();
+  }
+
+  /// Moves the per-name timings into the report.
+  void publish(std::map<std::pair<int, std::string>, OpTiming>& out) const {
+    for (std::size_t slot = 0; slot < totals_.size(); ++slot) {
+      const Timing& t = totals_[slot];
+      if (t.count == 0) continue;
+      OpTiming& o = out[{static_cast<int>(slot % 3), names_[slot / 3]}];
+      // Integer ns summed exactly (up to 2^63 ns), then converted: the same doubles as adding
+      // each op's duration as a double, as long as totals stay below 2^53 ns (104 days).
+      o.count += t.count;
+      o.total_ns += static_cast<double>(t.total_ns);
+      o.overlapped_count += t.overlapped_count;
+      o.overlapped_total_ns += static_cast<double>(t.overlapped_total_ns);
+    }
+  }
+
+ private:
+  struct Timing {
+    std::int64_t count = 0;
+    std::int64_t total_ns = 0;
+    std::int64_t overlapped_count = 0;
+    std::int64_t overlapped_total_ns = 0;
+  };
+
+  // Op names interned once for the whole reduction: one hash per op, no string copies.
+  std::uint32_t slot_of(std::string_view name, Category category) {
+    auto it = ids_.find(name);
+    if (it == ids_.end()) {
+      names_.emplace_back(name);
+      it = ids_.emplace(names_.back(), static_cast<std::uint32_t>(names_.size() - 1)).first;
+      staged_.resize(names_.size() * 3);
+      totals_.resize(names_.size() * 3);
+    }
+    return it->second * 3 + static_cast<std::uint32_t>(index_of(category));
+  }
+
+  Reducer& r_;
+  std::string source_;
+  RankSummary summary_;
+  std::optional<std::string> duplicate_of_;
+  bool keep_step_ = false;
+  std::optional<StepRecord> timeline_step_;
+  std::int64_t offset_ = 0;
+  int rank_ = 0;
+  std::vector<OpView> pending_;  // COMM ops, for the matcher once the file is known good
+  StepScratch scratch_;
+  std::deque<std::string> names_;  // stable addresses: ids_ keys point into them
+  std::unordered_map<std::string_view, std::uint32_t> ids_;
+  std::vector<Timing> staged_;  // by slot (name id × 3 + category): this file
+  std::vector<std::uint32_t> touched_;
+  std::vector<Timing> totals_;  // by slot: files committed
+};
+
+Reducer::Reducer(ReduceOptions options)
+    : options_(options), staging_(std::make_unique<Staging>(*this)) {
   report_.peak_busbw_gbps = options.peak_busbw_gbps;
   report_.timeline_rank = options.timeline_rank;
 }
+
+Reducer::~Reducer() = default;
 
 void Reducer::add_problem(const std::string& file, const std::string& message) {
   report_.problems.push_back({file, message});
 }
 
 void Reducer::add(const RankTimeline& t, const std::string& source) {
-  for (const RankSummary& r : report_.ranks) {
-    if (r.rank == t.rank) {
-      add_problem(source, "rank " + std::to_string(t.rank) + " was already read from '" + r.source +
-                              "'; this file is ignored");
-      return;
-    }
+  staging_->begin(source);
+  staging_->header(t);
+  for (const StepRecord& s : t.steps) {
+    const std::vector<OpView> views = op_views(s);
+    StepView v;
+    v.index = s.index;
+    v.warmup = s.warmup;
+    v.start_ns = s.start_ns;
+    v.end_ns = s.end_ns;
+    v.ops = &views;
+    staging_->step(v);
   }
-  const bool keep_step = t.rank == options_.timeline_rank;
-  auto visit = [&](const StepRecord& step, const StepMetrics&, const StepIntervals& iv) {
-    if (keep_step && !report_.timeline_step) {
-      report_.timeline_step = step;
-      report_.timeline_offset_ns = t.clock_offset_ns;
-    }
-    for (const OpRecord& op : step.ops) {
-      matcher_.add(t.rank, op, t.clock_offset_ns);
-      OpTiming& timing = report_.op_timings[{static_cast<int>(index_of(op.category)), op.name}];
-      const auto duration = static_cast<double>(op.duration_ns());
-      ++timing.count;
-      timing.total_ns += duration;
-      // Interference is about COMP and COMM competing for SMs and memory bandwidth.
-      bool overlapped = false;
-      if (op.category == Category::kComp) overlapped = iv.comm.covered(op.start_ns, op.end_ns) > 0;
-      if (op.category == Category::kComm) overlapped = iv.comp.covered(op.start_ns, op.end_ns) > 0;
-      if (overlapped) {
-        ++timing.overlapped_count;
-        timing.overlapped_total_ns += duration;
-      }
-    }
-  };
-  report_.ranks.push_back(summarise_rank(t, source, visit));
+  staging_->end();
+}
+
+void Reducer::add_file(const std::string& path) {
+  staging_->begin(path);
+  try {
+    stream_rank_file(path, *staging_);
+  } catch (...) {
+    staging_->restart();
+    throw;
+  }
 }
 
 Report Reducer::finish() {
   Report& rep = report_;
+  staging_->publish(rep.op_timings);
   std::sort(rep.ranks.begin(), rep.ranks.end(),
             [](const RankSummary& a, const RankSummary& b) { return a.rank < b.rank; });
   std::set<int> sizes;
@@ -260,6 +406,14 @@ Report reduce_rank_files(const std::vector<std::string>& files, const ReduceOpti
                          const std::function<void(const RankTimeline&)>& observer) {
   Reducer reducer(options);
   for (const std::string& file : files) {
+    if (!observer) {
+      try {
+        reducer.add_file(file);
+      } catch (const std::exception& e) {
+        reducer.add_problem(file, e.what());
+      }
+      continue;
+    }
     RankTimeline t;
     try {
       t = read_rank_file(file);
@@ -267,7 +421,7 @@ Report reduce_rank_files(const std::vector<std::string>& files, const ReduceOpti
       reducer.add_problem(file, e.what());
       continue;
     }
-    if (observer) observer(t);
+    observer(t);
     reducer.add(t, file);
   }
   Report report = reducer.finish();

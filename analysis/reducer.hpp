@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,16 +22,26 @@ struct ReduceOptions {
 class Reducer {
  public:
   explicit Reducer(ReduceOptions options);
+  ~Reducer();
+  Reducer(const Reducer&) = delete;
+  Reducer& operator=(const Reducer&) = delete;
   /// Adds one rank. A second file for a rank already added becomes a problem, not an error.
   void add(const RankTimeline& timeline, const std::string& source);
+  /// Reads and adds one rank file step by step, never holding its whole timeline (the fast
+  /// path of reduce_rank_files). Throws Error naming the file and where in it the problem is,
+  /// like read_rank_file; the reducer is then unchanged (nothing of the file is kept).
+  void add_file(const std::string& path);
   /// Records a file that could not be read; it is named in the report.
   void add_problem(const std::string& file, const std::string& message);
   Report finish();
 
  private:
+  class Staging;
+  friend class Staging;
   ReduceOptions options_;
   Report report_;
   CollectiveMatcher matcher_;
+  std::unique_ptr<Staging> staging_;
 };
 
 /// Expands the command line's DIR|FILES: a directory stands for its rank-<R>.json files
@@ -38,7 +49,9 @@ class Reducer {
 std::vector<std::string> expand_rank_inputs(const std::vector<std::string>& inputs);
 
 /// Reads and reduces `files`; an unreadable or malformed one is a problem in the report.
-/// `observer`, if set, sees every timeline read (e.g. the Chrome trace writer).
+/// `observer`, if set, sees every timeline read (e.g. the Chrome trace writer): each file is then
+/// read whole (read_rank_file); without one, files are streamed (Reducer::add_file). Both give
+/// the same report.
 Report reduce_rank_files(const std::vector<std::string>& files, const ReduceOptions& options,
                          const std::function<void(const RankTimeline&)>& observer = {});
 

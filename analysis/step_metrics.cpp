@@ -6,34 +6,42 @@
 
 namespace commprof {
 
-StepMetrics compute_step_metrics(const StepRecord& step, StepIntervals* intervals) {
+namespace {
+
+// The one implementation: fills the canonical unions in `scratch`, then measures them.
+template <class Op>
+StepMetrics measure(int index, bool warmup, std::int64_t start_ns, std::int64_t end_ns,
+                    const std::vector<Op>& ops, StepScratch& scratch) {
   StepMetrics m;
-  m.index = step.index;
-  m.warmup = step.warmup;
-  std::array<std::vector<Interval>, 3> by_category;
-  std::vector<Interval> all;
-  all.reserve(step.ops.size());
-  std::int64_t lo = step.start_ns;
-  std::int64_t hi = step.end_ns;
-  for (const OpRecord& op : step.ops) {
-    by_category[index_of(op.category)].push_back({op.start_ns, op.end_ns});
-    all.push_back({op.start_ns, op.end_ns});
+  m.index = index;
+  m.warmup = warmup;
+  std::vector<Interval>* by_category[3] = {nullptr, nullptr, nullptr};
+  by_category[index_of(Category::kComp)] = &scratch.comp;
+  by_category[index_of(Category::kComm)] = &scratch.comm;
+  by_category[index_of(Category::kMem)] = &scratch.mem;
+  for (std::vector<Interval>* v : by_category) v->clear();
+  std::int64_t lo = start_ns;
+  std::int64_t hi = end_ns;
+  for (const Op& op : ops) {
+    by_category[index_of(op.category)]->push_back({op.start_ns, op.end_ns});
     lo = std::min(lo, op.start_ns);
     hi = std::max(hi, op.end_ns);
   }
-  const IntervalSet comp(std::move(by_category[index_of(Category::kComp)]));
-  const IntervalSet comm(std::move(by_category[index_of(Category::kComm)]));
-  const IntervalSet mem(std::move(by_category[index_of(Category::kMem)]));
-  const IntervalSet busy(std::move(all));
+  for (std::vector<Interval>* v : by_category) make_canonical(*v);
+  // ∪ all ops = ∪ of the three unions.
+  scratch.busy.clear();
+  for (std::vector<Interval>* v : by_category) {
+    scratch.busy.insert(scratch.busy.end(), v->begin(), v->end());
+  }
+  make_canonical(scratch.busy);
   m.wall_ns = hi - lo;
-  m.comp_ns = comp.length();
-  m.comm_ns = comm.length();
-  m.mem_ns = mem.length();
-  m.busy_ns = busy.length();
-  m.comm_comp_ns = comm.intersect(comp).length();
+  m.comp_ns = total_length(scratch.comp);
+  m.comm_ns = total_length(scratch.comm);
+  m.mem_ns = total_length(scratch.mem);
+  m.busy_ns = total_length(scratch.busy);
+  m.comm_comp_ns = intersection_length(scratch.comm, scratch.comp);
   m.exposed_comm_ns = m.comm_ns - m.comm_comp_ns;  // |A \ B| = |A| − |A ∩ B|
   m.idle_ns = m.wall_ns - m.busy_ns;
-  if (intervals != nullptr) *intervals = StepIntervals{comp, comm, mem};
   if (m.comm_ns > 0) {
     m.overlap = static_cast<double>(m.comm_comp_ns) / static_cast<double>(m.comm_ns);
   }
@@ -42,6 +50,26 @@ StepMetrics compute_step_metrics(const StepRecord& step, StepIntervals* interval
     m.hidden_fraction = static_cast<double>(m.comm_comp_ns) / static_cast<double>(smaller);
   }
   return m;
+}
+
+}  // namespace
+
+StepMetrics compute_step_metrics(const StepRecord& step, StepIntervals* intervals) {
+  StepScratch scratch;
+  const StepMetrics m =
+      measure(step.index, step.warmup, step.start_ns, step.end_ns, step.ops, scratch);
+  if (intervals != nullptr) {
+    *intervals = StepIntervals{IntervalSet(std::move(scratch.comp)),
+                               IntervalSet(std::move(scratch.comm)),
+                               IntervalSet(std::move(scratch.mem))};
+  }
+  return m;
+}
+
+StepMetrics compute_step_metrics(const StepView& step, StepScratch& scratch) {
+  static const std::vector<OpView> kNone;
+  return measure(step.index, step.warmup, step.start_ns, step.end_ns,
+                 step.ops != nullptr ? *step.ops : kNone, scratch);
 }
 
 void Stat::add(double v) {
@@ -56,6 +84,21 @@ void Stat::add(double v) {
   ++count;
   sum_ += v;
   mean = sum_ / static_cast<double>(count);
+}
+
+void add_step(RankSummary& s, const StepMetrics& m, std::int64_t ops) {
+  ++s.steps;
+  s.ops += ops;
+  s.wall_ns.add(static_cast<double>(m.wall_ns));
+  s.comp_ns.add(static_cast<double>(m.comp_ns));
+  s.comm_ns.add(static_cast<double>(m.comm_ns));
+  s.mem_ns.add(static_cast<double>(m.mem_ns));
+  s.busy_ns.add(static_cast<double>(m.busy_ns));
+  s.comm_comp_ns.add(static_cast<double>(m.comm_comp_ns));
+  s.exposed_comm_ns.add(static_cast<double>(m.exposed_comm_ns));
+  s.idle_ns.add(static_cast<double>(m.idle_ns));
+  if (m.overlap) s.overlap.add(*m.overlap);
+  if (m.hidden_fraction) s.hidden_fraction.add(*m.hidden_fraction);
 }
 
 RankSummary summarise_rank(const RankTimeline& t, const std::string& source,
@@ -76,18 +119,7 @@ RankSummary summarise_rank(const RankTimeline& t, const std::string& source,
     StepIntervals intervals;
     const StepMetrics m = compute_step_metrics(step, visit ? &intervals : nullptr);
     if (visit) visit(step, m, intervals);
-    ++s.steps;
-    s.ops += static_cast<std::int64_t>(step.ops.size());
-    s.wall_ns.add(static_cast<double>(m.wall_ns));
-    s.comp_ns.add(static_cast<double>(m.comp_ns));
-    s.comm_ns.add(static_cast<double>(m.comm_ns));
-    s.mem_ns.add(static_cast<double>(m.mem_ns));
-    s.busy_ns.add(static_cast<double>(m.busy_ns));
-    s.comm_comp_ns.add(static_cast<double>(m.comm_comp_ns));
-    s.exposed_comm_ns.add(static_cast<double>(m.exposed_comm_ns));
-    s.idle_ns.add(static_cast<double>(m.idle_ns));
-    if (m.overlap) s.overlap.add(*m.overlap);
-    if (m.hidden_fraction) s.hidden_fraction.add(*m.hidden_fraction);
+    add_step(s, m, static_cast<std::int64_t>(step.ops.size()));
   }
   return s;
 }

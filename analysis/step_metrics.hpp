@@ -10,6 +10,7 @@
 
 #include "analysis/interval_set.hpp"
 #include "src/timeline/op_record.hpp"
+#include "src/timeline/rank_file.hpp"
 
 namespace commprof {
 
@@ -39,6 +40,15 @@ struct StepIntervals {
 
 /// Metrics of one step; fills `intervals` with the unions it built when given.
 StepMetrics compute_step_metrics(const StepRecord& step, StepIntervals* intervals = nullptr);
+
+/// Buffers for compute_step_metrics over a StepView, reused from step to step. Afterwards
+/// comp, comm and mem hold the step's unions per category in canonical form.
+struct StepScratch {
+  std::vector<Interval> comp, comm, mem, busy;
+};
+
+/// The same metrics from a step as read (no allocation once the buffers have grown).
+StepMetrics compute_step_metrics(const StepView& step, StepScratch& scratch);
 
 /// min / mean / max of a quantity over the values it was defined for; `count` = 0 means none
 /// (printed as n/a, written as null), never NaN.
@@ -71,6 +81,9 @@ struct RankSummary {
   Stat wall_ns, comp_ns, comm_ns, mem_ns, busy_ns, comm_comp_ns, exposed_comm_ns, idle_ns;
   Stat overlap, hidden_fraction;  ///< ratios in [0, 1], over the steps where they are defined
 };
+
+/// Adds one measured step's metrics to `summary` (what summarise_rank does per step).
+void add_step(RankSummary& summary, const StepMetrics& m, std::int64_t ops);
 
 /// Sees each measured step with its metrics and unions (the reducer's per-op pass).
 using StepVisitor =

@@ -15,6 +15,8 @@
 
 #include <iosfwd>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "src/timeline/op_record.hpp"
 
@@ -32,5 +34,53 @@ std::string write_rank_file(const std::string& dir, const RankTimeline& timeline
 /// where in it the problem is.
 RankTimeline parse_rank_json(const std::string& text, const std::string& source);
 RankTimeline read_rank_file(const std::string& path);
+
+/// One op as read, its strings pointing into the file's text (valid during RankStepSink::step).
+struct OpView {
+  std::string_view name, stream, collective, comm;
+  Category category = Category::kComp;
+  int comm_size = 0;
+  std::int64_t seq = -1;
+  std::uint64_t bytes = 0;
+  double flops = 0.0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::int64_t duration_ns() const { return end_ns - start_ns; }
+};
+
+/// One step as read; `ops` valid during RankStepSink::step only.
+struct StepView {
+  int index = 0;
+  bool warmup = false;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  const std::vector<OpView>* ops = nullptr;
+};
+
+/// Views of a materialised step (the slow path, and tests).
+std::vector<OpView> op_views(const StepRecord& step);
+/// The step a view describes, with its own strings.
+StepRecord to_step_record(const StepView& step);
+
+/// Receives one rank file step by step, without the whole timeline in memory.
+class RankStepSink {
+ public:
+  virtual ~RankStepSink() = default;
+  /// Every field but the steps, before the first step.
+  virtual void header(const RankTimeline& header) = 0;
+  virtual void step(const StepView& step) = 0;
+  /// The whole file was read and is valid. The views handed to step() are still valid here.
+  virtual void end() = 0;
+  /// Forget everything received from this file: it is about to be delivered again.
+  virtual void restart() = 0;
+};
+
+/// Reads `path` into `sink`: the same file content, checks and errors as read_rank_file. Files
+/// in the compact form commprof writes (no whitespace, no escapes, plain ASCII strings, header
+/// fields before "steps") are read by a single-pass reader straight into the sink; any other
+/// file, and any file with a problem, is read by read_rank_file's parser instead (after
+/// sink.restart()), so its error names the file and the position in it exactly as that one
+/// does. Throws Error; the sink may then hold part of the file.
+void stream_rank_file(const std::string& path, RankStepSink& sink);
 
 }  // namespace commprof

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+#include "src/runtime/clock_sync.hpp"
+
+#include <chrono>
+#include <limits>
+#include <vector>
+
+#include "src/runtime/mpi_check.hpp"
+
+namespace commprof {
+namespace {
+
+constexpr int kTagFlag = 7401;
+constexpr int kTagPing = 7402;
+constexpr int kTagPong = 7403;
+constexpr int kTagResult = 7404;
+
+// Rank 0's side of the exchange with `peer`: the offset of peer's clock to ours.
+std::int64_t ping_peer(MPI_Comm comm, int peer, int round_trips, const ClockNs& clock) {
+  std::int64_t best_rtt = std::numeric_limits<std::int64_t>::max();
+  std::int64_t best_offset = 0;
+  for (int i = 0; i < round_trips; ++i) {
+    const std::int64_t t_send = clock();
+    COMMPROF_MPI_CHECK(MPI_Send(&t_send, 1, MPI_INT64_T, peer, kTagPing, comm));
+    std::int64_t t_remote = 0;
+    COMMPROF_MPI_CHECK(
+        MPI_Recv(&t_remote, 1, MPI_INT64_T, peer, kTagPong, comm, MPI_STATUS_IGNORE));
+    const std::int64_t t_recv = clock();
+    const std::int64_t rtt = t_recv - t_send;
+    if (rtt < best_rtt) {
+      best_rtt = rtt;
+      // The remote read its clock somewhere inside [t_send, t_recv]; the middle is the best
+      // guess, wrong by at most rtt / 2. Written to avoid overflowing t_send + t_recv.
+      best_offset = t_send + rtt / 2 - t_remote;
+    }
+  }
+  return best_offset;
+}
+
+// A peer's side: answer each ping with our clock, then learn the offset rank 0 chose.
+std::int64_t answer_pings(MPI_Comm comm, int round_trips, const ClockNs& clock) {
+  for (int i = 0; i < round_trips; ++i) {
+    std::int64_t t_send = 0;
+    COMMPROF_MPI_CHECK(MPI_Recv(&t_send, 1, MPI_INT64_T, 0, kTagPing, comm, MPI_STATUS_IGNORE));
+    const std::int64_t t_remote = clock();
+    COMMPROF_MPI_CHECK(MPI_Send(&t_remote, 1, MPI_INT64_T, 0, kTagPong, comm));
+  }
+  std::int64_t offset = 0;
+  COMMPROF_MPI_CHECK(MPI_Recv(&offset, 1, MPI_INT64_T, 0, kTagResult, comm, MPI_STATUS_IGNORE));
+  return offset;
+}
+
+// Rank 0 measures each rank that asks to be measured, one after another.
+std::int64_t run_exchange(MPI_Comm comm, bool measure_me, int round_trips, const ClockNs& clock) {
+  if (round_trips < 1) round_trips = 1;
+  int rank = 0;
+  int size = 1;
+  COMMPROF_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  COMMPROF_MPI_CHECK(MPI_Comm_size(comm, &size));
+  // One peer at a time, so rank 0 is never busy with two and each round trip is as short as the
+  // transport allows.
+  if (rank == 0) {
+    for (int peer = 1; peer < size; ++peer) {
+      int measured = 0;
+      COMMPROF_MPI_CHECK(
+          MPI_Recv(&measured, 1, MPI_INT, peer, kTagFlag, comm, MPI_STATUS_IGNORE));
+      if (measured == 0) continue;
+      const std::int64_t offset = ping_peer(comm, peer, round_trips, clock);
+      COMMPROF_MPI_CHECK(MPI_Send(&offset, 1, MPI_INT64_T, peer, kTagResult, comm));
+    }
+    return 0;
+  }
+  const int measured = measure_me ? 1 : 0;
+  COMMPROF_MPI_CHECK(MPI_Send(&measured, 1, MPI_INT, 0, kTagFlag, comm));
+  return measure_me ? answer_pings(comm, round_trips, clock) : 0;
+}
+
+}  // namespace
+
+std::int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::int64_t measure_clock_offset_ns(MPI_Comm comm, int round_trips, const ClockNs& clock) {
+  return run_exchange(comm, true, round_trips, clock);
+}
+
+std::int64_t estimate_clock_offset_ns(MPI_Comm comm, const std::string& host, int round_trips,
+                                      const ClockNs& clock) {
+  // Every rank learns rank 0's host name.
+  int rank = 0;
+  COMMPROF_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  int length = rank == 0 ? static_cast<int>(host.size()) : 0;
+  COMMPROF_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, 0, comm));
+  std::vector<char> root_host(static_cast<std::size_t>(length));
+  if (rank == 0) root_host.assign(host.begin(), host.end());
+  COMMPROF_MPI_CHECK(MPI_Bcast(root_host.data(), length, MPI_CHAR, 0, comm));
+  const bool same_host = std::string(root_host.begin(), root_host.end()) == host;
+  return run_exchange(comm, !same_host, round_trips, clock);
+}
+
+}  // namespace commprof
