@@ -16,6 +16,7 @@
 #include "src/core/atomic_file.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
+#include "src/runtime/clock_sync.hpp"
 #include "src/runtime/gather.hpp"
 #include "src/runtime/output_dir.hpp"
 #include "src/runtime/rank_context.hpp"
@@ -276,6 +277,10 @@ class RunCommand final : public Command {
     timeline.device = backend->device_description();
     timeline.backend = backend->name();
     timeline.config_json = config_json(c, layout).dump();
+    // Collective, before the first step: how far this rank's clock is from rank 0's (exactly 0
+    // on rank 0's host, whose CLOCK_MONOTONIC all its processes share), so the reducer can
+    // line up ranks of different hosts.
+    timeline.clock_offset_ns = estimate_clock_offset_ns(ctx.comm(), ctx.host());
     executor.set_test_hang_rank(c.test_hang_rank);
     // The rank file is rewritten after every step, atomically (temp file + rename): whatever
     // ends the job later (a dead peer, a timeout, SIGKILL), the steps measured so far remain.
