@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -292,12 +293,6 @@ struct PendingOp {
   std::vector<std::uint32_t> acts;  ///< distinct ActKeys of its activities
 };
 
-struct PendingStep {
-  StepRange range;
-  std::vector<PendingOp> ops;
-  std::int64_t last_end = 0;
-};
-
 const std::vector<std::string>& known_collectives() {
   static const std::vector<std::string> names = {"allreduce", "allgather", "reducescatter",
                                                  "broadcast", "reduce",    "alltoall",
@@ -403,7 +398,7 @@ NsysFileInfo probe_nsys_file(const std::string& path) {
 
 RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions& options,
                               std::int64_t time_base_utc_ns, int world_size,
-                              NsysFileSummary* summary) {
+                              NsysFileSummary* summary, const NsysStepSink& on_step) {
   const auto t0 = std::chrono::steady_clock::now();
   const RuleSet& rules = options.rules ? *options.rules : RuleSet::defaults();
   Db db(info.file);
@@ -479,8 +474,7 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
   sum.host = info.host;
   sum.commprof_nvtx = !domains.empty();
 
-  std::vector<PendingStep> steps;
-  for (const StepRange& r : read_steps(db, domains, options)) steps.push_back({r, {}, 0});
+  const std::vector<StepRange> steps = read_steps(db, domains, options);
 
   // Activities in launch order.
   std::string acts =
@@ -494,41 +488,29 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
     acts += std::string(" UNION ALL SELECT 2, start, end, streamId, correlationId, globalPid, ") +
             "bytes, 0 FROM " + kMemsetTable;
   }
-  std::string sql;
+  std::string act_sql;
   if (has_runtime) {
-    sql = "SELECT a.kind, a.start, a.end, a.streamId, a.bytes, a.ref, a.globalPid, "
-          "COALESCE(r.start, a.start) AS launch, r.globalTid, "
-          "CASE WHEN a.kind = 0 THEN (SELECT value FROM StringIds WHERE id = a.ref) END FROM (" +
-          acts + ") a LEFT JOIN " + kRuntimeTable +
-          " r ON r.correlationId = a.correlationId ORDER BY launch";
+    act_sql = "SELECT a.kind, a.start, a.end, a.streamId, a.bytes, a.ref, a.globalPid, "
+              "COALESCE(r.start, a.start) AS launch, r.globalTid, "
+              "CASE WHEN a.kind = 0 THEN (SELECT value FROM StringIds WHERE id = a.ref) END FROM (" +
+              acts + ") a LEFT JOIN " + kRuntimeTable +
+              " r ON r.correlationId = a.correlationId ORDER BY launch";
   } else {
-    sql = "SELECT a.kind, a.start, a.end, a.streamId, a.bytes, a.ref, a.globalPid, a.start, "
-          "NULL, CASE WHEN a.kind = 0 THEN (SELECT value FROM StringIds WHERE id = a.ref) END "
-          "FROM (" +
-          acts + ") a ORDER BY a.start";
+    act_sql = "SELECT a.kind, a.start, a.end, a.streamId, a.bytes, a.ref, a.globalPid, a.start, "
+              "NULL, CASE WHEN a.kind = 0 THEN (SELECT value FROM StringIds WHERE id = a.ref) END "
+              "FROM (" +
+              acts + ") a ORDER BY a.start";
   }
-  Stmt act(db, sql);
+  const std::string nvtx_sql =
+      std::string("SELECT n.start, n.end, n.globalTid, n.category, ") +
+      "COALESCE(n.text, (SELECT value FROM StringIds WHERE id = n.textId)), n.uint64Value FROM " +
+      kNvtxTable +
+      " n WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL AND n.category IS NOT NULL AND "
+      "n.domainId IN (" +
+      in_list(domains) + ") ORDER BY n.start";
 
-  std::optional<Stmt> nvtx;
-  if (!domains.empty()) {
-    nvtx.emplace(db, std::string("SELECT n.start, n.end, n.globalTid, n.category, ") +
-                         "COALESCE(n.text, (SELECT value FROM StringIds WHERE id = n.textId)), "
-                         "n.uint64Value FROM " +
-                         kNvtxTable +
-                         " n WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL AND n.category "
-                         "IS NOT NULL AND n.domainId IN (" +
-                         in_list(domains) + ") ORDER BY n.start");
-  }
-  bool nvtx_pending = nvtx && nvtx->step();  // a row read but not yet pushed
-  std::unordered_map<std::int64_t, std::vector<OpenRange>> open;  // by globalTid
-  std::unordered_map<std::uint64_t, std::pair<std::size_t, std::size_t>> range_op;  // id -> op
-  std::unordered_map<std::string, std::int64_t> comm_seq;
-  std::uint64_t next_range_id = 1;
-  auto pop_range = [&](std::vector<OpenRange>& stack) {
-    range_op.erase(stack.back().id);
-    stack.pop_back();
-  };
-
+  // State that lives across both passes: bounded by distinct names and streams.
+  std::unordered_map<std::int64_t, std::uint8_t> stream_marks;
   std::unordered_map<std::string, std::uint32_t> name_index;
   std::vector<std::string> names;
   auto intern = [&](const std::string& n) {
@@ -538,160 +520,55 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
   };
   std::unordered_map<ActKey, std::uint32_t, ActKeyHash> key_index;
   std::vector<ActKey> keys;
-  std::unordered_map<std::int64_t, std::uint8_t> stream_marks;
-  std::optional<std::int64_t> pid;
-  std::size_t cur_step = 0;
-
-  while (act.step()) {
-    ++sum.activities;
-    const auto kind = static_cast<ActivityKind>(act.i64(0));
-    if (kind == ActivityKind::kKernel) ++sum.kernels;
-    const std::int64_t start = act.i64(1);
-    const std::int64_t end = act.i64(2);
-    const std::int64_t stream = act.i64(3);
-    const std::int64_t launch = act.i64(7);
-    const std::int64_t tid = act.null(8) ? -1 : act.i64(8);
-    if (!act.null(6)) {
-      if (!pid) pid = act.i64(6);
-      if (*pid != act.i64(6)) {
-        db.fail(
-            "GPU activity of more than one process: import-nsys expects one report per rank "
-            "(put nsys in front of the application, not of the launcher)");
-      }
+  std::vector<std::array<std::int8_t, 4>> key_class;  // by range category (0: none), -1 unknown
+  auto classify_key = [&](std::uint32_t k, std::optional<Category> range) {
+    const std::size_t slot = range ? 1 + index_of(*range) : 0;
+    std::int8_t& c = key_class[k][slot];
+    if (c < 0) {
+      ActivityFacts f;
+      f.kind = keys[k].kind;
+      f.name = names[keys[k].name];
+      const auto m = stream_marks.find(keys[k].stream);
+      f.stream_marks = m == stream_marks.end() ? 0 : m->second;
+      f.range = range;
+      c = static_cast<std::int8_t>(rules.classify(f));
     }
-    // NVTX ranges that began by this launch.
-    while (nvtx_pending && nvtx->i64(0) <= launch) {
-      OpenRange r;
-      r.start = nvtx->i64(0);
-      r.end = nvtx->i64(1);
-      r.id = next_range_id++;
-      const auto c = categories.find(nvtx->i64(3));
-      const std::int64_t rtid = nvtx->i64(2);
-      if (c != categories.end()) {
-        r.category = c->second;
-        r.name = nvtx->text(4);
-        r.bytes = nvtx->null(5) ? 0 : static_cast<std::uint64_t>(nvtx->i64(5));
-        if (r.category == Category::kComm) {
-          std::tie(r.collective, r.comm) = collective_of_op_name(r.name);
-          if (!r.collective.empty()) r.seq = comm_seq[r.comm]++;
-        }
-        auto& stack = open[rtid];
-        while (!stack.empty() && stack.back().end < r.start) pop_range(stack);
-        stack.push_back(std::move(r));
-      }
-      nvtx_pending = nvtx->step();
-    }
-    // The innermost commprof op range around the launch, on the launching thread.
-    OpenRange* range = nullptr;
-    if (tid >= 0) {
-      auto it = open.find(tid);
-      if (it != open.end()) {
-        auto& stack = it->second;
-        while (!stack.empty() && stack.back().end < launch) pop_range(stack);
-        if (!stack.empty()) range = &stack.back();
-      }
-    }
-    if (range) stream_marks[stream] |= static_cast<std::uint8_t>(1u << index_of(range->category));
-    // The step.
-    while (cur_step < steps.size() && steps[cur_step].range.end < launch) ++cur_step;
-    if (cur_step >= steps.size() || steps[cur_step].range.start > launch) {
-      ++sum.outside_steps;
-      continue;
-    }
-    PendingStep& step = steps[cur_step];
-    const std::string name = kind == ActivityKind::kKernel   ? act.text(9)
-                             : kind == ActivityKind::kMemcpy ? memcpy_name(act.i64(5))
-                                                             : std::string("Memset");
-    const ActKey key{kind, intern(name), stream};
-    auto [kit, added] = key_index.try_emplace(key, static_cast<std::uint32_t>(keys.size()));
-    if (added) keys.push_back(key);
-    const std::int64_t s_ns = start + shift;
-    const std::int64_t e_ns = end + shift;
-    step.last_end = std::max(step.last_end, e_ns);
-
-    PendingOp* op = nullptr;
-    if (range) {
-      auto found = range_op.find(range->id);
-      if (found != range_op.end() && found->second.first == cur_step) {
-        op = &steps[found->second.first].ops[found->second.second];
-        op->rec.start_ns = std::min(op->rec.start_ns, s_ns);
-        op->rec.end_ns = std::max(op->rec.end_ns, e_ns);
-        if (std::find(op->acts.begin(), op->acts.end(), kit->second) == op->acts.end())
-          op->acts.push_back(kit->second);
-        continue;
-      }
-    }
-    step.ops.emplace_back();
-    op = &step.ops.back();
-    op->stream = stream;
-    op->acts.push_back(kit->second);
-    op->rec.start_ns = s_ns;
-    op->rec.end_ns = e_ns;
-    if (range) {
-      op->range = range->category;
-      op->rec.name = range->name;
-      op->rec.bytes = range->bytes;
-      op->rec.collective = range->collective;
-      op->rec.comm = range->comm;
-      op->rec.seq = range->seq;
-      range_op[range->id] = {cur_step, step.ops.size() - 1};
-    } else {
-      op->rec.name = name;
-      op->rec.bytes = kind == ActivityKind::kKernel ? 0 : static_cast<std::uint64_t>(act.i64(4));
-    }
-  }
-
-  // Classify every distinct (kind, name, stream) once, now that the stream marks are known.
-  std::vector<RuleClass> key_class(keys.size());
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    ActivityFacts f;
-    f.kind = keys[i].kind;
-    f.name = names[keys[i].name];
-    const auto m = stream_marks.find(keys[i].stream);
-    f.stream_marks = m == stream_marks.end() ? 0 : m->second;
-    key_class[i] = rules.classify(f);
-  }
-  auto rank_of = [](RuleClass c) {
+    return static_cast<RuleClass>(c);
+  };
+  auto class_rank = [](RuleClass c) {
     return c == RuleClass::kComm ? 0 : c == RuleClass::kMem ? 1 : c == RuleClass::kComp ? 2 : 3;
   };
+
+  // Turns the pending ops of one step into its StepRecord and hands it on.
   std::unordered_map<std::int64_t, std::int64_t> stream_seq;  // foreign collectives
-  for (PendingStep& ps : steps) {
+  auto finish_step = [&](const StepRange& range, std::vector<PendingOp>& ops,
+                         std::int64_t last_end) {
     StepRecord st;
-    st.index = ps.range.index;
-    st.warmup = ps.range.warmup;
-    st.start_ns = ps.range.start + shift;
-    st.end_ns = ps.ops.empty() ? ps.range.end + shift : std::max(ps.last_end, st.start_ns);
-    st.ops.reserve(ps.ops.size());
-    for (PendingOp& op : ps.ops) {
-      // The range's category decides among its activities' classes (COMM > MEM > COMP), but
-      // only through the rules: a rule file that never says COMM yields no COMM.
+    st.index = range.index;
+    st.warmup = range.warmup;
+    st.start_ns = range.start + shift;
+    st.end_ns = ops.empty() ? range.end + shift : std::max(last_end, st.start_ns);
+    st.ops.reserve(ops.size());
+    for (PendingOp& op : ops) {
+      // The op's class is the first of COMM, MEM, COMP among its activities' classes.
       RuleClass cls = RuleClass::kIgnore;
       for (std::uint32_t k : op.acts) {
-        ActivityFacts f;
-        f.kind = keys[k].kind;
-        f.name = names[keys[k].name];
-        const auto m = stream_marks.find(keys[k].stream);
-        f.stream_marks = m == stream_marks.end() ? 0 : m->second;
-        f.range = op.range;
-        const RuleClass c = op.range ? rules.classify(f) : key_class[k];
-        if (rank_of(c) < rank_of(cls)) cls = c;
+        const RuleClass c = classify_key(k, op.range);
+        if (class_rank(c) < class_rank(cls)) cls = c;
       }
       if (cls == RuleClass::kIgnore) {
         ++sum.ignored;
         continue;
       }
       OpRecord& r = op.rec;
-      r.category = cls == RuleClass::kComm ? Category::kComm
+      r.category = cls == RuleClass::kComm  ? Category::kComm
                    : cls == RuleClass::kMem ? Category::kMem
                                             : Category::kComp;
       const auto m = stream_marks.find(op.stream);
       const std::uint8_t marks = m == stream_marks.end() ? 0 : m->second;
-      if (marks != 0 && (marks & (marks - 1)) == 0) {
-        for (Category c : kAllCategories) {
-          if (marks == (1u << index_of(c))) r.stream = category_name(c);
-        }
-      } else {
-        r.stream = "stream" + std::to_string(op.stream);
+      r.stream = "stream" + std::to_string(op.stream);
+      for (Category c : kAllCategories) {
+        if (marks == (1u << index_of(c))) r.stream = category_name(c);
       }
       if (r.category == Category::kComm) {
         if (r.collective.empty()) {
@@ -719,13 +596,214 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
     std::stable_sort(st.ops.begin(), st.ops.end(), [](const OpRecord& a, const OpRecord& b) {
       return a.start_ns < b.start_ns;
     });
-    tl.steps.push_back(std::move(st));
-  }
-  sum.steps = static_cast<int>(tl.steps.size());
-  sum.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ++sum.steps;
+    on_step(tl, std::move(st));
+  };
+
+  // One pass over the activities in launch order. marks_only: only learn which commprof
+  // categories launched work onto which stream (needed before any op can be classified).
+  auto pass = [&](bool marks_only) {
+    Stmt act(db, act_sql);
+    std::optional<Stmt> nvtx;
+    if (!domains.empty()) nvtx.emplace(db, nvtx_sql);
+    bool nvtx_pending = nvtx && nvtx->step();  // a row read but not yet pushed
+    std::unordered_map<std::int64_t, std::vector<OpenRange>> open;  // by globalTid
+    std::unordered_map<std::uint64_t, std::size_t> range_op;  // open range id -> pending op
+    std::unordered_map<std::string, std::int64_t> comm_seq;
+    std::uint64_t next_range_id = 1;
+    auto pop_range = [&](std::vector<OpenRange>& stack) {
+      range_op.erase(stack.back().id);
+      stack.pop_back();
+    };
+    std::optional<std::int64_t> pid;
+    std::size_t cur_step = 0;
+    std::size_t emitted = 0;  // steps handed on so far
+    std::vector<PendingOp> pending;
+    std::int64_t pending_last_end = 0;
+    auto flush_until = [&](std::size_t step) {  // hands on every step before `step`
+      std::vector<PendingOp> none;
+      for (; emitted < step; ++emitted) {
+        finish_step(steps[emitted], emitted + 1 == step || step == steps.size() ? pending : none,
+                    pending_last_end);
+        if (emitted + 1 == step || step == steps.size()) {
+          pending.clear();
+          range_op.clear();
+          pending_last_end = 0;
+        }
+      }
+    };
+
+    while (act.step()) {
+      const auto kind = static_cast<ActivityKind>(act.i64(0));
+      const std::int64_t stream = act.i64(3);
+      const std::int64_t launch = act.i64(7);
+      const std::int64_t tid = act.null(8) ? -1 : act.i64(8);
+      if (!marks_only) {
+        ++sum.activities;
+        if (kind == ActivityKind::kKernel) ++sum.kernels;
+      }
+      if (!act.null(6)) {
+        if (!pid) pid = act.i64(6);
+        if (*pid != act.i64(6)) {
+          db.fail(
+              "GPU activity of more than one process: import-nsys expects one report per rank "
+              "(put nsys in front of the application, not of the launcher)");
+        }
+      }
+      // NVTX ranges that began by this launch.
+      while (nvtx_pending && nvtx->i64(0) <= launch) {
+        const auto c = categories.find(nvtx->i64(3));
+        if (c != categories.end()) {
+          OpenRange r;
+          r.start = nvtx->i64(0);
+          r.end = nvtx->i64(1);
+          r.id = next_range_id++;
+          r.category = c->second;
+          r.name = nvtx->text(4);
+          r.bytes = nvtx->null(5) ? 0 : static_cast<std::uint64_t>(nvtx->i64(5));
+          if (r.category == Category::kComm) {
+            std::tie(r.collective, r.comm) = collective_of_op_name(r.name);
+            if (!r.collective.empty()) r.seq = comm_seq[r.comm]++;
+          }
+          auto& stack = open[nvtx->i64(2)];
+          while (!stack.empty() && stack.back().end < r.start) pop_range(stack);
+          stack.push_back(std::move(r));
+        }
+        nvtx_pending = nvtx->step();
+      }
+      // The innermost commprof op range around the launch, on the launching thread.
+      OpenRange* range = nullptr;
+      if (tid >= 0) {
+        auto it = open.find(tid);
+        if (it != open.end()) {
+          auto& stack = it->second;
+          while (!stack.empty() && stack.back().end < launch) pop_range(stack);
+          if (!stack.empty()) range = &stack.back();
+        }
+      }
+      if (marks_only) {
+        if (range) stream_marks[stream] |= static_cast<std::uint8_t>(1u << index_of(range->category));
+        continue;
+      }
+      // The step.
+      while (cur_step < steps.size() && steps[cur_step].end < launch) ++cur_step;
+      if (cur_step >= steps.size() || steps[cur_step].start > launch) {
+        ++sum.outside_steps;
+        continue;
+      }
+      if (emitted < cur_step) flush_until(cur_step);
+      const std::string name = kind == ActivityKind::kKernel   ? act.text(9)
+                               : kind == ActivityKind::kMemcpy ? memcpy_name(act.i64(5))
+                                                               : std::string("Memset");
+      const ActKey key{kind, intern(name), stream};
+      auto [kit, added] = key_index.try_emplace(key, static_cast<std::uint32_t>(keys.size()));
+      if (added) {
+        keys.push_back(key);
+        key_class.push_back({-1, -1, -1, -1});
+      }
+      const std::int64_t s_ns = act.i64(1) + shift;
+      const std::int64_t e_ns = act.i64(2) + shift;
+      pending_last_end = std::max(pending_last_end, e_ns);
+      if (range) {
+        auto found = range_op.find(range->id);
+        if (found != range_op.end()) {
+          PendingOp& op = pending[found->second];
+          op.rec.start_ns = std::min(op.rec.start_ns, s_ns);
+          op.rec.end_ns = std::max(op.rec.end_ns, e_ns);
+          if (std::find(op.acts.begin(), op.acts.end(), kit->second) == op.acts.end())
+            op.acts.push_back(kit->second);
+          continue;
+        }
+      }
+      pending.emplace_back();
+      PendingOp& op = pending.back();
+      op.stream = stream;
+      op.acts.push_back(kit->second);
+      op.rec.start_ns = s_ns;
+      op.rec.end_ns = e_ns;
+      if (range) {
+        op.range = range->category;
+        op.rec.name = range->name;
+        op.rec.bytes = range->bytes;
+        op.rec.collective = range->collective;
+        op.rec.comm = range->comm;
+        op.rec.seq = range->seq;
+        range_op[range->id] = pending.size() - 1;
+      } else {
+        op.rec.name = name;
+        op.rec.bytes =
+            kind == ActivityKind::kKernel ? 0 : static_cast<std::uint64_t>(act.i64(4));
+      }
+    }
+    if (!marks_only) flush_until(steps.size());
+  };
+  if (!domains.empty()) pass(true);
+  pass(false);
+  sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (summary) *summary = sum;
   return tl;
+}
+
+RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions& options,
+                              std::int64_t time_base_utc_ns, int world_size,
+                              NsysFileSummary* summary) {
+  std::vector<StepRecord> steps;
+  RankTimeline tl = import_nsys_file(
+      info, options, time_base_utc_ns, world_size, summary,
+      [&](const RankTimeline&, StepRecord&& s) { steps.push_back(std::move(s)); });
+  tl.steps = std::move(steps);
+  return tl;
+}
+
+namespace {
+
+struct RankJsonParts {
+  std::string before_steps;  ///< up to and including `"steps":[`
+  std::string steps;         ///< the steps, comma-separated
+  std::string after_steps;   ///< from the closing `]}`
+};
+
+// `t`'s rank file split around its steps: written by write_rank_json itself, so the importer's
+// files are exactly what commprof writes, one step at a time.
+RankJsonParts split_at_steps(const RankTimeline& t) {
+  std::ostringstream os;
+  write_rank_json(os, t);
+  const std::string s = os.str();
+  const std::string key = "\"steps\":[";
+  const std::size_t open = s.find(key);
+  const std::size_t close = s.rfind("]}");
+  if (open == std::string::npos || close == std::string::npos || close < open + key.size())
+    throw Error("internal: unexpected rank file layout");
+  return {s.substr(0, open + key.size()), s.substr(open + key.size(), close - open - key.size()),
+          s.substr(close)};
+}
+
+}  // namespace
+
+std::string write_nsys_rank_file(const std::string& out_dir, const NsysFileInfo& info,
+                                 const NsysImportOptions& options, std::int64_t time_base_utc_ns,
+                                 int world_size, NsysFileSummary* summary) {
+  const std::string path = out_dir + "/rank-" + std::to_string(info.rank) + ".json";
+  write_file_atomically(path, [&](std::ostream& os) {
+    bool first = true;
+    RankTimeline one;  // one step at a time through the shared writer
+    const RankTimeline header = import_nsys_file(
+        info, options, time_base_utc_ns, world_size, summary,
+        [&](const RankTimeline& head, StepRecord&& s) {
+          if (first) {
+            os << split_at_steps(head).before_steps;
+            first = false;
+          } else {
+            os << ',';
+          }
+          one.steps.assign(1, std::move(s));
+          os << split_at_steps(one).steps;
+        });
+    const RankJsonParts parts = split_at_steps(header);
+    if (first) os << parts.before_steps;
+    os << parts.after_steps;
+  });
+  return path;
 }
 
 std::vector<NsysFileSummary> import_nsys_files(const std::vector<std::string>& files,
@@ -760,8 +838,7 @@ std::vector<NsysFileSummary> import_nsys_files(const std::vector<std::string>& f
   std::int64_t comm = 0;
   for (const NsysFileInfo& i : infos) {
     NsysFileSummary s;
-    const RankTimeline tl = import_nsys_file(i, options, base, world, &s);
-    written.push_back(write_rank_file(out_dir, tl));
+    written.push_back(write_nsys_rank_file(out_dir, i, options, base, world, &s));
     comm += s.ops[index_of(Category::kComm)];
     out.push_back(s);
   }

@@ -2,15 +2,16 @@
 // `commprof import-nsys`: Nsight Systems SQLite exports in, rank-<R>.json files (schema
 // commprof.rank v1) out, so that `commprof report` reduces nsys traces like its own runs.
 //
-// Memory: every query is streamed with sqlite3_step in time order; only open NVTX ranges
-// (nesting depth per thread), the step ranges, the per-stream marks, the interned kernel names and
-// the imported ops of one file (the rank file being written, ~100 B + name per op) are held.
-// Ordering and the correlationId join run inside SQLite, which sorts and indexes in temporary
-// files beyond its page cache (capped at 64 MiB per file here), so a 1 GB export does not need
-// 1 GB of memory for its kernels' raw rows. docs/BENCHMARKS.md records what was measured.
+// Memory: every query is streamed with sqlite3_step in time order, and each step is written to
+// the rank file as soon as its last launch has passed. Held: the open NVTX ranges (nesting depth
+// per thread), the step ranges, the per-stream marks, the distinct kernel names, and ONE step's
+// ops. Ordering and the correlationId join run inside SQLite, which sorts and builds its automatic
+// index in temporary files beyond its page cache (capped at 64 MiB here). So memory grows with
+// the largest step, not with the export: docs/BENCHMARKS.md records what was measured.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -55,11 +56,25 @@ struct NsysFileInfo {
 /// Reads the rank, host and session start of one export. Throws Error naming the file.
 NsysFileInfo probe_nsys_file(const std::string& path);
 
-/// Imports one export. `time_base_utc_ns` is subtracted from absolute (UTC) times so that files
-/// of one job share a clock; `world_size` is used when the file does not tell it.
+/// Receives each imported step, in order, with the rank's header (a timeline without steps).
+using NsysStepSink = std::function<void(const RankTimeline& header, StepRecord&& step)>;
+
+/// Imports one export, handing each step to `on_step` as soon as it is complete: memory holds one
+/// step's ops, not the file's. `time_base_utc_ns` is subtracted from absolute (UTC) times so that
+/// files of one job share a clock; `world_size` is used when the file does not tell it. Returns
+/// the header. Files with commprof's NVTX are read twice: the first pass learns which streams
+/// commprof's COMM/MEM/COMP ranges launched onto (stream identity classifies before names).
+RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions& options,
+                              std::int64_t time_base_utc_ns, int world_size,
+                              NsysFileSummary* summary, const NsysStepSink& on_step);
+/// The same, collecting every step (tests; small files).
 RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions& options,
                               std::int64_t time_base_utc_ns, int world_size,
                               NsysFileSummary* summary = nullptr);
+/// Imports one export straight into <out_dir>/rank-<R>.json (atomically), step by step.
+std::string write_nsys_rank_file(const std::string& out_dir, const NsysFileInfo& info,
+                                 const NsysImportOptions& options, std::int64_t time_base_utc_ns,
+                                 int world_size, NsysFileSummary* summary = nullptr);
 
 /// The whole command: probes every file, checks ranks are distinct, imports each and writes
 /// <out_dir>/rank-<R>.json. Throws Error when a multi-rank set holds no COMM op at all.
