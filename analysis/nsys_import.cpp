@@ -620,16 +620,14 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
     std::size_t emitted = 0;  // steps handed on so far
     std::vector<PendingOp> pending;
     std::int64_t pending_last_end = 0;
-    auto flush_until = [&](std::size_t step) {  // hands on every step before `step`
-      std::vector<PendingOp> none;
+    // Hands on every step before `step`. The pending ops belong to step `emitted` (an activity
+    // of step k is only added once every step before k has been handed on); later ones are empty.
+    auto flush_until = [&](std::size_t step) {
       for (; emitted < step; ++emitted) {
-        finish_step(steps[emitted], emitted + 1 == step || step == steps.size() ? pending : none,
-                    pending_last_end);
-        if (emitted + 1 == step || step == steps.size()) {
-          pending.clear();
-          range_op.clear();
-          pending_last_end = 0;
-        }
+        finish_step(steps[emitted], pending, pending_last_end);
+        pending.clear();
+        range_op.clear();
+        pending_last_end = 0;
       }
     };
 

@@ -130,6 +130,43 @@ TEST(NsysImport, CommOpsAreTheNcclKernelsWithCommprofsCollectiveMetadata) {
   }
 }
 
+TEST(NsysImport, EveryOpStartsInsideItsStep) {
+  const Imported& d = imported();
+  for (int r = 0; r < 2; ++r)
+    for (const StepRecord& s : d.nsys[r].steps)
+      for (const OpRecord& op : s.ops) {
+        EXPECT_GE(op.start_ns, s.start_ns) << op.name;
+        EXPECT_LE(op.end_ns, s.end_ns) << op.name;
+      }
+}
+
+// A user-named step range: NCCL's own NVTX ranges of rank 0 (19: init, splits, user-rank queries
+// without any GPU work, 8 allreduces, destroys). Steps without activities stay empty and no
+// activity lands in a later step.
+TEST(NsysImport, StepRangeByNameKeepsEmptyStepsEmpty) {
+  NsysImportOptions o;
+  o.step_range = "nccl";
+  o.warmup_steps = 2;
+  NsysFileSummary sum;
+  const RankTimeline t = import_nsys_file(probe_nsys_file(export_of(0)), o, 0, 2, &sum);
+  ASSERT_EQ(t.steps.size(), 19u);
+  EXPECT_TRUE(t.steps[1].warmup);
+  EXPECT_FALSE(t.steps[2].warmup);
+  int empty = 0, with_one_allreduce = 0;
+  for (const StepRecord& s : t.steps) {
+    if (s.ops.empty()) ++empty;
+    int comm = 0;
+    for (const OpRecord& op : s.ops) {
+      EXPECT_GE(op.start_ns, s.start_ns) << "step " << s.index << " " << op.name;
+      if (op.category == Category::kComm) ++comm;
+    }
+    if (comm == 1) ++with_one_allreduce;
+  }
+  EXPECT_GE(empty, 3);  // the ncclCommUserRank queries
+  EXPECT_EQ(with_one_allreduce, 8);
+  EXPECT_EQ(sum.ops[index_of(Category::kComm)], 8 + 0);
+}
+
 // Agreement with commprof's own event-timed timeline of the same run (measured steps).
 //
 // What this tiny run shows (printed below; docs/BENCHMARKS.md has the figures): the GPU is
