@@ -38,7 +38,8 @@ class Db {
  public:
   explicit Db(const std::string& path) : path_(path) {
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) fail("no such file");
+    if (!std::filesystem::exists(path, ec)) fail("no such file");
+    if (!std::filesystem::is_regular_file(path, ec)) fail("not a regular file");
     if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
                         nullptr) != SQLITE_OK) {
       const std::string msg = db_ ? sqlite3_errmsg(db_) : "cannot open";
@@ -834,14 +835,22 @@ std::vector<NsysFileSummary> import_nsys_files(const std::vector<std::string>& f
   std::vector<NsysFileSummary> out;
   std::vector<std::string> written;
   std::int64_t comm = 0;
-  for (const NsysFileInfo& i : infos) {
-    NsysFileSummary s;
-    written.push_back(write_nsys_rank_file(out_dir, i, options, base, world, &s));
-    comm += s.ops[index_of(Category::kComm)];
-    out.push_back(s);
+  auto remove_written = [&] {
+    for (const std::string& w : written) std::remove(w.c_str());
+  };
+  try {
+    for (const NsysFileInfo& i : infos) {
+      NsysFileSummary s;
+      written.push_back(write_nsys_rank_file(out_dir, i, options, base, world, &s));
+      comm += s.ops[index_of(Category::kComm)];
+      out.push_back(s);
+    }
+  } catch (...) {
+    remove_written();  // all files or none: a half-imported set would reduce without complaint
+    throw;
   }
   if (files.size() > 1 && comm == 0) {
-    for (const std::string& w : written) std::remove(w.c_str());
+    remove_written();
     throw Error("import-nsys: " + std::to_string(files.size()) +
                 " ranks but not one COMM op: no NCCL kernel and no commprof COMM range in any "
                 "step (rules: " +

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <map>
 
+#include <unistd.h>
+
 #include "analysis/nsys_import.hpp"
 #include "analysis/step_metrics.hpp"
 #include "src/core/errors.hpp"
@@ -32,7 +34,9 @@ struct Imported {
 const Imported& imported() {
   static const Imported data = [] {
     Imported d;
-    const std::string dir = ::testing::TempDir() + "/nsys_import_test";
+    // Per process: ctest -j runs each TEST in its own process at the same time.
+    const std::string dir =
+        ::testing::TempDir() + "/nsys_import_test_" + std::to_string(::getpid());
     std::filesystem::remove_all(dir);
     d.summaries = import_nsys_files({export_of(1), export_of(0)}, dir, {});
     for (int r = 0; r < 2; ++r) {
@@ -259,7 +263,7 @@ TEST(NsysImport, AgreesWithCommprofsEventTimedTimeline) {
 // --- Bad input ------------------------------------------------------------------------------------
 
 std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "/nsys_bad_" + name;
+  return ::testing::TempDir() + "/nsys_bad_" + std::to_string(::getpid()) + "_" + name;
 }
 
 void make_db(const std::string& path, const std::string& sql) {
@@ -288,6 +292,7 @@ TEST(NsysImport, RejectsAFileThatIsNotSqlite) {
 
 TEST(NsysImport, RejectsAMissingFile) {
   expect_import_error({"/no/such/report_0.sqlite"}, "/no/such/report_0.sqlite: no such file");
+  expect_import_error({kData}, kData + ": not a regular file");
 }
 
 TEST(NsysImport, RejectsAnExportWithoutKernels) {
@@ -322,6 +327,25 @@ TEST(NsysImport, RejectsAForeignTraceWithoutAStepRange) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(NsysImport, WritesAllFilesOrNone) {
+  // Rank 0 imports, then rank 1's file fails in the main pass (no steps): rank 0's is removed.
+  const std::string f = temp_path("nosteps_1.sqlite");
+  make_db(f,
+          "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, streamId INTEGER, "
+          "correlationId INTEGER, globalPid INTEGER, shortName INTEGER);"
+          "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);");
+  const std::string out = temp_path("partial_out");
+  std::filesystem::remove_all(out);
+  try {
+    import_nsys_files({export_of(0), f}, out, {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(f + ": no NVTX_EVENTS table"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(out + "/rank-0.json"));
 }
 
 TEST(NsysImport, RejectsTwoFilesOfOneRank) {
