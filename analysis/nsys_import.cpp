@@ -52,10 +52,11 @@ class Db {
     if (sqlite3_exec(db_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, &err) !=
         SQLITE_OK) {
       const std::string msg = err ? err : "unreadable";
+      const bool notadb = sqlite3_errcode(db_) == SQLITE_NOTADB;
       sqlite3_free(err);
       sqlite3_close(db_);
       db_ = nullptr;
-      fail("not an SQLite export (" + msg + ")");
+      fail((notadb ? "not an SQLite export (" : "damaged SQLite export (") + msg + ")");
     }
     // Bounded memory: page cache 64 MiB; sorts and automatic indexes spill to temp files.
     exec("PRAGMA cache_size = -65536");

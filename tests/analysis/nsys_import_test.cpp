@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 #include <unistd.h>
@@ -288,6 +289,19 @@ TEST(NsysImport, RejectsAFileThatIsNotSqlite) {
   std::ofstream(f) << "this is not a database, just some text that is long enough to have a "
                       "header. ........................................................\n";
   expect_import_error({f}, f + ": not an SQLite export");
+}
+
+TEST(NsysImport, RejectsATruncatedOrGarbledExport) {
+  std::ifstream in(export_of(0), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string cut = temp_path("cut_0.sqlite");
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, 300000);
+  expect_import_error({cut}, cut + ": damaged SQLite export (database disk image is malformed)");
+  // Bytes overwritten all over the file (past the header): an error, never a crash.
+  for (std::size_t i = 4096; i < bytes.size(); i += 8191) bytes[i] = static_cast<char>(i * 7);
+  const std::string garbled = temp_path("garbled_0.sqlite");
+  std::ofstream(garbled, std::ios::binary) << bytes;
+  expect_import_error({garbled}, garbled + ": ");
 }
 
 TEST(NsysImport, RejectsAMissingFile) {
