@@ -18,6 +18,7 @@ packages=(
   libboost-program-options-dev      # command line (static archive included)
   nlohmann-json3-dev                # JSON result files
   libsimdjson-dev                   # fast rank-file reader (commprof report)
+  libsqlite3-dev                    # nsys SQLite exports (commprof import-nsys)
   libgtest-dev                      # tests
 )
 # --tests: also what the test suite needs beyond building (a headless browser for the HTML

@@ -46,5 +46,7 @@ std::unique_ptr<Command> make_bench_command();
 std::unique_ptr<Command> make_gemm_command();
 /// Defined by analysis/report_command.cpp.
 std::unique_ptr<Command> make_report_command();
+/// Defined by analysis/nsys_import_command.cpp.
+std::unique_ptr<Command> make_import_nsys_command();
 
 }  // namespace commprof

@@ -9,6 +9,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   commands.push_back(make_bench_command());
   commands.push_back(make_gemm_command());
   commands.push_back(make_report_command());
+  commands.push_back(make_import_nsys_command());
   return commands;
 }
 

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+// `commprof import-nsys FILES.sqlite... -o DIR`: Nsight Systems exports -> rank-<R>.json files
+// that `commprof report DIR` reduces. Runs on one process (under mpirun only rank 0 works).
+// Exit 0: every file imported; 1: a file could not be imported (nothing is left half-written),
+// or a multi-rank set holds no COMM at all; 2: usage error.
+#include <iostream>
+
+#include "analysis/nsys_import.hpp"
+#include "src/cli/command.hpp"
+#include "src/core/errors.hpp"
+#include "src/runtime/rank_context.hpp"
+
+namespace po = boost::program_options;
+
+namespace commprof {
+namespace {
+
+class ImportNsysCommand final : public Command {
+ public:
+  const char* name() const override { return "import-nsys"; }
+  const char* summary() const override {
+    return "convert Nsight Systems SQLite exports (one per rank) into rank-<R>.json files for "
+           "commprof report";
+  }
+
+  void define_options(po::options_description& visible, po::options_description& hidden) override {
+    visible.add_options()("output,o", po::value<std::string>(),
+                          "directory for rank-<R>.json (created if missing)")(
+        "rules", po::value<std::string>(),
+        "classification rules file replacing the built-in ones (format: "
+        "analysis/nsys_rules_default.txt; --print-rules shows them)")(
+        "step-range", po::value<std::string>(),
+        "foreign traces: NVTX ranges whose name starts with this mark the steps (default: "
+        "commprof's 'step N' ranges)")("warmup-steps", po::value<int>()->default_value(0),
+                                       "with --step-range: the first N steps are warm-up")(
+        "print-rules", po::bool_switch(), "print the built-in rules and exit");
+    hidden.add_options()("inputs", po::value<std::vector<std::string>>(), "SQLite exports");
+  }
+  void define_positional(po::positional_options_description& positional) override {
+    positional.add("inputs", -1);
+  }
+
+  void configure(const po::variables_map& vm) override {
+    print_rules_ = vm["print-rules"].as<bool>();
+    if (print_rules_) return;
+    if (vm.count("inputs") == 0) {
+      throw ConfigError("no input: give the nsys SQLite exports (one per rank)");
+    }
+    inputs_ = vm["inputs"].as<std::vector<std::string>>();
+    if (vm.count("output") == 0) throw ConfigError("no output directory: give -o DIR");
+    output_ = vm["output"].as<std::string>();
+    if (vm.count("rules") != 0) rules_path_ = vm["rules"].as<std::string>();
+    if (vm.count("step-range") != 0) {
+      options_.step_range = vm["step-range"].as<std::string>();
+      if (options_.step_range.empty()) throw ConfigError("--step-range must not be empty");
+    }
+    options_.warmup_steps = vm["warmup-steps"].as<int>();
+    if (options_.warmup_steps < 0) throw ConfigError("--warmup-steps must not be negative");
+    if (options_.warmup_steps > 0 && options_.step_range.empty()) {
+      throw ConfigError("--warmup-steps applies to --step-range only (commprof marks its own)");
+    }
+  }
+
+  std::string backend_name() const override { return ""; }
+
+  int run(RankContext& ctx, Backend*, const BackendChoice&) override {
+    int code = kExitOk;
+    if (ctx.rank() == 0) {
+      try {
+        code = run_import();
+      } catch (const std::exception& e) {
+        std::cerr << "commprof import-nsys: error: " << e.what() << std::endl;
+        code = kExitFailure;
+      }
+    }
+    MPI_Bcast(&code, 1, MPI_INT, 0, ctx.comm());
+    return code;
+  }
+
+ private:
+  int run_import() {
+    if (print_rules_) {
+      std::cout << RuleSet::default_text();
+      return kExitOk;
+    }
+    RuleSet rules;
+    if (!rules_path_.empty()) {
+      rules = RuleSet::from_file(rules_path_);
+      options_.rules = &rules;
+    }
+    const auto summaries = import_nsys_files(inputs_, output_, options_);
+    for (const NsysFileSummary& s : summaries) {
+      std::cout << "rank " << s.rank << " (host " << s.host << ", rank from " << s.rank_source
+                << (s.commprof_nvtx ? ", commprof NVTX" : ", foreign trace") << "): " << s.steps
+                << " steps, ops COMP " << s.ops[index_of(Category::kComp)] << " COMM "
+                << s.ops[index_of(Category::kComm)] << " MEM " << s.ops[index_of(Category::kMem)]
+                << "; " << s.kernels << " kernels of " << s.activities << " activities, "
+                << s.outside_steps << " outside steps, " << s.ignored << " ignored; "
+                << s.seconds << " s <- " << s.file << std::endl;
+    }
+    std::cout << "# wrote " << summaries.size() << " rank file(s) to " << output_
+              << "; reduce with: commprof report " << output_ << std::endl;
+    return kExitOk;
+  }
+
+  std::vector<std::string> inputs_;
+  std::string output_;
+  std::string rules_path_;
+  bool print_rules_ = false;
+  NsysImportOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_import_nsys_command() {
+  return std::make_unique<ImportNsysCommand>();
+}
+
+}  // namespace commprof
