@@ -32,6 +32,21 @@ TEST(NsysRules, DefaultsClassifyNcclKernelsOldAndNewAsComm) {
   }
 }
 
+TEST(NsysRules, WorkInsideACommprofOpRangeIsWhatTheRangeSays) {
+  // cuBLAS issues a memset inside some GEMM calls: inside commprof's COMP op range it is COMP,
+  // or the importer would count a third of a 1.3B model's GEMM ops as MEM (seen on H200).
+  const RuleSet& r = RuleSet::defaults();
+  ActivityFacts memset;
+  memset.kind = ActivityKind::kMemset;
+  memset.name = "Memset";
+  memset.range = Category::kComp;
+  EXPECT_EQ(r.classify(memset), RuleClass::kComp);
+  memset.range = Category::kMem;
+  EXPECT_EQ(r.classify(memset), RuleClass::kMem);
+  memset.range.reset();  // foreign traces: by kind
+  EXPECT_EQ(r.classify(memset), RuleClass::kMem);
+}
+
 TEST(NsysRules, DefaultsClassifyComputeMemAndSync) {
   const RuleSet& r = RuleSet::defaults();
   EXPECT_EQ(r.classify(kernel("nvjet_sm90_tst_64x8_64x16_1x2_h_bz_NNT")), RuleClass::kComp);
