@@ -40,8 +40,8 @@ class Db {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) fail("no such file");
     if (!std::filesystem::is_regular_file(path, ec)) fail("not a regular file");
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
-                        nullptr) != SQLITE_OK) {
+    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) !=
+        SQLITE_OK) {
       const std::string msg = db_ ? sqlite3_errmsg(db_) : "cannot open";
       sqlite3_close(db_);
       db_ = nullptr;
@@ -290,8 +290,8 @@ struct ActKeyHash {
 
 struct PendingOp {
   OpRecord rec;
-  std::optional<Category> range;  ///< commprof op range around the launch
-  std::int64_t stream = 0;        ///< stream of the first activity
+  std::optional<Category> range;    ///< commprof op range around the launch
+  std::int64_t stream = 0;          ///< stream of the first activity
   std::vector<std::uint32_t> acts;  ///< distinct ActKeys of its activities
 };
 
@@ -342,8 +342,9 @@ NsysFileInfo probe_nsys_file(const std::string& path) {
   }
   std::string env;
   if (db.has_table("TARGET_INFO_SYSTEM_ENV")) {
-    Stmt s(db, "SELECT name, value FROM TARGET_INFO_SYSTEM_ENV WHERE name IN "
-               "('Hostname', 'DeviceEnvironment')");
+    Stmt s(db,
+           "SELECT name, value FROM TARGET_INFO_SYSTEM_ENV WHERE name IN "
+           "('Hostname', 'DeviceEnvironment')");
     while (s.step()) {
       if (s.text(0) == "Hostname") info.host = s.text(1);
       if (s.text(0) == "DeviceEnvironment") env = s.text(1);
@@ -413,14 +414,16 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
   if (!db.has_table("StringIds")) db.fail("missing table StringIds (kernel and NVTX names)");
   const bool has_memcpy = db.has_table(kMemcpyTable);
   const bool has_memset = db.has_table(kMemsetTable);
-  if (has_memcpy) require_columns(db, kMemcpyTable, {"start", "end", "streamId", "bytes", "copyKind"});
+  if (has_memcpy)
+    require_columns(db, kMemcpyTable, {"start", "end", "streamId", "bytes", "copyKind"});
   if (has_memset) require_columns(db, kMemsetTable, {"start", "end", "streamId", "bytes"});
   const bool has_runtime = db.has_table(kRuntimeTable);
   if (has_runtime) require_columns(db, kRuntimeTable, {"start", "correlationId", "globalTid"});
   const bool has_nvtx = db.has_table(kNvtxTable);
   if (has_nvtx) {
-    require_columns(db, kNvtxTable, {"start", "end", "eventType", "category", "text", "textId",
-                                     "globalTid", "domainId", "uint64Value"});
+    require_columns(db, kNvtxTable,
+                    {"start", "end", "eventType", "category", "text", "textId", "globalTid",
+                     "domainId", "uint64Value"});
   }
   const std::int64_t shift = info.session_start_utc_ns - time_base_utc_ns;
 
@@ -439,8 +442,8 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
       if (c == '"' || c == '\\') cfg << '\\';
       if (static_cast<unsigned char>(c) >= 0x20) cfg << c;
     }
-    cfg << "\",\"rank_source\":\"" << info.rank_source << "\",\"session_start_utc_ns\":"
-        << info.session_start_utc_ns << "}";
+    cfg << "\",\"rank_source\":\"" << info.rank_source
+        << "\",\"session_start_utc_ns\":" << info.session_start_utc_ns << "}";
     tl.config_json = cfg.str();
   }
   if (db.has_table("TARGET_INFO_GPU")) {
@@ -480,7 +483,8 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
 
   // Activities in launch order.
   std::string acts =
-      std::string("SELECT 0 AS kind, start, end, streamId, correlationId, globalPid, 0 AS bytes, ") +
+      std::string(
+          "SELECT 0 AS kind, start, end, streamId, correlationId, globalPid, 0 AS bytes, ") +
       "shortName AS ref FROM " + kKernelTable;
   if (has_memcpy) {
     acts += std::string(" UNION ALL SELECT 1, start, end, streamId, correlationId, globalPid, ") +
@@ -492,16 +496,18 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
   }
   std::string act_sql;
   if (has_runtime) {
-    act_sql = "SELECT a.kind, a.start, a.end, a.streamId, a.bytes, a.ref, a.globalPid, "
-              "COALESCE(r.start, a.start) AS launch, r.globalTid, "
-              "CASE WHEN a.kind = 0 THEN (SELECT value FROM StringIds WHERE id = a.ref) END FROM (" +
-              acts + ") a LEFT JOIN " + kRuntimeTable +
-              " r ON r.correlationId = a.correlationId ORDER BY launch";
+    act_sql =
+        "SELECT a.kind, a.start, a.end, a.streamId, a.bytes, a.ref, a.globalPid, "
+        "COALESCE(r.start, a.start) AS launch, r.globalTid, "
+        "CASE WHEN a.kind = 0 THEN (SELECT value FROM StringIds WHERE id = a.ref) END FROM (" +
+        acts + ") a LEFT JOIN " + kRuntimeTable +
+        " r ON r.correlationId = a.correlationId ORDER BY launch";
   } else {
-    act_sql = "SELECT a.kind, a.start, a.end, a.streamId, a.bytes, a.ref, a.globalPid, a.start, "
-              "NULL, CASE WHEN a.kind = 0 THEN (SELECT value FROM StringIds WHERE id = a.ref) END "
-              "FROM (" +
-              acts + ") a ORDER BY a.start";
+    act_sql =
+        "SELECT a.kind, a.start, a.end, a.streamId, a.bytes, a.ref, a.globalPid, a.start, "
+        "NULL, CASE WHEN a.kind = 0 THEN (SELECT value FROM StringIds WHERE id = a.ref) END "
+        "FROM (" +
+        acts + ") a ORDER BY a.start";
   }
   const std::string nvtx_sql =
       std::string("SELECT n.start, n.end, n.globalTid, n.category, ") +
@@ -595,9 +601,8 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
       ++sum.ops[index_of(r.category)];
       st.ops.push_back(std::move(r));
     }
-    std::stable_sort(st.ops.begin(), st.ops.end(), [](const OpRecord& a, const OpRecord& b) {
-      return a.start_ns < b.start_ns;
-    });
+    std::stable_sort(st.ops.begin(), st.ops.end(),
+                     [](const OpRecord& a, const OpRecord& b) { return a.start_ns < b.start_ns; });
     ++sum.steps;
     on_step(tl, std::move(st));
   };
@@ -608,9 +613,9 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
     Stmt act(db, act_sql);
     std::optional<Stmt> nvtx;
     if (!domains.empty()) nvtx.emplace(db, nvtx_sql);
-    bool nvtx_pending = nvtx && nvtx->step();  // a row read but not yet pushed
+    bool nvtx_pending = nvtx && nvtx->step();                       // a row read but not yet pushed
     std::unordered_map<std::int64_t, std::vector<OpenRange>> open;  // by globalTid
-    std::unordered_map<std::uint64_t, std::size_t> range_op;  // open range id -> pending op
+    std::unordered_map<std::uint64_t, std::size_t> range_op;        // open range id -> pending op
     std::unordered_map<std::string, std::int64_t> comm_seq;
     std::uint64_t next_range_id = 1;
     auto pop_range = [&](std::vector<OpenRange>& stack) {
@@ -682,7 +687,8 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
         }
       }
       if (marks_only) {
-        if (range) stream_marks[stream] |= static_cast<std::uint8_t>(1u << index_of(range->category));
+        if (range)
+          stream_marks[stream] |= static_cast<std::uint8_t>(1u << index_of(range->category));
         continue;
       }
       // The step.
@@ -731,8 +737,7 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
         range_op[range->id] = pending.size() - 1;
       } else {
         op.rec.name = name;
-        op.rec.bytes =
-            kind == ActivityKind::kKernel ? 0 : static_cast<std::uint64_t>(act.i64(4));
+        op.rec.bytes = kind == ActivityKind::kKernel ? 0 : static_cast<std::uint64_t>(act.i64(4));
       }
     }
     if (!marks_only) flush_until(steps.size());
@@ -748,9 +753,9 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
                               std::int64_t time_base_utc_ns, int world_size,
                               NsysFileSummary* summary) {
   std::vector<StepRecord> steps;
-  RankTimeline tl = import_nsys_file(
-      info, options, time_base_utc_ns, world_size, summary,
-      [&](const RankTimeline&, StepRecord&& s) { steps.push_back(std::move(s)); });
+  RankTimeline tl =
+      import_nsys_file(info, options, time_base_utc_ns, world_size, summary,
+                       [&](const RankTimeline&, StepRecord&& s) { steps.push_back(std::move(s)); });
   tl.steps = std::move(steps);
   return tl;
 }
@@ -787,18 +792,18 @@ std::string write_nsys_rank_file(const std::string& out_dir, const NsysFileInfo&
   write_file_atomically(path, [&](std::ostream& os) {
     bool first = true;
     RankTimeline one;  // one step at a time through the shared writer
-    const RankTimeline header = import_nsys_file(
-        info, options, time_base_utc_ns, world_size, summary,
-        [&](const RankTimeline& head, StepRecord&& s) {
-          if (first) {
-            os << split_at_steps(head).before_steps;
-            first = false;
-          } else {
-            os << ',';
-          }
-          one.steps.assign(1, std::move(s));
-          os << split_at_steps(one).steps;
-        });
+    const RankTimeline header =
+        import_nsys_file(info, options, time_base_utc_ns, world_size, summary,
+                         [&](const RankTimeline& head, StepRecord&& s) {
+                           if (first) {
+                             os << split_at_steps(head).before_steps;
+                             first = false;
+                           } else {
+                             os << ',';
+                           }
+                           one.steps.assign(1, std::move(s));
+                           os << split_at_steps(one).steps;
+                         });
     const RankJsonParts parts = split_at_steps(header);
     if (first) os << parts.before_steps;
     os << parts.after_steps;

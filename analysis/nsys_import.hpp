@@ -32,11 +32,11 @@ struct NsysFileSummary {
   int rank = 0;
   std::string rank_source;  ///< "OMPI_COMM_WORLD_RANK", "file name", ...
   std::string host;
-  bool commprof_nvtx = false;      ///< the file holds commprof's NVTX domain
-  std::int64_t activities = 0;     ///< kernels + memcpys + memsets read
+  bool commprof_nvtx = false;   ///< the file holds commprof's NVTX domain
+  std::int64_t activities = 0;  ///< kernels + memcpys + memsets read
   std::int64_t kernels = 0;
-  std::int64_t outside_steps = 0;  ///< activities launched outside every step (left out)
-  std::int64_t ignored = 0;        ///< activities classified IGNORE (left out)
+  std::int64_t outside_steps = 0;   ///< activities launched outside every step (left out)
+  std::int64_t ignored = 0;         ///< activities classified IGNORE (left out)
   std::int64_t ops[3] = {0, 0, 0};  ///< imported ops per category (index_of)
   int steps = 0;
   double seconds = 0.0;  ///< wall time of the import

@@ -95,8 +95,8 @@ class ImportNsysCommand final : public Command {
                 << " steps, ops COMP " << s.ops[index_of(Category::kComp)] << " COMM "
                 << s.ops[index_of(Category::kComm)] << " MEM " << s.ops[index_of(Category::kMem)]
                 << "; " << s.kernels << " kernels of " << s.activities << " activities, "
-                << s.outside_steps << " outside steps, " << s.ignored << " ignored; "
-                << s.seconds << " s <- " << s.file << std::endl;
+                << s.outside_steps << " outside steps, " << s.ignored << " ignored; " << s.seconds
+                << " s <- " << s.file << std::endl;
     }
     std::cout << "# wrote " << summaries.size() << " rank file(s) to " << output_
               << "; reduce with: commprof report " << output_ << std::endl;

@@ -38,7 +38,7 @@ struct Rule {
   enum class Matcher : std::uint8_t { kStream, kRange, kKind, kName, kAny };
   RuleClass cls = RuleClass::kComp;
   Matcher matcher = Matcher::kAny;
-  Category category = Category::kComp;  ///< kStream, kRange
+  Category category = Category::kComp;        ///< kStream, kRange
   ActivityKind kind = ActivityKind::kKernel;  ///< kKind
   std::string pattern;                        ///< kName, as written
   std::shared_ptr<const std::regex> regex;    ///< kName

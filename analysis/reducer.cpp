@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <string_view>
-#include <unordered_map>
 #include <regex>
 #include <set>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 #include "src/core/errors.hpp"
 #include "src/timeline/rank_file.hpp"

@@ -59,9 +59,9 @@ StepMetrics compute_step_metrics(const StepRecord& step, StepIntervals* interval
   const StepMetrics m =
       measure(step.index, step.warmup, step.start_ns, step.end_ns, step.ops, scratch);
   if (intervals != nullptr) {
-    *intervals = StepIntervals{IntervalSet(std::move(scratch.comp)),
-                               IntervalSet(std::move(scratch.comm)),
-                               IntervalSet(std::move(scratch.mem))};
+    *intervals =
+        StepIntervals{IntervalSet(std::move(scratch.comp)), IntervalSet(std::move(scratch.comm)),
+                      IntervalSet(std::move(scratch.mem))};
   }
   return m;
 }

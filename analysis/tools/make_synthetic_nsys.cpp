@@ -50,8 +50,8 @@ void run(sqlite3_stmt* s) {
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr,
-                 "usage: %s OUT.sqlite RANK STEPS KERNELS_PER_STEP [commprof|foreign]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s OUT.sqlite RANK STEPS KERNELS_PER_STEP [commprof|foreign]\n",
+                 argv[0]);
     return 2;
   }
   const std::string out = argv[1];
@@ -89,34 +89,44 @@ int main(int argc, char** argv) {
       "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, "
       "eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT "
       "NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);");
-  exec("INSERT INTO StringIds VALUES (1, 'nvjet_sm90_tst_64x8_64x16_1x2_h_bz_NNT'), "
-       "(2, 'ncclDevKernel_AllReduce_Sum_bf16_RING_LL'), (3, 'cuLaunchKernelEx'), "
-       "(4, 'cudaMemcpyAsync_v3020')");
-  exec("INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (1, 'Local', 'Hostname', 619, 'synth'), "
-       "(1, 'Local', 'DeviceEnvironment', 610, 'OMPI_COMM_WORLD_RANK=" + std::to_string(rank) +
-       ";OMPI_COMM_WORLD_SIZE=2;OMPI_COMM_WORLD_LOCAL_RANK=" + std::to_string(rank) + "')");
+  exec(
+      "INSERT INTO StringIds VALUES (1, 'nvjet_sm90_tst_64x8_64x16_1x2_h_bz_NNT'), "
+      "(2, 'ncclDevKernel_AllReduce_Sum_bf16_RING_LL'), (3, 'cuLaunchKernelEx'), "
+      "(4, 'cudaMemcpyAsync_v3020')");
+  exec(
+      "INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (1, 'Local', 'Hostname', 619, 'synth'), "
+      "(1, 'Local', 'DeviceEnvironment', 610, 'OMPI_COMM_WORLD_RANK=" +
+      std::to_string(rank) +
+      ";OMPI_COMM_WORLD_SIZE=2;OMPI_COMM_WORLD_LOCAL_RANK=" + std::to_string(rank) + "')");
   exec("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1795319332700000000, '', '')");
   exec("INSERT INTO TARGET_INFO_GPU VALUES (1, 0, 'Synthetic GPU', '0000:00:00.0')");
   const std::int64_t pid = (std::int64_t{1000 + rank} << 24) | (std::int64_t{1} << 56);
   const std::int64_t tid = pid + 7;
   if (!foreign) {
-    exec("INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (1, 75, "
-         "'commprof', " + std::to_string(tid) + ", 2)");
-    exec("INSERT INTO NVTX_EVENTS (start, eventType, category, text, globalTid, domainId) VALUES "
-         "(2, 33, 1, 'COMP', " + std::to_string(tid) + ", 2), (3, 33, 2, 'COMM', " +
-         std::to_string(tid) + ", 2), (4, 33, 3, 'MEM', " + std::to_string(tid) + ", 2)");
+    exec(
+        "INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (1, 75, "
+        "'commprof', " +
+        std::to_string(tid) + ", 2)");
+    exec(
+        "INSERT INTO NVTX_EVENTS (start, eventType, category, text, globalTid, domainId) VALUES "
+        "(2, 33, 1, 'COMP', " +
+        std::to_string(tid) + ", 2), (3, 33, 2, 'COMM', " + std::to_string(tid) +
+        ", 2), (4, 33, 3, 'MEM', " + std::to_string(tid) + ", 2)");
   } else {
-    exec("INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (1, 75, "
-         "'torch', " + std::to_string(tid) + ", 5)");
+    exec(
+        "INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (1, 75, "
+        "'torch', " +
+        std::to_string(tid) + ", 5)");
   }
   sqlite3_stmt* nvtx = prepare(
       "INSERT INTO NVTX_EVENTS (start, end, eventType, category, text, globalTid, domainId, "
       "uint64Value) VALUES (?, ?, 59, ?, ?, ?, ?, ?)");
   sqlite3_stmt* kern = prepare(
       "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 1, 0, ?, ?, ?, ?, ?, ?, 1, 1)");
-  sqlite3_stmt* copy = prepare(
-      "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, 0, 1, 0, ?, ?, ?, ?, 8)");
-  sqlite3_stmt* rt = prepare("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 1, ?, ?, ?, 0, NULL)");
+  sqlite3_stmt* copy =
+      prepare("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, 0, 1, 0, ?, ?, ?, ?, 8)");
+  sqlite3_stmt* rt =
+      prepare("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 1, ?, ?, ?, 0, NULL)");
   auto range = [&](std::int64_t s, std::int64_t e, int cat, const std::string& text,
                    std::int64_t bytes) {
     sqlite3_bind_int64(nvtx, 1, s);

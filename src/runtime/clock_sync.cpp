@@ -62,8 +62,7 @@ std::int64_t run_exchange(MPI_Comm comm, bool measure_me, int round_trips, const
   if (rank == 0) {
     for (int peer = 1; peer < size; ++peer) {
       int measured = 0;
-      COMMPROF_MPI_CHECK(
-          MPI_Recv(&measured, 1, MPI_INT, peer, kTagFlag, comm, MPI_STATUS_IGNORE));
+      COMMPROF_MPI_CHECK(MPI_Recv(&measured, 1, MPI_INT, peer, kTagFlag, comm, MPI_STATUS_IGNORE));
       if (measured == 0) continue;
       const std::int64_t offset = ping_peer(comm, peer, round_trips, clock);
       COMMPROF_MPI_CHECK(MPI_Send(&offset, 1, MPI_INT64_T, peer, kTagResult, comm));

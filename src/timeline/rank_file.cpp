@@ -16,8 +16,8 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <system_error>
 #include <nlohmann/json.hpp>
+#include <system_error>
 
 #include "src/core/atomic_file.hpp"
 #include "src/core/errors.hpp"
@@ -466,7 +466,6 @@ RankTimeline read_rank_file(const std::string& path) {
   return parse_document(text, path);
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // The compact reader: one pass over the text, no structural index, no copies. It accepts only a
 // strict subset of JSON (no whitespace but after the top-level object, strings of printable
@@ -493,7 +492,8 @@ bool is(std::string_view s, const char (&literal)[N]) {
 
 class Reader {
  public:
-  Reader(const char* begin, const char* end, RankStepSink& sink) : p_(begin), end_(end), sink_(sink) {}
+  Reader(const char* begin, const char* end, RankStepSink& sink)
+      : p_(begin), end_(end), sink_(sink) {}
 
   bool document() {
     RankTimeline t;
@@ -562,8 +562,7 @@ class Reader {
   }
   template <std::size_t N>
   bool word(const char (&w)[N]) {
-    if (static_cast<std::size_t>(end_ - p_) < N - 1 ||
-        !is(std::string_view(p_, N - 1), w)) {
+    if (static_cast<std::size_t>(end_ - p_) < N - 1 || !is(std::string_view(p_, N - 1), w)) {
       return false;
     }
     p_ += N - 1;
@@ -583,8 +582,9 @@ class Reader {
     while (end_ - p >= 16) {
       const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
       // Signed compare: bytes 0x80-0xff are negative, so below 0x20 like control characters.
-      const __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-                                        _mm_cmplt_epi8(v, space));
+      const __m128i stop =
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                       _mm_cmplt_epi8(v, space));
       const int mask = _mm_movemask_epi8(stop);
       if (mask != 0) {
         p += __builtin_ctz(static_cast<unsigned>(mask));
@@ -624,9 +624,7 @@ class Reader {
     v = x;
     return leading_zero ? 0 : n;
   }
-  bool integer_ends() const {
-    return !(p_ < end_ && (*p_ == '.' || *p_ == 'e' || *p_ == 'E'));
-  }
+  bool integer_ends() const { return !(p_ < end_ && (*p_ == '.' || *p_ == 'e' || *p_ == 'E')); }
   bool i64(std::int64_t& out) {
     const bool neg = lit('-');
     std::uint64_t v = 0;

@@ -24,7 +24,9 @@ namespace {
 
 const std::string kData = COMMPROF_TEST_DATA_DIR "/nsys-dp-tiny-2xh200";
 
-std::string export_of(int rank) { return kData + "/commprof_vm_" + std::to_string(rank) + ".sqlite"; }
+std::string export_of(int rank) {
+  return kData + "/commprof_vm_" + std::to_string(rank) + ".sqlite";
+}
 
 struct Imported {
   std::vector<RankTimeline> nsys;      // by rank
@@ -261,7 +263,8 @@ TEST(NsysImport, AgreesWithCommprofsEventTimedTimeline) {
   EXPECT_LT(std::fabs(shifts[0] - shifts[1]), 10000.0);
 }
 
-// --- Bad input ------------------------------------------------------------------------------------
+// --- Bad input
+// ------------------------------------------------------------------------------------
 
 std::string temp_path(const std::string& name) {
   return ::testing::TempDir() + "/nsys_bad_" + std::to_string(::getpid()) + "_" + name;
@@ -363,7 +366,8 @@ TEST(NsysImport, WritesAllFilesOrNone) {
 }
 
 TEST(NsysImport, RejectsTwoFilesOfOneRank) {
-  expect_import_error({export_of(0), export_of(0)}, "rank 0 (from OMPI_COMM_WORLD_RANK) was already");
+  expect_import_error({export_of(0), export_of(0)},
+                      "rank 0 (from OMPI_COMM_WORLD_RANK) was already");
 }
 
 TEST(NsysImport, FailsLoudlyWhenRulesFindNoCommAtAll) {

@@ -26,8 +26,8 @@ TEST(NsysRules, DefaultsClassifyNcclKernelsOldAndNewAsComm) {
   for (const char* name :
        {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "ncclKernel_AllGather_RING_LL_Sum_int8_t",
         "ncclDevKernel_SendRecv", "ncclDevKernel_Generic", "ncclSymkDevKernel_AllGather_LL",
-        "ncclSymkDevKernel_AllReduce_AGxLLMC_R_sum_bf16", "ncclDevKernel_ReduceScatter_Sum_f32_RING_SIMPLE",
-        "ncclDevKernel_Broadcast_RING_LL"}) {
+        "ncclSymkDevKernel_AllReduce_AGxLLMC_R_sum_bf16",
+        "ncclDevKernel_ReduceScatter_Sum_f32_RING_SIMPLE", "ncclDevKernel_Broadcast_RING_LL"}) {
     EXPECT_EQ(r.classify(kernel(name)), RuleClass::kComm) << name;
   }
 }

@@ -85,7 +85,8 @@ TEST(ReducerFastPath, SameReportAsTheFullTimelinePath) {
   const Report whole = reduce_whole(files, options);
   // With an observer, reduce_rank_files itself takes the full-timeline path.
   int observed = 0;
-  const Report observer = reduce_rank_files(files, options, [&](const RankTimeline&) { ++observed; });
+  const Report observer =
+      reduce_rank_files(files, options, [&](const RankTimeline&) { ++observed; });
   EXPECT_EQ(observed, 16);
   ASSERT_FALSE(fast.instances.empty());
   ASSERT_TRUE(fast.timeline_step.has_value());

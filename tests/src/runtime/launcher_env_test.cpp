@@ -32,9 +32,13 @@ class LauncherEnv {
   LauncherEnv& operator=(const LauncherEnv&) = delete;
 
  private:
-  static constexpr const char* kNames[] = {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
-                                           "PMIX_RANK", "PMI_RANK", "MPI_LOCALRANKID",
-                                           "SLURM_PROCID", "SLURM_LOCALID"};
+  static constexpr const char* kNames[] = {"OMPI_COMM_WORLD_RANK",
+                                           "OMPI_COMM_WORLD_LOCAL_RANK",
+                                           "PMIX_RANK",
+                                           "PMI_RANK",
+                                           "MPI_LOCALRANKID",
+                                           "SLURM_PROCID",
+                                           "SLURM_LOCALID"};
   std::map<std::string, std::string> saved_;
 };
 
@@ -57,8 +61,10 @@ TEST(LauncherEnv, SrunWithPmixAgreesWithSlurm) {
 // mpirun inside a Slurm allocation: ranks inherit SLURM_PROCID / SLURM_LOCALID of the batch step
 // or of the orted that started them, not their own, so Open MPI's own variables must win.
 TEST(LauncherEnv, MpirunInsideAnAllocationPrefersOpenMpi) {
-  LauncherEnv env({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "3"},
-                   {"SLURM_PROCID", "0"}, {"SLURM_LOCALID", "0"}});
+  LauncherEnv env({{"OMPI_COMM_WORLD_RANK", "3"},
+                   {"OMPI_COMM_WORLD_LOCAL_RANK", "3"},
+                   {"SLURM_PROCID", "0"},
+                   {"SLURM_LOCALID", "0"}});
   EXPECT_EQ(launcher_world_rank(), std::optional<int>(3));
   ASSERT_TRUE(launcher_local_rank().has_value());
   EXPECT_EQ(launcher_local_rank()->value, 3);
