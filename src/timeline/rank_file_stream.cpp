@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: MIT
+// The one-pass rank-file reader behind stream_rank_file: no structural index, no copies; on
+// anything unusual it hands the file to the complete reader (rank_file_reader.cpp).
+#include <simdjson.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "src/core/errors.hpp"
+#include "src/timeline/rank_file.hpp"
+#include "src/timeline/rank_file_detail.hpp"
+
+namespace commprof {
+
+// ---------------------------------------------------------------------------------------------
+// The compact reader: one pass over the text, no structural index, no copies. It accepts only a
+// strict subset of JSON (no whitespace but after the top-level object, strings of printable
+// ASCII without escapes, integers without fraction or exponent, header fields before "steps",
+// each of "steps" and "ops" once), which is exactly what write_rank_json produces. Anything else,
+// and any problem at all, makes it give up (return false); the caller then reads the file with
+// parse_document, which names the problem. So on what it accepts it must agree with
+// parse_document field by field: the same fields, the same values, the same checks.
+
+namespace {
+namespace compact {
+
+constexpr int kMaxDepth = 64;
+
+// A key or value against a literal: inlined compares, no call to memcmp.
+template <std::size_t N>
+bool is(std::string_view s, const char (&literal)[N]) {
+  if (s.size() != N - 1) return false;
+  for (std::size_t i = 0; i + 1 < N; ++i) {
+    if (s[i] != literal[i]) return false;
+  }
+  return true;
+}
+
+class Reader {
+ public:
+  Reader(const char* begin, const char* end, RankStepSink& sink)
+      : p_(begin), end_(end), sink_(sink) {}
+
+  bool document() {
+    RankTimeline t;
+    unsigned seen = 0;
+    bool steps_done = false;
+    if (!lit('{')) return false;
+    do {
+      if (steps_done) return false;  // fields after "steps": let parse_document decide
+      std::string_view k;
+      if (!str(k) || !lit(':')) return false;
+      bool ok = true;
+      if (is(k, "schema")) {
+        std::string_view v;
+        ok = str(v) && is(v, "commprof.rank"), seen |= 1u << 0;
+      } else if (is(k, "version")) {
+        std::int64_t v = 0;
+        ok = i64(v) && v == kRankSchemaVersion, seen |= 1u << 1;
+      } else if (is(k, "rank")) {
+        ok = int32(t.rank), seen |= 1u << 2;
+      } else if (is(k, "world_size")) {
+        ok = int32(t.world_size), seen |= 1u << 3;
+      } else if (is(k, "local_rank")) {
+        ok = int32(t.local_rank), seen |= 1u << 4;
+      } else if (is(k, "host")) {
+        ok = string(t.host), seen |= 1u << 5;
+      } else if (is(k, "device")) {
+        ok = string(t.device), seen |= 1u << 6;
+      } else if (is(k, "backend")) {
+        ok = string(t.backend), seen |= 1u << 7;
+      } else if (is(k, "clock_offset_ns")) {
+        ok = i64(t.clock_offset_ns), seen |= 1u << 8;
+      } else if (is(k, "config")) {
+        const char* start = p_;
+        ok = p_ < end_ && *p_ == '{' && skip_value(0);
+        if (ok) t.config_json.assign(start, static_cast<std::size_t>(p_ - start));
+      } else if (is(k, "steps")) {
+        // The sink needs the header first; every header field, valid, before "steps".
+        if (seen != 0x1ffu || t.rank < 0 || t.world_size < 1 || t.rank >= t.world_size) {
+          return false;
+        }
+        sink_.header(t);
+        ok = steps();
+        steps_done = true;
+      } else {
+        ok = skip_value(0);
+      }
+      if (!ok) return false;
+    } while (lit(','));
+    if (!lit('}') || !steps_done) return false;
+    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+    return p_ == end_;
+  }
+
+ private:
+  const char* p_;
+  const char* end_;
+  RankStepSink& sink_;
+  std::vector<OpView> ops_;
+
+  bool lit(char c) {
+    if (p_ < end_ && *p_ == c) {
+      ++p_;
+      return true;
+    }
+    return false;
+  }
+  template <std::size_t N>
+  bool word(const char (&w)[N]) {
+    if (static_cast<std::size_t>(end_ - p_) < N - 1 || !is(std::string_view(p_, N - 1), w)) {
+      return false;
+    }
+    p_ += N - 1;
+    return true;
+  }
+  // p_ is copied to a local in the loops below: as a member it would be stored on every byte.
+  bool str(std::string_view& out) {
+    const char* p = p_;
+    if (p >= end_ || *p != '"') return false;
+    const char* s = ++p;
+#if defined(__SSE2__)
+    // 16 bytes at a time to the first byte that is not plain printable ASCII or is a quote
+    // (the mapping has no padding: only while 16 bytes remain).
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x20);
+    while (end_ - p >= 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      // Signed compare: bytes 0x80-0xff are negative, so below 0x20 like control characters.
+      const __m128i stop =
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                       _mm_cmplt_epi8(v, space));
+      const int mask = _mm_movemask_epi8(stop);
+      if (mask != 0) {
+        p += __builtin_ctz(static_cast<unsigned>(mask));
+        break;
+      }
+      p += 16;
+    }
+#endif
+    for (;; ++p) {
+      if (p >= end_) return false;
+      const auto c = static_cast<unsigned char>(*p);
+      if (c == '"') break;
+      // Control characters, non-ASCII bytes (UTF-8 left to simdjson) and escapes.
+      if (static_cast<unsigned char>(c - 0x20) >= 0x60 || c == '\\') return false;
+    }
+    out = std::string_view(s, static_cast<std::size_t>(p - s));
+    p_ = p + 1;
+    return true;
+  }
+  bool string(std::string& out) {
+    std::string_view v;
+    if (!str(v)) return false;
+    out.assign(v);
+    return true;
+  }
+  // Digits of an integer part: "0" or [1-9][0-9]*; returns their count (0: none, or bad).
+  std::size_t digits(std::uint64_t& v) {
+    const char* p = p_;
+    std::uint64_t x = 0;
+    while (p < end_ && static_cast<unsigned>(*p - '0') < 10u) {
+      x = x * 10 + static_cast<unsigned>(*p - '0');
+      ++p;
+    }
+    const auto n = static_cast<std::size_t>(p - p_);
+    const bool leading_zero = n > 1 && *p_ == '0';
+    p_ = p;
+    v = x;
+    return leading_zero ? 0 : n;
+  }
+  bool integer_ends() const { return !(p_ < end_ && (*p_ == '.' || *p_ == 'e' || *p_ == 'E')); }
+  bool i64(std::int64_t& out) {
+    const bool neg = lit('-');
+    std::uint64_t v = 0;
+    const std::size_t n = digits(v);
+    if (n == 0 || n > 18 || !integer_ends()) return false;
+    out = neg ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v);
+    return true;
+  }
+  bool u64(std::uint64_t& out) {
+    const std::size_t n = digits(out);
+    return n > 0 && n <= 18 && integer_ends();
+  }
+  bool int32(int& out) {
+    std::int64_t v = 0;
+    if (!i64(v) || v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) {
+      return false;
+    }
+    out = static_cast<int>(v);
+    return true;
+  }
+  bool boolean(bool& out) {
+    if (word("true")) {
+      out = true;
+    } else if (word("false")) {
+      out = false;
+    } else {
+      return false;
+    }
+    return true;
+  }
+  // A JSON number by the grammar, then converted with correct rounding (as simdjson does).
+  bool number_text(const char*& start) {
+    start = p_;
+    lit('-');
+    std::uint64_t ignored = 0;
+    if (digits(ignored) == 0) return false;
+    if (lit('.') && !any_digits()) return false;
+    if (lit('e') || lit('E')) {
+      if (!lit('+')) lit('-');
+      if (!any_digits()) return false;
+    }
+    return true;
+  }
+  bool any_digits() {
+    const char* d = p_;
+    while (p_ < end_ && static_cast<unsigned>(*p_ - '0') < 10u) ++p_;
+    return p_ != d;
+  }
+  bool f64(double& out) {
+    const char* start = nullptr;
+    if (!number_text(start)) return false;
+    // A plain integer below 2^53 is exactly that double: no correctly-rounded parse needed.
+    const char* d = start + (*start == '-' ? 1 : 0);
+    if (p_ - d <= 15) {
+      std::uint64_t v = 0;
+      const char* q = d;
+      for (; q < p_ && static_cast<unsigned>(*q - '0') < 10u; ++q) {
+        v = v * 10 + static_cast<unsigned>(*q - '0');
+      }
+      if (q == p_) {
+        out = static_cast<double>(v);
+        if (d != start) out = -out;
+        return true;
+      }
+    }
+    const auto r = std::from_chars(start, p_, out);
+    return r.ec == std::errc() && r.ptr == p_ && std::isfinite(out);
+  }
+  bool skip_value(int depth) {
+    if (p_ >= end_ || depth > kMaxDepth) return false;
+    std::string_view sv;
+    switch (*p_) {
+      case '{':
+        ++p_;
+        if (lit('}')) return true;
+        do {
+          if (!str(sv) || !lit(':') || !skip_value(depth + 1)) return false;
+        } while (lit(','));
+        return lit('}');
+      case '[':
+        ++p_;
+        if (lit(']')) return true;
+        do {
+          if (!skip_value(depth + 1)) return false;
+        } while (lit(','));
+        return lit(']');
+      case '"':
+        return str(sv);
+      case 't':
+        return word("true");
+      case 'f':
+        return word("false");
+      case 'n':
+        return word("null");
+      default: {
+        double d = 0;
+        return f64(d);
+      }
+    }
+  }
+
+  bool steps() {
+    if (!lit('[')) return false;
+    if (lit(']')) return true;
+    do {
+      if (!step()) return false;
+    } while (lit(','));
+    return lit(']');
+  }
+
+  bool step() {
+    StepView s;
+    unsigned seen = 0;
+    if (!lit('{')) return false;
+    do {
+      std::string_view k;
+      if (!str(k) || !lit(':')) return false;
+      bool ok = true;
+      if (is(k, "index")) {
+        ok = int32(s.index), seen |= 1u << 0;
+      } else if (is(k, "warmup")) {
+        ok = boolean(s.warmup), seen |= 1u << 1;
+      } else if (is(k, "start_ns")) {
+        ok = i64(s.start_ns), seen |= 1u << 2;
+      } else if (is(k, "end_ns")) {
+        ok = i64(s.end_ns), seen |= 1u << 3;
+      } else if (is(k, "ops")) {
+        if ((seen & (1u << 4)) != 0) return false;  // a second "ops" appends in parse_step
+        ok = ops(), seen |= 1u << 4;
+      } else {
+        ok = skip_value(0);
+      }
+      if (!ok) return false;
+    } while (lit(','));
+    if (!lit('}') || seen != 0x1fu || s.end_ns < s.start_ns) return false;
+    s.ops = &ops_;
+    sink_.step(s);
+    return true;
+  }
+
+  bool ops() {
+    ops_.clear();
+    if (!lit('[')) return false;
+    if (lit(']')) return true;
+    do {
+      OpView o;  // every field is set by op(), which requires them all
+      if (!op(o)) return false;
+      ops_.push_back(o);
+    } while (lit(','));
+    return lit(']');
+  }
+
+  bool op(OpView& o) {
+    unsigned seen = 0;
+    if (!lit('{')) return false;
+    do {
+      std::string_view k;
+      if (!str(k) || !lit(':')) return false;
+      bool ok = true;
+      switch (k.size()) {
+        case 4:
+          if (is(k, "name")) {
+            ok = str(o.name), seen |= 1u << 0;
+          } else if (is(k, "comm")) {
+            ok = str(o.comm), seen |= 1u << 4;
+          } else {
+            ok = skip_value(0);
+          }
+          break;
+        case 8:
+          if (is(k, "category")) {
+            std::string_view c;
+            ok = str(c), seen |= 1u << 1;
+            if (is(c, "COMP")) {
+              o.category = Category::kComp;
+            } else if (is(c, "COMM")) {
+              o.category = Category::kComm;
+            } else if (is(c, "MEM")) {
+              o.category = Category::kMem;
+            } else {
+              return false;
+            }
+          } else if (is(k, "start_ns")) {
+            ok = i64(o.start_ns), seen |= 1u << 9;
+          } else {
+            ok = skip_value(0);
+          }
+          break;
+        case 6:
+          if (is(k, "stream")) {
+            ok = str(o.stream), seen |= 1u << 2;
+          } else if (is(k, "end_ns")) {
+            ok = i64(o.end_ns), seen |= 1u << 10;
+          } else {
+            ok = skip_value(0);
+          }
+          break;
+        case 10:
+          if (is(k, "collective")) {
+            ok = str(o.collective), seen |= 1u << 3;
+          } else {
+            ok = skip_value(0);
+          }
+          break;
+        case 9:
+          if (is(k, "comm_size")) {
+            ok = int32(o.comm_size), seen |= 1u << 5;
+          } else {
+            ok = skip_value(0);
+          }
+          break;
+        case 3:
+          if (is(k, "seq")) {
+            ok = i64(o.seq), seen |= 1u << 6;
+          } else {
+            ok = skip_value(0);
+          }
+          break;
+        case 5:
+          if (is(k, "bytes")) {
+            ok = u64(o.bytes), seen |= 1u << 7;
+          } else if (is(k, "flops")) {
+            ok = f64(o.flops), seen |= 1u << 8;
+          } else {
+            ok = skip_value(0);
+          }
+          break;
+        default:
+          ok = skip_value(0);
+      }
+      if (!ok) return false;
+    } while (lit(','));
+    return lit('}') && seen == 0x7ffu && o.end_ns >= o.start_ns && o.flops >= 0.0 &&
+           o.comm_size >= 0;
+  }
+};
+
+}  // namespace compact
+}  // namespace
+
+std::vector<OpView> op_views(const StepRecord& step) {
+  std::vector<OpView> views;
+  views.reserve(step.ops.size());
+  for (const OpRecord& op : step.ops) {
+    OpView v;
+    v.name = op.name;
+    v.stream = op.stream;
+    v.collective = op.collective;
+    v.comm = op.comm;
+    v.category = op.category;
+    v.comm_size = op.comm_size;
+    v.seq = op.seq;
+    v.bytes = op.bytes;
+    v.flops = op.flops;
+    v.start_ns = op.start_ns;
+    v.end_ns = op.end_ns;
+    views.push_back(v);
+  }
+  return views;
+}
+
+StepRecord to_step_record(const StepView& view) {
+  StepRecord s;
+  s.index = view.index;
+  s.warmup = view.warmup;
+  s.start_ns = view.start_ns;
+  s.end_ns = view.end_ns;
+  if (view.ops == nullptr) return s;
+  s.ops.reserve(view.ops->size());
+  for (const OpView& v : *view.ops) {
+    OpRecord op;
+    op.name = std::string(v.name);
+    op.stream = std::string(v.stream);
+    op.collective = std::string(v.collective);
+    op.comm = std::string(v.comm);
+    op.category = v.category;
+    op.comm_size = v.comm_size;
+    op.seq = v.seq;
+    op.bytes = v.bytes;
+    op.flops = v.flops;
+    op.start_ns = v.start_ns;
+    op.end_ns = v.end_ns;
+    s.ops.push_back(std::move(op));
+  }
+  return s;
+}
+
+namespace {
+
+// Reads a whole file into `buffer` (reused from file to file, so its pages are faulted in once)
+// with simdjson's padding after it; false on any problem (the caller asks simdjson, for its
+// message).
+bool load_padded(const std::string& path, std::vector<char>& buffer, std::size_t& size) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  struct stat st {};
+  bool ok = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && std::fseek(f, 0, SEEK_END) == 0;
+  const long length = ok ? std::ftell(f) : -1;
+  ok = ok && length >= 0 && std::fseek(f, 0, SEEK_SET) == 0;
+  if (ok) {
+    size = static_cast<std::size_t>(length);
+    if (buffer.size() < size + simdjson::SIMDJSON_PADDING) {
+      buffer.resize(size + simdjson::SIMDJSON_PADDING);
+    }
+    ok = std::fread(buffer.data(), 1, size, f) == size;
+    std::memset(buffer.data() + size, 0, simdjson::SIMDJSON_PADDING);
+  }
+  std::fclose(f);
+  return ok;
+}
+
+}  // namespace
+
+// A read-only mapping of a whole regular file, or none (empty, unmappable): no copy of the page
+// cache, which for gigabytes of rank files costs more than reading them.
+class Mapping {
+ public:
+  explicit Mapping(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      void* p = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ,
+                       MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (p != MAP_FAILED) {
+        data_ = static_cast<const char*>(p);
+        size_ = static_cast<std::size_t>(st.st_size);
+      }
+    }
+    ::close(fd);
+  }
+  ~Mapping() {
+    if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
+  }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  const char* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+void stream_rank_file(const std::string& path, RankStepSink& sink) {
+  detail::check_reader_cpu(path);
+  {
+    const Mapping map(path);
+    if (map.data() != nullptr) {
+      compact::Reader reader(map.data(), map.data() + map.size(), sink);
+      if (reader.document()) {
+        sink.end();
+        return;
+      }
+      sink.restart();
+    }
+  }
+  thread_local std::vector<char> buffer;
+  std::size_t size = 0;
+  if (!load_padded(path, buffer, size)) {
+    simdjson::padded_string unused;
+    if (simdjson::padded_string::load(path).get(unused)) {
+      throw Error("cannot read '" + path + "': " + std::strerror(errno));
+    }
+    throw Error("cannot read '" + path + "': it changed while being read");
+  }
+  const simdjson::padded_string_view text(buffer.data(), size, buffer.size());
+  {
+    compact::Reader reader(text.data(), text.data() + text.size(), sink);
+    if (reader.document()) {
+      sink.end();
+      return;
+    }
+  }
+  sink.restart();
+  RankTimeline t = detail::parse_document(text, path);
+  std::vector<StepRecord> steps = std::move(t.steps);
+  t.steps.clear();
+  sink.header(t);
+  for (const StepRecord& s : steps) {
+    const std::vector<OpView> views = op_views(s);
+    StepView v;
+    v.index = s.index;
+    v.warmup = s.warmup;
+    v.start_ns = s.start_ns;
+    v.end_ns = s.end_ns;
+    v.ops = &views;
+    sink.step(v);
+  }
+  sink.end();
+}
+
+}  // namespace commprof
