@@ -76,6 +76,8 @@ void submit_call(Backend& backend, const CollectiveCall& call, const OpLabel& la
   backend.submit(Category::kComm, call, numbered);
 }
 
+enum class PerCall { kNone, kStamps, kActivity };
+
 struct LoopTiming {
   double time_us = 0;       // per call, from the two stamps around the loop
   double host_time_us = 0;  // per call, host clock from first enqueue to completion
@@ -90,15 +92,25 @@ struct LoopTiming {
 //
 // Like nccl-tests, call i works on buffers shifted by i mod `positions` whole call sizes
 // (`shift_bytes` each), so back-to-back calls do not find their data in the GPU's L2 cache.
+//
+// With per-call activity timing, each call carries a tag instead and its time is its kernels'.
 LoopTiming time_loop(Backend& backend, const CollectiveCall& call, const OpLabel& label, int iters,
-                     bool per_call_stamps, std::uint64_t shift_bytes, std::uint64_t positions) {
+                     PerCall per_call, std::uint64_t shift_bytes, std::uint64_t positions) {
+  static std::uint64_t next_tag = 1;  // unique over the run: stale records never match
+  const bool per_call_stamps = per_call == PerCall::kStamps;
   backend.begin_epoch();
   std::vector<StampId> boundaries;
+  std::vector<std::uint64_t> tags;
   const double host_t0 = host_seconds();
   boundaries.push_back(backend.stamp(Category::kComm));
   for (int i = 0; i < iters; ++i) {
+    OpLabel tagged = label;
+    if (per_call == PerCall::kActivity) {
+      tagged.activity_tag = next_tag++;
+      tags.push_back(tagged.activity_tag);
+    }
     submit_call(backend, shifted(call, shift_bytes * (static_cast<std::uint64_t>(i) % positions)),
-                label);
+                tagged);
     if (per_call_stamps && i + 1 < iters) boundaries.push_back(backend.stamp(Category::kComm));
   }
   boundaries.push_back(backend.stamp(Category::kComm));
@@ -119,10 +131,68 @@ LoopTiming time_loop(Backend& backend, const CollectiveCall& call, const OpLabel
       t.iter_max_us = i == 0 ? us : std::max(t.iter_max_us, us);
     }
   }
+  for (std::size_t i = 0; i < tags.size(); ++i) {
+    const std::optional<ActivitySpan> span = backend.activity_span(tags[i]);
+    if (!span) {
+      throw DeviceError(log::cat("no device activity was recorded for ", label.name, " call ", i,
+                                 " of the timed loop on ", log::identity()));
+    }
+    const double us = static_cast<double>(span->end_ns - span->start_ns) / 1e3;
+    t.iter_min_us = i == 0 ? us : std::min(t.iter_min_us, us);
+    t.iter_max_us = i == 0 ? us : std::max(t.iter_max_us, us);
+  }
   return t;
 }
 
+PerCall per_call_of(Instrument i) {
+  switch (i) {
+    case Instrument::kOn:
+    case Instrument::kCompare:
+      return PerCall::kStamps;
+    case Instrument::kActivity:
+    case Instrument::kCompareActivity:
+      return PerCall::kActivity;
+    case Instrument::kOff:
+      break;
+  }
+  return PerCall::kNone;
+}
+
+bool compares(Instrument i) {
+  return i == Instrument::kCompare || i == Instrument::kCompareActivity;
+}
+
 }  // namespace
+
+Instrument parse_instrument(const std::string& text) {
+  if (text == "0" || text == "off" || text == "false") return Instrument::kOff;
+  if (text == "1" || text == "on" || text == "true") return Instrument::kOn;
+  if (text == "activity") return Instrument::kActivity;
+  if (text == "both") return Instrument::kCompare;
+  if (text == "activity-both") return Instrument::kCompareActivity;
+  throw ConfigError("invalid --instrument '" + text +
+                    "': expected 0, 1, activity, both or activity-both");
+}
+
+const char* instrument_name(Instrument i) {
+  switch (i) {
+    case Instrument::kOff:
+      return "off";
+    case Instrument::kOn:
+      return "on";
+    case Instrument::kActivity:
+      return "activity";
+    case Instrument::kCompare:
+      return "both";
+    case Instrument::kCompareActivity:
+      return "activity-both";
+  }
+  return "?";
+}
+
+bool uses_activity(Instrument i) {
+  return i == Instrument::kActivity || i == Instrument::kCompareActivity;
+}
 
 std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes,
                                        std::uint64_t step_factor) {
@@ -154,6 +224,13 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
                 " backend cannot run collectives on " + dtype_name(config.dtype));
   ctx.agree(config.root < n, log::cat("commprof bench: error: --root ", config.root,
                                       " is not a rank of a ", n, "-rank job"));
+  if (uses_activity(config.instrument)) {
+    const std::optional<std::string> problem = backend.activity_timing_problem();
+    ctx.agree(!problem,
+              log::cat("commprof bench: error: --instrument ", instrument_name(config.instrument),
+                       " is unavailable on ", log::identity(), ": ", problem.value_or("")));
+  }
+  const PerCall per_call = per_call_of(config.instrument);
 
   BenchReport report;
   report.config = config;
@@ -210,25 +287,29 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
       ctx.barrier();  // every rank starts the timed loop together, as nccl-tests does
       ScopedAnnotation size_range(log::cat(spec.name, " ", s.bytes, " B"), s.bytes);
 
-      const LoopTiming timing = time_loop(backend, call, label, config.iters,
-                                          config.instrument == Instrument::kOn, s.bytes, positions);
+      const LoopTiming timing =
+          time_loop(backend, call, label, config.iters,
+                    compares(config.instrument) ? PerCall::kNone : per_call, s.bytes, positions);
       double off_us = 0;
       double on_us = 0;
-      if (config.instrument == Instrument::kCompare) {
+      if (compares(config.instrument)) {
         // Alternate plain and instrumented loops so drift (clocks, thermals) hits both alike;
-        // each side keeps its fastest of three.
+        // each side keeps its fastest of three. Plain loops run with activity recording paused,
+        // so its cost shows in the ratio.
         off_us = on_us = 1e300;
         for (int pass = 0; pass < 3; ++pass) {
           ctx.barrier();
           set_annotations_enabled(false);
-          off_us = std::min(
-              off_us,
-              time_loop(backend, call, label, config.iters, false, s.bytes, positions).time_us);
+          backend.pause_activity_timing(true);
+          off_us = std::min(off_us, time_loop(backend, call, label, config.iters, PerCall::kNone,
+                                              s.bytes, positions)
+                                        .time_us);
           ctx.barrier();
           set_annotations_enabled(annotate);
+          backend.pause_activity_timing(false);
           on_us = std::min(
               on_us,
-              time_loop(backend, call, label, config.iters, true, s.bytes, positions).time_us);
+              time_loop(backend, call, label, config.iters, per_call, s.bytes, positions).time_us);
         }
       }
 
@@ -282,7 +363,7 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
         row.busbw_gbps = row.algbw_gbps * row.busbw_factor;
         row.algbw_max_gbps = algbw_gbps(s.bytes, row.time_max_us);
         row.busbw_max_gbps = row.algbw_max_gbps * row.busbw_factor;
-        if (config.instrument == Instrument::kCompare) {
+        if (compares(config.instrument)) {
           row.plain_time_us = mean(off_times);
           row.instrumented_time_us = mean(on_times);
         }

@@ -22,10 +22,16 @@ namespace commprof {
 class Backend;
 class RankContext;
 
-/// How much the timed loop is instrumented: kOff keeps only the loop's two stamps; kOn stamps
-/// every call (per-call min/max) with NVTX ranges as --no-nvtx says; kCompare times each size
-/// both ways, interleaved, to measure what instrumentation costs.
-enum class Instrument { kOff, kOn, kCompare };
+/// How much the timed loop is instrumented. kOff keeps only the loop's two stamps; kOn stamps
+/// every call (per-call min/max) with NVTX ranges as --no-nvtx says; kActivity times every call
+/// from the device's activity records (CUPTI: kernel time, nothing added to the stream) with
+/// NVTX ranges. kCompare and kCompareActivity time each size plain (no per-call timing, no NVTX,
+/// activity recording paused) and as kOn or kActivity, interleaved, to measure what that costs.
+enum class Instrument { kOff, kOn, kActivity, kCompare, kCompareActivity };
+Instrument parse_instrument(const std::string& text);
+const char* instrument_name(Instrument i);
+/// Whether the bench needs the backend's activity timing.
+bool uses_activity(Instrument i);
 
 struct BenchConfig {
   std::vector<CollectiveKind> ops = {CollectiveKind::kAllReduce};

@@ -44,9 +44,11 @@ class BenchCommand final : public Command {
         "root,r", po::value<int>()->default_value(0), "root rank of broadcast and reduce")(
         "instrument", po::value<std::string>()->default_value("0"),
         "0: two stamps (events) around the timed loop, as nccl-tests times; 1: also one "
-        "between calls (single-call min/max in JSON); both: time each size both ways, "
-        "interleaved, and report what the per-call stamps cost")(
-        "out,o", po::value<std::string>(), "write bench.json and bench.csv into this directory");
+        "between calls (single-call min/max in JSON); activity: single-call times from the "
+        "device's activity records (CUPTI kernel times), nothing added to the stream; both / "
+        "activity-both: time each size plain and as 1 / activity, interleaved, and report what "
+        "that costs")("out,o", po::value<std::string>(),
+                      "write bench.json and bench.csv into this directory");
     add_runtime_options(visible);
     hidden.add_options()("test-corrupt-rank", po::value<int>()->default_value(-1),
                          "test hook: this rank corrupts one received element before checking");
@@ -63,16 +65,7 @@ class BenchCommand final : public Command {
     config_.dtype = parse_dtype(vm["dtype"].as<std::string>());
     config_.check = vm["check"].as<bool>();
     config_.root = vm["root"].as<int>();
-    const std::string instrument = vm["instrument"].as<std::string>();
-    if (instrument == "1" || instrument == "on" || instrument == "true") {
-      config_.instrument = Instrument::kOn;
-    } else if (instrument == "0" || instrument == "off" || instrument == "false") {
-      config_.instrument = Instrument::kOff;
-    } else if (instrument == "both") {
-      config_.instrument = Instrument::kCompare;
-    } else {
-      throw ConfigError("invalid --instrument '" + instrument + "': expected 1, 0 or both");
-    }
+    config_.instrument = parse_instrument(vm["instrument"].as<std::string>());
     if (vm.count("out") != 0) config_.out_dir = vm["out"].as<std::string>();
     config_.test_corrupt_rank = vm["test-corrupt-rank"].as<int>();
 
@@ -88,7 +81,11 @@ class BenchCommand final : public Command {
   }
 
   std::string backend_name() const override { return runtime_.backend; }
-  BackendOptions backend_options() const override { return runtime_.backend_options; }
+  BackendOptions backend_options() const override {
+    BackendOptions options = runtime_.backend_options;
+    options.activity_timing = uses_activity(config_.instrument);
+    return options;
+  }
 
   int run(RankContext& ctx, Backend* backend, const BackendChoice& choice) override {
     if (!config_.out_dir.empty()) {

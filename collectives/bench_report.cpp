@@ -89,9 +89,10 @@ void write_bench_text(std::ostream& os, const BenchReport& report) {
          << pad(row->wrong < 0 ? "N/A" : std::to_string(row->wrong), 8) << '\n';
       busbw_sum += row->busbw_gbps;
     }
-    if (c.instrument == Instrument::kCompare) {
-      os << "# instrumentation cost (per-call events + NVTX vs none, fastest of 3 interleaved "
-            "loops, mean over ranks):\n";
+    if (c.instrument == Instrument::kCompare || c.instrument == Instrument::kCompareActivity) {
+      os << "# instrumentation cost ("
+         << (c.instrument == Instrument::kCompare ? "per-call events" : "per-call activity records")
+         << " + NVTX vs none, fastest of 3 interleaved loops, mean over ranks):\n";
       for (const BenchRow* row : rows) {
         os << "#" << pad(std::to_string(row->sizes.bytes), 12)
            << " B: " << fixed(row->plain_time_us, 2) << " us -> "
@@ -134,9 +135,7 @@ nlohmann::ordered_json bench_to_json(const BenchReport& report) {
                  {"dtype", dtype_name(c.dtype)},
                  {"check", c.check},
                  {"root", c.root},
-                 {"instrument", c.instrument == Instrument::kOff  ? "off"
-                                : c.instrument == Instrument::kOn ? "on"
-                                                                  : "both"},
+                 {"instrument", instrument_name(c.instrument)},
                  {"placement", "out_of_place"}};
   j["units"] = {{"time", "us"}, {"bandwidth", "GB/s (1e9 bytes/s)"}, {"size", "bytes"}};
   j["time_definition"] =
@@ -167,12 +166,12 @@ nlohmann::ordered_json bench_to_json(const BenchReport& report) {
         {"min", row.time_min_us}, {"avg", row.time_avg_us}, {"max", row.time_max_us}};
     item["rank_time_us"] = row.rank_time_us;
     item["host_clock_time_us_avg"] = row.host_time_avg_us;
-    if (c.instrument != Instrument::kOn) {
+    if (c.instrument != Instrument::kOn && c.instrument != Instrument::kActivity) {
       item["single_call_us"] = nullptr;
     } else {
       item["single_call_us"] = {{"min", row.iter_min_us}, {"max", row.iter_max_us}};
     }
-    if (c.instrument == Instrument::kCompare) {
+    if (c.instrument == Instrument::kCompare || c.instrument == Instrument::kCompareActivity) {
       item["instrumentation"] = {
           {"plain_time_us", row.plain_time_us},
           {"instrumented_time_us", row.instrumented_time_us},

@@ -15,14 +15,21 @@
 namespace commprof {
 
 OpTimingMode parse_op_timing(const std::string& text) {
+  if (text == "auto") return OpTimingMode::kAuto;
+  if (text == "activity") return OpTimingMode::kActivity;
   if (text == "pair") return OpTimingMode::kPair;
   if (text == "shared") return OpTimingMode::kShared;
   if (text == "step") return OpTimingMode::kStep;
-  throw ConfigError("unknown --op-timing '" + text + "': expected pair, shared or step");
+  throw ConfigError("unknown --op-timing '" + text +
+                    "': expected auto, activity, pair, shared or step");
 }
 
 const char* op_timing_name(OpTimingMode t) {
   switch (t) {
+    case OpTimingMode::kAuto:
+      return "auto";
+    case OpTimingMode::kActivity:
+      return "activity";
     case OpTimingMode::kPair:
       return "pair";
     case OpTimingMode::kShared:
@@ -31,6 +38,24 @@ const char* op_timing_name(OpTimingMode t) {
       return "step";
   }
   return "?";
+}
+
+OpTimingMode resolve_op_timing(OpTimingMode requested, const Backend& backend,
+                               const RankContext& ctx) {
+  if (requested != OpTimingMode::kAuto && requested != OpTimingMode::kActivity) return requested;
+  const std::optional<std::string> problem = backend.activity_timing_problem();
+  if (requested == OpTimingMode::kActivity) {
+    ctx.agree(!problem, log::cat("commprof run: error: --op-timing activity is unavailable on ",
+                                 log::identity(), ": ", problem.value_or("")));
+    return requested;
+  }
+  if (!ctx.any(problem.has_value())) return OpTimingMode::kActivity;
+  if (ctx.rank() == 0) {
+    log::warn(log::cat("op timing: activity records unavailable (",
+                       problem.value_or("on another rank"),
+                       "); timing each op with a pair of stamps instead (--op-timing pair)"));
+  }
+  return OpTimingMode::kPair;
 }
 
 /// One set of buffers per kind of op, each as large as the largest op of that kind. Ops of one
@@ -59,6 +84,12 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
       comms_(comms),
       timing_(timing),
       buffers_(std::make_unique<Buffers>()) {
+  if (timing == OpTimingMode::kAuto)
+    throw Error("PlanExecutor needs a resolved op timing, not auto");
+  if (timing == OpTimingMode::kActivity) {
+    if (const auto problem = backend.activity_timing_problem())
+      throw ConfigError("--op-timing activity is unavailable: " + *problem);
+  }
   const std::size_t elem = dtype_size(plan.dtype);
   std::uint64_t a = 1, b = 1, c = 1, axpy = 1, send = 1, recv = 1, p2p = 1, copy = 1, host = 1;
   needs_event_.assign(plan.ops.size(), false);
@@ -161,6 +192,8 @@ StepRecord PlanExecutor::run_step(int index, bool warmup) {
   std::vector<StampId> starts(plan_.ops.size(), 0);
   std::vector<StampId> ends(plan_.ops.size(), 0);
   std::vector<std::int64_t> seqs(plan_.ops.size(), -1);
+  std::vector<std::uint64_t> tags(plan_.ops.size(), 0);  // activity timing
+  const bool per_op_stamps = timing_ == OpTimingMode::kPair || timing_ == OpTimingMode::kShared;
   // Per stream: the stamp that ended its last op, and whether a wait came after it.
   StampId last_end[3] = {0, 0, 0};
   bool fresh[3] = {true, true, true};
@@ -178,6 +211,7 @@ StepRecord PlanExecutor::run_step(int index, bool warmup) {
       starts[i] = last_end[s];
     }
     OpLabel label{op.name, op.bytes, op.flops, -1};
+    if (timing_ == OpTimingMode::kActivity) label.activity_tag = tags[i] = next_activity_tag_++;
     switch (op.kind) {
       case PlannedKind::kGemm:
         backend_.submit(op.stream,
@@ -219,7 +253,7 @@ StepRecord PlanExecutor::run_step(int index, bool warmup) {
         break;
       }
     }
-    if (timing_ != OpTimingMode::kStep) {
+    if (per_op_stamps) {
       ends[i] = last_end[s] = backend_.stamp(op.stream);
       fresh[s] = false;
     }
@@ -255,8 +289,24 @@ StepRecord PlanExecutor::run_step(int index, bool warmup) {
                      : op.send_peer >= 0                      ? "send"
                                                               : "recv";
     }
-    r.start_ns = origin + backend_.stamp_ns(starts[i]);
-    r.end_ns = origin + backend_.stamp_ns(ends[i]);
+    if (timing_ == OpTimingMode::kActivity) {
+      const std::optional<ActivitySpan> span = backend_.activity_span(tags[i]);
+      if (!span) {
+        const bool silenced = !warmup && ctx_.rank() == test_hang_rank_ &&
+                              (op.kind == PlannedKind::kCollective || op.kind == PlannedKind::kP2P);
+        if (silenced) continue;  // the test hook never submitted it
+        throw DeviceError(log::cat("no device activity was recorded for op '", op.name,
+                                   "' in step ", index, " on ", log::identity()));
+      }
+      r.start_ns = origin + span->start_ns;
+      r.end_ns = origin + span->end_ns;
+      // Stamps (the step's end) and activity records are two reads of one clock, a few
+      // microseconds apart; the step holds its ops.
+      step.end_ns = std::max(step.end_ns, r.end_ns);
+    } else {
+      r.start_ns = origin + backend_.stamp_ns(starts[i]);
+      r.end_ns = origin + backend_.stamp_ns(ends[i]);
+    }
     step.ops.push_back(std::move(r));
   }
   return step;

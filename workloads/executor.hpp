@@ -16,14 +16,22 @@ class Backend;
 class Communicator;
 class RankContext;
 
-/// How ops are timed. kPair: a stamp (CUDA event) right before and right after every op, exact
-/// even when the host falls behind the GPU. kShared: consecutive ops on a stream share their
-/// boundary stamp (half the events; an op's start is then its predecessor's end, which counts
-/// any idle gap between them into the op). kStep: no per-op stamps, only the step's end on each
-/// stream: the uninstrumented baseline, whose records carry no ops.
-enum class OpTimingMode { kPair, kShared, kStep };
+/// How ops are timed. kActivity: the device's own record of when each op's work ran (CUPTI
+/// kernel, memcpy and memset records on cuda), nothing added to the streams: an op's time is
+/// its kernels' time, as nsys shows it. kPair: a stamp (CUDA event) right before and right after
+/// every op; the window then also holds the stamps' own cost and any wait for SMs before the
+/// first kernel starts. kShared: consecutive ops on a stream share their boundary stamp (half
+/// the events; an op's start is then its predecessor's end, which counts any idle gap between
+/// them into the op). kStep: no per-op timing, only the step's end on each stream: the
+/// uninstrumented baseline, whose records carry no ops. kAuto is resolved before a run: activity
+/// where every rank's backend has it, else pair.
+enum class OpTimingMode { kAuto, kActivity, kPair, kShared, kStep };
 OpTimingMode parse_op_timing(const std::string& text);
 const char* op_timing_name(OpTimingMode t);
+/// Collective. auto becomes activity where every rank's backend has it, else pair (rank 0 says
+/// why); activity where some rank lacks it is an error on every rank; the rest stay as they are.
+OpTimingMode resolve_op_timing(OpTimingMode requested, const Backend& backend,
+                               const RankContext& ctx);
 
 /// The communicators the plan's groups resolve to.
 struct GroupComms {
@@ -69,6 +77,7 @@ class PlanExecutor {
   std::vector<bool> needs_event_;
   int stopped_by_ = 0;
   int test_hang_rank_ = -1;
+  std::uint64_t next_activity_tag_ = 1;
   std::unique_ptr<Buffers> buffers_;
 };
 

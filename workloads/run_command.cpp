@@ -34,7 +34,7 @@ struct RunConfig {
   int tp = 0, dp = 0, pp = 0;  // 0: inferred from the workload and the world size
   int steps = 10;
   int warmup_steps = 2;
-  OpTimingMode timing = OpTimingMode::kPair;
+  OpTimingMode timing = OpTimingMode::kAuto;
   bool dry_run = false;
   int dry_run_rank = 0;
   int test_hang_rank = -1;
@@ -178,9 +178,11 @@ class RunCommand final : public Command {
         "schedule", po::value<std::string>()->default_value("1f1b"), "pipeline: gpipe | 1f1b")(
         "offload", po::bool_switch(), "activations to pinned host memory and back (MEM stream)")(
         "no-overlap", po::bool_switch(), "every op waits for the previous one: serial baseline")(
-        "op-timing", po::value<std::string>()->default_value("pair"),
-        "pair (events before and after every op) | shared (one event between ops) | step (no "
-        "per-op events: the uninstrumented baseline)")(
+        "op-timing", po::value<std::string>()->default_value("auto"),
+        "auto (activity where available, else pair) | activity (the device's own record of each "
+        "op's work: CUPTI on cuda, nothing added to the streams) | pair (events before and after "
+        "every op) | shared (one event between ops) | step (no per-op timing: the "
+        "uninstrumented baseline)")(
         "dry-run", po::bool_switch(),
         "print shapes, FLOPs, bytes, groups and the op plan; run nothing")(
         "dry-run-rank", po::value<int>()->default_value(0), "whose plan --dry-run prints")(
@@ -233,7 +235,12 @@ class RunCommand final : public Command {
   }
 
   std::string backend_name() const override { return config_.dry_run ? "" : runtime_.backend; }
-  BackendOptions backend_options() const override { return runtime_.backend_options; }
+  BackendOptions backend_options() const override {
+    BackendOptions options = runtime_.backend_options;
+    options.activity_timing =
+        config_.timing == OpTimingMode::kAuto || config_.timing == OpTimingMode::kActivity;
+    return options;
+  }
 
   int run(RankContext& ctx, Backend* backend, const BackendChoice& choice) override {
     RunConfig c = config_;
@@ -268,6 +275,7 @@ class RunCommand final : public Command {
     auto dp = world.split(place.dp_group_id, place.dp_rank, log::cat("dp", place.dp_group_id));
     auto pp = world.split(place.pp_group_id, place.pp_rank, log::cat("pp", place.pp_group_id));
     const OpPlan plan = build_plan(c.workload, place);
+    c.timing = resolve_op_timing(c.timing, *backend, ctx);
     PlanExecutor executor(*backend, ctx, plan, GroupComms{tp.get(), dp.get(), pp.get()}, c.timing);
     RankTimeline timeline;
     timeline.rank = ctx.rank();

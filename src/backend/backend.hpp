@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "collectives/pattern.hpp"
@@ -24,6 +25,15 @@ using EventId = std::uint32_t;
 struct BackendOptions {
   bool annotate = true;      ///< NVTX ranges per op (cuda); free when no tool is attached
   double timeout_s = 300.0;  ///< a stream that does not drain within this aborts the run
+  /// Record when each tagged op's own work runs (see Backend::activity_span); cuda starts CUPTI
+  /// for it before touching the GPU.
+  bool activity_timing = false;
+};
+
+/// When an op's work ran: nanoseconds since the epoch origin.
+struct ActivitySpan {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
 };
 
 /// A backend executes work on one device (a GPU, or the CPU for `host`) for one rank.
@@ -82,6 +92,17 @@ class Backend {
   virtual std::int64_t stamp_ns(StampId stamp) const = 0;
   /// The epoch origin on this rank's host steady clock (ns), to place epochs on one timeline.
   virtual std::int64_t epoch_origin_host_ns() const = 0;
+
+  /// Activity timing, the alternative to stamps around ops: the device itself records when the
+  /// work of an op submitted with a non-zero OpLabel::activity_tag starts and ends (cuda: CUPTI
+  /// kernel, memcpy and memset records; host: the stream's worker thread), so nothing is added
+  /// to the streams. Why it is off (not requested, CUPTI missing or held by nsys), or nullopt.
+  virtual std::optional<std::string> activity_timing_problem() const = 0;
+  /// With activity timing on, after synchronize(): from the first start to the last end of the
+  /// work submitted with `tag` in this epoch; nullopt when none of it was recorded.
+  virtual std::optional<ActivitySpan> activity_span(std::uint64_t tag) = 0;
+  /// Stops (true) or resumes the recording itself, streams idle: to measure what it costs.
+  virtual void pause_activity_timing(bool paused) = 0;
 };
 
 }  // namespace commprof

@@ -2,7 +2,9 @@
 // Checks the rank-<R>.json files of a `commprof run` (directory in COMMPROF_RUN_DIR, rank count in
 // COMMPROF_RUN_NRANKS): every rank wrote a readable file; steps and ops are there; every
 // collective instance (communicator, sequence number) appears on each of its comm_size ranks
-// with the same op and bytes, which is what the reducer's matching relies on.
+// with the same op and bytes, which is what the reducer's matching relies on. With
+// COMMPROF_RUN_OP_TIMING set, every rank timed its ops that way, and the ops of one stream (in
+// order, as a CUDA stream runs them) never overlap.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -37,6 +39,11 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
     EXPECT_EQ(t.rank, r);
     EXPECT_EQ(t.world_size, nranks);
     EXPECT_EQ(t.backend, "host");
+    const std::string timing = env("COMMPROF_RUN_OP_TIMING");
+    if (!timing.empty()) {
+      EXPECT_NE(t.config_json.find("\"op_timing\":\"" + timing + "\""), std::string::npos)
+          << "rank " << r << " config: " << t.config_json;
+    }
     // COMMPROF_RUN_STEPS=-1: a run stopped early; every rank must have stopped at the same step.
     static std::size_t first_count = t.steps.size();
     if (steps >= 0) {
@@ -50,7 +57,15 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
     for (const StepRecord& s : t.steps) {
       ASSERT_FALSE(s.ops.empty());
       EXPECT_LE(s.start_ns, s.end_ns);
+      std::map<std::string, std::int64_t> stream_end;
       for (const OpRecord& op : s.ops) {
+        if (!timing.empty()) {
+          // Records are in submission order, which is each stream's execution order.
+          std::int64_t& last = stream_end[op.stream];
+          EXPECT_LE(last, op.start_ns)
+              << op.name << " starts before its stream's previous op ended";
+          last = op.end_ns;
+        }
         EXPECT_LE(s.start_ns, op.start_ns) << op.name;
         EXPECT_LE(op.start_ns, op.end_ns) << op.name;
         EXPECT_LE(op.end_ns, s.end_ns) << op.name;

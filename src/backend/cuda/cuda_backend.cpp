@@ -10,6 +10,7 @@
 #include "src/backend/cuda/cuda_check.hpp"
 #include "src/backend/cuda/cuda_device.hpp"
 #include "src/backend/cuda/cuda_patterns.hpp"
+#include "src/backend/cuda/cupti_activity.hpp"
 #include "src/backend/cuda/nccl_communicator.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
@@ -40,6 +41,8 @@ cudaMemcpyKind memcpy_kind(CopyKind kind) {
 
 CudaBackend::CudaBackend(RankContext& ctx, const BackendOptions& options) : options_(options) {
   set_annotations_enabled(options.annotate);
+  // Before the first CUDA call, so that CUPTI sees the context being made.
+  if (options.activity_timing) activity_ = CuptiActivity::start(&activity_problem_);
   const VisibleDevices visible = visible_cuda_devices();
   std::string why = visible.problem;
   std::optional<int> device;
@@ -80,6 +83,7 @@ CudaBackend::~CudaBackend() {
     if (s != nullptr) cudaStreamSynchronize(s);
   }
   world_.reset();
+  activity_.reset();
   for (cudaEvent_t e : stamp_events_) cudaEventDestroy(e);
   for (cudaEvent_t e : sync_events_) cudaEventDestroy(e);
   if (origin_ != nullptr) cudaEventDestroy(origin_);
@@ -172,8 +176,31 @@ void CudaBackend::run_axpy(const AxpyCall& a, cudaStream_t s) {
   }
 }
 
+namespace {
+
+/// Attributes the work launched in its scope to an op's tag, popping even when a launch throws.
+class ActivityScope {
+ public:
+  ActivityScope(CuptiActivity* activity, std::uint64_t tag)
+      : activity_(tag != 0 ? activity : nullptr) {
+    if (activity_ != nullptr) activity_->push(tag);
+  }
+  ~ActivityScope() {
+    if (activity_ != nullptr) activity_->pop();
+  }
+  ActivityScope(const ActivityScope&) = delete;
+  ActivityScope& operator=(const ActivityScope&) = delete;
+
+ private:
+  CuptiActivity* activity_;
+};
+
+}  // namespace
+
 void CudaBackend::submit(Category c, const Work& work, const OpLabel& label) {
   ScopedAnnotation range(label.name, label.bytes, c);
+  ActivityScope tagged(activity_.get(), label.activity_tag);
+  if (activity_ && label.activity_tag != 0) activity_pending_ = true;
   if (const auto* coll = std::get_if<CollectiveCall>(&work)) {
     auto* comm = static_cast<NcclCommunicator*>(coll->comm);
     last_comm_op_ = log::cat(label.name, " (sequence number ", label.seq, ") on communicator '",
@@ -275,11 +302,43 @@ void CudaBackend::begin_epoch() {
   synchronize();
   stamps_used_ = 0;
   syncs_used_ = 0;
+  if (activity_) {
+    activity_->collect(true);
+    activity_->clear();
+    activity_pending_ = false;
+  }
   // Every stream is idle, so the origin completes at once: stamps on any stream are measured
   // from it with cudaEventElapsedTime and are never negative.
   origin_host_ns_ = host_now_ns();
   COMMPROF_CUDA_CHECK(cudaEventRecord(origin_, stream(Category::kComp)));
   COMMPROF_CUDA_CHECK(cudaEventSynchronize(origin_));
+}
+
+std::optional<std::string> CudaBackend::activity_timing_problem() const {
+  if (activity_) return std::nullopt;
+  return activity_problem_;
+}
+
+std::optional<ActivitySpan> CudaBackend::activity_span(std::uint64_t tag) {
+  if (!activity_) return std::nullopt;
+  if (activity_pending_) {
+    activity_->collect(false);
+    activity_pending_ = false;
+  }
+  std::optional<TaggedSpan> span = activity_->span(tag);
+  if (!span) {
+    // A buffer CUPTI still holds open is only handed over by a forced flush.
+    activity_->collect(true);
+    span = activity_->span(tag);
+  }
+  if (!span) return std::nullopt;
+  return ActivitySpan{span->start_ns - origin_host_ns_, span->end_ns - origin_host_ns_};
+}
+
+void CudaBackend::pause_activity_timing(bool paused) {
+  if (!activity_) return;
+  synchronize();
+  activity_->set_recording(!paused);
 }
 
 std::int64_t CudaBackend::stamp_ns(StampId stamp) const {

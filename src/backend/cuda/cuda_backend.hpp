@@ -18,6 +18,7 @@ namespace commprof {
 
 class RankContext;
 class NcclCommunicator;
+class CuptiActivity;
 
 class CudaBackend final : public Backend {
  public:
@@ -44,6 +45,9 @@ class CudaBackend final : public Backend {
   void begin_epoch() override;
   std::int64_t stamp_ns(StampId stamp) const override;
   std::int64_t epoch_origin_host_ns() const override { return origin_host_ns_; }
+  std::optional<std::string> activity_timing_problem() const override;
+  std::optional<ActivitySpan> activity_span(std::uint64_t tag) override;
+  void pause_activity_timing(bool paused) override;
 
  private:
   cudaStream_t stream(Category c) const { return streams_[index_of(c)]; }
@@ -69,6 +73,10 @@ class CudaBackend final : public Backend {
   std::int64_t origin_host_ns_ = 0;
   unsigned long long* device_counter_ = nullptr;
   std::string last_comm_op_ = "none";
+  // Activity timing: CUPTI records, or why there are none.
+  std::unique_ptr<CuptiActivity> activity_;
+  std::string activity_problem_ = "activity timing was not requested";
+  bool activity_pending_ = false;  // tagged work submitted since the last collect
 };
 
 }  // namespace commprof

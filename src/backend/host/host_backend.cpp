@@ -111,7 +111,14 @@ Communicator& HostBackend::world() { return *world_; }
 void HostBackend::submit(Category c, const Work& work, const OpLabel& label) {
   // The host backend has no NVTX consumer worth feeding; the label names the op in errors.
   last_label_[index_of(c)] = label.seq >= 0 ? log::cat(label.name, " #", label.seq) : label.name;
-  stream(c).enqueue_work([work] {
+  ActivitySpan* span = nullptr;
+  if (options_.activity_timing && label.activity_tag != 0) {
+    span_of_tag_[label.activity_tag] = spans_.size();
+    span = &spans_.emplace_back();
+  }
+  const std::int64_t origin = origin_ns_;
+  stream(c).enqueue_work([work, span, origin] {
+    if (span != nullptr) span->start_ns = now_ns() - origin;
     if (const auto* coll = std::get_if<CollectiveCall>(&work)) {
       run_mpi_collective(*coll, static_cast<HostCommunicator*>(coll->comm)->comm());
     } else if (const auto* p2p = std::get_if<P2PCall>(&work)) {
@@ -125,7 +132,19 @@ void HostBackend::submit(Category c, const Work& work, const OpLabel& label) {
     } else if (const auto* set = std::get_if<MemsetCall>(&work)) {
       std::memset(set->dst, set->value, set->bytes);
     }
+    if (span != nullptr) span->end_ns = now_ns() - origin;
   });
+}
+
+std::optional<std::string> HostBackend::activity_timing_problem() const {
+  if (!options_.activity_timing) return std::string("activity timing was not requested");
+  return std::nullopt;
+}
+
+std::optional<ActivitySpan> HostBackend::activity_span(std::uint64_t tag) {
+  const auto it = span_of_tag_.find(tag);
+  if (it == span_of_tag_.end()) return std::nullopt;
+  return spans_[it->second];
 }
 
 StampId HostBackend::stamp(Category c) {
@@ -186,6 +205,8 @@ void HostBackend::begin_epoch() {
   synchronize();
   stamps_.clear();
   signals_.clear();
+  spans_.clear();
+  span_of_tag_.clear();
   origin_ns_ = now_ns();
 }
 

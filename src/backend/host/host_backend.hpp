@@ -8,6 +8,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "src/backend/backend.hpp"
 #include "src/backend/host/host_stream.hpp"
@@ -42,6 +43,10 @@ class HostBackend final : public Backend {
   void begin_epoch() override;
   std::int64_t stamp_ns(StampId stamp) const override;
   std::int64_t epoch_origin_host_ns() const override { return origin_ns_; }
+  std::optional<std::string> activity_timing_problem() const override;
+  std::optional<ActivitySpan> activity_span(std::uint64_t tag) override;
+  // Two clock reads per task cost nothing worth pausing for.
+  void pause_activity_timing(bool) override {}
 
  private:
   struct Signal;
@@ -54,6 +59,9 @@ class HostBackend final : public Backend {
   // through pointers taken at submission time.
   std::deque<std::int64_t> stamps_;
   std::deque<Signal> signals_;
+  // Activity timing: when each tagged op's task ran, written by its stream's worker thread.
+  std::deque<ActivitySpan> spans_;
+  std::unordered_map<std::uint64_t, std::size_t> span_of_tag_;
   std::int64_t origin_ns_ = 0;
   std::array<std::string, 3> last_label_;  // per stream, for timeout messages
 };

@@ -33,7 +33,11 @@ class CudaBackendTest : public ::testing::Test {
       return;
     }
     ctx_ = new RankContext(nullptr, nullptr, MPI_THREAD_FUNNELED);
-    backend_ = new CudaBackend(*ctx_, BackendOptions{});
+    // The whole suite runs with CUPTI recording, as `run` does by default: its records must
+    // not disturb anything else the backend does.
+    BackendOptions options;
+    options.activity_timing = true;
+    backend_ = new CudaBackend(*ctx_, options);
   }
   static void TearDownTestSuite() {
     delete backend_;
@@ -160,6 +164,54 @@ TEST_F(CudaBackendTest, EventOrdersCopyAfterGemmAcrossStreams) {
   EXPECT_GE(backend_->stamp_ns(m0), backend_->stamp_ns(g1));  // the copy waited for the GEMMs
   EXPECT_GE(backend_->stamp_ns(m1), backend_->stamp_ns(m0));
   EXPECT_EQ(download(dst, 16), download(c, 16));
+}
+
+TEST_F(CudaBackendTest, ActivitySpansOfKernelsCopiesAndCollectivesLieInsideTheirStamps) {
+  if (const auto problem = backend_->activity_timing_problem())
+    GTEST_SKIP() << "CUPTI unavailable here: " << *problem;
+  const int s = 4096;
+  const std::size_t elems = static_cast<std::size_t>(s) * s;
+  Buffer a = backend_->allocate(elems * 2, MemorySpace::kDevice);
+  Buffer c = backend_->allocate(elems * 2, MemorySpace::kDevice);
+  Buffer pinned = backend_->allocate(elems * 2, MemorySpace::kHostPinned);
+  const std::size_t count = 8u << 20;
+  Buffer send = backend_->allocate(count * 4, MemorySpace::kDevice);
+  Buffer recv = backend_->allocate(count * 4, MemorySpace::kDevice);
+  backend_->begin_epoch();
+  struct Timed {
+    Category stream;
+    StampId before, after;
+    std::uint64_t tag;
+  };
+  std::vector<Timed> timed;
+  auto run = [&](Category stream, const Work& work, const char* name) {
+    OpLabel label{name};
+    label.activity_tag = 1000 + timed.size();
+    const StampId before = backend_->stamp(stream);
+    backend_->submit(stream, work, label);
+    timed.push_back({stream, before, backend_->stamp(stream), label.activity_tag});
+  };
+  run(Category::kComp, GemmCall{s, s, s, DType::kBFloat16, a.data(), a.data(), c.data()}, "gemm");
+  run(Category::kComm,
+      CollectiveCall{CollectiveKind::kAllReduce, &backend_->world(), send.data(), recv.data(),
+                     count, DType::kFloat32, 0},
+      "allreduce");
+  run(Category::kMem, CopyCall{pinned.data(), c.data(), elems * 2, CopyKind::kDeviceToHost}, "d2h");
+  run(Category::kMem, MemsetCall{a.data(), 0, elems * 2}, "memset");
+  backend_->synchronize();
+  // CUPTI converts GPU timestamps to the host clock by interpolation; events are read on the
+  // GPU clock from an origin recorded when the streams were idle: the two agree to microseconds.
+  const std::int64_t slack_ns = 20000;
+  for (const Timed& t : timed) {
+    const auto span = backend_->activity_span(t.tag);
+    ASSERT_TRUE(span.has_value()) << "no CUPTI record for op tag " << t.tag;
+    EXPECT_LT(span->start_ns, span->end_ns) << "tag " << t.tag;
+    EXPECT_GE(span->start_ns, backend_->stamp_ns(t.before) - slack_ns) << "tag " << t.tag;
+    EXPECT_LE(span->end_ns, backend_->stamp_ns(t.after) + slack_ns) << "tag " << t.tag;
+  }
+  const auto gemm = backend_->activity_span(timed[0].tag);
+  EXPECT_GT(gemm->end_ns - gemm->start_ns, 50000) << "a 4096^3 bf16 GEMM takes > 50 us";
+  EXPECT_FALSE(backend_->activity_span(999).has_value());
 }
 
 TEST_F(CudaBackendTest, EveryCollectiveVerifiesOnWorldAndSplit) {

@@ -30,7 +30,9 @@ class HostBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ctx_ = std::make_unique<RankContext>(nullptr, nullptr, MPI_THREAD_MULTIPLE);
-    backend_ = std::make_unique<HostBackend>(*ctx_, BackendOptions{});
+    BackendOptions options;
+    options.activity_timing = true;
+    backend_ = std::make_unique<HostBackend>(*ctx_, options);
   }
   void TearDown() override {
     backend_.reset();
@@ -149,6 +151,52 @@ TEST_F(HostBackendTest, StampsAreNonDecreasingWithinAStream) {
     }
     EXPECT_GE(backend_->stamp_ns(ids->front()), 0);
   }
+}
+
+TEST_F(HostBackendTest, ActivitySpansLieInsideTheStampsAroundTheirOp) {
+  SlowGemm gemm;
+  std::vector<float> scratch(4096, 1.0f);
+  ASSERT_FALSE(backend_->activity_timing_problem().has_value());
+  backend_->begin_epoch();
+  const StampId before = backend_->stamp(Category::kComp);
+  OpLabel g{"gemm"};
+  g.activity_tag = 7;
+  backend_->submit(Category::kComp, gemm.call(), g);
+  const StampId between = backend_->stamp(Category::kComp);
+  OpLabel m{"set"};
+  m.activity_tag = 8;
+  backend_->submit(Category::kComp, MemsetCall{scratch.data(), 0, 4 * scratch.size()}, m);
+  const StampId after = backend_->stamp(Category::kComp);
+  backend_->submit(Category::kComp, MemsetCall{scratch.data(), 0, 4 * scratch.size()},
+                   {"untagged"});
+  backend_->synchronize();
+
+  const auto gs = backend_->activity_span(7);
+  const auto ms = backend_->activity_span(8);
+  ASSERT_TRUE(gs.has_value());
+  ASSERT_TRUE(ms.has_value());
+  EXPECT_LE(backend_->stamp_ns(before), gs->start_ns);
+  EXPECT_LT(gs->start_ns, gs->end_ns) << "a 192^3 GEMM takes time";
+  EXPECT_LE(gs->end_ns, backend_->stamp_ns(between));
+  EXPECT_LE(backend_->stamp_ns(between), ms->start_ns);
+  EXPECT_LE(ms->start_ns, ms->end_ns);
+  EXPECT_LE(ms->end_ns, backend_->stamp_ns(after));
+  EXPECT_EQ(gemm.c[0], static_cast<float>(SlowGemm::kDim)) << "the work itself ran";
+  EXPECT_FALSE(backend_->activity_span(9).has_value()) << "no op had tag 9";
+
+  backend_->begin_epoch();
+  EXPECT_FALSE(backend_->activity_span(7).has_value()) << "spans of the old epoch are forgotten";
+}
+
+TEST_F(HostBackendTest, ActivityTimingIsOffUnlessRequested) {
+  HostBackend plain(*ctx_, BackendOptions{});
+  ASSERT_TRUE(plain.activity_timing_problem().has_value());
+  OpLabel g{"set"};
+  g.activity_tag = 1;
+  std::vector<float> scratch(16, 1.0f);
+  plain.submit(Category::kMem, MemsetCall{scratch.data(), 0, 64}, g);
+  plain.synchronize();
+  EXPECT_FALSE(plain.activity_span(1).has_value());
 }
 
 TEST_F(HostBackendTest, BeginEpochResetsTheOrigin) {

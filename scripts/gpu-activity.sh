@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Activity timing (CUPTI) on a 2-GPU host, in one call so every ratio comes from one session:
+#  1. the GPU tests (CUDA backend with CUPTI recording, 1 and 2 ranks);
+#  2. what each op timing costs a gpt-1.3b dp step: step / activity / pair / shared, interleaved
+#     twice, each a fresh job of 10 measured steps;
+#  3. bench: every op 1 MiB..1 GiB, plain loops against per-call activity records + NVTX,
+#     interleaved in one process (--instrument activity-both), and the plain sweep for busbw;
+#  4. the same dp job under nsys (commprof falls back to events if nsys holds CUPTI), exported,
+#     imported (commprof import-nsys) and reported, beside an activity-timed job.
+#   OUT=/some/dir BUILD=build/cuda NSYS_ENV=.carry/gpu/nsys-env.sh [PHASES="1 2 3 4"] \
+#     scripts/gpu-activity.sh
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+OUT=${OUT:-$PWD/gpu-out}
+B=${BUILD:-build/cuda}
+mkdir -p "$OUT"
+log="$OUT/activity.log"
+: >"$log"
+say() { echo "== $*" | tee -a "$log"; }
+PHASES=${PHASES:-1 2 3 4}
+phase() { [[ " $PHASES " == *" $1 "* ]]; }
+MPI=(mpirun --allow-run-as-root -np 2 -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH)
+RUN=("$B/commprof" run --backend cuda --workload dp --model gpt-1.3b --steps 10 --warmup-steps 3)
+say "$(date -u +%FT%TZ) host $(hostname), commit ${COMMIT:-unknown}"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$log" 2>&1
+
+if phase 1; then
+say "1. GPU tests"
+for np in 1 2; do
+  mpirun --allow-run-as-root -np "$np" -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH \
+    "$B/tests/commprof_cuda_backend_mpi_tests" >>"$log" 2>&1
+  say "cuda_backend_np$np rc=$?"
+done
+fi
+
+if phase 2; then
+say "2. op timing cost, gpt-1.3b dp (step time: rank 0's summary line)"
+for pass in 1 2; do
+  for t in step activity pair shared; do
+    out_args=()
+    [ "$pass" = 1 ] && [ "$t" != step ] && out_args=(--out "$OUT/dp-$t")
+    "${MPI[@]}" "${RUN[@]}" --op-timing "$t" "${out_args[@]}" >"$OUT/run.txt" 2>&1
+    rc=$?
+    say "pass $pass --op-timing $t rc=$rc: $(grep -E '^  step time \(ms\)' "$OUT/run.txt")"
+    grep -E "op timing|busy|warn|error" "$OUT/run.txt" >>"$log"
+    [ "$pass" = 1 ] && [ "$t" = activity ] && cp "$OUT/run.txt" "$OUT/dp-activity.txt"
+  done
+done
+fi
+
+if phase 3; then
+say "3. bench: plain vs per-call activity records + NVTX, interleaved"
+"${MPI[@]}" "$B/commprof" bench --backend cuda --ops allreduce,allgather,reducescatter,alltoall,broadcast,sendrecv \
+  -b 1M -e 1G -f 4 -n 20 -w 5 --instrument activity-both --out "$OUT/bench-activity" >"$OUT/bench-activity.txt" 2>&1
+say "bench activity-both rc=$?"
+"${MPI[@]}" "$B/commprof" bench --backend cuda --ops allreduce,allgather,reducescatter,alltoall,broadcast,sendrecv \
+  -b 1M -e 1G -f 4 -n 20 -w 5 --out "$OUT/bench-plain" >"$OUT/bench-plain.txt" 2>&1
+say "bench plain rc=$?"
+fi
+
+if phase 4; then
+say "4. nsys: the dp job with each rank under nsys profile -t cuda,nvtx"
+# shellcheck disable=SC1090,SC1091
+source "${NSYS_ENV:-../shared/gpu/nsys-env.sh}" >>"$log" 2>&1
+mkdir -p "$OUT/nsys"
+"${MPI[@]}" "$NSYS" profile -t cuda,nvtx -o "$OUT/nsys/commprof_%h_%q{OMPI_COMM_WORLD_RANK}" \
+  "${RUN[@]}" --out "$OUT/dp-nsys" >"$OUT/dp-nsys.txt" 2>&1
+say "profile rc=$?"
+grep -E "op timing|warn|CUPTI|error" "$OUT/dp-nsys.txt" >>"$log"
+"${MPI[@]}" "$NSYS" profile -t cuda,nvtx -o "$OUT/nsys/activity_%h_%q{OMPI_COMM_WORLD_RANK}" \
+  "${RUN[@]}" --op-timing activity >"$OUT/dp-nsys-activity.txt" 2>&1
+say "profile with --op-timing activity rc=$? (expected 2 if nsys holds CUPTI)"
+head -5 "$OUT/dp-nsys-activity.txt" >>"$log"
+nsys_finish "$OUT"/nsys/commprof_*.qdstrm >>"$log" 2>&1
+t0=$(date +%s%N)
+"$B/commprof" import-nsys "$OUT"/nsys/commprof_*.sqlite -o "$OUT/dp-nsys-import" >>"$log" 2>&1
+say "import-nsys rc=$? in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+"${MPI[@]}" "${RUN[@]}" --op-timing activity --out "$OUT/dp-activity-b" >"$OUT/dp-activity-b.txt" 2>&1
+say "activity-timed job (no nsys) rc=$?"
+for d in dp-nsys-import dp-nsys dp-activity-b; do
+  "$B/commprof" report "$OUT/$d" --format json -o "$OUT/$d.report.json" >>"$log" 2>&1
+  "$B/commprof" report "$OUT/$d" >"$OUT/$d.report.txt" 2>&1
+  say "report $d rc=$?"
+  sed -n '/## Per rank/,/^$/p' "$OUT/$d.report.txt" >>"$log"
+done
+rm -rf "$OUT/nsys"
+fi
+if phase 2; then
+  for d in dp-activity dp-pair dp-shared; do
+    "$B/commprof" report "$OUT/$d" --format json -o "$OUT/$d.report.json" >>"$log" 2>&1
+    "$B/commprof" report "$OUT/$d" >"$OUT/$d.report.txt" 2>&1
+    say "report $d rc=$?"
+    sed -n '/## Per rank/,/^$/p' "$OUT/$d.report.txt" >>"$log"
+  done
+fi
+rm -f "$OUT/run.txt"
+tar -C "$OUT" -cJf "/tmp/results.tar.xz" --exclude=activity.log . 2>>"$log"
+find "$OUT" -mindepth 1 -maxdepth 1 ! -name activity.log ! -name 'bench-*.txt' -exec rm -rf {} +
+mv /tmp/results.tar.xz "$OUT/results.tar.xz"
+say "done"
