@@ -2,7 +2,7 @@
 # Activity timing (CUPTI) on a 2-GPU host, in one call so every ratio comes from one session:
 #  1. the GPU tests (CUDA backend with CUPTI recording, 1 and 2 ranks);
 #  2. what each op timing costs a gpt-1.3b dp step: step / activity / pair / shared, interleaved
-#     twice, each a fresh job of 10 measured steps;
+#     twice, each a fresh job of 10 measured steps (phase 5: the same for tp and pp);
 #  3. bench: every op 1 MiB..1 GiB, plain loops against per-call activity records + NVTX,
 #     interleaved in one process (--instrument activity-both), and the plain sweep for busbw;
 #  4. the same dp job under nsys (commprof falls back to events if nsys holds CUPTI), exported,
@@ -84,6 +84,18 @@ for d in dp-nsys-import dp-nsys dp-activity-b; do
   sed -n '/## Per rank/,/^$/p' "$OUT/$d.report.txt" >>"$log"
 done
 rm -rf "$OUT/nsys"
+fi
+if phase 5; then
+  say "5. op timing cost on collective-heavy steps: tp and pp (1f1b), gpt-1.3b"
+  for w in "--workload tp" "--workload pp --schedule 1f1b"; do
+    for t in step activity pair step activity pair; do
+      # shellcheck disable=SC2086
+      "${MPI[@]}" "$B/commprof" run --backend cuda $w --model gpt-1.3b --steps 10 --warmup-steps 3 \
+        --op-timing "$t" >"$OUT/run.txt" 2>&1
+      say "$w --op-timing $t rc=$?: $(grep -E '^  step time \(ms\)' "$OUT/run.txt")"
+      grep -E "ops per step|COMM busy" "$OUT/run.txt" >>"$log"
+    done
+  done
 fi
 if phase 2; then
   for d in dp-activity dp-pair dp-shared; do
