@@ -32,9 +32,8 @@ struct CuptiActivity::Library {
   decltype(&cuptiActivityPushExternalCorrelationId) push = nullptr;
   decltype(&cuptiActivityPopExternalCorrelationId) pop = nullptr;
 
-  ~Library() {
-    if (handle != nullptr) dlclose(handle);
-  }
+  // No dlclose: CUPTI keeps threads of its own that may outlive any object of ours, and
+  // unmapping their code under them crashes the process at exit.
 
   std::string text(CUptiResult rc) const {
     const char* s = nullptr;
@@ -49,7 +48,10 @@ namespace {
 constexpr std::size_t kBufferBytes = 8u << 20;
 constexpr std::size_t kBufferAlign = 8;
 
-std::atomic<CuptiActivity*> g_active{nullptr};
+// The recorder CUPTI's callbacks deliver to. CUPTI calls back from threads of its own, so the
+// pointer is read and cleared under a lock: a buffer is never parsed into a destroyed object.
+std::mutex g_active_mutex;
+CuptiActivity* g_active = nullptr;
 
 // CUPTI's timestamps on the host steady clock: kernel times then sit on the same clock as the
 // epoch origin and the clock-offset estimates, with no second conversion.
@@ -66,8 +68,31 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 }
 
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
-  if (CuptiActivity* self = g_active.load()) self->take_buffer(buffer, valid);
+  {
+    std::lock_guard<std::mutex> lock(g_active_mutex);
+    if (g_active != nullptr) g_active->take_buffer(buffer, valid);
+  }
   std::free(buffer);
+}
+
+// Another CUPTI client in the process (Nsight Systems, Nsight Compute, a framework profiler)
+// owns the activity buffers: registering our callbacks would hand its buffers to us, and ours to
+// it, and crash both. Tools inject themselves through these variables, before CUDA starts, so
+// they are seen even before the tool has loaded CUPTI.
+std::optional<std::string> other_cupti_client() {
+  for (const char* var : {"CUDA_INJECTION64_PATH", "NSYS_PROFILING_SESSION_ID",
+                          "NV_NSIGHT_INJECTION_TRANSPORT_TYPE"}) {
+    const char* v = std::getenv(var);
+    if (v != nullptr && *v != '\0')
+      return log::cat(var, " is set: a profiling tool (nsys, ncu) holds CUPTI");
+  }
+  for (const char* lib : {"libcupti.so.13", "libcupti.so"}) {
+    if (void* h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD)) {
+      dlclose(h);  // only drops the reference RTLD_NOLOAD took
+      return std::string("libcupti is already loaded by another component of this process");
+    }
+  }
+  return std::nullopt;
 }
 
 template <typename F>
@@ -131,9 +156,16 @@ constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
 }  // namespace
 
 std::unique_ptr<CuptiActivity> CuptiActivity::start(std::string* why) {
-  if (g_active.load() != nullptr) {
-    *why = "CUPTI activity recording is already running in this process";
+  if (const auto other = other_cupti_client()) {
+    *why = *other;
     return nullptr;
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_active_mutex);
+    if (g_active != nullptr) {
+      *why = "CUPTI activity recording is already running in this process";
+      return nullptr;
+    }
   }
   std::unique_ptr<Library> lib = load(why);
   if (!lib) return nullptr;
@@ -149,7 +181,10 @@ std::unique_ptr<CuptiActivity> CuptiActivity::start(std::string* why) {
     return nullptr;
   }
   std::unique_ptr<CuptiActivity> self(new CuptiActivity(std::move(lib)));
-  g_active.store(self.get());
+  {
+    std::lock_guard<std::mutex> lock(g_active_mutex);
+    g_active = self.get();
+  }
   const Library& L = *self->lib_;
   for (CUpti_ActivityKind kind : kKinds) {
     rc = L.enable(kind);
@@ -181,7 +216,8 @@ CuptiActivity::~CuptiActivity() {
   // Best effort: stop recording and hand back CUPTI's buffers before the library goes away.
   for (CUpti_ActivityKind kind : kKinds) lib_->disable(kind);
   lib_->flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  g_active.store(nullptr);
+  std::lock_guard<std::mutex> lock(g_active_mutex);
+  g_active = nullptr;
 }
 
 void CuptiActivity::push(std::uint64_t tag) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "src/backend/annotation.hpp"
 #include "src/backend/cuda/cuda_backend.hpp"
 #include "src/backend/cuda/cuda_device.hpp"
+#include "src/backend/cuda/cupti_activity.hpp"
 #include "src/runtime/rank_context.hpp"
 
 namespace commprof {
@@ -212,6 +214,21 @@ TEST_F(CudaBackendTest, ActivitySpansOfKernelsCopiesAndCollectivesLieInsideTheir
   const auto gemm = backend_->activity_span(timed[0].tag);
   EXPECT_GT(gemm->end_ns - gemm->start_ns, 50000) << "a 4096^3 bf16 GEMM takes > 50 us";
   EXPECT_FALSE(backend_->activity_span(999).has_value());
+}
+
+TEST_F(CudaBackendTest, CuptiStaysAwayFromAnotherProfilingTool) {
+  // nsys and ncu inject themselves through CUDA_INJECTION64_PATH and own CUPTI's buffers;
+  // taking CUPTI from them crashed the process (free() of the tool's buffers).
+  std::string why;
+  ::setenv("CUDA_INJECTION64_PATH", "/opt/some-tool/libinjection.so", 1);
+  const auto second = CuptiActivity::start(&why);
+  ::unsetenv("CUDA_INJECTION64_PATH");
+  EXPECT_EQ(second, nullptr);
+  EXPECT_NE(why.find("CUDA_INJECTION64_PATH"), std::string::npos) << why;
+  if (backend_->activity_timing_problem()) return;  // CUPTI absent: nothing else to check
+  why.clear();
+  EXPECT_EQ(CuptiActivity::start(&why), nullptr) << "one recorder per process";
+  EXPECT_NE(why.find("already running"), std::string::npos) << why;
 }
 
 TEST_F(CudaBackendTest, EveryCollectiveVerifiesOnWorldAndSplit) {
