@@ -173,7 +173,7 @@ void CudaBackend::run_axpy(const AxpyCall& a, cudaStream_t s) {
 }
 
 void CudaBackend::submit(Category c, const Work& work, const OpLabel& label) {
-  ScopedAnnotation range(label.name, label.bytes, c);
+  ScopedAnnotation range(label, work, c);  // COMM ranges also name their communicator
   if (const auto* coll = std::get_if<CollectiveCall>(&work)) {
     auto* comm = static_cast<NcclCommunicator*>(coll->comm);
     last_comm_op_ = log::cat(label.name, " (sequence number ", label.seq, ") on communicator '",
