@@ -354,7 +354,10 @@ NsysFileInfo probe_nsys_file(const std::string& path) {
     }
   }
   // Rank: the launcher's environment as nsys recorded it, else the file name's _<rank> suffix.
-  for (const char* key : {"OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK", "RANK"}) {
+  // commprof's order (src/runtime/launcher_env.cpp): SLURM_PROCID after the MPI launchers'
+  // variables, since a launcher started inside a batch job passes on the job's SLURM_PROCID=0.
+  for (const char* key :
+       {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", "RANK"}) {
     const auto v = env_value(env, key);
     if (v && to_int(*v)) {
       info.rank = *to_int(*v);
@@ -362,7 +365,7 @@ NsysFileInfo probe_nsys_file(const std::string& path) {
       break;
     }
   }
-  for (const char* key : {"OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "PMI_SIZE", "WORLD_SIZE"}) {
+  for (const char* key : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "WORLD_SIZE"}) {
     const auto v = env_value(env, key);
     if (v && to_int(*v)) {
       info.world_size = *to_int(*v);

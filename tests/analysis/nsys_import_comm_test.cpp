@@ -44,6 +44,8 @@ int dp_group(int rank) { return rank % 2; }
 struct ExportStyle {
   bool tags = true;         ///< COMM ranges tagged (this commprof), or plain names (older)
   bool domain_rows = true;  ///< the domain-create and category-name rows are present
+  /// The launcher's variables nsys recorded; {rank} and {local} are replaced.
+  std::string environment = "SLURM_PROCID={rank};SLURM_NTASKS=4;SLURM_LOCALID={local}";
 };
 
 class Sql {
@@ -64,6 +66,16 @@ class Sql {
 };
 
 std::string q(const std::string& s) { return "'" + s + "'"; }
+
+std::string environment_of(const ExportStyle& style, int rank) {
+  std::string env = style.environment;
+  for (const auto& [key, value] :
+       {std::pair<std::string, int>{"{rank}", rank}, {"{local}", rank % 2}}) {
+    for (std::size_t at = env.find(key); at != std::string::npos; at = env.find(key))
+      env.replace(at, key.size(), std::to_string(value));
+  }
+  return env;
+}
 
 // Writes rank `rank`'s export (see the top of the file for what it holds).
 void write_export(const std::string& path, int rank, const ExportStyle& style) {
@@ -92,11 +104,9 @@ void write_export(const std::string& path, int rank, const ExportStyle& style) {
       "(2, 'ncclDevKernel_AllReduce_Sum_bf16_RING_LL'), (3, 'cuLaunchKernelEx'), "
       "(4, " +
       q(kMeasuredStepsRange) + ")");
-  const std::string r = std::to_string(rank);
   db.exec("INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (1, 'Local', 'Hostname', 619, 'node" +
           std::to_string(rank / 2) + "'), (1, 'Local', 'DeviceEnvironment', 610, " +
-          q("SLURM_PROCID=" + r + ";SLURM_NTASKS=4;SLURM_LOCALID=" + std::to_string(rank % 2)) +
-          ")");
+          q(environment_of(style, rank)) + ")");
   db.exec("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1795319332700000000, '', '')");
   db.exec("INSERT INTO TARGET_INFO_GPU VALUES (1, 0, 'Synthetic GPU', '0000:00:00.0')");
   const std::int64_t pid = (std::int64_t{1000 + rank} << 24) | (std::int64_t{1} << 56);
@@ -337,6 +347,20 @@ TEST(NsysImportComm, ACaptureWithoutTheDomainRowsFindsTheDomainByTheMeasuredStep
   }
   EXPECT_EQ(reduce(d).instances.size(),
             static_cast<std::size_t>(2 * kLayers * kSteps + 2 * kSteps));
+}
+
+// A launcher other than srun inside a batch job: every process inherits the job's
+// SLURM_PROCID=0, and the launcher's own variable must win (as in commprof and the wrapper).
+TEST(NsysImportComm, TheLaunchersRankWinsOverAnInheritedSlurmProcid) {
+  for (const std::string var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    ExportStyle style;
+    style.environment = "SLURM_PROCID=0;SLURM_NTASKS=1;" + var + "={rank}";
+    const Imported d = import_all("inherited_" + var, style);
+    for (int r = 0; r < kRanks; ++r) {
+      EXPECT_EQ(d.ranks[r].rank, r) << var;
+      EXPECT_EQ(d.summaries[kRanks - 1 - r].rank_source, var);
+    }
+  }
 }
 
 }  // namespace
