@@ -16,8 +16,9 @@
 # also what `commprof import-nsys` falls back on for host and rank. The capture starts when
 # commprof opens its NVTX range "measured_steps" (domain commprof) before the first measured
 # step and stops when it closes after the last; `stop` (not nsys' default stop-shutdown) lets
-# commprof run on and write its rank files and report. A program without that range (another
-# program, or commprof built without NVTX) is never captured: use --capture all for those.
+# commprof run on and write its rank files and report. Only `commprof run` opens that range:
+# for commprof bench and gemm, other programs and builds without NVTX (the host backend's)
+# nothing would be captured, so use --capture all for those.
 #
 # Options (before the first --):
 #   --out DIR        where the reports go (default: nsys); created if missing
