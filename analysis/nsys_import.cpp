@@ -25,6 +25,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "src/backend/annotation.hpp"
+#include "src/backend/op_range_text.hpp"
 #include "src/core/atomic_file.hpp"
 #include "src/core/errors.hpp"
 #include "src/timeline/rank_file.hpp"
@@ -269,8 +271,9 @@ struct OpenRange {
   Category category = Category::kComp;
   std::string name;
   std::uint64_t bytes = 0;
-  std::string collective;  ///< parsed from the op name (COMM ranges)
+  std::string collective;  ///< COMM ranges: from the range's tag, else from the op name
   std::string comm;
+  int comm_size = 0;  ///< from the tag; 0: unknown (the world size is used)
   std::int64_t seq = -1;
 };
 
@@ -351,7 +354,10 @@ NsysFileInfo probe_nsys_file(const std::string& path) {
     }
   }
   // Rank: the launcher's environment as nsys recorded it, else the file name's _<rank> suffix.
-  for (const char* key : {"OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK", "RANK"}) {
+  // commprof's order (src/runtime/launcher_env.cpp): SLURM_PROCID after the MPI launchers'
+  // variables, since a launcher started inside a batch job passes on the job's SLURM_PROCID=0.
+  for (const char* key :
+       {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", "RANK"}) {
     const auto v = env_value(env, key);
     if (v && to_int(*v)) {
       info.rank = *to_int(*v);
@@ -359,7 +365,7 @@ NsysFileInfo probe_nsys_file(const std::string& path) {
       break;
     }
   }
-  for (const char* key : {"OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "PMI_SIZE", "WORLD_SIZE"}) {
+  for (const char* key : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "WORLD_SIZE"}) {
     const auto v = env_value(env, key);
     if (v && to_int(*v)) {
       info.world_size = *to_int(*v);
@@ -461,6 +467,16 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
     Stmt s(db, std::string("SELECT DISTINCT domainId FROM ") + kNvtxTable +
                    " WHERE eventType = 75 AND text = 'commprof'");
     while (s.step()) domains.push_back(s.i64(0));
+    if (domains.empty()) {
+      // nsys records a domain's creation only if it happens inside the capture; with
+      // --capture-range=nvtx (scripts/nsys-profile-rank.sh) it happened before. The range that
+      // started the capture, commprof's measured-steps range, still names the domain.
+      Stmt m(db, std::string("SELECT DISTINCT n.domainId FROM ") + kNvtxTable +
+                     " n WHERE n.eventType IN (59, 60) AND n.domainId IS NOT NULL AND "
+                     "COALESCE(n.text, (SELECT value FROM StringIds WHERE id = n.textId)) = '" +
+                     kMeasuredStepsRange + "'");
+      while (m.step()) domains.push_back(m.i64(0));
+    }
     if (!domains.empty()) {
       Stmt c(db, std::string("SELECT category, text FROM ") + kNvtxTable +
                      " WHERE eventType = 33 AND domainId IN (" + in_list(domains) + ")");
@@ -509,10 +525,13 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
         "FROM (" +
         acts + ") a ORDER BY a.start";
   }
+  // The payload: bytes (uint64) on COMP and MEM ranges and on COMM ranges without a tag; the
+  // sequence number (int64) on tagged COMM ranges (src/backend/op_range_text.hpp).
+  const bool has_int64 = has_nvtx && db.has_column(kNvtxTable, "int64Value");
   const std::string nvtx_sql =
       std::string("SELECT n.start, n.end, n.globalTid, n.category, ") +
-      "COALESCE(n.text, (SELECT value FROM StringIds WHERE id = n.textId)), n.uint64Value FROM " +
-      kNvtxTable +
+      "COALESCE(n.text, (SELECT value FROM StringIds WHERE id = n.textId)), n.uint64Value, " +
+      (has_int64 ? "n.int64Value" : "NULL") + " FROM " + kNvtxTable +
       " n WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL AND n.category IS NOT NULL AND "
       "n.domainId IN (" +
       in_list(domains) + ") ORDER BY n.start";
@@ -592,10 +611,11 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
             r.seq = stream_seq[op.stream]++;
           }
         }
-        if (!r.collective.empty()) r.comm_size = world_size;
+        if (!r.collective.empty() && r.comm_size == 0) r.comm_size = world_size;
       } else {
         r.collective.clear();
         r.comm.clear();
+        r.comm_size = 0;
         r.seq = -1;
       }
       ++sum.ops[index_of(r.category)];
@@ -667,8 +687,25 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
           r.name = nvtx->text(4);
           r.bytes = nvtx->null(5) ? 0 : static_cast<std::uint64_t>(nvtx->i64(5));
           if (r.category == Category::kComm) {
-            std::tie(r.collective, r.comm) = collective_of_op_name(r.name);
-            if (!r.collective.empty()) r.seq = comm_seq[r.comm]++;
+            ParsedOpRangeText parsed = parse_op_range_text(r.name);
+            if (parsed.tag) {
+              // commprof names the collective, the communicator (tp1, not just "tp") and its
+              // size; the payload is the communicator's own sequence number, the same on every
+              // rank of the group whatever the capture left out.
+              r.name = std::move(parsed.name);
+              r.bytes = parsed.tag->bytes;
+              r.collective = std::move(parsed.tag->collective);
+              r.comm = std::move(parsed.tag->comm);
+              r.comm_size = parsed.tag->comm_size;
+              r.seq = !nvtx->null(6) ? nvtx->i64(6) : !nvtx->null(5) ? nvtx->i64(5) : -1;
+              if (!marks_only) ++sum.comm_ranges_tagged;
+            } else {
+              // Exports of commprof before the tag: the collective and the communicator's kind
+              // from the op name, the sequence number by counting per kind.
+              std::tie(r.collective, r.comm) = collective_of_op_name(r.name);
+              if (!r.collective.empty()) r.seq = comm_seq[r.comm]++;
+              if (!marks_only) ++sum.comm_ranges_by_name;
+            }
           }
           auto& stack = open[nvtx->i64(2)];
           while (!stack.empty() && stack.back().end < r.start) pop_range(stack);
@@ -733,6 +770,7 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
         op.rec.bytes = range->bytes;
         op.rec.collective = range->collective;
         op.rec.comm = range->comm;
+        op.rec.comm_size = range->comm_size;
         op.rec.seq = range->seq;
         range_op[range->id] = pending.size() - 1;
       } else {

@@ -78,6 +78,19 @@ class ImportNsysCommand final : public Command {
   }
 
  private:
+  // How the COMM ranges were matched: by commprof's tag, or by op name (older commprof).
+  static std::string comm_source(const NsysFileSummary& s) {
+    if (s.comm_ranges_tagged == 0 && s.comm_ranges_by_name == 0) return "";
+    std::string out = "COMM ranges: ";
+    if (s.comm_ranges_tagged > 0) out += std::to_string(s.comm_ranges_tagged) + " tagged";
+    if (s.comm_ranges_tagged > 0 && s.comm_ranges_by_name > 0) out += ", ";
+    if (s.comm_ranges_by_name > 0) {
+      out += std::to_string(s.comm_ranges_by_name) +
+             " by op name (older commprof: the communicator kind only)";
+    }
+    return out + "; ";
+  }
+
   int run_import() {
     if (print_rules_) {
       std::cout << RuleSet::default_text();
@@ -95,8 +108,8 @@ class ImportNsysCommand final : public Command {
                 << " steps, ops COMP " << s.ops[index_of(Category::kComp)] << " COMM "
                 << s.ops[index_of(Category::kComm)] << " MEM " << s.ops[index_of(Category::kMem)]
                 << "; " << s.kernels << " kernels of " << s.activities << " activities, "
-                << s.outside_steps << " outside steps, " << s.ignored << " ignored; " << s.seconds
-                << " s <- " << s.file << std::endl;
+                << s.outside_steps << " outside steps, " << s.ignored << " ignored; "
+                << comm_source(s) << s.seconds << " s <- " << s.file << std::endl;
     }
     std::cout << "# wrote " << summaries.size() << " rank file(s) to " << output_
               << "; reduce with: commprof report " << output_ << std::endl;

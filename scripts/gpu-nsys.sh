@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # commprof's event timing against Nsight Systems on the same run: a gpt-1.3b dp run with every
-# rank under `nsys profile`, exported to SQLite (compressed to travel), commprof's own rank
-# files, and the nccl_gpu_overlap_trace recipe's overlap with its wall time.
+# rank under `nsys profile` (scripts/nsys-profile-rank.sh: reports by host and rank, only the
+# measured steps captured), exported to SQLite (compressed to travel), commprof's own rank files,
+# the exports imported back (commprof import-nsys) and reported, and the nccl_gpu_overlap_trace
+# recipe's overlap with its wall time.
 #   OUT=/some/dir BUILD=build/cuda NSYS_ENV=../shared/gpu/nsys-env.sh scripts/gpu-nsys.sh
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT/nsys" "$OUT/run"
 B=${BUILD:-build/cuda}
@@ -12,13 +14,13 @@ log="$OUT/nsys.log"
 : >"$log"
 say() { echo "== $*" | tee -a "$log"; }
 say "$(date -u +%FT%TZ) host $(hostname), commit ${COMMIT:-unknown}"
-# shellcheck disable=SC1091
+# shellcheck disable=SC1090,SC1091
 source "${NSYS_ENV:-../shared/gpu/nsys-env.sh}" >>"$log" 2>&1
 "$NSYS" --version >>"$log" 2>&1
 
-say "dp, gpt-1.3b, 10 steps after 3 warm-up, each rank under nsys profile -t cuda,nvtx"
+say "dp, gpt-1.3b, 10 steps after 3 warm-up, each rank under nsys-profile-rank.sh --trace cuda,nvtx"
 mpirun --allow-run-as-root -np 2 -x NCCL_NVLS_ENABLE=0 \
-  "$NSYS" profile -t cuda,nvtx -o "$OUT/nsys/commprof_%h_%q{OMPI_COMM_WORLD_RANK}" \
+  scripts/nsys-profile-rank.sh --nsys "$NSYS" --trace cuda,nvtx --out "$OUT/nsys" -- \
   "$B/commprof" run --backend cuda --workload dp --model gpt-1.3b --steps 10 --warmup-steps 3 \
   --out "$OUT/run" >>"$log" 2>&1
 say "profile rc=$?"
@@ -26,6 +28,15 @@ t0=$(date +%s%N)
 nsys_finish "$OUT"/nsys/*.qdstrm >>"$log" 2>&1
 say "import + sqlite export: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 rm -f "$OUT"/nsys/*.qdstrm
+
+# The exports back into rank files: 10 steps per rank (the warm-up was not captured), COMM ranges
+# tagged with their communicator; then the report, beside commprof's own of the same run.
+say "commprof import-nsys + report"
+"$B/commprof" import-nsys "$OUT"/nsys/*.sqlite -o "$OUT/from-nsys" >>"$log" 2>&1
+say "import rc=$?"
+"$B/commprof" report "$OUT/from-nsys" -o "$OUT/from-nsys/report.txt" >>"$log" 2>&1
+say "report rc=$?"
+cat "$OUT/from-nsys/report.txt" >>"$log" 2>&1
 
 say "nsys recipe nccl_gpu_overlap_trace"
 t0=$(date +%s%N)

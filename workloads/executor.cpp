@@ -2,6 +2,7 @@
 #include "workloads/executor.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "collectives/collective_spec.hpp"
 #include "src/backend/annotation.hpp"
@@ -163,6 +164,9 @@ Communicator* PlanExecutor::comm_of(Group g) const {
 std::vector<StepRecord> PlanExecutor::run(
     int steps, int warmup, const std::function<void(const std::vector<StepRecord>&)>& after_step) {
   std::vector<StepRecord> out;
+  // One NVTX range from the first measured step to the last (or to a stop): nsys can start and
+  // stop its capture on it, so warm-up and setup stay out of the report.
+  std::optional<MeasuredStepsRange> measured;
   for (int i = 0; i < warmup + steps; ++i) {
     // One small allreduce per step: a signal seen by any rank stops every rank at the same
     // step boundary, so none is left waiting in the next step's collectives.
@@ -175,6 +179,7 @@ std::vector<StepRecord> PlanExecutor::run(
                          warmup + steps, " steps"));
       break;
     }
+    if (i == warmup) measured.emplace();
     out.push_back(run_step(i, i < warmup));
     if (after_step) after_step(out);
   }

@@ -26,6 +26,13 @@ struct mem_category {
   static constexpr uint32_t id{3};
 };
 
+// Registered, not a plain string: nsys' --nvtx-capture by default compares only registered
+// strings (NSYS_NVTX_PROFILER_REGISTER_ONLY=1), so this range starts a capture without any
+// environment variable.
+struct measured_steps_message {
+  static constexpr char const* message{kMeasuredStepsRange};
+};
+
 std::atomic<bool> g_enabled{true};
 
 nvtx3::category category_of(Category c) {
@@ -43,25 +50,35 @@ nvtx3::category category_of(Category c) {
 
 }  // namespace
 
-ScopedAnnotation::ScopedAnnotation(const std::string& name, std::uint64_t bytes,
-                                   std::optional<Category> category) {
-  if (!g_enabled.load(std::memory_order_relaxed)) return;
+namespace detail {
+
+void nvtx_push(const std::string& text, std::optional<Category> category, std::int64_t payload,
+               bool payload_is_sequence) {
   const nvtx3::color color{category ? category_color(*category) : 0xFF7F7F7Fu};
+  // Bytes travel as uint64 (uint64Value in an nsys export), a sequence number as int64
+  // (int64Value): the type says which it is.
+  const nvtx3::payload value = payload_is_sequence
+                                   ? nvtx3::payload{static_cast<std::int64_t>(payload)}
+                                   : nvtx3::payload{static_cast<std::uint64_t>(payload)};
   const nvtx3::event_attributes attributes =
-      category ? nvtx3::event_attributes{nvtx3::message{name}, color, category_of(*category),
-                                         nvtx3::payload{static_cast<std::uint64_t>(bytes)}}
-               : nvtx3::event_attributes{nvtx3::message{name}, color,
-                                         nvtx3::payload{static_cast<std::uint64_t>(bytes)}};
+      category ? nvtx3::event_attributes{nvtx3::message{text}, color, category_of(*category), value}
+               : nvtx3::event_attributes{nvtx3::message{text}, color, value};
   nvtxDomainRangePushEx(nvtx3::domain::get<commprof_domain>(), attributes.get());
-  active_ = true;
 }
 
-ScopedAnnotation::~ScopedAnnotation() {
-  if (active_) nvtxDomainRangePop(nvtx3::domain::get<commprof_domain>());
+void nvtx_push_measured_steps() {
+  const nvtx3::event_attributes attributes{
+      nvtx3::message{nvtx3::registered_string_in<commprof_domain>::get<measured_steps_message>()},
+      nvtx3::color{0xFF7F7F7Fu}};
+  nvtxDomainRangePushEx(nvtx3::domain::get<commprof_domain>(), attributes.get());
 }
+
+void nvtx_pop() { nvtxDomainRangePop(nvtx3::domain::get<commprof_domain>()); }
+
+}  // namespace detail
 
 void set_annotations_enabled(bool enabled) { g_enabled.store(enabled); }
-bool annotations_enabled() { return g_enabled.load(); }
+bool annotations_enabled() { return g_enabled.load(std::memory_order_relaxed); }
 bool annotations_compiled_in() { return true; }
 
 }  // namespace commprof

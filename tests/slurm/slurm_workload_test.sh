@@ -5,8 +5,12 @@
 # run through sbatch and srun --mpi=pmix, waits for it (bounded), then checks what a user relies
 # on: the job COMPLETED with exit 0, one valid rank file per rank of one 4-rank MPI world, and
 # the aggregated report naming all 4 ranks. The daemons it started are always stopped.
+# With --script nsys.sbatch --fake-nsys BIN: slurm/nsys.sbatch, every task under
+# scripts/nsys-profile-rank.sh and a stand-in nsys (tests/tools/fake_nsys.sh); also checks one
+# report per task, named by host and Slurm rank, with the measured-steps capture range.
 #
 #   slurm_workload_test.sh --source DIR --commprof BIN --rank-check BIN --work DIR
+#                          [--script NAME --fake-nsys BIN]
 #
 # Exit 0 passed, 1 failed, 77 skipped: only where this system cannot run the daemons (not root,
 # Slurm or munge not installed, munged cannot start). COMMPROF_REQUIRE_SLURM=1 (CI) turns a skip
@@ -18,9 +22,11 @@ readonly SKIP=77
 # would kill this script (the daemons are detached: a killed script would leave them running).
 readonly JOB_LIMIT_S=150
 
-source_dir="" commprof="" rank_check="" work=""
+source_dir="" commprof="" rank_check="" work="" script=workload.sbatch fake_nsys=""
 while [ $# -gt 0 ]; do
   case "$1" in
+    --script) script=$2; shift 2 ;;
+    --fake-nsys) fake_nsys=$2; shift 2 ;;
     --source) source_dir=$2; shift 2 ;;
     --commprof) commprof=$2; shift 2 ;;
     --rank-check) rank_check=$2; shift 2 ;;
@@ -81,10 +87,13 @@ conf=$cluster/etc/slurm.conf
 
 # ---- 2. submit the workload script as a user would, overriding the GPU-cluster defaults -------
 args=(--backend host --workload dp --model tiny --steps 2 --warmup-steps 1)
+export_vars=ALL,COMMPROF="$commprof",RESULTS="$results",SRUN_MPI=pmix
+if [ -n "$fake_nsys" ]; then
+  export_vars+=",NSYS=$fake_nsys,NSYS_WRAPPER=$source_dir/scripts/nsys-profile-rank.sh"
+fi
 job=$(SLURM_CONF=$conf sbatch --parsable --partition=debug --nodes=1 --ntasks=4 --ntasks-per-node=4 \
   --gpus-per-node=0 --cpus-per-task=1 --time=5 --output="$work/job.out" \
-  --export=ALL,COMMPROF="$commprof",RESULTS="$results",SRUN_MPI=pmix \
-  "$source_dir/slurm/workload.sbatch" "${args[@]}")
+  --export="$export_vars" "$source_dir/slurm/$script" "${args[@]}")
 [ -n "$job" ] || { echo "FAIL: sbatch did not submit"; exit 1; }
 echo "submitted job $job"
 
@@ -147,6 +156,27 @@ else
 fi
 for f in report.json report.html; do [ -s "$results/$f" ] || fail "$f missing or empty"; done
 grep -q "run exit 0, report exit 0" "$work/job.out" || fail "the batch script did not report success"
+
+# ---- 5. nsys.sbatch: one report per task, by host and Slurm rank, capturing the measured steps -
+if [ -n "$fake_nsys" ]; then
+  for r in 0 1 2 3; do
+    base=$results/nsys/commprof_${host}_$r
+    if [ -f "$base.nsys-rep" ] && [ -f "$base.args" ] && [ -f "$base.env" ]; then
+      pass "task $r: $base.nsys-rep"
+      # The rank in the name is the task's: srun --mpi=pmix sets PMIX_RANK = SLURM_PROCID.
+      grep -qx "SLURM_PROCID=$r" "$base.env" || fail "task $r: SLURM_PROCID=$r not in $base.env"
+      grep -qx -- "--output=$results/nsys/commprof_%h_$r" "$base.args" ||
+        fail "task $r: nsys --output is not $results/nsys/commprof_%h_$r"
+      for a in --trace=cuda,nvtx,osrt --capture-range=nvtx --nvtx-capture=measured_steps@commprof \
+        --capture-range-end=stop --force-overwrite=true "$commprof"; do
+        grep -qx -- "$a" "$base.args" || fail "task $r: nsys was not given $a"
+      done
+    else
+      fail "task $r: no report $base.nsys-rep (with .args and .env) from the stand-in nsys"
+    fi
+  done
+  [ ! -e "$results/nsys/commprof_${host}_4.nsys-rep" ] || fail "a fifth nsys report"
+fi
 
 if [ "$failures" -ne 0 ]; then
   echo "slurm_workload_test: $failures check(s) failed; results kept in $work"

@@ -198,7 +198,7 @@ class ActivityScope {
 }  // namespace
 
 void CudaBackend::submit(Category c, const Work& work, const OpLabel& label) {
-  ScopedAnnotation range(label.name, label.bytes, c);
+  ScopedAnnotation range(label, work, c);  // COMM ranges also name their communicator
   ActivityScope tagged(activity_.get(), label.activity_tag);
   if (activity_ && label.activity_tag != 0) activity_pending_ = true;
   if (const auto* coll = std::get_if<CollectiveCall>(&work)) {

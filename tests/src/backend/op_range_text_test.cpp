@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+// The text of commprof's NVTX op ranges: the format the CUDA backend writes and import-nsys
+// reads (pinned here: exports written today must import tomorrow), and what ScopedAnnotation
+// pushes for each kind of work, seen through the annotation observer (no NVTX tool needed).
+#include "src/backend/op_range_text.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "src/backend/annotation.hpp"
+#include "src/backend/communicator.hpp"
+
+namespace commprof {
+namespace {
+
+TEST(OpRangeText, FormatIsPinned) {
+  EXPECT_EQ(format_op_range_text("dp.bucket0.allreduce", {"allreduce", "dp1", 2, 1048576}),
+            "dp.bucket0.allreduce [coll=allreduce comm=dp1 size=2 bytes=1048576]");
+  // Characters that would break the tag are replaced, so it always parses back.
+  EXPECT_EQ(format_op_range_text("x", {"send", "my comm[1]", 4, 0}),
+            "x [coll=send comm=my_comm_1_ size=4 bytes=0]");
+}
+
+TEST(OpRangeText, ParsesWhatItFormats) {
+  for (const OpRangeTag& tag :
+       {OpRangeTag{"allreduce", "dp1", 2, 1048576}, OpRangeTag{"reducescatter", "tp0", 8, 0},
+        OpRangeTag{"sendrecv", "pp3", 2, 18446744073709551615ull},
+        OpRangeTag{"allgather", "world", 1024, 7}}) {
+    for (const std::string name : {"l0.attn.mb0.ar", "pp.send_act+pp.recv_grad.mb3", "a [b]"}) {
+      const ParsedOpRangeText p = parse_op_range_text(format_op_range_text(name, tag));
+      EXPECT_EQ(p.name, name);
+      ASSERT_TRUE(p.tag.has_value()) << name;
+      EXPECT_EQ(*p.tag, tag) << name;
+    }
+  }
+}
+
+TEST(OpRangeText, TextsWithoutAWellFormedTagAreNames) {
+  // commprof before the tag, COMP and MEM ranges, foreign ranges, damaged tags.
+  for (const std::string text :
+       {"dp.bucket0.allreduce", "l0.qkv.mb0.fwd", "", "]", " []", "x [coll=allreduce]",
+        "x [coll=allreduce comm=dp0 size=0 bytes=1]", "x [coll=allreduce comm=dp0 size=2 bytes=-1]",
+        "x [coll=allreduce comm=dp0 size=2 bytes=1", "x [coll=allreduce comm=dp0 size=two bytes=1]",
+        "x [coll=allreduce comm= size=2 bytes=1]", "x[coll=allreduce comm=dp0 size=2 bytes=1]"}) {
+    const ParsedOpRangeText p = parse_op_range_text(text);
+    EXPECT_EQ(p.name, text);
+    EXPECT_FALSE(p.tag.has_value()) << text;
+  }
+  // Keys added by a later version are skipped.
+  const ParsedOpRangeText p =
+      parse_op_range_text("x [coll=allreduce comm=dp0 size=2 bytes=1 algo=ring]");
+  ASSERT_TRUE(p.tag.has_value());
+  EXPECT_EQ(p.tag->comm, "dp0");
+}
+
+class FakeComm final : public Communicator {
+ public:
+  FakeComm(std::string name, int size) : name_(std::move(name)), size_(size) {}
+  int rank() const override { return 0; }
+  int size() const override { return size_; }
+  const std::string& name() const override { return name_; }
+  std::unique_ptr<Communicator> split(int, int, const std::string&) override { return nullptr; }
+
+ private:
+  std::string name_;
+  int size_;
+};
+
+std::vector<AnnotationEvent>& seen() {
+  static std::vector<AnnotationEvent> events;
+  return events;
+}
+void record(const AnnotationEvent& e) { seen().push_back(e); }
+
+class Observed : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    seen().clear();
+    set_annotation_observer(&record);
+  }
+  void TearDown() override { set_annotation_observer(nullptr); }
+};
+
+TEST_F(Observed, CommRangesNameTheirCommunicatorAndCarryTheSequenceNumber) {
+  FakeComm tp1("tp1", 2), pp0("pp0", 4);
+  {
+    CollectiveCall call;
+    call.kind = CollectiveKind::kAllReduce;
+    call.comm = &tp1;
+    ScopedAnnotation a(OpLabel{"l0.attn.mb0.ar", 4096, 0.0, 7}, call, Category::kComm);
+  }
+  {
+    P2PCall call;
+    call.comm = &pp0;
+    call.send_peer = 1;
+    ScopedAnnotation a(OpLabel{"pp.send_act.mb0", 512, 0.0, -1}, call, Category::kComm);
+  }
+  { ScopedAnnotation a(OpLabel{"l0.qkv.mb0.fwd", 0, 1e9, -1}, GemmCall{}, Category::kComp); }
+  { ScopedAnnotation a(OpLabel{"dp.bucket0.copy_in", 2048, 0.0, -1}, CopyCall{}, Category::kMem); }
+  ASSERT_EQ(seen().size(), 8u);
+  for (std::size_t i = 0; i < 8; i += 2) {
+    EXPECT_TRUE(seen()[i].push);
+    EXPECT_FALSE(seen()[i + 1].push);
+  }
+  EXPECT_EQ(seen()[0].text, "l0.attn.mb0.ar [coll=allreduce comm=tp1 size=2 bytes=4096]");
+  EXPECT_EQ(seen()[0].category, Category::kComm);
+  EXPECT_EQ(seen()[0].payload, 7);
+  EXPECT_TRUE(seen()[0].payload_is_sequence);
+  EXPECT_EQ(seen()[2].text, "pp.send_act.mb0 [coll=send comm=pp0 size=4 bytes=512]");
+  EXPECT_EQ(seen()[2].payload, -1);  // send/recv are not numbered, as in commprof's records
+  EXPECT_TRUE(seen()[2].payload_is_sequence);
+  // COMP and MEM: the plain name, bytes as payload, as before the tag existed.
+  EXPECT_EQ(seen()[4].text, "l0.qkv.mb0.fwd");
+  EXPECT_EQ(seen()[4].category, Category::kComp);
+  EXPECT_FALSE(seen()[4].payload_is_sequence);
+  EXPECT_EQ(seen()[6].text, "dp.bucket0.copy_in");
+  EXPECT_EQ(seen()[6].payload, 2048);
+  EXPECT_FALSE(seen()[6].payload_is_sequence);
+}
+
+TEST_F(Observed, RangesNestAndTheMeasuredStepsRangeHasItsName) {
+  {
+    MeasuredStepsRange measured;
+    ScopedAnnotation step("step 2", 0);
+  }
+  ASSERT_EQ(seen().size(), 4u);
+  EXPECT_TRUE(seen()[0].push);
+  EXPECT_EQ(seen()[0].text, "measured_steps");
+  EXPECT_EQ(seen()[0].text, kMeasuredStepsRange);
+  EXPECT_FALSE(seen()[0].category.has_value());
+  EXPECT_EQ(seen()[1].text, "step 2");
+  EXPECT_FALSE(seen()[2].push);
+  EXPECT_FALSE(seen()[3].push);
+}
+
+}  // namespace
+}  // namespace commprof
