@@ -59,19 +59,28 @@ say "bench plain rc=$?"
 fi
 
 if phase 4; then
-say "4. nsys: the dp job with each rank under nsys profile -t cuda,nvtx"
+say "4. nsys: the dp job with each rank under nsys (scripts/nsys-profile-rank.sh: measured steps)"
 # shellcheck disable=SC1090,SC1091
 source "${NSYS_ENV:-../shared/gpu/nsys-env.sh}" >>"$log" 2>&1
 mkdir -p "$OUT/nsys"
-"${MPI[@]}" "$NSYS" profile -t cuda,nvtx -o "$OUT/nsys/commprof_%h_%q{OMPI_COMM_WORLD_RANK}" \
+"${MPI[@]}" scripts/nsys-profile-rank.sh --nsys "$NSYS" --out "$OUT/nsys" --trace cuda,nvtx -- \
   "${RUN[@]}" --out "$OUT/dp-nsys" >"$OUT/dp-nsys.txt" 2>&1
 say "profile rc=$?"
 grep -E "op timing|warn|CUPTI|error" "$OUT/dp-nsys.txt" >>"$log"
-"${MPI[@]}" "$NSYS" profile -t cuda,nvtx -o "$OUT/nsys/activity_%h_%q{OMPI_COMM_WORLD_RANK}" \
+"${MPI[@]}" scripts/nsys-profile-rank.sh --nsys "$NSYS" --out "$OUT/nsys-activity" --trace cuda,nvtx -- \
   "${RUN[@]}" --op-timing activity >"$OUT/dp-nsys-activity.txt" 2>&1
-say "profile with --op-timing activity rc=$? (expected 2 if nsys holds CUPTI)"
-head -5 "$OUT/dp-nsys-activity.txt" >>"$log"
-nsys_finish "$OUT"/nsys/commprof_*.qdstrm >>"$log" 2>&1
+say "profile with --op-timing activity rc=$? (2 expected: nsys holds CUPTI)"
+grep -E "error" "$OUT/dp-nsys-activity.txt" | head -3 >>"$log"
+rm -rf "$OUT/nsys-activity"
+if compgen -G "$OUT/nsys/*.qdstrm" >/dev/null; then
+  nsys_finish "$OUT"/nsys/*.qdstrm >>"$log" 2>&1
+fi
+for f in "$OUT"/nsys/*.nsys-rep; do
+  [ -f "${f%.nsys-rep}.sqlite" ] && continue
+  LD_LIBRARY_PATH=/tmp/commprof-dw/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-} "$NSYS" export \
+    --type sqlite --force-overwrite true -o "${f%.nsys-rep}.sqlite" "$f" >>"$log" 2>&1
+done
+ls -la "$OUT/nsys" >>"$log"
 t0=$(date +%s%N)
 "$B/commprof" import-nsys "$OUT"/nsys/commprof_*.sqlite -o "$OUT/dp-nsys-import" >>"$log" 2>&1
 say "import-nsys rc=$? in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
@@ -95,6 +104,14 @@ if phase 5; then
       say "$w --op-timing $t rc=$?: $(grep -E '^  step time \(ms\)' "$OUT/run.txt")"
       grep -E "ops per step|COMM busy" "$OUT/run.txt" >>"$log"
     done
+  done
+fi
+if phase 6; then
+  say "6. repeated activity-timed tp jobs (exit status of each)"
+  for i in 1 2 3; do
+    "${MPI[@]}" "$B/commprof" run --backend cuda --workload tp --model gpt-1.3b --steps 10 \
+      --warmup-steps 3 --op-timing activity >"$OUT/run.txt" 2>&1
+    say "tp activity job $i rc=$?: $(grep -E '^  step time \(ms\)' "$OUT/run.txt")"
   done
 fi
 if phase 2; then
