@@ -106,6 +106,37 @@ if phase 5; then
     done
   done
 fi
+if phase 7; then
+  say "7. nsys job with no per-op timing (--op-timing step, the stream content of an activity job)"
+  say "   against activity-timed jobs before and after it"
+  # shellcheck disable=SC1090,SC1091
+  source "${NSYS_ENV:-../shared/gpu/nsys-env.sh}" >>"$log" 2>&1
+  "${MPI[@]}" "${RUN[@]}" --op-timing activity --out "$OUT/dp-activity-c1" >"$OUT/dp-activity-c1.txt" 2>&1
+  say "activity job 1 rc=$?"
+  "${MPI[@]}" scripts/nsys-profile-rank.sh --nsys "$NSYS" --out "$OUT/nsys-step" --trace cuda,nvtx -- \
+    "${RUN[@]}" --op-timing step >"$OUT/dp-nsys-step.txt" 2>&1
+  say "nsys step-timed job rc=$?"
+  "${MPI[@]}" "${RUN[@]}" --op-timing activity --out "$OUT/dp-activity-c2" >"$OUT/dp-activity-c2.txt" 2>&1
+  say "activity job 2 rc=$?"
+  if compgen -G "$OUT/nsys-step/*.qdstrm" >/dev/null; then
+    nsys_finish "$OUT"/nsys-step/*.qdstrm >>"$log" 2>&1
+  fi
+  for f in "$OUT"/nsys-step/*.nsys-rep; do
+    [ -f "${f%.nsys-rep}.sqlite" ] && continue
+    LD_LIBRARY_PATH=/tmp/commprof-dw/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-} "$NSYS" export \
+      --type sqlite --force-overwrite true -o "${f%.nsys-rep}.sqlite" "$f" >>"$log" 2>&1
+  done
+  "$B/commprof" import-nsys "$OUT"/nsys-step/commprof_*.sqlite -o "$OUT/dp-nsys-step-import" >>"$log" 2>&1
+  say "import rc=$?"
+  rm -rf "$OUT/nsys-step"
+  for d in dp-nsys-step-import dp-activity-c1 dp-activity-c2; do
+    "$B/commprof" report "$OUT/$d" --format json -o "$OUT/$d.report.json" >>"$log" 2>&1
+  done
+  for d in dp-activity-c1 dp-activity-c2; do
+    scripts/compare-reports.py "$OUT/dp-nsys-step-import.report.json" "$OUT/$d.report.json" | tee -a "$log"
+  done
+  scripts/compare-reports.py "$OUT/dp-activity-c2.report.json" "$OUT/dp-activity-c1.report.json" | tee -a "$log"
+fi
 if phase 6; then
   say "6. repeated activity-timed tp jobs (exit status of each)"
   for i in 1 2 3; do

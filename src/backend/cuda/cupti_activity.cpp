@@ -52,6 +52,7 @@ constexpr std::size_t kBufferAlign = 8;
 // pointer is read and cleared under a lock: a buffer is never parsed into a destroyed object.
 std::mutex g_active_mutex;
 CuptiActivity* g_active = nullptr;
+bool g_loaded_by_us = false;  // libcupti stays loaded once we load it (see Library)
 
 // CUPTI's timestamps on the host steady clock: kernel times then sit on the same clock as the
 // epoch origin and the clock-offset estimates, with no second conversion.
@@ -79,13 +80,20 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 // owns the activity buffers: registering our callbacks would hand its buffers to us, and ours to
 // it, and crash both. Tools inject themselves through these variables, before CUDA starts, so
 // they are seen even before the tool has loaded CUPTI.
-std::optional<std::string> other_cupti_client() {
+std::optional<std::string> injected_tool() {
   for (const char* var : {"CUDA_INJECTION64_PATH", "NSYS_PROFILING_SESSION_ID",
                           "NV_NSIGHT_INJECTION_TRANSPORT_TYPE"}) {
     const char* v = std::getenv(var);
     if (v != nullptr && *v != '\0')
       return log::cat(var, " is set: a profiling tool (nsys, ncu) holds CUPTI");
   }
+  return std::nullopt;
+}
+
+// A client that loaded CUPTI without injecting itself (checked once our own recorder is known
+// not to be the one that loaded it).
+std::optional<std::string> cupti_already_loaded() {
+  if (g_loaded_by_us) return std::nullopt;
   for (const char* lib : {"libcupti.so.13", "libcupti.so"}) {
     if (void* h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD)) {
       dlclose(h);  // only drops the reference RTLD_NOLOAD took
@@ -122,7 +130,10 @@ std::unique_ptr<CuptiActivity::Library> load(std::string* why) {
     candidates.emplace_back(c);
   for (const std::string& c : candidates) {
     lib->handle = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib->handle != nullptr) break;
+    if (lib->handle != nullptr) {
+      g_loaded_by_us = true;
+      break;
+    }
   }
   if (lib->handle == nullptr) {
     *why = "libcupti.so could not be loaded (set COMMPROF_CUPTI_LIBRARY to its path)";
@@ -156,8 +167,8 @@ constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
 }  // namespace
 
 std::unique_ptr<CuptiActivity> CuptiActivity::start(std::string* why) {
-  if (const auto other = other_cupti_client()) {
-    *why = *other;
+  if (const auto tool = injected_tool()) {
+    *why = *tool;
     return nullptr;
   }
   {
@@ -166,6 +177,10 @@ std::unique_ptr<CuptiActivity> CuptiActivity::start(std::string* why) {
       *why = "CUPTI activity recording is already running in this process";
       return nullptr;
     }
+  }
+  if (const auto other = cupti_already_loaded()) {
+    *why = *other;
+    return nullptr;
   }
   std::unique_ptr<Library> lib = load(why);
   if (!lib) return nullptr;
