@@ -137,6 +137,35 @@ if phase 7; then
   done
   scripts/compare-reports.py "$OUT/dp-activity-c2.report.json" "$OUT/dp-activity-c1.report.json" | tee -a "$log"
 fi
+if phase 8; then
+  say "8. nsys recipe nccl_gpu_overlap_trace against import-nsys on one step-timed nsys job"
+  # shellcheck disable=SC1090,SC1091
+  source "${NSYS_ENV:-../shared/gpu/nsys-env.sh}" >>"$log" 2>&1
+  "${MPI[@]}" scripts/nsys-profile-rank.sh --nsys "$NSYS" --out "$OUT/nsys8" --trace cuda,nvtx -- \
+    "${RUN[@]}" --op-timing step >"$OUT/dp-nsys8.txt" 2>&1
+  say "nsys step-timed job rc=$?"
+  if compgen -G "$OUT/nsys8/*.qdstrm" >/dev/null; then
+    nsys_finish "$OUT"/nsys8/*.qdstrm >>"$log" 2>&1
+  fi
+  dw=/tmp/commprof-dw/usr/lib/x86_64-linux-gnu
+  for f in "$OUT"/nsys8/*.nsys-rep; do
+    [ -f "${f%.nsys-rep}.sqlite" ] && continue
+    LD_LIBRARY_PATH=$dw:${LD_LIBRARY_PATH:-} "$NSYS" export --type sqlite --force-overwrite true \
+      -o "${f%.nsys-rep}.sqlite" "$f" >>"$log" 2>&1
+  done
+  t0=$(date +%s%N)
+  LD_LIBRARY_PATH=$dw:${LD_LIBRARY_PATH:-} "$NSYS" recipe nccl_gpu_overlap_trace \
+    --input "$OUT"/nsys8/*.nsys-rep --output "$OUT/recipe8" --csv >>"$log" 2>&1
+  say "recipe rc=$? wall $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+  t0=$(date +%s%N)
+  "$B/commprof" import-nsys "$OUT"/nsys8/commprof_*.sqlite -o "$OUT/dp-nsys8-import" >>"$log" 2>&1
+  say "import-nsys rc=$? wall $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+  "$B/commprof" report "$OUT/dp-nsys8-import" --format json -o "$OUT/dp-nsys8-import.report.json" >>"$log" 2>&1
+  "$B/commprof" report "$OUT/dp-nsys8-import" >"$OUT/dp-nsys8-import.report.txt" 2>&1
+  sed -n '/## Per rank/,/^$/p' "$OUT/dp-nsys8-import.report.txt" >>"$log"
+  find "$OUT/recipe8" -name '*.csv' >>"$log"
+  rm -rf "$OUT/nsys8"
+fi
 if phase 6; then
   say "6. repeated activity-timed tp jobs (exit status of each)"
   for i in 1 2 3; do
