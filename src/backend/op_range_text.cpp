@@ -81,24 +81,23 @@ ParsedOpRangeText parse_op_range_text(const std::string& text) {
   return out;
 }
 
-std::optional<OpRangeTag> op_range_tag(const OpLabel& label, const Work& work) {
-  OpRangeTag tag;
-  const Communicator* comm = nullptr;
+CommOfWork comm_of_work(const Work& work) {
   if (const auto* c = std::get_if<CollectiveCall>(&work)) {
-    comm = c->comm;
-    tag.collective = collective_name(c->kind);
-  } else if (const auto* p = std::get_if<P2PCall>(&work)) {
-    comm = p->comm;
-    // As the executor names them in its own records.
-    tag.collective = p->send_peer >= 0 && p->recv_peer >= 0 ? "sendrecv"
-                     : p->send_peer >= 0                    ? "send"
-                                                            : "recv";
+    return {c->comm, collective_name(c->kind)};
   }
-  if (comm == nullptr) return std::nullopt;
-  tag.comm = comm->name();
-  tag.comm_size = comm->size();
-  tag.bytes = label.bytes;
-  return tag;
+  if (const auto* p = std::get_if<P2PCall>(&work)) {
+    // As the executor names them in its own records.
+    return {p->comm, p->send_peer >= 0 && p->recv_peer >= 0 ? "sendrecv"
+                     : p->send_peer >= 0                    ? "send"
+                                                            : "recv"};
+  }
+  return {};
+}
+
+std::optional<OpRangeTag> op_range_tag(const OpLabel& label, const Work& work) {
+  const CommOfWork c = comm_of_work(work);
+  if (c.comm == nullptr) return std::nullopt;
+  return OpRangeTag{c.collective, c.comm->name(), c.comm->size(), label.bytes};
 }
 
 }  // namespace commprof

@@ -47,8 +47,15 @@ struct ParsedOpRangeText {
 /// may add some.
 ParsedOpRangeText parse_op_range_text(const std::string& text);
 
-/// The tag of `work` if it is communication (a collective or send/recv), with `label`'s bytes;
-/// none for COMP and MEM work.
+/// The communicator and the collective's name (a static string) of communication work (a
+/// collective or send/recv); both null for COMP and MEM work.
+struct CommOfWork {
+  const Communicator* comm = nullptr;
+  const char* collective = nullptr;
+};
+CommOfWork comm_of_work(const Work& work);
+
+/// The tag of `work` if it is communication, with `label`'s bytes; none for COMP and MEM work.
 std::optional<OpRangeTag> op_range_tag(const OpLabel& label, const Work& work);
 
 }  // namespace commprof

@@ -61,6 +61,11 @@ class FakeComm final : public Communicator {
   int size() const override { return size_; }
   const std::string& name() const override { return name_; }
   std::unique_ptr<Communicator> split(int, int, const std::string&) override { return nullptr; }
+  /// As if this one were destroyed and another made at its address.
+  void become(std::string name, int size) {
+    name_ = std::move(name);
+    size_ = size;
+  }
 
  private:
   std::string name_;
@@ -117,6 +122,30 @@ TEST_F(Observed, CommRangesNameTheirCommunicatorAndCarryTheSequenceNumber) {
   EXPECT_EQ(seen()[6].text, "dp.bucket0.copy_in");
   EXPECT_EQ(seen()[6].payload, 2048);
   EXPECT_FALSE(seen()[6].payload_is_sequence);
+}
+
+// The text of the last COMM range is reused while nothing in it changes (bench loops): every
+// change must still show, including another communicator at the same address.
+TEST_F(Observed, RepeatedCommRangesFollowEveryChange) {
+  FakeComm comm("dp0", 2);
+  CollectiveCall call;
+  call.kind = CollectiveKind::kAllReduce;
+  call.comm = &comm;
+  auto push = [&](const OpLabel& label) {
+    ScopedAnnotation a(label, call, Category::kComm);
+    return seen()[seen().size() - 1];
+  };
+  EXPECT_EQ(push({"x", 8, 0.0, 0}).text, "x [coll=allreduce comm=dp0 size=2 bytes=8]");
+  EXPECT_EQ(push({"x", 8, 0.0, 1}).text, "x [coll=allreduce comm=dp0 size=2 bytes=8]");
+  EXPECT_EQ(seen()[2].payload, 1);
+  EXPECT_EQ(push({"x", 16, 0.0, 2}).text, "x [coll=allreduce comm=dp0 size=2 bytes=16]");
+  EXPECT_EQ(push({"y", 16, 0.0, 3}).text, "y [coll=allreduce comm=dp0 size=2 bytes=16]");
+  call.kind = CollectiveKind::kAllGather;
+  EXPECT_EQ(push({"y", 16, 0.0, 4}).text, "y [coll=allgather comm=dp0 size=2 bytes=16]");
+  comm.become("dp1", 2);
+  EXPECT_EQ(push({"y", 16, 0.0, 5}).text, "y [coll=allgather comm=dp1 size=2 bytes=16]");
+  comm.become("dp1", 4);
+  EXPECT_EQ(push({"y", 16, 0.0, 6}).text, "y [coll=allgather comm=dp1 size=4 bytes=16]");
 }
 
 TEST_F(Observed, RangesNestAndTheMeasuredStepsRangeHasItsName) {
