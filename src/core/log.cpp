@@ -24,6 +24,9 @@ State& state() {
 void emit(const char* tag, const std::string& message) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
+  // Whatever the report put on stdout goes out first: under mpirun, stdout and stderr travel
+  // separately, and a buffered half line of a table would otherwise be split by this message.
+  std::cout.flush();
   if (s.rank >= 0) {
     std::cerr << "[rank " << s.rank << ' ' << s.host << "] " << tag << message << std::endl;
   } else {
