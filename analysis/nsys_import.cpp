@@ -12,12 +12,9 @@
 // when every stream's marks (which commprof categories launched work onto it) are known.
 #include "analysis/nsys_import.hpp"
 
-#include <sqlite3.h>
-
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -25,124 +22,20 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "analysis/sqlite_reader.hpp"
 #include "src/backend/annotation.hpp"
 #include "src/backend/op_range_text.hpp"
-#include "src/core/atomic_file.hpp"
 #include "src/core/errors.hpp"
 #include "src/timeline/rank_file.hpp"
 
 namespace commprof {
 namespace {
 
-// --- A minimal read-only SQLite wrapper ---------------------------------------------------------
-
-class Db {
- public:
-  explicit Db(const std::string& path) : path_(path) {
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) fail("no such file");
-    if (!std::filesystem::is_regular_file(path, ec)) fail("not a regular file");
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) !=
-        SQLITE_OK) {
-      const std::string msg = db_ ? sqlite3_errmsg(db_) : "cannot open";
-      sqlite3_close(db_);
-      db_ = nullptr;
-      fail("cannot open as SQLite: " + msg);
-    }
-    // SQLite reads the header lazily: this is where "file is not a database" shows.
-    char* err = nullptr;
-    if (sqlite3_exec(db_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, &err) !=
-        SQLITE_OK) {
-      const std::string msg = err ? err : "unreadable";
-      const bool notadb = sqlite3_errcode(db_) == SQLITE_NOTADB;
-      sqlite3_free(err);
-      sqlite3_close(db_);
-      db_ = nullptr;
-      fail((notadb ? "not an SQLite export (" : "damaged SQLite export (") + msg + ")");
-    }
-    // Bounded memory: page cache 64 MiB; sorts and automatic indexes spill to temp files.
-    exec("PRAGMA cache_size = -65536");
-    exec("PRAGMA temp_store = FILE");
-  }
-  ~Db() { sqlite3_close(db_); }
-  Db(const Db&) = delete;
-  Db& operator=(const Db&) = delete;
-
-  [[noreturn]] void fail(const std::string& what) const { throw Error(path_ + ": " + what); }
-  void exec(const char* sql) {
-    char* err = nullptr;
-    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-      const std::string msg = err ? err : "?";
-      sqlite3_free(err);
-      fail(std::string("SQL failed (") + msg + "): " + sql);
-    }
-  }
-  bool has_table(const std::string& name);
-  bool has_column(const std::string& table, const std::string& column);
-  sqlite3* handle() const { return db_; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  sqlite3* db_ = nullptr;
-};
-
-class Stmt {
- public:
-  Stmt(Db& db, const std::string& sql) : db_(db) {
-    if (sqlite3_prepare_v2(db.handle(), sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK) {
-      db.fail(std::string("query failed (") + sqlite3_errmsg(db.handle()) + "): " + sql);
-    }
-  }
-  ~Stmt() { sqlite3_finalize(stmt_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-  void bind(int i, const std::string& s) {
-    sqlite3_bind_text(stmt_, i, s.c_str(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
-  }
-  /// Next row; false at the end. Throws on a read error (corrupt file).
-  bool step() {
-    const int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    db_.fail(std::string("read failed: ") + sqlite3_errmsg(db_.handle()));
-  }
-  bool null(int c) const { return sqlite3_column_type(stmt_, c) == SQLITE_NULL; }
-  std::int64_t i64(int c) const { return sqlite3_column_int64(stmt_, c); }
-  std::string text(int c) const {
-    const unsigned char* t = sqlite3_column_text(stmt_, c);
-    return t ? reinterpret_cast<const char*>(t) : "";
-  }
-
- private:
-  Db& db_;
-  sqlite3_stmt* stmt_ = nullptr;
-};
-
-bool Db::has_table(const std::string& name) {
-  Stmt s(*this, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?");
-  s.bind(1, name);
-  return s.step();
-}
-
-bool Db::has_column(const std::string& table, const std::string& column) {
-  Stmt s(*this, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?");
-  s.bind(1, table);
-  s.bind(2, column);
-  return s.step();
-}
-
 constexpr const char* kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
 constexpr const char* kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
 constexpr const char* kMemsetTable = "CUPTI_ACTIVITY_KIND_MEMSET";
 constexpr const char* kRuntimeTable = "CUPTI_ACTIVITY_KIND_RUNTIME";
 constexpr const char* kNvtxTable = "NVTX_EVENTS";
-
-void require_columns(Db& db, const std::string& table, const std::vector<std::string>& cols) {
-  for (const std::string& c : cols) {
-    if (!db.has_column(table, c)) db.fail("table " + table + " has no column '" + c + "'");
-  }
-}
 
 // "KEY=VALUE;KEY=VALUE" (nsys' DeviceEnvironment) -> the value of `key`.
 std::optional<std::string> env_value(const std::string& env, const std::string& key) {
@@ -416,20 +309,19 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
                                              "globalPid"};
   std::vector<std::string> kernel_cols = act_cols;
   kernel_cols.push_back("shortName");
-  require_columns(db, kKernelTable, kernel_cols);
+  db.require_columns(kKernelTable, kernel_cols);
   if (!db.has_table("StringIds")) db.fail("missing table StringIds (kernel and NVTX names)");
   const bool has_memcpy = db.has_table(kMemcpyTable);
   const bool has_memset = db.has_table(kMemsetTable);
   if (has_memcpy)
-    require_columns(db, kMemcpyTable, {"start", "end", "streamId", "bytes", "copyKind"});
-  if (has_memset) require_columns(db, kMemsetTable, {"start", "end", "streamId", "bytes"});
+    db.require_columns(kMemcpyTable, {"start", "end", "streamId", "bytes", "copyKind"});
+  if (has_memset) db.require_columns(kMemsetTable, {"start", "end", "streamId", "bytes"});
   const bool has_runtime = db.has_table(kRuntimeTable);
-  if (has_runtime) require_columns(db, kRuntimeTable, {"start", "correlationId", "globalTid"});
+  if (has_runtime) db.require_columns(kRuntimeTable, {"start", "correlationId", "globalTid"});
   const bool has_nvtx = db.has_table(kNvtxTable);
   if (has_nvtx) {
-    require_columns(db, kNvtxTable,
-                    {"start", "end", "eventType", "category", "text", "textId", "globalTid",
-                     "domainId", "uint64Value"});
+    db.require_columns(kNvtxTable, {"start", "end", "eventType", "category", "text", "textId",
+                                    "globalTid", "domainId", "uint64Value"});
   }
   const std::int64_t shift = info.session_start_utc_ns - time_base_utc_ns;
 
@@ -796,113 +688,6 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
                        [&](const RankTimeline&, StepRecord&& s) { steps.push_back(std::move(s)); });
   tl.steps = std::move(steps);
   return tl;
-}
-
-namespace {
-
-struct RankJsonParts {
-  std::string before_steps;  ///< up to and including `"steps":[`
-  std::string steps;         ///< the steps, comma-separated
-  std::string after_steps;   ///< from the closing `]}`
-};
-
-// `t`'s rank file split around its steps: written by write_rank_json itself, so the importer's
-// files are exactly what commprof writes, one step at a time.
-RankJsonParts split_at_steps(const RankTimeline& t) {
-  std::ostringstream os;
-  write_rank_json(os, t);
-  const std::string s = os.str();
-  const std::string key = "\"steps\":[";
-  const std::size_t open = s.find(key);
-  const std::size_t close = s.rfind("]}");
-  if (open == std::string::npos || close == std::string::npos || close < open + key.size())
-    throw Error("internal: unexpected rank file layout");
-  return {s.substr(0, open + key.size()), s.substr(open + key.size(), close - open - key.size()),
-          s.substr(close)};
-}
-
-}  // namespace
-
-std::string write_nsys_rank_file(const std::string& out_dir, const NsysFileInfo& info,
-                                 const NsysImportOptions& options, std::int64_t time_base_utc_ns,
-                                 int world_size, NsysFileSummary* summary) {
-  const std::string path = out_dir + "/rank-" + std::to_string(info.rank) + ".json";
-  write_file_atomically(path, [&](std::ostream& os) {
-    bool first = true;
-    RankTimeline one;  // one step at a time through the shared writer
-    const RankTimeline header =
-        import_nsys_file(info, options, time_base_utc_ns, world_size, summary,
-                         [&](const RankTimeline& head, StepRecord&& s) {
-                           if (first) {
-                             os << split_at_steps(head).before_steps;
-                             first = false;
-                           } else {
-                             os << ',';
-                           }
-                           one.steps.assign(1, std::move(s));
-                           os << split_at_steps(one).steps;
-                         });
-    const RankJsonParts parts = split_at_steps(header);
-    if (first) os << parts.before_steps;
-    os << parts.after_steps;
-  });
-  return path;
-}
-
-std::vector<NsysFileSummary> import_nsys_files(const std::vector<std::string>& files,
-                                               const std::string& out_dir,
-                                               const NsysImportOptions& options) {
-  if (files.empty()) throw Error("import-nsys: no input files");
-  std::vector<NsysFileInfo> infos;
-  std::map<int, std::string> by_rank;
-  std::int64_t base = 0;
-  bool all_have_start = true;
-  int world = static_cast<int>(files.size());
-  for (const std::string& f : files) {
-    infos.push_back(probe_nsys_file(f));
-    const NsysFileInfo& i = infos.back();
-    auto [it, added] = by_rank.try_emplace(i.rank, f);
-    if (!added) {
-      throw Error(f + ": rank " + std::to_string(i.rank) + " (from " + i.rank_source +
-                  ") was already imported from " + it->second);
-    }
-    world = std::max(world, std::max(i.world_size, i.rank + 1));
-    if (i.session_start_utc_ns == 0) all_have_start = false;
-    base = infos.size() == 1 ? i.session_start_utc_ns : std::min(base, i.session_start_utc_ns);
-  }
-  // One clock: every file's times are shifted by its session start (UTC) minus the earliest.
-  if (!all_have_start) {
-    base = 0;
-    for (NsysFileInfo& i : infos) i.session_start_utc_ns = 0;
-  }
-  ensure_directory(out_dir);
-  std::vector<NsysFileSummary> out;
-  std::vector<std::string> written;
-  std::int64_t comm = 0;
-  auto remove_written = [&] {
-    for (const std::string& w : written) std::remove(w.c_str());
-  };
-  try {
-    for (const NsysFileInfo& i : infos) {
-      NsysFileSummary s;
-      written.push_back(write_nsys_rank_file(out_dir, i, options, base, world, &s));
-      comm += s.ops[index_of(Category::kComm)];
-      out.push_back(s);
-    }
-  } catch (...) {
-    remove_written();  // all files or none: a half-imported set would reduce without complaint
-    throw;
-  }
-  if (files.size() > 1 && comm == 0) {
-    remove_written();
-    throw Error("import-nsys: " + std::to_string(files.size()) +
-                " ranks but not one COMM op: no NCCL kernel and no commprof COMM range in any "
-                "step (rules: " +
-                (options.rules ? options.rules->source() : RuleSet::defaults().source()) +
-                "). Check the classification rules (--rules) and that nsys traced CUDA; no "
-                "rank file was written");
-  }
-  return out;
 }
 
 }  // namespace commprof
