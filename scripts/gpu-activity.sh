@@ -19,6 +19,17 @@ log="$OUT/activity.log"
 say() { echo "== $*" | tee -a "$log"; }
 PHASES=${PHASES:-1 2 3 4}
 phase() { [[ " $PHASES " == *" $1 "* ]]; }
+# Turns the per-rank recordings in DIR into .sqlite exports: nsys_finish (nsys-env.sh) where nsys
+# left .qdstrm files (no libdw), nsys export where it wrote .nsys-rep itself.
+export_reports() {
+  local f dw=/tmp/commprof-dw/usr/lib/x86_64-linux-gnu
+  if compgen -G "$1/*.qdstrm" >/dev/null; then nsys_finish "$1"/*.qdstrm >>"$log" 2>&1; fi
+  for f in "$1"/*.nsys-rep; do
+    [ -f "${f%.nsys-rep}.sqlite" ] && continue
+    LD_LIBRARY_PATH=$dw:${LD_LIBRARY_PATH:-} "$NSYS" export --type sqlite --force-overwrite true \
+      -o "${f%.nsys-rep}.sqlite" "$f" >>"$log" 2>&1
+  done
+}
 MPI=(mpirun --allow-run-as-root -np 2 -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH)
 RUN=("$B/commprof" run --backend cuda --workload dp --model gpt-1.3b --steps 10 --warmup-steps 3)
 say "$(date -u +%FT%TZ) host $(hostname), commit ${COMMIT:-unknown}"
@@ -72,14 +83,7 @@ grep -E "op timing|warn|CUPTI|error" "$OUT/dp-nsys.txt" >>"$log"
 say "profile with --op-timing activity rc=$? (2 expected: nsys holds CUPTI)"
 grep -E "error" "$OUT/dp-nsys-activity.txt" | head -3 >>"$log"
 rm -rf "$OUT/nsys-activity"
-if compgen -G "$OUT/nsys/*.qdstrm" >/dev/null; then
-  nsys_finish "$OUT"/nsys/*.qdstrm >>"$log" 2>&1
-fi
-for f in "$OUT"/nsys/*.nsys-rep; do
-  [ -f "${f%.nsys-rep}.sqlite" ] && continue
-  LD_LIBRARY_PATH=/tmp/commprof-dw/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-} "$NSYS" export \
-    --type sqlite --force-overwrite true -o "${f%.nsys-rep}.sqlite" "$f" >>"$log" 2>&1
-done
+export_reports "$OUT/nsys"
 ls -la "$OUT/nsys" >>"$log"
 t0=$(date +%s%N)
 "$B/commprof" import-nsys "$OUT"/nsys/commprof_*.sqlite -o "$OUT/dp-nsys-import" >>"$log" 2>&1
@@ -118,14 +122,7 @@ if phase 7; then
   say "nsys step-timed job rc=$?"
   "${MPI[@]}" "${RUN[@]}" --op-timing activity --out "$OUT/dp-activity-c2" >"$OUT/dp-activity-c2.txt" 2>&1
   say "activity job 2 rc=$?"
-  if compgen -G "$OUT/nsys-step/*.qdstrm" >/dev/null; then
-    nsys_finish "$OUT"/nsys-step/*.qdstrm >>"$log" 2>&1
-  fi
-  for f in "$OUT"/nsys-step/*.nsys-rep; do
-    [ -f "${f%.nsys-rep}.sqlite" ] && continue
-    LD_LIBRARY_PATH=/tmp/commprof-dw/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-} "$NSYS" export \
-      --type sqlite --force-overwrite true -o "${f%.nsys-rep}.sqlite" "$f" >>"$log" 2>&1
-  done
+  export_reports "$OUT/nsys-step"
   "$B/commprof" import-nsys "$OUT"/nsys-step/commprof_*.sqlite -o "$OUT/dp-nsys-step-import" >>"$log" 2>&1
   say "import rc=$?"
   rm -rf "$OUT/nsys-step"
@@ -144,15 +141,8 @@ if phase 8; then
   "${MPI[@]}" scripts/nsys-profile-rank.sh --nsys "$NSYS" --out "$OUT/nsys8" --trace cuda,nvtx -- \
     "${RUN[@]}" --op-timing step >"$OUT/dp-nsys8.txt" 2>&1
   say "nsys step-timed job rc=$?"
-  if compgen -G "$OUT/nsys8/*.qdstrm" >/dev/null; then
-    nsys_finish "$OUT"/nsys8/*.qdstrm >>"$log" 2>&1
-  fi
+  export_reports "$OUT/nsys8"
   dw=/tmp/commprof-dw/usr/lib/x86_64-linux-gnu
-  for f in "$OUT"/nsys8/*.nsys-rep; do
-    [ -f "${f%.nsys-rep}.sqlite" ] && continue
-    LD_LIBRARY_PATH=$dw:${LD_LIBRARY_PATH:-} "$NSYS" export --type sqlite --force-overwrite true \
-      -o "${f%.nsys-rep}.sqlite" "$f" >>"$log" 2>&1
-  done
   t0=$(date +%s%N)
   LD_LIBRARY_PATH=$dw:${LD_LIBRARY_PATH:-} "$NSYS" recipe nccl_gpu_overlap_trace \
     --input "$OUT"/nsys8/*.nsys-rep --output "$OUT/recipe8" --csv >>"$log" 2>&1

@@ -254,30 +254,27 @@ void CuptiActivity::pop() noexcept {
   }
 }
 
+template <typename Record>
+CuptiActivity::WorkRecord CuptiActivity::work_record(const void* record) {
+  const auto* r = static_cast<const Record*>(record);
+  return {r->correlationId, static_cast<std::int64_t>(r->start), static_cast<std::int64_t>(r->end)};
+}
+
 void CuptiActivity::take_buffer(std::uint8_t* buffer, std::size_t valid_bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   CUpti_Activity* record = nullptr;
   while (lib_->next_record(buffer, valid_bytes, &record) == CUPTI_SUCCESS) {
     switch (record->kind) {
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-      case CUPTI_ACTIVITY_KIND_KERNEL: {
-        const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-        work_.push_back({k->correlationId, static_cast<std::int64_t>(k->start),
-                         static_cast<std::int64_t>(k->end)});
+      case CUPTI_ACTIVITY_KIND_KERNEL:
+        work_.push_back(work_record<CUpti_ActivityKernel10>(record));
         break;
-      }
-      case CUPTI_ACTIVITY_KIND_MEMCPY: {
-        const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-        work_.push_back({m->correlationId, static_cast<std::int64_t>(m->start),
-                         static_cast<std::int64_t>(m->end)});
+      case CUPTI_ACTIVITY_KIND_MEMCPY:
+        work_.push_back(work_record<CUpti_ActivityMemcpy6>(record));
         break;
-      }
-      case CUPTI_ACTIVITY_KIND_MEMSET: {
-        const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-        work_.push_back({m->correlationId, static_cast<std::int64_t>(m->start),
-                         static_cast<std::int64_t>(m->end)});
+      case CUPTI_ACTIVITY_KIND_MEMSET:
+        work_.push_back(work_record<CUpti_ActivityMemset4>(record));
         break;
-      }
       case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
         const auto* x = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
         if (x->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)

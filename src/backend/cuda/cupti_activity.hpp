@@ -60,6 +60,9 @@ class CuptiActivity {
     std::int64_t end_ns;
   };
   explicit CuptiActivity(std::unique_ptr<Library> lib);
+  // Kernel, memcpy and memset records name their times and launching call alike.
+  template <typename Record>
+  static WorkRecord work_record(const void* record);
   void join_locked() const;
 
   std::unique_ptr<Library> lib_;
