@@ -90,12 +90,7 @@ t0=$(date +%s%N)
 say "import-nsys rc=$? in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 "${MPI[@]}" "${RUN[@]}" --op-timing activity --out "$OUT/dp-activity-b" >"$OUT/dp-activity-b.txt" 2>&1
 say "activity-timed job (no nsys) rc=$?"
-for d in dp-nsys-import dp-nsys dp-activity-b; do
-  "$B/commprof" report "$OUT/$d" --format json -o "$OUT/$d.report.json" >>"$log" 2>&1
-  "$B/commprof" report "$OUT/$d" >"$OUT/$d.report.txt" 2>&1
-  say "report $d rc=$?"
-  sed -n '/## Per rank/,/^$/p' "$OUT/$d.report.txt" >>"$log"
-done
+report_runs dp-nsys-import dp-nsys dp-activity-b
 rm -rf "$OUT/nsys"
 fi
 if phase 5; then
@@ -164,14 +159,7 @@ if phase 6; then
     say "tp activity job $i rc=$?: $(grep -E '^  step time \(ms\)' "$OUT/run.txt")"
   done
 fi
-if phase 2; then
-  for d in dp-activity dp-pair dp-shared; do
-    "$B/commprof" report "$OUT/$d" --format json -o "$OUT/$d.report.json" >>"$log" 2>&1
-    "$B/commprof" report "$OUT/$d" >"$OUT/$d.report.txt" 2>&1
-    say "report $d rc=$?"
-    sed -n '/## Per rank/,/^$/p' "$OUT/$d.report.txt" >>"$log"
-  done
-fi
+if phase 2; then report_runs dp-activity dp-pair dp-shared; fi
 rm -f "$OUT/run.txt"
 tar -C "$OUT" -cJf "/tmp/results.tar.xz" --exclude=activity.log . 2>>"$log"
 find "$OUT" -mindepth 1 -maxdepth 1 ! -name activity.log ! -name 'bench-*.txt' -exec rm -rf {} +
