@@ -30,6 +30,16 @@ export_reports() {
       -o "${f%.nsys-rep}.sqlite" "$f" >>"$log" 2>&1
   done
 }
+# Reduces each run directory named into NAME.report.json and .txt, and logs the per-rank table.
+report_runs() {
+  local d
+  for d in "$@"; do
+    "$B/commprof" report "$OUT/$d" --format json -o "$OUT/$d.report.json" >>"$log" 2>&1
+    "$B/commprof" report "$OUT/$d" >"$OUT/$d.report.txt" 2>&1
+    say "report $d rc=$?"
+    sed -n '/## Per rank/,/^$/p' "$OUT/$d.report.txt" >>"$log"
+  done
+}
 MPI=(mpirun --allow-run-as-root -np 2 -x NCCL_NVLS_ENABLE=0 -x LD_LIBRARY_PATH)
 RUN=("$B/commprof" run --backend cuda --workload dp --model gpt-1.3b --steps 10 --warmup-steps 3)
 say "$(date -u +%FT%TZ) host $(hostname), commit ${COMMIT:-unknown}"
