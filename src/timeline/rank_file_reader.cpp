@@ -71,6 +71,15 @@ std::int64_t get_i64(const Where& w, std::string_view key, sj::value v) {
   if (v.get_int64().get(x)) wrong_type(w, key, v, "an integer");
   return x;
 }
+// A time: an integer within [-kMaxTimeNs, kMaxTimeNs].
+std::int64_t get_time(const Where& w, std::string_view key, sj::value v) {
+  const std::int64_t x = get_i64(w, key, v);
+  if (x < -kMaxTimeNs || x > kMaxTimeNs) {
+    w.fail("field '" + std::string(key) + "' is out of range (" + std::to_string(x) +
+           "; times are within +-2^60 ns)");
+  }
+  return x;
+}
 int get_int(const Where& w, std::string_view key, sj::value v) {
   const std::int64_t x = get_i64(w, key, v);
   if (x < std::numeric_limits<int>::min() || x > std::numeric_limits<int>::max()) {
@@ -169,7 +178,7 @@ OpRecord parse_op(const Where& w, sj::object obj) {
         } else if (key_is(k, "seq")) {
           op.seq = get_i64(w, "seq", v), seen |= 1u << 6;
         } else if (key_is(k, "start_ns")) {
-          op.start_ns = get_i64(w, "start_ns", v), seen |= 1u << 9;
+          op.start_ns = get_time(w, "start_ns", v), seen |= 1u << 9;
         }
         break;
       case 'b':
@@ -179,7 +188,7 @@ OpRecord parse_op(const Where& w, sj::object obj) {
         if (key_is(k, "flops")) op.flops = get_f64(w, "flops", v), seen |= 1u << 8;
         break;
       case 'e':
-        if (key_is(k, "end_ns")) op.end_ns = get_i64(w, "end_ns", v), seen |= 1u << 10;
+        if (key_is(k, "end_ns")) op.end_ns = get_time(w, "end_ns", v), seen |= 1u << 10;
         break;
       default:
         break;  // fields added by later writers are skipped
@@ -203,9 +212,9 @@ StepRecord parse_step(Where& w, sj::object obj) {
     } else if (key == "warmup") {
       s.warmup = get_bool(w, key, v), seen |= 1u << 1;
     } else if (key == "start_ns") {
-      s.start_ns = get_i64(w, key, v), seen |= 1u << 2;
+      s.start_ns = get_time(w, key, v), seen |= 1u << 2;
     } else if (key == "end_ns") {
-      s.end_ns = get_i64(w, key, v), seen |= 1u << 3;
+      s.end_ns = get_time(w, key, v), seen |= 1u << 3;
     } else if (key == "ops") {
       sj::array ops;
       if (v.get_array().get(ops)) w.fail("'ops' is not an array");
@@ -270,7 +279,7 @@ RankTimeline parse_document(const simdjson::padded_string_view text, const std::
       } else if (key == "backend") {
         t.backend = get_str(w, key, v), seen |= 1u << 7;
       } else if (key == "clock_offset_ns") {
-        t.clock_offset_ns = get_i64(w, key, v), seen |= 1u << 8;
+        t.clock_offset_ns = get_time(w, key, v), seen |= 1u << 8;
       } else if (key == "config") {
         sj::object config;
         std::string_view raw;

@@ -181,6 +181,9 @@ class Reader {
     return leading_zero ? 0 : n;
   }
   bool integer_ends() const { return !(p_ < end_ && (*p_ == '.' || *p_ == 'e' || *p_ == 'E')); }
+  // At most 18 digits: below 10^18 < kMaxTimeNs, so every integer read here is a valid time,
+  // as parse_document requires of the time fields.
+  static_assert(999'999'999'999'999'999 < kMaxTimeNs);
   bool i64(std::int64_t& out) {
     const bool neg = lit('-');
     std::uint64_t v = 0;
