@@ -201,6 +201,70 @@ OpRecord parse_op(const Where& w, sj::object obj) {
   return op;
 }
 
+// Reads every value once: On-Demand checks only what it reads, and skipping an object checks
+// little more than its brackets, so without this a config such as {"a":tru} or {"a"b:1} passed
+// (tests/fuzz found it), and writing the timeline again failed.
+bool all_valid(sj::value v) {
+  sj::json_type type;
+  if (v.type().get(type)) return false;
+  switch (type) {
+    case sj::json_type::object: {
+      sj::object o;
+      if (v.get_object().get(o)) return false;
+      for (auto field : o) {
+        std::string_view key;
+        sj::value value;
+        if (field.unescaped_key().get(key) || field.value().get(value) || !all_valid(value)) {
+          return false;
+        }
+      }
+      return true;
+    }
+    case sj::json_type::array: {
+      sj::array a;
+      if (v.get_array().get(a)) return false;
+      for (auto element : a) {
+        sj::value value;
+        if (element.get(value) || !all_valid(value)) return false;
+      }
+      return true;
+    }
+    case sj::json_type::number: {
+      sj::number n;
+      return !v.get_number().get(n);
+    }
+    case sj::json_type::string: {
+      std::string_view str;
+      return !v.get_string().get(str);
+    }
+    case sj::json_type::boolean: {
+      bool b = false;
+      return !v.get_bool().get(b);
+    }
+    case sj::json_type::null: {
+      bool null = false;
+      return !v.is_null().get(null) && null;
+    }
+  }
+  return false;
+}
+
+// The config is kept as text (its raw JSON); a second, small parse of that text proves it is JSON.
+void check_config(const Where& w, const std::string& raw) {
+  thread_local sj::parser parser;
+  const simdjson::padded_string text(raw);
+  sj::document doc;
+  sj::value value;
+  bool ok = false;
+  try {
+    // The text is exactly the object's raw JSON, so nothing can follow it.
+    ok = !parser.iterate(text).get(doc) && !doc.get_value().get(value) && all_valid(value);
+  } catch (const simdjson::simdjson_error&) {
+    ok = false;
+  }
+  if (!ok) w.fail("field 'config' is not valid JSON");
+}
+
 StepRecord parse_step(Where& w, sj::object obj) {
   StepRecord s;
   unsigned seen = 0;
@@ -287,6 +351,7 @@ RankTimeline parse_document(const simdjson::padded_string_view text, const std::
           w.fail("field 'config' is not an object");
         }
         t.config_json = std::string(raw);
+        check_config(w, t.config_json);
       } else if (key == "steps") {
         if ((seen & 3u) != 3u) w.fail("'schema' and 'version' must come before 'steps'");
         sj::array steps;

@@ -138,6 +138,25 @@ TEST(RankFile, TimesOutsideTheDomainAreRefused) {
   EXPECT_EQ(parse_rank_json(edge, "x").clock_offset_ns, -kMaxTimeNs);
 }
 
+// tests/fuzz (rank_file_reader_fuzz) found configs that are not JSON read as if they were, and
+// writing such a timeline again then threw nlohmann's parse_error out of `commprof`.
+TEST(RankFile, ConfigThatIsNotJsonIsRefused) {
+  SyntheticSpec spec;
+  spec.steps = 1;
+  spec.warmup_steps = 0;
+  spec.layers = 1;
+  RankTimeline t = make_synthetic_rank(spec, 0);
+  t.config_json = R"({"model":{"heads":4}})";
+  const std::string good = to_json(t);
+  for (const std::string bad : {R"({"model":{"heas"d:4}})", R"({"model":{"heads":tru}})",
+                                R"({"model":{"heads":01}})", R"({"model":[1,,2]})"}) {
+    std::string text = good;
+    text.replace(text.find(t.config_json), t.config_json.size(), bad);
+    EXPECT_THAT(error_of(text), HasSubstr("rank-9.json: field 'config' is not valid JSON")) << bad;
+  }
+  EXPECT_EQ(parse_rank_json(good, "x").config_json, t.config_json);
+}
+
 TEST(RankFile, MissingFileIsNamed) {
   try {
     read_rank_file("/nonexistent/rank-3.json");
