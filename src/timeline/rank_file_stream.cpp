@@ -424,6 +424,10 @@ class Reader {
 }  // namespace compact
 }  // namespace
 
+bool detail::read_compact(const char* begin, const char* end, RankStepSink& sink) {
+  return compact::Reader(begin, end, sink).document();
+}
+
 std::vector<OpView> op_views(const StepRecord& step) {
   std::vector<OpView> views;
   views.reserve(step.ops.size());
@@ -533,8 +537,7 @@ void stream_rank_file(const std::string& path, RankStepSink& sink) {
   {
     const Mapping map(path);
     if (map.data() != nullptr) {
-      compact::Reader reader(map.data(), map.data() + map.size(), sink);
-      if (reader.document()) {
+      if (detail::read_compact(map.data(), map.data() + map.size(), sink)) {
         sink.end();
         return;
       }
@@ -551,12 +554,9 @@ void stream_rank_file(const std::string& path, RankStepSink& sink) {
     throw Error("cannot read '" + path + "': it changed while being read");
   }
   const simdjson::padded_string_view text(buffer.data(), size, buffer.size());
-  {
-    compact::Reader reader(text.data(), text.data() + text.size(), sink);
-    if (reader.document()) {
-      sink.end();
-      return;
-    }
+  if (detail::read_compact(text.data(), text.data() + text.size(), sink)) {
+    sink.end();
+    return;
   }
   sink.restart();
   RankTimeline t = detail::parse_document(text, path);
