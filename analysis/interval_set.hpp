@@ -9,7 +9,9 @@
 namespace commprof {
 
 /// A half-open span of time [begin, end) in nanoseconds. begin == end is an empty interval: it
-/// occupies no time and never contributes to a union, but it is not an error.
+/// occupies no time and never contributes to a union, but it is not an error. Times lie within
+/// +-2 x kMaxTimeNs (src/timeline/op_record.hpp: a rank file's times, moved by its clock
+/// offset), so every length, and the sum of two, fits in 64 bits.
 struct Interval {
   std::int64_t begin = 0;
   std::int64_t end = 0;

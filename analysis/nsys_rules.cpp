@@ -14,6 +14,16 @@ const char* const kDefaultRules =
 #include "nsys_rules_default.inc"
     ;
 
+// How name patterns are compiled. libstdc++'s regex_search backtracks by default: a rule such as
+// `^ni???...{2,}???...` (tests/fuzz found it) then takes minutes on a 23-character kernel name.
+// Its polynomial mode simulates the automaton instead, in time linear in the name, and refuses
+// back-references, which a kernel-name rule does not need.
+constexpr std::regex::flag_type kPatternFlags = std::regex::ECMAScript
+#if defined(__GLIBCXX__)
+                                                | std::regex_constants::__polynomial
+#endif
+    ;
+
 std::optional<Category> parse_category(const std::string& s) {
   if (s == "COMM") return Category::kComm;
   if (s == "MEM") return Category::kMem;
@@ -128,7 +138,7 @@ RuleSet RuleSet::parse(const std::string& text, const std::string& source) {
       rule.matcher = Rule::Matcher::kName;
       rule.pattern = arg;
       try {
-        rule.regex = std::make_shared<const std::regex>(arg, std::regex::ECMAScript);
+        rule.regex = std::make_shared<const std::regex>(arg, kPatternFlags);
       } catch (const std::regex_error& e) {
         throw Error(where + "invalid regular expression '" + arg + "': " + e.what());
       }

@@ -13,6 +13,7 @@
 #include "src/cli/command.hpp"
 #include "src/core/atomic_file.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/standard_output.hpp"
 #include "src/runtime/rank_context.hpp"
 
 namespace po = boost::program_options;
@@ -28,11 +29,11 @@ struct ReportConfig {
   ReduceOptions reduce;
 };
 
-// Writes through `write` to `path` atomically, or to stdout when `path` is empty.
+// Writes through `write` to `path` atomically, or to stdout when `path` is empty; either
+// way a failed write throws Error naming the destination and the reason.
 void emit(const std::string& path, const std::function<void(std::ostream&)>& write) {
   if (path.empty()) {
-    write(std::cout);
-    std::cout.flush();
+    write_to_stdout("the report", write);
   } else {
     write_file_atomically(path, write);
   }

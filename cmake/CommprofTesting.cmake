@@ -12,22 +12,69 @@
 #     --oversubscribe (4 ranks on a 2-core CI machine) and allows running as root (containers).
 #     A COMMAND naming a target is replaced by the target's file. WRAPPER, if given, runs the
 #     whole launcher line (e.g. tests/tools/check_run.sh with its expectations and `--`).
+#
+#   commprof_scaled(<out_var> <seconds>)
+#     <seconds> x COMMPROF_TEST_TIME_SCALE: every bound a test puts on time (--timeout, a
+#     script's wait) goes through it.
+#
+#   commprof_finish_tests()
+#     Called once after every test of a directory is added: scales their CTest TIMEOUTs and, in
+#     sanitizer builds, fails any test whose output holds a sanitizer report.
 include_guard(GLOBAL)
 include(GoogleTest)
 
 set(COMMPROF_TEST_TIMEOUT 120 CACHE STRING "Default timeout (s) of one commprof MPI test")
-# Open MPI refuses to run as root unless both variables are set; harmless for other MPIs.
-set(COMMPROF_TEST_MPI_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
-# Sanitizer findings fail the test that triggers them instead of scrolling by in its log.
+# Sanitized code runs 2-5x slower (the sanitizer presets set 3 or 4). What a timing-bound test
+# asserts stays the same (the job ends within --timeout + a margin, the error names the stuck
+# collective); only the seconds in it are multiplied, CTest's TIMEOUT included.
+set(COMMPROF_TEST_TIME_SCALE 1 CACHE STRING "Multiplier of every time bound in the tests")
+if(NOT COMMPROF_TEST_TIME_SCALE MATCHES "^[1-9][0-9]*$")
+  message(FATAL_ERROR "COMMPROF_TEST_TIME_SCALE must be a positive integer, not "
+                      "'${COMMPROF_TEST_TIME_SCALE}'")
+endif()
+# Open MPI refuses to run as root unless both variables are set; harmless for other MPIs. The
+# fault-injection scripts read the scale from the environment.
+set(COMMPROF_TEST_MPI_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+                          "COMMPROF_TEST_TIME_SCALE=${COMMPROF_TEST_TIME_SCALE}")
+# Sanitizer findings fail the test that triggers them instead of scrolling by in its log: each
+# sanitizer stops the process at its first report (UBSan is also built with
+# -fno-sanitize-recover), and commprof_finish_tests() fails a test whose output holds one even
+# where the exit code alone would not tell (a test that expects exit 1).
 set(COMMPROF_TEST_SANITIZER_ENV "")
 if(COMMPROF_SANITIZE MATCHES "undefined")
   list(APPEND COMMPROF_TEST_SANITIZER_ENV "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1")
+endif()
+if(COMMPROF_SANITIZE MATCHES "thread")
+  # The suppressions name Open MPI's libraries only (why: in the file).
+  list(APPEND COMMPROF_TEST_SANITIZER_ENV
+       "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=${PROJECT_SOURCE_DIR}/tests/sanitizers/tsan_openmpi.supp")
 endif()
 list(APPEND COMMPROF_TEST_MPI_ENV ${COMMPROF_TEST_SANITIZER_ENV})
 if(COMMPROF_SANITIZE MATCHES "address")
   # MPI_Init's own allocations live until exit; LeakSanitizer would fail every MPI test on them.
   list(APPEND COMMPROF_TEST_MPI_ENV "ASAN_OPTIONS=detect_leaks=0")
 endif()
+set(COMMPROF_TEST_SANITIZER_REPORT
+    "ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer|: runtime error: |SUMMARY: [A-Za-z]+Sanitizer")
+
+function(commprof_scaled out_var seconds)
+  math(EXPR scaled "${seconds} * ${COMMPROF_TEST_TIME_SCALE}")
+  set(${out_var} ${scaled} PARENT_SCOPE)
+endfunction()
+
+function(commprof_finish_tests)
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  foreach(t IN LISTS tests)
+    get_test_property(${t} TIMEOUT timeout)
+    if(timeout)
+      commprof_scaled(timeout ${timeout})
+      set_tests_properties(${t} PROPERTIES TIMEOUT ${timeout})
+    endif()
+    if(COMMPROF_SANITIZE)
+      set_tests_properties(${t} PROPERTIES FAIL_REGULAR_EXPRESSION "${COMMPROF_TEST_SANITIZER_REPORT}")
+    endif()
+  endforeach()
+endfunction()
 
 # Which launcher is this? Asked once per build tree and cached.
 if(MPIEXEC_EXECUTABLE AND NOT DEFINED CACHE{COMMPROF_MPIEXEC_IS_OPENMPI})
@@ -65,10 +112,11 @@ function(commprof_add_unit_test)
   # PRE_TEST: tests are listed when ctest runs, so a build never fails because a freshly built
   # binary cannot start (e.g. a sanitizer runtime missing on the build host).
   set(labels unit ${ARG_LABELS})
+  commprof_scaled(timeout 60)
   gtest_discover_tests(${ARG_NAME}
     DISCOVERY_MODE PRE_TEST
-    DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS "${labels}" TIMEOUT 60 ENVIRONMENT "${COMMPROF_TEST_SANITIZER_ENV}")
+    DISCOVERY_TIMEOUT ${timeout}
+    PROPERTIES LABELS "${labels}" TIMEOUT ${timeout} ENVIRONMENT "${COMMPROF_TEST_SANITIZER_ENV}")
 endfunction()
 
 function(commprof_add_mpi_test)

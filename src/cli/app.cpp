@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "src/cli/app.hpp"
 
+#include <csignal>
 #include <iostream>
 
 #include "src/cli/parse.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
+#include "src/core/standard_output.hpp"
 #include "src/runtime/launcher_env.hpp"
 #include "src/runtime/mpi_check.hpp"
 #include "src/runtime/rank_context.hpp"
@@ -79,18 +81,33 @@ int run_parsed(int argc, char** argv, ParseOutcome& parsed) {
   }
 }
 
+// What the command printed must have arrived: stdout on a full disk or /dev/full fails the run
+// (its result files, if any, are written by then).
+int with_stdout_checked(int code) {
+  try {
+    check_stdout();
+  } catch (const Error& e) {
+    std::cerr << "commprof: error: " << e.what() << std::endl;
+    return code == kExitOk ? kExitFailure : code;
+  }
+  return code;
+}
+
 }  // namespace
 
 int run_app(int argc, char** argv) {
+  // A file-size limit (ulimit -f) ends a process that writes past it with SIGXFSZ: mid-write,
+  // without a word. Ignored, the write fails with EFBIG and the error names the file.
+  std::signal(SIGXFSZ, SIG_IGN);
   const auto commands = make_commands();
   ParseOutcome parsed = parse_command_line(argc, argv, commands, environ);
   if (parsed.kind == ParseOutcome::Kind::kHelp || parsed.kind == ParseOutcome::Kind::kVersion) {
     // No MPI needed; under mpirun only the first rank prints.
     if (launcher_world_rank().value_or(0) == 0) std::cout << parsed.text;
-    return kExitOk;
+    return with_stdout_checked(kExitOk);
   }
   try {
-    return run_parsed(argc, argv, parsed);
+    return with_stdout_checked(run_parsed(argc, argv, parsed));
   } catch (const std::exception& e) {
     // MPI itself failed to start, or the rank context could not be built.
     log::error(e.what());

@@ -13,21 +13,24 @@ namespace commprof {
 void prepare_output_directory(RankContext& ctx, const std::string& dir, bool force,
                               const std::string& command) {
   std::string problem;
-  if (ctx.rank() == 0) {
-    try {
-      ensure_directory(dir);
+  try {
+    // Every rank: without a shared file system each writes into its own node's directory, and a
+    // directory it cannot write (read-only, someone else's, a path through a regular file) must
+    // stop the job now rather than after the first measured step.
+    ensure_writable_directory(dir);
+    if (ctx.rank() == 0 && !force) {
       static const std::regex kResult(R"((rank-[0-9]+\.json|report\.[a-z]+|bench\.(json|csv)))");
       for (const auto& entry : std::filesystem::directory_iterator(dir)) {
         const std::string name = entry.path().filename().string();
-        if (!force && std::regex_match(name, kResult)) {
+        if (std::regex_match(name, kResult)) {
           problem = "--out " + dir + " already holds results of an earlier run (" + name +
                     "); pass --force to overwrite them, or choose another directory";
           break;
         }
       }
-    } catch (const std::exception& e) {
-      problem = e.what();
     }
+  } catch (const std::exception& e) {
+    problem = e.what();
   }
   ctx.agree(problem.empty(), "commprof " + command + ": error: " + problem);
 }

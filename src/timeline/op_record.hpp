@@ -10,6 +10,12 @@
 
 namespace commprof {
 
+/// Every time of a timeline (op and step start and end, the clock offset) lies within
+/// [-kMaxTimeNs, kMaxTimeNs] (2^60 ns, 36 years): a time plus an offset, the difference of two
+/// such, and the sum of two such differences all fit in 64 bits. The readers refuse a file with a
+/// time outside (it would otherwise overflow the interval algebra: tests/fuzz found that).
+inline constexpr std::int64_t kMaxTimeNs = std::int64_t{1} << 60;
+
 /// One op as it ran on one rank. Times are nanoseconds on the rank's host steady clock
 /// (CLOCK_MONOTONIC: shared by every process of one host), so ops of ranks on one host compare
 /// directly; RankTimeline::clock_offset_ns maps them onto rank 0's clock across hosts.

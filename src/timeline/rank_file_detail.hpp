@@ -8,6 +8,7 @@
 #include <string>
 
 #include "src/timeline/op_record.hpp"
+#include "src/timeline/rank_file.hpp"
 
 namespace commprof::detail {
 
@@ -16,5 +17,11 @@ RankTimeline parse_document(simdjson::padded_string_view text, const std::string
 
 /// Throws Error naming `path` when the reader was built for AVX2 and this CPU lacks it.
 void check_reader_cpu(const std::string& path);
+
+/// The one-pass reader of stream_rank_file over [begin, end), which needs no padding: true when
+/// the text is in the compact form and valid, every step then delivered to `sink` (end() not
+/// called); false on anything else, the sink then holding part of the file. Where it returns
+/// true, parse_document must return the same timeline (tests/fuzz checks that).
+bool read_compact(const char* begin, const char* end, RankStepSink& sink);
 
 }  // namespace commprof::detail

@@ -71,6 +71,15 @@ std::int64_t get_i64(const Where& w, std::string_view key, sj::value v) {
   if (v.get_int64().get(x)) wrong_type(w, key, v, "an integer");
   return x;
 }
+// A time: an integer within [-kMaxTimeNs, kMaxTimeNs].
+std::int64_t get_time(const Where& w, std::string_view key, sj::value v) {
+  const std::int64_t x = get_i64(w, key, v);
+  if (x < -kMaxTimeNs || x > kMaxTimeNs) {
+    w.fail("field '" + std::string(key) + "' is out of range (" + std::to_string(x) +
+           "; times are within +-2^60 ns)");
+  }
+  return x;
+}
 int get_int(const Where& w, std::string_view key, sj::value v) {
   const std::int64_t x = get_i64(w, key, v);
   if (x < std::numeric_limits<int>::min() || x > std::numeric_limits<int>::max()) {
@@ -169,7 +178,7 @@ OpRecord parse_op(const Where& w, sj::object obj) {
         } else if (key_is(k, "seq")) {
           op.seq = get_i64(w, "seq", v), seen |= 1u << 6;
         } else if (key_is(k, "start_ns")) {
-          op.start_ns = get_i64(w, "start_ns", v), seen |= 1u << 9;
+          op.start_ns = get_time(w, "start_ns", v), seen |= 1u << 9;
         }
         break;
       case 'b':
@@ -179,7 +188,7 @@ OpRecord parse_op(const Where& w, sj::object obj) {
         if (key_is(k, "flops")) op.flops = get_f64(w, "flops", v), seen |= 1u << 8;
         break;
       case 'e':
-        if (key_is(k, "end_ns")) op.end_ns = get_i64(w, "end_ns", v), seen |= 1u << 10;
+        if (key_is(k, "end_ns")) op.end_ns = get_time(w, "end_ns", v), seen |= 1u << 10;
         break;
       default:
         break;  // fields added by later writers are skipped
@@ -190,6 +199,70 @@ OpRecord parse_op(const Where& w, sj::object obj) {
   if (!(op.flops >= 0.0)) w.fail("flops is negative or not a number");
   if (op.comm_size < 0) w.fail("comm_size is negative");
   return op;
+}
+
+// Reads every value once: On-Demand checks only what it reads, and skipping an object checks
+// little more than its brackets, so without this a config such as {"a":tru} or {"a"b:1} passed
+// (tests/fuzz found it), and writing the timeline again failed.
+bool all_valid(sj::value v) {
+  sj::json_type type;
+  if (v.type().get(type)) return false;
+  switch (type) {
+    case sj::json_type::object: {
+      sj::object o;
+      if (v.get_object().get(o)) return false;
+      for (auto field : o) {
+        std::string_view key;
+        sj::value value;
+        if (field.unescaped_key().get(key) || field.value().get(value) || !all_valid(value)) {
+          return false;
+        }
+      }
+      return true;
+    }
+    case sj::json_type::array: {
+      sj::array a;
+      if (v.get_array().get(a)) return false;
+      for (auto element : a) {
+        sj::value value;
+        if (element.get(value) || !all_valid(value)) return false;
+      }
+      return true;
+    }
+    case sj::json_type::number: {
+      sj::number n;
+      return !v.get_number().get(n);
+    }
+    case sj::json_type::string: {
+      std::string_view str;
+      return !v.get_string().get(str);
+    }
+    case sj::json_type::boolean: {
+      bool b = false;
+      return !v.get_bool().get(b);
+    }
+    case sj::json_type::null: {
+      bool null = false;
+      return !v.is_null().get(null) && null;
+    }
+  }
+  return false;
+}
+
+// The config is kept as text (its raw JSON); a second, small parse of that text proves it is JSON.
+void check_config(const Where& w, const std::string& raw) {
+  thread_local sj::parser parser;
+  const simdjson::padded_string text(raw);
+  sj::document doc;
+  sj::value value;
+  bool ok = false;
+  try {
+    // The text is exactly the object's raw JSON, so nothing can follow it.
+    ok = !parser.iterate(text).get(doc) && !doc.get_value().get(value) && all_valid(value);
+  } catch (const simdjson::simdjson_error&) {
+    ok = false;
+  }
+  if (!ok) w.fail("field 'config' is not valid JSON");
 }
 
 StepRecord parse_step(Where& w, sj::object obj) {
@@ -203,9 +276,9 @@ StepRecord parse_step(Where& w, sj::object obj) {
     } else if (key == "warmup") {
       s.warmup = get_bool(w, key, v), seen |= 1u << 1;
     } else if (key == "start_ns") {
-      s.start_ns = get_i64(w, key, v), seen |= 1u << 2;
+      s.start_ns = get_time(w, key, v), seen |= 1u << 2;
     } else if (key == "end_ns") {
-      s.end_ns = get_i64(w, key, v), seen |= 1u << 3;
+      s.end_ns = get_time(w, key, v), seen |= 1u << 3;
     } else if (key == "ops") {
       sj::array ops;
       if (v.get_array().get(ops)) w.fail("'ops' is not an array");
@@ -270,7 +343,7 @@ RankTimeline parse_document(const simdjson::padded_string_view text, const std::
       } else if (key == "backend") {
         t.backend = get_str(w, key, v), seen |= 1u << 7;
       } else if (key == "clock_offset_ns") {
-        t.clock_offset_ns = get_i64(w, key, v), seen |= 1u << 8;
+        t.clock_offset_ns = get_time(w, key, v), seen |= 1u << 8;
       } else if (key == "config") {
         sj::object config;
         std::string_view raw;
@@ -278,6 +351,7 @@ RankTimeline parse_document(const simdjson::padded_string_view text, const std::
           w.fail("field 'config' is not an object");
         }
         t.config_json = std::string(raw);
+        check_config(w, t.config_json);
       } else if (key == "steps") {
         if ((seen & 3u) != 3u) w.fail("'schema' and 'version' must come before 'steps'");
         sj::array steps;

@@ -181,6 +181,9 @@ class Reader {
     return leading_zero ? 0 : n;
   }
   bool integer_ends() const { return !(p_ < end_ && (*p_ == '.' || *p_ == 'e' || *p_ == 'E')); }
+  // At most 18 digits: below 10^18 < kMaxTimeNs, so every integer read here is a valid time,
+  // as parse_document requires of the time fields.
+  static_assert(999'999'999'999'999'999 < kMaxTimeNs);
   bool i64(std::int64_t& out) {
     const bool neg = lit('-');
     std::uint64_t v = 0;
@@ -421,6 +424,10 @@ class Reader {
 }  // namespace compact
 }  // namespace
 
+bool detail::read_compact(const char* begin, const char* end, RankStepSink& sink) {
+  return compact::Reader(begin, end, sink).document();
+}
+
 std::vector<OpView> op_views(const StepRecord& step) {
   std::vector<OpView> views;
   views.reserve(step.ops.size());
@@ -530,8 +537,7 @@ void stream_rank_file(const std::string& path, RankStepSink& sink) {
   {
     const Mapping map(path);
     if (map.data() != nullptr) {
-      compact::Reader reader(map.data(), map.data() + map.size(), sink);
-      if (reader.document()) {
+      if (detail::read_compact(map.data(), map.data() + map.size(), sink)) {
         sink.end();
         return;
       }
@@ -548,12 +554,9 @@ void stream_rank_file(const std::string& path, RankStepSink& sink) {
     throw Error("cannot read '" + path + "': it changed while being read");
   }
   const simdjson::padded_string_view text(buffer.data(), size, buffer.size());
-  {
-    compact::Reader reader(text.data(), text.data() + text.size(), sink);
-    if (reader.document()) {
-      sink.end();
-      return;
-    }
+  if (detail::read_compact(text.data(), text.data() + text.size(), sink)) {
+    sink.end();
+    return;
   }
   sink.restart();
   RankTimeline t = detail::parse_document(text, path);

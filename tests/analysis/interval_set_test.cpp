@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "src/timeline/op_record.hpp"
+
 namespace commprof {
 namespace {
 
@@ -25,6 +27,20 @@ TEST(IntervalSet, NestedAndOverlappingIntervalsCountOnce) {
 TEST(IntervalSet, TouchingIntervalsMerge) {
   const IntervalSet s({{5, 9}, {0, 5}, {9, 10}});
   EXPECT_EQ(s.intervals(), (Spans{{0, 10}}));
+}
+
+// The crash tests/fuzz found (a span of ~2^64 ns overflowing length()) is refused by the readers
+// now (RankFile.TimesOutsideTheDomainAreRefused); spans across the whole domain are exact.
+TEST(IntervalSet, LengthsAcrossTheWholeDomainAreExact) {
+  constexpr std::int64_t kEdge = 2 * kMaxTimeNs;
+  const IntervalSet a({{-kEdge, 0}, {1, kEdge}});
+  const IntervalSet b({{-kEdge, kEdge}});
+  EXPECT_EQ(a.length(), 2 * kEdge - 1);
+  EXPECT_EQ(b.length(), 2 * kEdge);
+  EXPECT_EQ(a.unite(b).length(), 2 * kEdge);
+  EXPECT_EQ(a.intersect(b).length(), 2 * kEdge - 1);
+  EXPECT_EQ(b.subtract(a).intervals(), (Spans{{0, 1}}));
+  EXPECT_EQ(intersection_length(a.intervals(), b.intervals()), 2 * kEdge - 1);
 }
 
 TEST(IntervalSet, ZeroLengthIntervalsOccupyNoTime) {

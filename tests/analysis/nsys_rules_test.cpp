@@ -118,6 +118,20 @@ TEST(NsysRules, RejectsBadSyntaxNamingFileAndLine) {
   expect_error("# only comments\n\n", "no rules");
 }
 
+// tests/fuzz (nsys_rules_fuzz) found rules whose search backtracked for minutes on a 23-character
+// kernel name (this one, cut down). Name patterns run in polynomial time now: without the fix
+// this test hangs until CTest's timeout fails it. Back-references are refused instead.
+TEST(NsysRules, StackedQuantifiersDoNotBacktrackForever) {
+  const RuleSet set = RuleSet::parse(
+      "COMM name ^ni?????????????????{2,}?????????????????????????????{2,}X\n", "fuzz.rules");
+  ActivityFacts a;
+  a.name = "ncclDevKernel_AllReduce";
+  EXPECT_EQ(set.classify(a), RuleClass::kIgnore);
+  a.name = "nX";
+  EXPECT_EQ(set.classify(a), RuleClass::kComm);
+  expect_error("COMM name (nccl)\\1\n", "my.rules:1: invalid regular expression '(nccl)\\1'");
+}
+
 TEST(NsysRules, MissingRulesFileIsNamed) {
   try {
     RuleSet::from_file("/no/such/rules.txt");

@@ -3,17 +3,20 @@
 # Runs a command and checks its exit code and output; used by CTest for CLI and bench runs.
 #
 #   check_run.sh [--exit N] [--match ERE]... [--no-match ERE]... [--count ERE N]...
-#                [--rm DIR]... -- command [args...]
+#                [--rm DIR]... [--skip N] -- command [args...]
 #
 #   --exit N        the command must exit with N (default 0)
 #   --match ERE     some line of stdout+stderr matches the extended regex
 #   --no-match ERE  no line matches
 #   --count ERE N   exactly N lines match
 #   --rm DIR        remove DIR before running (no stale results from an earlier run)
+#   --skip N        the command exiting with N means it cannot run here: exit 77 (the tests'
+#                   SKIP_RETURN_CODE) without checking anything
 # The command's output is echoed first, so `ctest --output-on-failure` shows what went wrong.
 set -u
 
 expect_exit=0
+skip_exit=
 checks_file=$(mktemp) || exit 99
 out_file=$(mktemp) || exit 99
 trap 'rm -f "$checks_file" "$out_file"' EXIT
@@ -25,6 +28,7 @@ while [ $# -gt 0 ]; do
     --no-match) printf 'no-match\t%s\n' "$2" >>"$checks_file"; shift 2 ;;
     --count) printf 'count\t%s\t%s\n' "$3" "$2" >>"$checks_file"; shift 3 ;;
     --rm) rm -rf "$2"; shift 2 ;;
+    --skip) skip_exit=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "check_run.sh: unknown argument '$1'" >&2; exit 99 ;;
   esac
@@ -36,6 +40,10 @@ echo "check_run.sh: running: $*"
 status=$?
 cat "$out_file"
 echo "check_run.sh: exit code $status"
+if [ -n "$skip_exit" ] && [ "$status" -eq "$skip_exit" ]; then
+  echo "check_run.sh: skipped"
+  exit 77
+fi
 
 failed=0
 fail() { echo "check_run.sh: FAILED: $*"; failed=1; }

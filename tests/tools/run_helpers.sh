@@ -1,14 +1,16 @@
 # SPDX-License-Identifier: MIT
 # Shared by the fault-injection scripts (sourced): start a `commprof run` in the background and
-# wait, bounded, for every rank's first file; wait, bounded, for the job to end.
+# wait, bounded, for every rank's first file; wait, bounded, for the job to end. Both bounds are
+# multiplied by COMMPROF_TEST_TIME_SCALE (sanitizer builds run slower; see CommprofTesting.cmake).
+scale=${COMMPROF_TEST_TIME_SCALE:-1}
 
-# start_run OUTDIR NRANKS command...: sets $launcher; exits 1 if the files never appear (60 s).
+# start_run OUTDIR NRANKS command...: sets $launcher; exits 1 if the files never appear (60 s x scale).
 start_run() {
   _out=$1; _nranks=$2; shift 2
   "$@" >"$_out.log" 2>&1 &
   launcher=$!
   _i=0; _n=0
-  while [ $_i -lt 600 ]; do
+  while [ $_i -lt $((600 * scale)) ]; do
     _n=$(ls "$_out"/rank-*.json 2>/dev/null | wc -l)
     [ "$_n" -ge "$_nranks" ] && return 0
     _i=$((_i + 1)); sleep 0.1
@@ -16,12 +18,14 @@ start_run() {
   echo "FAIL: ranks never wrote their files"; kill -9 "$launcher"; exit 1
 }
 
-# wait_run: waits up to 30 s for $launcher to end and sets $rc; exits 1 if it does not end.
+# wait_run: waits up to 30 s x scale for $launcher to end and sets $rc; exits 1 if it does not end.
 wait_run() {
   _i=0
-  while kill -0 "$launcher" 2>/dev/null && [ $_i -lt 300 ]; do _i=$((_i + 1)); sleep 0.1; done
+  while kill -0 "$launcher" 2>/dev/null && [ $_i -lt $((300 * scale)) ]; do
+    _i=$((_i + 1)); sleep 0.1
+  done
   if kill -0 "$launcher" 2>/dev/null; then
-    echo "FAIL: still running 30 s after the fault"; kill -9 "$launcher"; exit 1
+    echo "FAIL: still running $((30 * scale)) s after the fault"; kill -9 "$launcher"; exit 1
   fi
   wait "$launcher"; rc=$?
 }

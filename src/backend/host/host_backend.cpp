@@ -49,7 +49,8 @@ struct HostBackend::Signal {
 };
 
 HostBackend::HostBackend(RankContext& ctx, const BackendOptions& options)
-    : options_(options), world_(std::make_unique<HostCommunicator>(ctx.comm(), "world")) {
+    : options_(options),
+      world_(std::make_unique<HostCommunicator>(ctx.comm(), "world", abandoned_)) {
   for (Category c : kAllCategories) {
     streams_[index_of(c)] = std::make_unique<HostStream>(category_name(c));
   }
@@ -72,7 +73,13 @@ Buffer HostBackend::allocate(std::size_t bytes, MemorySpace space) {
   if (data == nullptr) {
     throw Error(log::cat("host allocation of ", bytes, " bytes failed on ", log::identity()));
   }
-  return Buffer(data, bytes, space, [](void* p) { std::free(p); });
+  // After a stream timed out, its work may still be running (a collective with a peer that
+  // stopped participating never returns) and would write into freed memory: from then on the
+  // memory is left to the process's end, which the aborted job reaches soon (tsan found the
+  // executor's buffers freed under a running GEMM in the hung-peer test).
+  return Buffer(data, bytes, space, [abandoned = abandoned_](void* p) {
+    if (!abandoned->load()) std::free(p);
+  });
 }
 
 void HostBackend::fill(void* data, DType dtype, std::size_t count, const FillPattern& pattern) {
@@ -111,18 +118,26 @@ Communicator& HostBackend::world() { return *world_; }
 void HostBackend::submit(Category c, const Work& work, const OpLabel& label) {
   // The host backend has no NVTX consumer worth feeding; the label names the op in errors.
   last_label_[index_of(c)] = label.seq >= 0 ? log::cat(label.name, " #", label.seq) : label.name;
+  // The MPI communicator is looked up now, not when the stream gets to the work: the
+  // Communicator object may be gone by then if a timeout unwound its owner (see allocate()).
+  MPI_Comm comm = MPI_COMM_NULL;
+  if (const auto* coll = std::get_if<CollectiveCall>(&work)) {
+    comm = static_cast<HostCommunicator*>(coll->comm)->comm();
+  } else if (const auto* p2p = std::get_if<P2PCall>(&work)) {
+    comm = static_cast<HostCommunicator*>(p2p->comm)->comm();
+  }
   ActivitySpan* span = nullptr;
   if (options_.activity_timing && label.activity_tag != 0) {
     span_of_tag_[label.activity_tag] = spans_.size();
     span = &spans_.emplace_back();
   }
   const std::int64_t origin = origin_ns_;
-  stream(c).enqueue_work([work, span, origin] {
+  stream(c).enqueue_work([work, comm, span, origin] {
     if (span != nullptr) span->start_ns = now_ns() - origin;
     if (const auto* coll = std::get_if<CollectiveCall>(&work)) {
-      run_mpi_collective(*coll, static_cast<HostCommunicator*>(coll->comm)->comm());
+      run_mpi_collective(*coll, comm);
     } else if (const auto* p2p = std::get_if<P2PCall>(&work)) {
-      run_mpi_p2p(*p2p, static_cast<HostCommunicator*>(p2p->comm)->comm());
+      run_mpi_p2p(*p2p, comm);
     } else if (const auto* axpy = std::get_if<AxpyCall>(&work)) {
       host_axpy(*axpy);
     } else if (const auto* gemm = std::get_if<GemmCall>(&work)) {
@@ -189,6 +204,7 @@ void HostBackend::synchronize() {
       const double left = std::max(
           0.0, std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count());
       if (!stream(c).drain_for(left)) {
+        abandoned_->store(true);
         throw TimeoutError(log::cat("the ", category_name(c), " stream on ", log::identity(),
                                     " did not finish within --timeout ", options_.timeout_s,
                                     " s; last op submitted there: ", last_label_[index_of(c)],

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <string>
@@ -53,6 +54,9 @@ class HostBackend final : public Backend {
   HostStream& stream(Category c) { return *streams_[index_of(c)]; }
 
   BackendOptions options_;
+  // Set when a stream timed out with work in flight: buffers are no longer freed (allocate()),
+  // communicators no longer released. Before world_, which is built with it.
+  std::shared_ptr<std::atomic<bool>> abandoned_ = std::make_shared<std::atomic<bool>>(false);
   std::unique_ptr<HostCommunicator> world_;
   std::array<std::unique_ptr<HostStream>, 3> streams_;
   // Deques: elements keep their address while new ones are added, so worker threads may write

@@ -111,6 +111,52 @@ TEST(RankFile, BadInputIsNamedWithFileAndPlace) {
   EXPECT_THAT(error_of(bad_rank), HasSubstr("rank 7 is not within world_size 4"));
 }
 
+// tests/fuzz (interval_set_fuzz) found that times this far apart overflow an interval's length:
+// the readers refuse any time outside +-kMaxTimeNs, naming the field.
+TEST(RankFile, TimesOutsideTheDomainAreRefused) {
+  SyntheticSpec spec;
+  spec.steps = 1;
+  spec.warmup_steps = 0;
+  spec.layers = 1;
+  const RankTimeline t = make_synthetic_rank(spec, 0);
+  std::string text = to_json(t);
+  const std::string start = "\"start_ns\":" + std::to_string(t.steps[0].ops[0].start_ns);
+  text.replace(text.find(start, text.find("\"ops\":[")), start.size(),
+               "\"start_ns\":-9223368824356206512");
+  EXPECT_THAT(error_of(text),
+              HasSubstr("rank-9.json: steps[0].ops[0]: field 'start_ns' is out of range "
+                        "(-9223368824356206512; times are within +-2^60 ns)"));
+  // A new first value of the field; the old one stays behind as the value of an unknown field.
+  std::string offset = to_json(t);
+  offset.replace(offset.find("\"clock_offset_ns\":"), 18,
+                 "\"clock_offset_ns\":1152921504606846977,\"x\":");
+  EXPECT_THAT(error_of(offset), HasSubstr("field 'clock_offset_ns' is out of range"));
+  // The edge itself is a time.
+  std::string edge = to_json(t);
+  edge.replace(edge.find("\"clock_offset_ns\":"), 18,
+               "\"clock_offset_ns\":-1152921504606846976,\"x\":");
+  EXPECT_EQ(parse_rank_json(edge, "x").clock_offset_ns, -kMaxTimeNs);
+}
+
+// tests/fuzz (rank_file_reader_fuzz) found configs that are not JSON read as if they were, and
+// writing such a timeline again then threw nlohmann's parse_error out of `commprof`.
+TEST(RankFile, ConfigThatIsNotJsonIsRefused) {
+  SyntheticSpec spec;
+  spec.steps = 1;
+  spec.warmup_steps = 0;
+  spec.layers = 1;
+  RankTimeline t = make_synthetic_rank(spec, 0);
+  t.config_json = R"({"model":{"heads":4}})";
+  const std::string good = to_json(t);
+  for (const std::string bad : {R"({"model":{"heas"d:4}})", R"({"model":{"heads":tru}})",
+                                R"({"model":{"heads":01}})", R"({"model":[1,,2]})"}) {
+    std::string text = good;
+    text.replace(text.find(t.config_json), t.config_json.size(), bad);
+    EXPECT_THAT(error_of(text), HasSubstr("rank-9.json: field 'config' is not valid JSON")) << bad;
+  }
+  EXPECT_EQ(parse_rank_json(good, "x").config_json, t.config_json);
+}
+
 TEST(RankFile, MissingFileIsNamed) {
   try {
     read_rank_file("/nonexistent/rank-3.json");

@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: MIT
+# Output faults (included from tests/CMakeLists.txt, so paths are relative to tests/): a write that
+# fails must name the file and the system's reason, end with a non-zero exit, and lose nothing
+# written before. Every fault is real and works as root (CI): root ignores permission bits, so
+# they are tested as `nobody`; a file-size limit and /dev/full bind root too.
+set(faults ${CMAKE_CURRENT_BINARY_DIR}/output_faults)
+file(MAKE_DIRECTORY ${faults})
+
+# RLIMIT_FSIZE on rank 2 (what `ulimit -f` sets): its rank file is rewritten after every step and
+# grows ~58 KB a step (tiny dp model), so 150,000 bytes let steps 1 and 2 through and stop the
+# third with EFBIG (commprof ignores SIGXFSZ, which would kill it without a word). Rank 2 names
+# the file, the job ends (exit 1), and its file of two steps stays whole beside the others'.
+# Open MPI's shared-memory transport keeps its segment in a file the limit would also stop, so
+# the ranks talk TCP over loopback here.
+commprof_add_mpi_test(NAME run_file_size_limit_np4 NPROCS 4 LABELS reliability
+  WRAPPER ${CHECK_RUN} --rm ${faults}/fsize --exit 1
+    --count "^.rank 2 [^ ]+. error: cannot write '.*/fsize/rank-2\\.json': File too large. the previous '.*/fsize/rank-2\\.json', if any, is unchanged$" 1
+    --no-match "signal 25|File size limit exceeded" --
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/fsize_limit_on_rank.sh 2 150000
+          $<TARGET_FILE:commprof> run --backend host --workload dp --steps 6 --warmup-steps 0
+          --out ${faults}/fsize
+  PROPERTIES FIXTURES_SETUP fsize)
+set_tests_properties(run_file_size_limit_np4 PROPERTIES
+  ENVIRONMENT_MODIFICATION "OMPI_MCA_btl=set:self,tcp")
+# What was written stays: all four files reduce; rank 2 holds exactly its two steps, the others
+# two or three (the job may end while they write their third).
+commprof_add_cli_test(report_after_file_size_limit --exit 0
+  --match "^# commprof report: 4 of 4 ranks read from 4 file\\(s\\)$"
+  --count "^ 2 +[^ ]+ +cpu +2 " 1 --count "^ [013] +[^ ]+ +cpu +[23] " 3
+  -- ${prog} report ${faults}/fsize)
+set_tests_properties(report_after_file_size_limit PROPERTIES FIXTURES_REQUIRED fsize)
+add_test(NAME run_file_size_limit_no_temp_file
+  COMMAND sh -c "ls ${faults}/fsize; ! ls ${faults}/fsize | grep -q '^rank-2\\.json\\.tmp'")
+set_tests_properties(run_file_size_limit_no_temp_file PROPERTIES LABELS reliability
+                                                             FIXTURES_REQUIRED fsize)
+
+# A disk that fills up: --out on a 300 KB tmpfs (in a user namespace; skipped where the system
+# allows none). Four rank files of one step fit, the second step's do not: ENOSPC, named; the
+# job ends (exit 1) and the files of the first step reduce.
+add_test(NAME run_disk_full_np4
+  COMMAND ${CHECK_RUN} --skip 77 --exit 0 --match "^run exit code 1$"
+    --match "error: cannot write '${faults}/tmpfs/out/rank-[0-3]\\.json': No space left on device"
+    --match "^# commprof report: 4 of 4 ranks read from 4 file\\(s\\)$"
+    --match "^report exit code 0$" --
+    sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/small_tmpfs_run.sh 300k ${faults}/tmpfs
+       ${faults}/tmpfs/out $<TARGET_FILE:commprof> ${sigterm_prefix} $<TARGET_FILE:commprof>
+       run --backend host --workload dp --steps 6 --warmup-steps 0 --out ${faults}/tmpfs/out)
+set_tests_properties(run_disk_full_np4 PROPERTIES LABELS "mpi;reliability" TIMEOUT 120
+  SKIP_RETURN_CODE 77 PROCESSORS 4 ENVIRONMENT "${COMMPROF_TEST_MPI_ENV}")
+
+# --out through a regular file (ENOTDIR) and --out in a directory the user may not write
+# (EACCES): refused by every rank before anything is measured, one line from rank 0, exit 2.
+commprof_add_mpi_test(NAME run_out_under_a_file_np4 NPROCS 4 LABELS reliability
+  WRAPPER ${CHECK_RUN} --exit 2
+    --count "^commprof run: error: cannot create output directory '.*/CMakeLists\\.txt/out': Not a directory$" 1
+    --no-match "step time" --
+  COMMAND commprof run ${run_common} --workload dp
+          --out ${CMAKE_CURRENT_SOURCE_DIR}/CMakeLists.txt/out)
+commprof_add_mpi_test(NAME run_out_not_writable_np4 NPROCS 4 LABELS reliability
+  WRAPPER ${CHECK_RUN} --exit 2
+    --count "^commprof run: error: cannot write in output directory '.*/read_only': Permission denied$" 1
+    --no-match "step time" --
+    sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/read_only_dir_run.sh ${faults}/read_only
+  COMMAND commprof run ${run_common} --workload dp --out ${faults}/read_only)
+
+# Reports: into a path through a regular file, onto /dev/full (ENOSPC from the kernel: written in
+# place, never replaced by a renamed file, which as root would swap the device for a regular
+# file), to a standard output that is /dev/full, and over an earlier report under a file-size
+# limit, which must leave the earlier report as it was. (Regular expressions here avoid unpaired
+# square brackets: CMake's lists would not split inside them.)
+commprof_add_report_test(report_output_under_a_file --exit 1
+  --count "error: cannot write '.*/CMakeLists\\.txt/report\\.txt': Not a directory \\(creating '.*/report\\.txt\\.tmp\\.[0-9]+'\\)$" 1
+  -- ${prog} report ${synth_dir} -o ${CMAKE_CURRENT_SOURCE_DIR}/CMakeLists.txt/report.txt)
+commprof_add_report_test(report_to_dev_full --exit 1
+  --count "error: cannot write '/dev/full': No space left on device$" 1
+  -- ${prog} report ${synth_dir} --format json -o /dev/full)
+set_tests_properties(report_to_dev_full PROPERTIES FIXTURES_SETUP dev_full)
+add_test(NAME report_to_dev_full_keeps_the_device COMMAND test -c /dev/full)
+set_tests_properties(report_to_dev_full_keeps_the_device PROPERTIES LABELS reliability
+                                                                    FIXTURES_REQUIRED dev_full)
+commprof_add_report_test(report_stdout_full --exit 1
+  --count "error: cannot write the report to standard output: No space left on device$" 1
+  -- sh -c "exec ${prog} report ${synth_dir} >/dev/full")
+set(kept_html ${faults}/kept.html)
+commprof_add_report_test(report_file_size_limit_keeps_earlier --exit 0
+  --match "^ok: the earlier report is unchanged and no temporary file is left$" --
+  sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/overwrite_under_fsize_limit.sh ${kept_html} 4096
+     ${prog} report ${synth_dir} --format html -o ${kept_html})
+foreach(t report_output_under_a_file report_to_dev_full report_stdout_full
+          report_file_size_limit_keeps_earlier)
+  set_property(TEST ${t} APPEND PROPERTY LABELS reliability)
+endforeach()

@@ -1,0 +1,23 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# A disk that fills up, for real: mounts a tmpfs of SIZE (e.g. 300k) on MOUNTPOINT in a private
+# user and mount namespace (no privileges needed where the kernel allows user namespaces), runs
+# the command, then `commprof report` over OUT (inside that tmpfs) and lists what OUT holds: the
+# tmpfs disappears with the namespace. Exits 77 (CTest: skipped) where no namespace can be made.
+# Usage: small_tmpfs_run.sh SIZE MOUNTPOINT OUT COMMPROF command [args...]
+set -u
+size=$1; mnt=$2; out=$3; bin=$4; shift 4
+if ! unshare -rm sh -c "mount -t tmpfs -o size=$size commprof-probe /mnt" 2>/dev/null; then
+  echo "small_tmpfs_run.sh: skipped: this system allows no unprivileged user namespace with a tmpfs"
+  exit 77
+fi
+mkdir -p "$mnt" || exit 99
+# Inside: $0 is commprof, $1..$3 the mount point, its size and the output directory.
+exec unshare -rm sh -c '
+  bin=$0; mnt=$1; size=$2; out=$3; shift 3
+  mount -t tmpfs -o size="$size" commprof-test "$mnt" || exit 99
+  "$@"
+  echo "run exit code $?"
+  "$bin" report "$out"
+  echo "report exit code $?"
+  ls -a "$out"' "$bin" "$mnt" "$size" "$out" "$@"
