@@ -7,8 +7,8 @@ set(faults ${CMAKE_CURRENT_BINARY_DIR}/output_faults)
 file(MAKE_DIRECTORY ${faults})
 
 # RLIMIT_FSIZE on rank 2 (what `ulimit -f` sets): its rank file is rewritten after every step and
-# grows ~58 KB a step (tiny dp model), so 150,000 bytes let steps 1 and 2 through and stop the
-# third with EFBIG (commprof ignores SIGXFSZ, which would kill it without a word). Rank 2 names
+# grows ~16 KB a step (tiny dp model, one micro-batch), so 40,000 bytes let steps 1 and 2 through
+# and stop the third with EFBIG (commprof ignores SIGXFSZ, which would kill it without a word). Rank 2 names
 # the file, the job ends (exit 1), and its file of two steps stays whole beside the others'.
 # Open MPI's shared-memory transport keeps its segment in a file the limit would also stop, so
 # the ranks talk TCP over loopback here.
@@ -16,9 +16,9 @@ commprof_add_mpi_test(NAME run_file_size_limit_np4 NPROCS 4 LABELS reliability
   WRAPPER ${CHECK_RUN} --rm ${faults}/fsize --exit 1
     --count "^.rank 2 [^ ]+. error: cannot write '.*/fsize/rank-2\\.json': File too large. the previous '.*/fsize/rank-2\\.json', if any, is unchanged$" 1
     --no-match "signal 25|File size limit exceeded" --
-  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/fsize_limit_on_rank.sh 2 150000
-          $<TARGET_FILE:commprof> run --backend host --workload dp --steps 6 --warmup-steps 0
-          --out ${faults}/fsize
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/fsize_limit_on_rank.sh 2 40000
+          $<TARGET_FILE:commprof> run --backend host --workload dp --micro-batches 1 --steps 6
+          --warmup-steps 0 --out ${faults}/fsize
   PROPERTIES FIXTURES_SETUP fsize)
 set_tests_properties(run_file_size_limit_np4 PROPERTIES
   ENVIRONMENT_MODIFICATION "OMPI_MCA_btl=set:self,tcp")
@@ -29,22 +29,24 @@ commprof_add_cli_test(report_after_file_size_limit --exit 0
   --count "^ 2 +[^ ]+ +cpu +2 " 1 --count "^ [013] +[^ ]+ +cpu +[23] " 3
   -- ${prog} report ${faults}/fsize)
 set_tests_properties(report_after_file_size_limit PROPERTIES FIXTURES_REQUIRED fsize)
+set_property(TEST report_after_file_size_limit APPEND PROPERTY LABELS reliability)
 add_test(NAME run_file_size_limit_no_temp_file
   COMMAND sh -c "ls ${faults}/fsize; ! ls ${faults}/fsize | grep -q '^rank-2\\.json\\.tmp'")
 set_tests_properties(run_file_size_limit_no_temp_file PROPERTIES LABELS reliability
                                                              FIXTURES_REQUIRED fsize)
 
-# A disk that fills up: --out on a 300 KB tmpfs (in a user namespace; skipped where the system
-# allows none). Four rank files of one step fit, the second step's do not: ENOSPC, named; the
-# job ends (exit 1) and the files of the first step reduce.
+# A disk that fills up: --out on a 100 KB tmpfs (in a user namespace; skipped where the system
+# allows none). Four rank files of one step fit (16 KB each), not four of two steps beside them:
+# ENOSPC, named; the job ends (exit 1) and the files written before reduce.
 add_test(NAME run_disk_full_np4
   COMMAND ${CHECK_RUN} --skip 77 --exit 0 --match "^run exit code 1$"
     --match "error: cannot write '${faults}/tmpfs/out/rank-[0-3]\\.json': No space left on device"
     --match "^# commprof report: 4 of 4 ranks read from 4 file\\(s\\)$"
     --match "^report exit code 0$" --
-    sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/small_tmpfs_run.sh 300k ${faults}/tmpfs
+    sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/small_tmpfs_run.sh 100k ${faults}/tmpfs
        ${faults}/tmpfs/out $<TARGET_FILE:commprof> ${sigterm_prefix} $<TARGET_FILE:commprof>
-       run --backend host --workload dp --steps 6 --warmup-steps 0 --out ${faults}/tmpfs/out)
+       run --backend host --workload dp --micro-batches 1 --steps 6 --warmup-steps 0
+       --out ${faults}/tmpfs/out)
 set_tests_properties(run_disk_full_np4 PROPERTIES LABELS "mpi;reliability" TIMEOUT 120
   SKIP_RETURN_CODE 77 PROCESSORS 4 ENVIRONMENT "${COMMPROF_TEST_MPI_ENV}")
 

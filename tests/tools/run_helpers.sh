@@ -4,7 +4,8 @@
 # multiplied by COMMPROF_TEST_TIME_SCALE (sanitizer builds run slower; see CommprofTesting.cmake).
 scale=${COMMPROF_TEST_TIME_SCALE:-1}
 
-# start_run OUTDIR NRANKS command...: sets $launcher; exits 1 if the files never appear (60 s x scale).
+# start_run OUTDIR NRANKS command...: sets $launcher; exits 1 if the files never appear (60 s x
+# scale), or at once when the job ends before they do (its log is shown).
 start_run() {
   _out=$1; _nranks=$2; shift 2
   "$@" >"$_out.log" 2>&1 &
@@ -13,9 +14,12 @@ start_run() {
   while [ $_i -lt $((600 * scale)) ]; do
     _n=$(ls "$_out"/rank-*.json 2>/dev/null | wc -l)
     [ "$_n" -ge "$_nranks" ] && return 0
+    if ! kill -0 "$launcher" 2>/dev/null; then
+      cat "$_out.log"; echo "FAIL: the job ended before every rank wrote its file"; exit 1
+    fi
     _i=$((_i + 1)); sleep 0.1
   done
-  echo "FAIL: ranks never wrote their files"; kill -9 "$launcher"; exit 1
+  cat "$_out.log"; echo "FAIL: ranks never wrote their files"; kill -9 "$launcher"; exit 1
 }
 
 # wait_run: waits up to 30 s x scale for $launcher to end and sets $rc; exits 1 if it does not end.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# A disk that fills up, for real: mounts a tmpfs of SIZE (e.g. 300k) on MOUNTPOINT in a private
+# A disk that fills up, for real: mounts a tmpfs of SIZE (e.g. 100k) on MOUNTPOINT in a private
 # user and mount namespace (no privileges needed where the kernel allows user namespaces), runs
 # the command, then `commprof report` over OUT (inside that tmpfs) and lists what OUT holds: the
 # tmpfs disappears with the namespace. Exits 77 (CTest: skipped) where no namespace can be made.
