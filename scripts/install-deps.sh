@@ -10,6 +10,10 @@
 #                                     runs slurm/ on a real one-node cluster (ctest -L slurm; CI).
 #                                     Debian starts no daemon under policy-rc.d or without systemd;
 #                                     the test starts its own with its own config.
+#   scripts/install-deps.sh --fuzz    also clang with libFuzzer and the sanitizer runtimes
+#                                     (libclang-rt-dev) and llvm-symbolizer (llvm), for the fuzz
+#                                     preset. The asan and tsan presets need nothing more: g++
+#                                     brings libasan, libubsan and libtsan.
 set -euo pipefail
 
 packages=(
@@ -29,7 +33,8 @@ for arg in "$@"; do
   case "$arg" in
     --tests) packages+=(chromium) ;;
     --slurm) packages+=(slurmctld slurmd slurm-client munge) ;;
-    *) echo "usage: $0 [--tests] [--slurm]" >&2; exit 2 ;;
+    --fuzz) packages+=(clang libclang-rt-dev llvm) ;;
+    *) echo "usage: $0 [--tests] [--slurm] [--fuzz]" >&2; exit 2 ;;
   esac
 done
 
