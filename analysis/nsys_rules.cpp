@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "analysis/nsys_rules.hpp"
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -23,6 +24,52 @@ constexpr std::regex::flag_type kPatternFlags = std::regex::ECMAScript
                                                 | std::regex_constants::__polynomial
 #endif
     ;
+
+// The largest count a pattern may repeat by ({n}, {n,}, {n,m}). libstdc++ builds the automaton
+// by copying the repeated part that many times.
+constexpr long kMaxRepetition = 1000;
+
+// Why libstdc++ must not compile `pattern`, or "". It reads a repetition count or a
+// back-reference's number into a long without checking (nsys_rules_fuzz found
+// '{28888888888888888888,}' and '\\7777777777777777777777': signed overflow, undefined
+// behaviour), so both are checked here first; back-references are refused anyway in the
+// polynomial mode these patterns use. Escaped characters and bracket expressions hold no counts.
+std::string unsupported_in(const std::string& pattern) {
+  const auto digits_at = [&](std::size_t from) {
+    std::size_t end = from;
+    while (end < pattern.size() && std::isdigit(static_cast<unsigned char>(pattern[end]))) ++end;
+    return pattern.substr(from, end - from);
+  };
+  const auto too_large = [](const std::string& d) {
+    return !d.empty() && (d.size() > 4 || std::stol(d) > kMaxRepetition);
+  };
+  bool in_class = false;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\') {
+      const std::string number = digits_at(i + 1);
+      if (!number.empty() && number != "0") {  // \0 alone is the NUL character
+        return "back-references (\\" + number + ") are not supported";
+      }
+      ++i;  // the escaped character
+    } else if (in_class) {
+      in_class = c != ']';
+    } else if (c == '[') {
+      in_class = true;
+    } else if (c == '{') {
+      const std::string low = digits_at(i + 1);
+      const std::size_t comma = i + 1 + low.size();
+      const std::string high =
+          comma < pattern.size() && pattern[comma] == ',' ? digits_at(comma + 1) : "";
+      for (const std::string& count : {low, high}) {
+        if (too_large(count)) {
+          return "repetition count " + count + " is above " + std::to_string(kMaxRepetition);
+        }
+      }
+    }
+  }
+  return "";
+}
 
 std::optional<Category> parse_category(const std::string& s) {
   if (s == "COMM") return Category::kComm;
@@ -137,6 +184,10 @@ RuleSet RuleSet::parse(const std::string& text, const std::string& source) {
       need_arg("a regular expression");
       rule.matcher = Rule::Matcher::kName;
       rule.pattern = arg;
+      const std::string unsupported = unsupported_in(arg);
+      if (!unsupported.empty()) {
+        throw Error(where + "invalid regular expression '" + arg + "': " + unsupported);
+      }
       try {
         rule.regex = std::make_shared<const std::regex>(arg, kPatternFlags);
       } catch (const std::regex_error& e) {

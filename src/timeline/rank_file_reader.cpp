@@ -230,8 +230,10 @@ bool all_valid(sj::value v) {
       return true;
     }
     case sj::json_type::number: {
-      sj::number n;
-      return !v.get_number().get(n);
+      // As a double: JSON allows integers beyond 64 bits (which get_number() refuses, and the
+      // one-pass reader accepts); a number beyond a double's range is refused by both.
+      double d = 0;
+      return !v.get_double().get(d);
     }
     case sj::json_type::string: {
       std::string_view str;

@@ -129,7 +129,26 @@ TEST(NsysRules, StackedQuantifiersDoNotBacktrackForever) {
   EXPECT_EQ(set.classify(a), RuleClass::kIgnore);
   a.name = "nX";
   EXPECT_EQ(set.classify(a), RuleClass::kComm);
-  expect_error("COMM name (nccl)\\1\n", "my.rules:1: invalid regular expression '(nccl)\\1'");
+  expect_error("COMM name (nccl)\\1\n",
+               "my.rules:1: invalid regular expression '(nccl)\\1': back-references (\\1) are "
+               "not supported");
+}
+
+// nsys_rules_fuzz found a repetition count and a back-reference number that overflow libstdc++'s
+// regex compiler (undefined behaviour inside std::regex); both are refused before it sees them.
+TEST(NsysRules, HugeRepetitionCountsAndBackReferencesAreRefused) {
+  expect_error("COMM name ]77\\\\\\7777777777777777777777777777\n",
+               "back-references (\\7777777777777777777777777777) are not supported");
+  expect_error("COMM name ^ncclDevKern{28888888888888888888888888,}el_\n",
+               "my.rules:1: invalid regular expression '^ncclDevKern{28888888888888888888888888,}"
+               "el_': repetition count 28888888888888888888888888 is above 1000");
+  expect_error("COMM name ^a{2,1001}\n", "repetition count 1001 is above 1000");
+  const RuleSet ok = RuleSet::parse("COMM name ^a{2,1000}b[{99999]\\{99999,99999\n", "ok.rules");
+  ActivityFacts a;
+  a.name = "aab{\\{99999";
+  EXPECT_EQ(ok.classify(a), RuleClass::kIgnore);
+  a.name = "aab9{99999,99999";
+  EXPECT_EQ(ok.classify(a), RuleClass::kComm);
 }
 
 TEST(NsysRules, MissingRulesFileIsNamed) {

@@ -155,6 +155,12 @@ TEST(RankFile, ConfigThatIsNotJsonIsRefused) {
     EXPECT_THAT(error_of(text), HasSubstr("rank-9.json: field 'config' is not valid JSON")) << bad;
   }
   EXPECT_EQ(parse_rank_json(good, "x").config_json, t.config_json);
+  // rank_file_stream_fuzz then found a valid config refused: an integer beyond 64 bits is JSON.
+  const std::string big =
+      R"({"model":{"ffn":5444444444444444444444444444444444444412,"x":-0.5e-3}})";
+  std::string text = good;
+  text.replace(text.find(t.config_json), t.config_json.size(), big);
+  EXPECT_EQ(parse_rank_json(text, "x").config_json, big);
 }
 
 TEST(RankFile, MissingFileIsNamed) {
