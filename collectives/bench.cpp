@@ -94,10 +94,35 @@ struct LoopTiming {
 // (`shift_bytes` each), so back-to-back calls do not find their data in the GPU's L2 cache.
 //
 // With per-call activity timing, each call carries a tag instead and its time is its kernels'.
+// With a graph, the calls are captured once, replayed once untimed, and the stamps go around a
+// second replay (nccl-tests' -G 1).
 LoopTiming time_loop(Backend& backend, const CollectiveCall& call, const OpLabel& label, int iters,
-                     PerCall per_call, std::uint64_t shift_bytes, std::uint64_t positions) {
+                     PerCall per_call, std::uint64_t shift_bytes, std::uint64_t positions,
+                     bool graph) {
   static std::uint64_t next_tag = 1;  // unique over the run: stale records never match
   const bool per_call_stamps = per_call == PerCall::kStamps;
+  const auto submit_calls = [&] {
+    for (int i = 0; i < iters; ++i) {
+      submit_call(backend, shifted(call, shift_bytes * (static_cast<std::uint64_t>(i) % positions)),
+                  label);
+    }
+  };
+  if (graph) {
+    backend.begin_capture(Category::kComm);
+    submit_calls();
+    const std::unique_ptr<Graph> g = backend.end_capture(Category::kComm);
+    backend.replay(Category::kComm, *g);
+    backend.begin_epoch();  // waits for the untimed replay
+    const double host_t0 = host_seconds();
+    const StampId t0 = backend.stamp(Category::kComm);
+    backend.replay(Category::kComm, *g);
+    const StampId t1 = backend.stamp(Category::kComm);
+    backend.synchronize();
+    LoopTiming t;
+    t.host_time_us = (host_seconds() - host_t0) * 1e6 / iters;
+    t.time_us = static_cast<double>(backend.stamp_ns(t1) - backend.stamp_ns(t0)) / 1e3 / iters;
+    return t;
+  }
   backend.begin_epoch();
   std::vector<StampId> boundaries;
   std::vector<std::uint64_t> tags;
@@ -230,6 +255,11 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
               log::cat("commprof bench: error: --instrument ", instrument_name(config.instrument),
                        " is unavailable on ", log::identity(), ": ", problem.value_or("")));
   }
+  if (config.graph) {
+    const std::optional<std::string> problem = backend.graph_problem();
+    ctx.agree(!problem, log::cat("commprof bench: error: --graph is unavailable on ",
+                                 log::identity(), ": ", problem.value_or("")));
+  }
   const PerCall per_call = per_call_of(config.instrument);
 
   BenchReport report;
@@ -287,9 +317,9 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
       ctx.barrier();  // every rank starts the timed loop together, as nccl-tests does
       ScopedAnnotation size_range(log::cat(spec.name, " ", s.bytes, " B"), s.bytes);
 
-      const LoopTiming timing =
-          time_loop(backend, call, label, config.iters,
-                    compares(config.instrument) ? PerCall::kNone : per_call, s.bytes, positions);
+      const LoopTiming timing = time_loop(backend, call, label, config.iters,
+                                          compares(config.instrument) ? PerCall::kNone : per_call,
+                                          s.bytes, positions, config.graph);
       double off_us = 0;
       double on_us = 0;
       if (compares(config.instrument)) {
@@ -302,14 +332,14 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
           set_annotations_enabled(false);
           backend.pause_activity_timing(true);
           off_us = std::min(off_us, time_loop(backend, call, label, config.iters, PerCall::kNone,
-                                              s.bytes, positions)
+                                              s.bytes, positions, false)
                                         .time_us);
           ctx.barrier();
           set_annotations_enabled(annotate);
           backend.pause_activity_timing(false);
-          on_us = std::min(
-              on_us,
-              time_loop(backend, call, label, config.iters, per_call, s.bytes, positions).time_us);
+          on_us = std::min(on_us, time_loop(backend, call, label, config.iters, per_call, s.bytes,
+                                            positions, false)
+                                      .time_us);
         }
       }
 

@@ -45,6 +45,9 @@ struct BenchConfig {
   int root = 0;
   /// Off by default: the bench's figures are nccl-tests' loop time, undisturbed.
   Instrument instrument = Instrument::kOff;
+  /// Capture the `iters` calls once as a graph and time one replay of it (nccl-tests' -G 1):
+  /// no host launch between calls. cuda only; per-call timing does not combine with it.
+  bool graph = false;
   std::string out_dir;         ///< where bench.json and bench.csv go; empty: nowhere
   int test_corrupt_rank = -1;  ///< test hook: this rank corrupts one received element
 };

@@ -48,7 +48,10 @@ class BenchCommand final : public Command {
         "device's activity records (CUPTI kernel times), nothing added to the stream; both / "
         "activity-both: time each size plain and as 1 / activity, interleaved, and report what "
         "that costs")("out,o", po::value<std::string>(),
-                      "write bench.json and bench.csv into this directory");
+                      "write bench.json and bench.csv into this directory")(
+        "graph", po::bool_switch(),
+        "capture the timed loop once as a CUDA graph and time one replay of it, as nccl-tests "
+        "-G 1 (cuda backend; with --instrument 0)");
     add_runtime_options(visible);
     hidden.add_options()("test-corrupt-rank", po::value<int>()->default_value(-1),
                          "test hook: this rank corrupts one received element before checking");
@@ -66,6 +69,7 @@ class BenchCommand final : public Command {
     config_.check = vm["check"].as<bool>();
     config_.root = vm["root"].as<int>();
     config_.instrument = parse_instrument(vm["instrument"].as<std::string>());
+    config_.graph = vm["graph"].as<bool>();
     if (vm.count("out") != 0) config_.out_dir = vm["out"].as<std::string>();
     config_.test_corrupt_rank = vm["test-corrupt-rank"].as<int>();
 
@@ -78,6 +82,12 @@ class BenchCommand final : public Command {
     if (config_.iters < 1) throw ConfigError("--iters must be at least 1");
     if (config_.warmup < 0) throw ConfigError("--warmup must not be negative");
     if (config_.root < 0) throw ConfigError("--root must not be negative");
+    if (config_.graph && config_.instrument != Instrument::kOff) {
+      throw ConfigError(
+          log::cat("--graph replays the loop as one launch, so it has no per-call "
+                   "times: use it with --instrument 0, not --instrument ",
+                   instrument_name(config_.instrument)));
+    }
   }
 
   std::string backend_name() const override { return runtime_.backend; }

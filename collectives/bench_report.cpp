@@ -44,7 +44,8 @@ void write_bench_text(std::ostream& os, const BenchReport& report) {
      << "# dtype " << dtype_name(c.dtype) << ", iters " << c.iters << ", warmup " << c.warmup
      << ", check " << (c.check ? "on" : "off") << ", out-of-place, sizes " << c.min_bytes << ".."
      << c.max_bytes << " B by x" << c.step_factor << "\n"
-     << "# time: per-call time of " << c.iters << " back-to-back calls on each rank's stream clock"
+     << "# time: per-call time of " << c.iters << " back-to-back calls"
+     << (c.graph ? " replayed as one CUDA graph" : "") << " on each rank's stream clock"
      << (report.backend == "cuda" ? " (CUDA events)" : " (steady clock)")
      << "; min/avg/max over ranks, in us\n"
      << "# algbw = size / avg time, busbw = algbw x factor(n), GB/s = 1e9 B/s "
@@ -136,6 +137,7 @@ nlohmann::ordered_json bench_to_json(const BenchReport& report) {
                  {"check", c.check},
                  {"root", c.root},
                  {"instrument", instrument_name(c.instrument)},
+                 {"graph", c.graph},
                  {"placement", "out_of_place"}};
   j["units"] = {{"time", "us"}, {"bandwidth", "GB/s (1e9 bytes/s)"}, {"size", "bytes"}};
   j["time_definition"] =

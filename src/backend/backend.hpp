@@ -36,6 +36,12 @@ struct ActivitySpan {
   std::int64_t end_ns = 0;
 };
 
+/// A recorded sequence of work that replays as one launch (cuda: an instantiated CUDA graph).
+class Graph {
+ public:
+  virtual ~Graph() = default;
+};
+
 /// A backend executes work on one device (a GPU, or the CPU for `host`) for one rank.
 ///
 /// Streams are in order, as CUDA streams are; work on different streams may overlap unless an
@@ -103,6 +109,15 @@ class Backend {
   virtual std::optional<ActivitySpan> activity_span(std::uint64_t tag) = 0;
   /// Stops (true) or resumes the recording itself, streams idle: to measure what it costs.
   virtual void pause_activity_timing(bool paused) = 0;
+
+  /// Graph capture, as nccl-tests' -G: work submitted to `stream` between begin_capture() and
+  /// end_capture() is recorded, not run; replay() then enqueues all of it with one launch, so
+  /// the host's per-call launch cost leaves the timed loop. No stamps or events while capturing.
+  /// Why this backend cannot (host: no graphs), or nullopt.
+  virtual std::optional<std::string> graph_problem() const = 0;
+  virtual void begin_capture(Category stream) = 0;
+  virtual std::unique_ptr<Graph> end_capture(Category stream) = 0;
+  virtual void replay(Category stream, const Graph& graph) = 0;
 };
 
 }  // namespace commprof

@@ -3,7 +3,7 @@
 # Runs a command and checks its exit code and output; used by CTest for CLI and bench runs.
 #
 #   check_run.sh [--exit N] [--match ERE]... [--no-match ERE]... [--count ERE N]...
-#                [--rm DIR]... [--skip N] -- command [args...]
+#                [--rm DIR]... [--skip N] [--skip-on ERE] -- command [args...]
 #
 #   --exit N        the command must exit with N (default 0)
 #   --match ERE     some line of stdout+stderr matches the extended regex
@@ -12,11 +12,14 @@
 #   --rm DIR        remove DIR before running (no stale results from an earlier run)
 #   --skip N        the command exiting with N means it cannot run here: exit 77 (the tests'
 #                   SKIP_RETURN_CODE) without checking anything
+#   --skip-on ERE   the same when the command fails and a line matches ERE (a GPU test on a
+#                   machine without one: the exit code alone would also cover bad options)
 # The command's output is echoed first, so `ctest --output-on-failure` shows what went wrong.
 set -u
 
 expect_exit=0
 skip_exit=
+skip_on=
 checks_file=$(mktemp) || exit 99
 out_file=$(mktemp) || exit 99
 trap 'rm -f "$checks_file" "$out_file"' EXIT
@@ -29,6 +32,7 @@ while [ $# -gt 0 ]; do
     --count) printf 'count\t%s\t%s\n' "$3" "$2" >>"$checks_file"; shift 3 ;;
     --rm) rm -rf "$2"; shift 2 ;;
     --skip) skip_exit=$2; shift 2 ;;
+    --skip-on) skip_on=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "check_run.sh: unknown argument '$1'" >&2; exit 99 ;;
   esac
@@ -42,6 +46,10 @@ cat "$out_file"
 echo "check_run.sh: exit code $status"
 if [ -n "$skip_exit" ] && [ "$status" -eq "$skip_exit" ]; then
   echo "check_run.sh: skipped"
+  exit 77
+fi
+if [ -n "$skip_on" ] && [ "$status" -ne 0 ] && grep -Eq -- "$skip_on" "$out_file"; then
+  echo "check_run.sh: skipped (a line matches /$skip_on/)"
   exit 77
 fi
 

@@ -6,7 +6,7 @@
 set -u
 out=$1; nranks=$2; victim=$3; bin=$4; shift 5
 . "$(dirname "$0")/run_helpers.sh"
-rm -rf "$out"
+rm -rf "$out"; mkdir -p "$(dirname "$out")"
 start=$(date +%s)
 start_run "$out" "$nranks" "$@"
 # The victim is the rank process whose environment says it is rank $victim.

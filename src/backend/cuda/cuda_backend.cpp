@@ -203,8 +203,7 @@ void CudaBackend::submit(Category c, const Work& work, const OpLabel& label) {
   if (activity_ && label.activity_tag != 0) activity_pending_ = true;
   if (const auto* coll = std::get_if<CollectiveCall>(&work)) {
     auto* comm = static_cast<NcclCommunicator*>(coll->comm);
-    last_comm_op_ = log::cat(label.name, " (sequence number ", label.seq, ") on communicator '",
-                             comm->name(), "'");
+    last_comm_op_ = log::cat(label.name, " #", label.seq, " on communicator '", comm->name(), "'");
     enqueue_nccl_collective(*coll, comm->nccl(), stream(c));
   } else if (const auto* p2p = std::get_if<P2PCall>(&work)) {
     auto* comm = static_cast<NcclCommunicator*>(p2p->comm);
@@ -282,6 +281,10 @@ void CudaBackend::synchronize() {
     const double waited =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (waited > options_.timeout_s) {
+      // A stuck COMM stream is the cause when the others wait on its events: name it first.
+      if (cudaStreamQuery(stream(Category::kComm)) == cudaErrorNotReady) {
+        abort_on_timeout(Category::kComm);
+      }
       for (Category c : kAllCategories) {
         if (cudaStreamQuery(stream(c)) == cudaErrorNotReady) abort_on_timeout(c);
       }
@@ -294,8 +297,9 @@ void CudaBackend::abort_on_timeout(Category stuck) {
   for (NcclCommunicator* comm : communicators_) comm->abort();
   throw TimeoutError(log::cat("the ", category_name(stuck), " stream on ", log::identity(),
                               " did not finish within --timeout ", options_.timeout_s,
-                              " s; last collective enqueued: ", last_comm_op_,
-                              "; NCCL communicators aborted"));
+                              " s; last op enqueued on the COMM stream: ", last_comm_op_,
+                              " (a peer rank may have stopped participating); NCCL "
+                              "communicators aborted"));
 }
 
 void CudaBackend::begin_epoch() {

@@ -48,6 +48,10 @@ class CudaBackend final : public Backend {
   std::optional<std::string> activity_timing_problem() const override;
   std::optional<ActivitySpan> activity_span(std::uint64_t tag) override;
   void pause_activity_timing(bool paused) override;
+  std::optional<std::string> graph_problem() const override { return std::nullopt; }
+  void begin_capture(Category stream) override;
+  std::unique_ptr<Graph> end_capture(Category stream) override;
+  void replay(Category stream, const Graph& graph) override;
 
  private:
   cudaStream_t stream(Category c) const { return streams_[index_of(c)]; }

@@ -156,6 +156,14 @@ std::optional<std::string> HostBackend::activity_timing_problem() const {
   return std::nullopt;
 }
 
+std::optional<std::string> HostBackend::graph_problem() const {
+  return std::string("the host backend has no graphs to capture (CUDA graphs: --backend cuda)");
+}
+
+void HostBackend::begin_capture(Category) { throw ConfigError(*graph_problem()); }
+std::unique_ptr<Graph> HostBackend::end_capture(Category) { throw ConfigError(*graph_problem()); }
+void HostBackend::replay(Category, const Graph&) { throw ConfigError(*graph_problem()); }
+
 std::optional<ActivitySpan> HostBackend::activity_span(std::uint64_t tag) {
   const auto it = span_of_tag_.find(tag);
   if (it == span_of_tag_.end()) return std::nullopt;

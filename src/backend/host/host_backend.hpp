@@ -48,6 +48,10 @@ class HostBackend final : public Backend {
   std::optional<ActivitySpan> activity_span(std::uint64_t tag) override;
   // Two clock reads per task cost nothing worth pausing for.
   void pause_activity_timing(bool) override {}
+  std::optional<std::string> graph_problem() const override;
+  [[noreturn]] void begin_capture(Category stream) override;
+  [[noreturn]] std::unique_ptr<Graph> end_capture(Category stream) override;
+  [[noreturn]] void replay(Category stream, const Graph& graph) override;
 
  private:
   struct Signal;
