@@ -3,7 +3,7 @@
 # then nccl-tests and `commprof bench` alternately on the same GPUs (ROUNDS rounds, so drift hits
 # both), then `commprof bench --graph` beside the plain sweep. Writes into $OUT; the bench and
 # nccl-tests JSON files compare with scripts/compare-anchors.py.
-#   OUT=/dir NCCL_TESTS=/dir/with/*_perf ROUNDS=2 scripts/gpu-same-call.sh
+#   OUT=/dir NCCL_TESTS=/dir/with/*_perf ROUNDS=2 [SKIP_CTEST=1] [SKIP_SWEEP=1] scripts/gpu-same-call.sh
 # NCCL_TESTS may be empty: the nccl-tests rounds are then skipped (and said so).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -47,6 +47,7 @@ for round in $(seq 1 "$ROUNDS"); do
   done
 done
 
+if [ "${SKIP_SWEEP:-0}" = 1 ]; then say "finished $(date -u +%FT%TZ)"; exit 0; fi
 say "commprof bench, all ops, plain then --graph"
 "${MPI[@]}" "$B/commprof" bench --backend cuda --ops all "${SWEEP[@]}" --out "$OUT/plain" \
   >"$OUT/plain.txt" 2>&1

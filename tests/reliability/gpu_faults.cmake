@@ -9,13 +9,14 @@ set(no_gpu "cannot run here: no CUDA device visible")
 
 # A peer that stops taking part after warm-up: rank 0's NCCL kernel waits for it forever. The
 # backend polls the COMM stream and ncclCommGetAsyncError instead of blocking, so after
-# --timeout it aborts its communicators (ncclCommAbort), names rank, host, the collective and its
-# sequence number, and the job ends (exit 1). 40 s bounds NCCL's start (a few seconds), the 5 s
-# timeout and the teardown.
+# --timeout it aborts its communicators (ncclCommAbort, given 5 s: within a node NCCL's abort
+# may wait for the silent peer to abort too), names rank, host, the collective and its sequence
+# number, and the job ends (exit 1). 40 s bounds NCCL's start (a few seconds), the 5 s timeout,
+# the abort and the teardown.
 commprof_add_mpi_test(NAME run_cuda_hung_peer_times_out_np2 NPROCS 2 LABELS "gpu;reliability"
   TIMEOUT 40
   WRAPPER ${CHECK_RUN} --rm ${gpu_faults}/hung --skip-on "${no_gpu}" --exit 1
-    --match "error: the COMM stream on rank 0 \\(.*\\) did not finish within --timeout 5 s. last op enqueued on the COMM stream: dp\\.bucket[0-9]+\\.allreduce #[0-9]+ on communicator 'world' \\(a peer rank may have stopped participating\\). NCCL communicators aborted"
+    --match "error: the COMM stream on rank 0 \\(.*\\) did not finish within --timeout 5 s. last op enqueued on the COMM stream: dp\\.bucket[0-9]+\\.allreduce #[0-9]+ on communicator 'world' \\(a peer rank may have stopped participating\\). (NCCL communicators aborted|ncclCommAbort did not return within 5 s)"
     --
   COMMAND commprof run --backend cuda --workload dp --micro-batches 1 --steps 3 --warmup-steps 1
           --timeout 5 --test-hang-rank 1 --out ${gpu_faults}/hung
@@ -25,7 +26,7 @@ commprof_add_mpi_test(NAME run_cuda_hung_peer_times_out_np2 NPROCS 2 LABELS "gpu
 commprof_add_mpi_test(NAME run_cuda_hung_pipeline_peer_np2 NPROCS 2 LABELS "gpu;reliability"
   TIMEOUT 40
   WRAPPER ${CHECK_RUN} --rm ${gpu_faults}/hung_pp --skip-on "${no_gpu}" --exit 1
-    --match "error: the COMM stream on rank 1 \\(.*\\) did not finish within --timeout 5 s. last op enqueued on the COMM stream: [^ ]+ on communicator '[^']+' \\(a peer rank may have stopped participating\\). NCCL communicators aborted"
+    --match "error: the COMM stream on rank 1 \\(.*\\) did not finish within --timeout 5 s. last op enqueued on the COMM stream: [^ ]+ on communicator '[^']+' \\(a peer rank may have stopped participating\\). (NCCL communicators aborted|ncclCommAbort did not return within 5 s)"
     --
   COMMAND commprof run --backend cuda --workload pp --pp 2 --steps 3 --warmup-steps 1
           --timeout 5 --test-hang-rank 0 --out ${gpu_faults}/hung_pp

@@ -78,6 +78,12 @@ CudaBackend::CudaBackend(RankContext& ctx, const BackendOptions& options) : opti
 }
 
 CudaBackend::~CudaBackend() {
+  if (abandoned_->load()) {
+    // After a timeout or NCCL error the job is being aborted: touch nothing that could wait for
+    // the device. The communicators were released; CUPTI's buffers are left to the exit.
+    static_cast<void>(activity_.release());
+    return;
+  }
   // Best effort: a destructor must not throw, and the process is ending anyway.
   for (cudaStream_t s : streams_) {
     if (s != nullptr) cudaStreamSynchronize(s);
@@ -99,10 +105,15 @@ Buffer CudaBackend::allocate(std::size_t bytes, MemorySpace space) {
   const std::size_t n = bytes == 0 ? 1 : bytes;
   if (space == MemorySpace::kHostPinned) {
     COMMPROF_CUDA_CHECK(cudaMallocHost(&data, n));
-    return Buffer(data, bytes, space, [](void* p) { cudaFreeHost(p); });
+    return Buffer(data, bytes, space, [abandoned = abandoned_](void* p) {
+      if (!abandoned->load()) cudaFreeHost(p);
+    });
   }
   COMMPROF_CUDA_CHECK(cudaMalloc(&data, n));
-  return Buffer(data, bytes, space, [](void* p) { cudaFree(p); });
+  // cudaFree waits for the device: after a timeout, memory is left to the process's exit.
+  return Buffer(data, bytes, space, [abandoned = abandoned_](void* p) {
+    if (!abandoned->load()) cudaFree(p);
+  });
 }
 
 void CudaBackend::fill(void* data, DType dtype, std::size_t count, const FillPattern& pattern) {
@@ -272,10 +283,12 @@ void CudaBackend::synchronize() {
       const ncclResult_t state = comm->async_error();
       if (state != ncclSuccess && state != ncclInProgress) {
         const std::string what = ncclGetErrorString(state);
-        for (NcclCommunicator* other : communicators_) other->abort();
-        throw DeviceError(log::cat("NCCL reported an asynchronous error on communicator '",
-                                   comm->name(), "' on ", log::identity(), " after ", last_comm_op_,
-                                   ": ", what));
+        const std::string name = comm->name();
+        abandon();
+        const bool aborted = abort_all_within(communicators_, kAbortWaitSeconds);
+        throw DeviceError(log::cat("NCCL reported an asynchronous error on communicator '", name,
+                                   "' on ", log::identity(), " after ", last_comm_op_, ": ", what,
+                                   aborted ? "" : "; ", aborted ? "" : abort_timeout_text()));
       }
     }
     const double waited =
@@ -293,13 +306,26 @@ void CudaBackend::synchronize() {
   }
 }
 
+void CudaBackend::abandon() {
+  // Work may still run on the device (a kernel waiting for a peer): freeing its memory or
+  // destroying its streams would block or pull memory from under it.
+  abandoned_->store(true);
+}
+
+std::string CudaBackend::abort_timeout_text() {
+  return log::cat("ncclCommAbort did not return within ", kAbortWaitSeconds,
+                  " s (NCCL waits for the other ranks on this node to abort too), so the job ends "
+                  "without it");
+}
+
 void CudaBackend::abort_on_timeout(Category stuck) {
-  for (NcclCommunicator* comm : communicators_) comm->abort();
+  abandon();
+  const bool aborted = abort_all_within(communicators_, kAbortWaitSeconds);
   throw TimeoutError(log::cat("the ", category_name(stuck), " stream on ", log::identity(),
                               " did not finish within --timeout ", options_.timeout_s,
                               " s; last op enqueued on the COMM stream: ", last_comm_op_,
-                              " (a peer rank may have stopped participating); NCCL "
-                              "communicators aborted"));
+                              " (a peer rank may have stopped participating); ",
+                              aborted ? "NCCL communicators aborted" : abort_timeout_text()));
 }
 
 void CudaBackend::begin_epoch() {

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <array>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,8 +60,14 @@ class CudaBackend final : public Backend {
   void run_gemm(const GemmCall& call);
   void run_axpy(const AxpyCall& call, cudaStream_t s);
   [[noreturn]] void abort_on_timeout(Category stuck);
+  void abandon();
+  static std::string abort_timeout_text();
+  // How long a failing rank waits for ncclCommAbort before it ends the job without it.
+  static constexpr double kAbortWaitSeconds = 5.0;
 
   BackendOptions options_;
+  // Set once a stream timed out or NCCL failed: nothing is freed or destroyed after that.
+  std::shared_ptr<std::atomic<bool>> abandoned_ = std::make_shared<std::atomic<bool>>(false);
   int device_ = -1;
   std::string description_;
   std::array<cudaStream_t, 3> streams_{};

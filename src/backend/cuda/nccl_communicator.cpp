@@ -2,6 +2,10 @@
 #include "src/backend/cuda/nccl_communicator.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
 
 #include "src/backend/cuda/cuda_check.hpp"
 #include "src/runtime/mpi_check.hpp"
@@ -55,16 +59,35 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key, const 
 }
 
 ncclResult_t NcclCommunicator::async_error() const {
+  if (nccl_ == nullptr) return ncclSuccess;  // released for an abort: nothing left to poll
   ncclResult_t state = ncclSuccess;
   const ncclResult_t rc = ncclCommGetAsyncError(nccl_, &state);
   return rc != ncclSuccess ? rc : state;
 }
 
-void NcclCommunicator::abort() {
-  if (nccl_ != nullptr) {
-    ncclCommAbort(nccl_);
-    nccl_ = nullptr;
+ncclComm_t NcclCommunicator::release() {
+  ncclComm_t handle = nccl_;
+  nccl_ = nullptr;
+  return handle;
+}
+
+bool abort_all_within(const NcclCommunicator::Registry& registry, double seconds) {
+  std::vector<ncclComm_t> handles;
+  for (NcclCommunicator* comm : registry) {
+    if (ncclComm_t handle = comm->release()) handles.push_back(handle);
   }
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  // Detached: if an abort never returns, the process still reaches MPI_Abort and ends.
+  std::thread([handles, done] {
+    for (ncclComm_t handle : handles) ncclCommAbort(handle);
+    done->store(true);
+  }).detach();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!done->load()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
 }
 
 }  // namespace commprof

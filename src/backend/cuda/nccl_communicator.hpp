@@ -13,7 +13,7 @@ namespace commprof {
 
 /// An NCCL communicator with the MPI communicator of the same ranks beside it (for host-side
 /// agreement). World: unique id from rank 0 broadcast over MPI; children: ncclCommSplit.
-/// Destroyed cleanly with ncclCommDestroy unless abort() was called.
+/// Destroyed cleanly with ncclCommDestroy unless released for an abort (abort_all_within).
 class NcclCommunicator final : public Communicator {
  public:
   /// Every live communicator of one backend, so it can poll them all for asynchronous errors.
@@ -34,8 +34,9 @@ class NcclCommunicator final : public Communicator {
   ncclComm_t nccl() const { return nccl_; }
   /// ncclCommGetAsyncError: ncclSuccess, ncclInProgress, or the error that ended the comm.
   ncclResult_t async_error() const;
-  /// ncclCommAbort: ends outstanding work so the process can exit instead of hanging.
-  void abort();
+  /// Hands the NCCL handle over (to abort it elsewhere); this object then neither polls nor
+  /// destroys it.
+  ncclComm_t release();
 
  private:
   NcclCommunicator(ncclComm_t adopted, MPI_Comm mpi, std::string name, Registry* registry);
@@ -46,5 +47,11 @@ class NcclCommunicator final : public Communicator {
   int rank_ = 0;
   int size_ = 1;
 };
+
+/// Aborts every communicator of `registry` (ncclCommAbort) on a helper thread and waits at most
+/// `seconds` for that: within a node NCCL's abort can wait for the other ranks to abort too,
+/// and a rank that stopped participating never will. True when every abort returned in time;
+/// the communicators are released either way (no later poll or destroy touches them).
+bool abort_all_within(const NcclCommunicator::Registry& registry, double seconds);
 
 }  // namespace commprof
