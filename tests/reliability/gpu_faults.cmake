@@ -16,7 +16,7 @@ set(no_gpu "cannot run here: no CUDA device visible")
 commprof_add_mpi_test(NAME run_cuda_hung_peer_times_out_np2 NPROCS 2 LABELS "gpu;reliability"
   TIMEOUT 40
   WRAPPER ${CHECK_RUN} --rm ${gpu_faults}/hung --skip-on "${no_gpu}" --exit 1
-    --match "error: the COMM stream on rank 0 \\(.*\\) did not finish within --timeout 5 s. last op enqueued on the COMM stream: dp\\.bucket[0-9]+\\.allreduce #[0-9]+ on communicator 'world' \\(a peer rank may have stopped participating\\). (NCCL communicators aborted|ncclCommAbort did not return within 5 s)"
+    --match "error: the COMM stream on rank 0 \\(.*\\) did not finish within --timeout 5 s. last op enqueued on the COMM stream: dp\\.bucket[0-9]+\\.allreduce #[0-9]+ on communicator '[^']+' \\(a peer rank may have stopped participating\\). (NCCL communicators aborted|ncclCommAbort did not return within 5 s)"
     --
   COMMAND commprof run --backend cuda --workload dp --micro-batches 1 --steps 3 --warmup-steps 1
           --timeout 5 --test-hang-rank 1 --out ${gpu_faults}/hung
