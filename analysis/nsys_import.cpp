@@ -31,6 +31,26 @@
 namespace commprof {
 namespace {
 
+// Times as rank files keep them (within +-2^60 ns, src/timeline/op_record.hpp): a damaged export
+// fails here, naming the file and what was out of bounds, instead of yielding rank files that
+// `commprof report` would refuse.
+std::int64_t bounded_time(const Db& db, std::int64_t t, const std::string& what) {
+  if (t < -kMaxTimeNs || t > kMaxTimeNs) {
+    db.fail(what + " at " + std::to_string(t) + " ns: times lie within +-2^60 ns");
+  }
+  return t;
+}
+
+// A start and end read from one row: each bounded, the end not before the start.
+void check_span(const Db& db, std::int64_t start, std::int64_t end, const std::string& what) {
+  bounded_time(db, start, what);
+  bounded_time(db, end, what);
+  if (end < start) {
+    db.fail(what + " ends (" + std::to_string(end) + " ns) before it starts (" +
+            std::to_string(start) + " ns)");
+  }
+}
+
 constexpr const char* kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
 constexpr const char* kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
 constexpr const char* kMemsetTable = "CUPTI_ACTIVITY_KIND_MEMSET";
@@ -121,6 +141,7 @@ std::vector<StepRange> read_steps(Db& db, const std::vector<std::int64_t>& commp
       StepRange r;
       r.start = s.i64(0);
       r.end = s.i64(1);
+      check_span(db, r.start, r.end, "an NVTX step range");
       r.index = static_cast<int>(steps.size());
       r.warmup = r.index < options.warmup_steps;
       steps.push_back(r);
@@ -146,6 +167,7 @@ std::vector<StepRange> read_steps(Db& db, const std::vector<std::int64_t>& commp
       StepRange r;
       r.start = s.i64(0);
       r.end = s.i64(1);
+      check_span(db, r.start, r.end, "an NVTX step range");
       r.index = std::stoi(m[1].str());
       r.warmup = m[2].matched;
       steps.push_back(r);
@@ -323,7 +345,14 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
     db.require_columns(kNvtxTable, {"start", "end", "eventType", "category", "text", "textId",
                                     "globalTid", "domainId", "uint64Value"});
   }
-  const std::int64_t shift = info.session_start_utc_ns - time_base_utc_ns;
+  // A damaged session start must neither overflow the subtraction nor move times out of bounds.
+  std::int64_t shift = 0;
+  if (__builtin_sub_overflow(info.session_start_utc_ns, time_base_utc_ns, &shift) ||
+      shift < -kMaxTimeNs || shift > kMaxTimeNs) {
+    db.fail(
+        "session start (TARGET_INFO_SESSION_START_TIME) lies more than 2^60 ns from the "
+        "earliest file's");
+  }
 
   RankTimeline tl;
   tl.rank = info.rank;
@@ -636,8 +665,11 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
         keys.push_back(key);
         key_class.push_back({-1, -1, -1, -1});
       }
-      const std::int64_t s_ns = act.i64(1) + shift;
-      const std::int64_t e_ns = act.i64(2) + shift;
+      const std::string what = std::string("a ") + activity_kind_name(kind) + " activity";
+      check_span(db, act.i64(1), act.i64(2), what);
+      // Both within +-2^60 ns, so the sums cannot overflow; on the job's clock they must stay so.
+      const std::int64_t s_ns = bounded_time(db, act.i64(1) + shift, what + " on the job's clock");
+      const std::int64_t e_ns = bounded_time(db, act.i64(2) + shift, what + " on the job's clock");
       pending_last_end = std::max(pending_last_end, e_ns);
       if (range) {
         auto found = range_op.find(range->id);

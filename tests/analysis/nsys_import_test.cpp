@@ -155,7 +155,9 @@ TEST(NsysImport, StepRangeByNameKeepsEmptyStepsEmpty) {
   o.step_range = "nccl";
   o.warmup_steps = 2;
   NsysFileSummary sum;
-  const RankTimeline t = import_nsys_file(probe_nsys_file(export_of(0)), o, 0, 2, &sum);
+  // The time base is the earliest session start of the set: here the file's own.
+  const NsysFileInfo info = probe_nsys_file(export_of(0));
+  const RankTimeline t = import_nsys_file(info, o, info.session_start_utc_ns, 2, &sum);
   ASSERT_EQ(t.steps.size(), 19u);
   EXPECT_TRUE(t.steps[1].warmup);
   EXPECT_FALSE(t.steps[2].warmup);
@@ -305,6 +307,46 @@ TEST(NsysImport, RejectsATruncatedOrGarbledExport) {
   const std::string garbled = temp_path("garbled_0.sqlite");
   std::ofstream(garbled, std::ios::binary) << bytes;
   expect_import_error({garbled}, garbled + ": ");
+}
+
+// A copy of rank 0's export changed by `sql`.
+std::string damaged_copy(const std::string& name, const std::string& sql) {
+  const std::string f = temp_path(name);
+  std::filesystem::copy_file(export_of(0), f, std::filesystem::copy_options::overwrite_existing);
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(f.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+  sqlite3_close(db);
+  return f;
+}
+
+// Times out of the rank files' bounds (+-2^60 ns) or running backwards are refused while
+// importing, naming the file, never written into rank files that `report` then refuses.
+TEST(NsysImport, RejectsTimesOutOfBoundsOrBackwards) {
+  const std::string middle_kernel =
+      " WHERE rowid = (SELECT rowid FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start LIMIT 1 OFFSET "
+      "(SELECT COUNT(*) / 2 FROM CUPTI_ACTIVITY_KIND_KERNEL))";
+  const std::string far = damaged_copy(
+      "far_0.sqlite",
+      "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = 4611686018427387904" + middle_kernel);
+  expect_import_error(
+      {far}, far + ": a kernel activity at 4611686018427387904 ns: times lie within +-2^60 ns");
+  const std::string backwards =
+      damaged_copy("backwards_0.sqlite",
+                   "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = start - 1000" + middle_kernel);
+  expect_import_error({backwards}, backwards + ": a kernel activity ends (");
+  const std::string step = damaged_copy(
+      "step_0.sqlite",
+      "UPDATE NVTX_EVENTS SET end = start - 1 WHERE rowid = (SELECT MIN(rowid) FROM NVTX_EVENTS "
+      "WHERE text LIKE 'step %' AND end IS NOT NULL)");
+  expect_import_error({step}, step + ": an NVTX step range ends (");
+  // A session start near the int64 limit: the shift to the job's time base would overflow.
+  const std::string start =
+      damaged_copy("start_0.sqlite",
+                   "UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = 9223372036854775000");
+  expect_import_error(
+      {start, export_of(1)},
+      start + ": session start (TARGET_INFO_SESSION_START_TIME) lies more than 2^60 ns");
 }
 
 TEST(NsysImport, RejectsAMissingFile) {
