@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "analysis/saturating_sum.hpp"
 #include "collectives/collective_kind.hpp"
 #include "collectives/collective_spec.hpp"
 #include "src/core/errors.hpp"
@@ -101,14 +102,14 @@ void CollectiveMatcher::finish(int world_size) {
     RankWait& w = waits_[static_cast<std::size_t>(r.rank)];
     const std::int64_t wait = c.last_start_ns - r.start_ns;
     ++w.collectives;
-    w.wait_ns += wait;
-    c.wait_caused_ns += wait;
+    add_saturating(w.wait_ns, wait);
+    add_saturating(c.wait_caused_ns, wait);
   }
   for (const CollectiveInstance& c : instances_) {
     if (c.ranks_seen < 2) continue;  // nobody to wait for, nobody to be first against
     RankWait& last = waits_[static_cast<std::size_t>(c.last_rank)];
     ++last.times_last;
-    last.wait_caused_ns += c.wait_caused_ns;
+    add_saturating(last.wait_caused_ns, c.wait_caused_ns);
     ++waits_[static_cast<std::size_t>(c.first_rank)].times_first;
   }
   // Sorted by instance then rank, so wait_of() can binary-search: a counting sort by instance

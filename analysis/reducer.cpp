@@ -14,6 +14,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analysis/saturating_sum.hpp"
 #include "src/core/errors.hpp"
 #include "src/timeline/rank_file.hpp"
 
@@ -112,7 +113,7 @@ class Reducer::Staging final : public RankStepSink {
       if (timing.count == 0) touched_.push_back(slot);
       const std::int64_t duration = op.duration_ns();
       ++timing.count;
-      timing.total_ns += duration;
+      add_saturating(timing.total_ns, duration);
       // Interference is about COMP and COMM competing for SMs and memory bandwidth.
       bool overlapped = false;
       if (op.category == Category::kComp) {
@@ -122,7 +123,7 @@ class Reducer::Staging final : public RankStepSink {
       }
       if (overlapped) {
         ++timing.overlapped_count;
-        timing.overlapped_total_ns += duration;
+        add_saturating(timing.overlapped_total_ns, duration);
       }
     }
     add_step(summary_, m, static_cast<std::int64_t>(step.ops->size()));
@@ -140,9 +141,9 @@ class Reducer::Staging final : public RankStepSink {
       Timing& total = totals_[slot];
       const Timing& add = staged_[slot];
       total.count += add.count;
-      total.total_ns += add.total_ns;
+      add_saturating(total.total_ns, add.total_ns);
       total.overlapped_count += add.overlapped_count;
-      total.overlapped_total_ns += add.overlapped_total_ns;
+      add_saturating(total.overlapped_total_ns, add.overlapped_total_ns);
     }
     if (timeline_step_) {
       r_.report_.timeline_step = std::move(*timeline_step_);
@@ -333,7 +334,7 @@ Report Reducer::finish() {
     for (std::size_t i : members) {
       times.push_back(static_cast<double>(rep.instances[i].time_ns()));
       skew += static_cast<double>(rep.instances[i].start_skew_ns());
-      row.wait_ns += rep.instances[i].wait_caused_ns;
+      add_saturating(row.wait_ns, rep.instances[i].wait_caused_ns);
     }
     std::sort(times.begin(), times.end());
     row.p50_ns = percentile(times, 50);
@@ -364,7 +365,7 @@ Report Reducer::finish() {
       row.bytes += c.bytes;
       row.time_ns += static_cast<double>(c.time_ns());
       skew += static_cast<double>(c.start_skew_ns());
-      row.wait_ns += c.wait_caused_ns;
+      add_saturating(row.wait_ns, c.wait_caused_ns);
       const double factor = busbw_factor_for(c.collective, c.comm_size);
       if (factor >= 0) {
         bus_bytes += static_cast<double>(c.bytes) * factor;

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -65,6 +66,53 @@ TEST(Reducer, ThreeRanksWithKnownSkewAcrossHosts) {
   EXPECT_DOUBLE_EQ(row.algbw_gbps, 1048576.0 / 6400.0);
   EXPECT_DOUBLE_EQ(row.busbw_gbps, 1048576.0 / 6400.0 * 4.0 / 3.0);
   EXPECT_LT(row.peak_fraction, 0.0);  // no --peak-busbw
+}
+
+// Valid but adversarial rank files: every time within +-2^60 ns, yet durations and waits whose
+// sums pass 2^63 ns after a few ops. The sums must not overflow (UBSan stops this test where
+// they did; wrapped, they came out negative); they saturate at the int64 limit (292 years).
+TEST(Reducer, SumsOfHugeDurationsAndWaitsDoNotOverflow) {
+  Reducer reducer({});
+  for (int rank = 0; rank < 2; ++rank) {
+    RankTimeline t;
+    t.rank = rank;
+    t.world_size = 2;
+    t.host = "h";
+    for (int s = 0; s < 4; ++s) {
+      StepRecord st;
+      st.index = s;
+      st.start_ns = -kMaxTimeNs;
+      st.end_ns = kMaxTimeNs;
+      for (int i = 0; i < 8; ++i) {
+        OpRecord op;
+        op.name = "huge.allreduce";
+        op.category = Category::kComm;
+        op.stream = "COMM";
+        op.collective = "allreduce";
+        op.comm = "world";
+        op.comm_size = 2;
+        op.seq = s * 8 + i;
+        op.bytes = 1 << 20;
+        // Rank 0 arrives 2^61 - 1 ns before rank 1 at every one of the 32 collectives.
+        op.start_ns = rank == 0 ? -kMaxTimeNs : kMaxTimeNs - 1;
+        op.end_ns = kMaxTimeNs;
+        st.ops.push_back(op);
+      }
+      t.steps.push_back(std::move(st));
+    }
+    reducer.add(std::move(t), "adversarial-" + std::to_string(rank));
+  }
+  const Report r = reducer.finish();
+  ASSERT_EQ(r.waits.size(), 2u);
+  constexpr std::int64_t kSaturated = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(r.waits[0].wait_ns, kSaturated);
+  EXPECT_EQ(r.waits[1].wait_caused_ns, kSaturated);
+  ASSERT_EQ(r.collectives.size(), 1u);
+  EXPECT_EQ(r.collectives[0].count, 32);
+  EXPECT_EQ(r.collectives[0].wait_ns, kSaturated);
+  ASSERT_EQ(r.groups.size(), 1u);
+  EXPECT_EQ(r.groups[0].wait_ns, kSaturated);
+  EXPECT_GT(r.groups[0].time_ns, 0.0);
 }
 
 TEST(Reducer, PerRankMetricsAndWorstRank) {
