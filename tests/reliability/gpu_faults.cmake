@@ -31,15 +31,17 @@ commprof_add_mpi_test(NAME run_cuda_hung_pipeline_peer_np2 NPROCS 2 LABELS "gpu;
   COMMAND commprof run --backend cuda --workload pp --pp 2 --steps 3 --warmup-steps 1
           --timeout 5 --test-hang-rank 0 --out ${gpu_faults}/hung_pp
   PROPERTIES SKIP_RETURN_CODE 77)
-# What the ranks wrote before the hang reduces. A skipped run (no GPU) leaves no directory, and
-# the report skips too.
-set(no_run "cannot read '[^']*': No such file or directory")
-add_test(NAME report_after_cuda_hung_peer
-  COMMAND ${CHECK_RUN} --skip-on "${no_run}" --exit 0
-    --match "^# commprof report: 2 of 2 ranks read from 2 file\\(s\\)$"
-    -- $<TARGET_FILE:commprof> report ${gpu_faults}/hung)
-set_tests_properties(report_after_cuda_hung_peer PROPERTIES LABELS "gpu;reliability" TIMEOUT 60
-  SKIP_RETURN_CODE 77 FIXTURES_REQUIRED cuda_hung)
+# What the ranks wrote before the fault reduces, all 2 files. A skipped run (no GPU) leaves no
+# directory, and the report skips too.
+function(commprof_gpu_report_after name dir fixture)
+  add_test(NAME ${name}
+    COMMAND ${CHECK_RUN} --skip-on "cannot read '[^']*': No such file or directory" --exit 0
+      --match "^# commprof report: 2 of 2 ranks read from 2 file\\(s\\)$"
+      -- $<TARGET_FILE:commprof> report ${dir})
+  set_tests_properties(${name} PROPERTIES LABELS "gpu;reliability" TIMEOUT 60
+    SKIP_RETURN_CODE 77 FIXTURES_REQUIRED ${fixture})
+endfunction()
+commprof_gpu_report_after(report_after_cuda_hung_peer ${gpu_faults}/hung cuda_hung)
 
 # SIGKILL to rank 1 of a long cuda run (a node crash, the OOM killer): the launcher ends the job,
 # rank 0 does not hang in NCCL, and the rank files written so far stay whole and reduce.
@@ -51,9 +53,4 @@ add_test(NAME run_cuda_sigkill_rank_np2
           --out ${gpu_faults}/sigkill)
 set_tests_properties(run_cuda_sigkill_rank_np2 PROPERTIES LABELS "mpi;gpu;reliability" TIMEOUT 90
   SKIP_RETURN_CODE 77 ENVIRONMENT "${COMMPROF_TEST_MPI_ENV}" FIXTURES_SETUP cuda_sigkill)
-add_test(NAME report_after_cuda_sigkill
-  COMMAND ${CHECK_RUN} --skip-on "${no_run}" --exit 0
-    --match "^# commprof report: 2 of 2 ranks read from 2 file\\(s\\)$"
-    -- $<TARGET_FILE:commprof> report ${gpu_faults}/sigkill)
-set_tests_properties(report_after_cuda_sigkill PROPERTIES LABELS "gpu;reliability" TIMEOUT 60
-  SKIP_RETURN_CODE 77 FIXTURES_REQUIRED cuda_sigkill)
+commprof_gpu_report_after(report_after_cuda_sigkill ${gpu_faults}/sigkill cuda_sigkill)

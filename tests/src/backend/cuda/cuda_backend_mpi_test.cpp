@@ -63,6 +63,21 @@ class CudaBackendTest : public ::testing::Test {
     return host;
   }
 
+  // Send and receive buffers of one collective, the send side filled with its verifiable input.
+  struct CollectiveBuffers {
+    Buffer send;
+    Buffer recv;
+  };
+  static CollectiveBuffers inputs_for(const CollectiveSpec& spec, const CollectiveSizes& sz,
+                                      DType dtype, const Communicator& comm, std::uint64_t seed) {
+    const std::size_t elem = dtype_size(dtype);
+    CollectiveBuffers b{backend_->allocate(sz.send_count * elem, MemorySpace::kDevice),
+                        backend_->allocate(sz.recv_count * elem, MemorySpace::kDevice)};
+    backend_->fill(b.send.data(), dtype, sz.send_count,
+                   spec.input(comm.rank(), comm.size(), dtype, seed));
+    return b;
+  }
+
   static inline RankContext* ctx_ = nullptr;
   static inline CudaBackend* backend_ = nullptr;
   static inline std::string skip_reason_;
@@ -241,18 +256,15 @@ TEST_F(CudaBackendTest, EveryCollectiveVerifiesOnWorldAndSplit) {
     for (CollectiveKind kind : all_collective_kinds()) {
       const CollectiveSpec& spec = collective_spec(kind);
       const CollectiveSizes sz = spec.sizes(1 << 20, DType::kBFloat16, n);
-      Buffer send = backend_->allocate(sz.send_count * 2, MemorySpace::kDevice);
-      Buffer recv = backend_->allocate(sz.recv_count * 2, MemorySpace::kDevice);
-      backend_->fill(send.data(), DType::kBFloat16, sz.send_count,
-                     spec.input(comm->rank(), n, DType::kBFloat16, 5));
+      const CollectiveBuffers b = inputs_for(spec, sz, DType::kBFloat16, *comm, 5);
       backend_->submit(
           Category::kComm,
-          CollectiveCall{kind, comm, send.data(), recv.data(), sz.count, DType::kBFloat16, 0},
+          CollectiveCall{kind, comm, b.send.data(), b.recv.data(), sz.count, DType::kBFloat16, 0},
           {spec.name, sz.bytes});
       backend_->synchronize();
       if (spec.output_defined(comm->rank(), 0)) {
         EXPECT_EQ(
-            backend_->count_mismatches(recv.data(), DType::kBFloat16, sz.recv_count,
+            backend_->count_mismatches(b.recv.data(), DType::kBFloat16, sz.recv_count,
                                        spec.expected(comm->rank(), n, 0, DType::kBFloat16, 5, sz)),
             0u)
             << spec.name << " on " << comm->name();
@@ -271,10 +283,9 @@ TEST_F(CudaBackendTest, CapturedCollectivesRunOnlyWhenReplayed) {
   for (CollectiveKind kind : all_collective_kinds()) {
     const CollectiveSpec& spec = collective_spec(kind);
     const CollectiveSizes sz = spec.sizes(1 << 20, DType::kFloat32, n);
-    Buffer send = backend_->allocate(sz.send_count * 4, MemorySpace::kDevice);
-    Buffer recv = backend_->allocate(sz.recv_count * 4, MemorySpace::kDevice);
-    backend_->fill(send.data(), DType::kFloat32, sz.send_count,
-                   spec.input(world.rank(), n, DType::kFloat32, 9));
+    const CollectiveBuffers b = inputs_for(spec, sz, DType::kFloat32, world, 9);
+    const Buffer& send = b.send;
+    const Buffer& recv = b.recv;
     backend_->fill(recv.data(), DType::kFloat32, sz.recv_count, poison);
     backend_->begin_capture(Category::kComm);
     backend_->submit(
