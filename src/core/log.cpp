@@ -3,6 +3,7 @@
 
 #include <iostream>
 #include <mutex>
+#include <string>
 
 #include "src/core/errors.hpp"
 
@@ -27,11 +28,13 @@ void emit(const char* tag, const std::string& message) {
   // Whatever the report put on stdout goes out first: under mpirun, stdout and stderr travel
   // separately, and a buffered half line of a table would otherwise be split by this message.
   std::cout.flush();
-  if (s.rank >= 0) {
-    std::cerr << "[rank " << s.rank << ' ' << s.host << "] " << tag << message << std::endl;
-  } else {
-    std::cerr << "[commprof] " << tag << message << std::endl;
-  }
+  // One write for the whole line: std::cerr is unbuffered, so each << would be a write of its
+  // own, and under mpirun another stream's output could land between "[rank " and the rest.
+  const std::string line =
+      (s.rank >= 0 ? "[rank " + std::to_string(s.rank) + ' ' + s.host + "] " : "[commprof] ") +
+      tag + message + '\n';
+  std::cerr.write(line.data(), static_cast<std::streamsize>(line.size()));
+  std::cerr.flush();
 }
 
 }  // namespace

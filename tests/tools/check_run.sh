@@ -22,7 +22,8 @@ skip_exit=
 skip_on=
 checks_file=$(mktemp) || exit 99
 out_file=$(mktemp) || exit 99
-trap 'rm -f "$checks_file" "$out_file"' EXIT
+err_file=$(mktemp) || exit 99
+trap 'rm -f "$checks_file" "$out_file" "$err_file"' EXIT
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -40,8 +41,11 @@ done
 [ $# -gt 0 ] || { echo "check_run.sh: no command after --" >&2; exit 99; }
 
 echo "check_run.sh: running: $*"
-"$@" >"$out_file" 2>&1
+# stdout and stderr apart, then stderr after stdout: under mpirun the two travel separately and
+# reach the launcher in any order, so one captured together can split a line of the other.
+"$@" >"$out_file" 2>"$err_file"
 status=$?
+cat "$err_file" >>"$out_file"
 cat "$out_file"
 echo "check_run.sh: exit code $status"
 if [ -n "$skip_exit" ] && [ "$status" -eq "$skip_exit" ]; then

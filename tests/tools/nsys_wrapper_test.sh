@@ -106,8 +106,11 @@ nsys_out=$work/nsys
 log=$work/launch.log
 "${launcher[@]}" "$wrapper" --nsys "$fake" --out "$nsys_out" -- --force-overwrite=true -- \
   "$commprof" run --backend host --workload hybrid --tp 2 --dp 2 --model tiny --steps 2 \
-  --warmup-steps 1 --out "$run_out" >"$log" 2>&1
+  --warmup-steps 1 --out "$run_out" >"$log" 2>"$log.err"
 status=$?
+# stderr after stdout: under mpirun the two reach the launcher in any order, and captured
+# together one could split a line of the other.
+cat "$log.err" >>"$log"
 cat "$log"
 check "launch exit 0 (got $status)" [ "$status" -eq 0 ]
 check "rank 0 says where its report goes" grep -q "^nsys-profile-rank.sh: rank 0 \
