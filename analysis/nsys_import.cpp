@@ -33,23 +33,30 @@ namespace {
 
 // Times as rank files keep them (within +-2^60 ns, src/timeline/op_record.hpp): a damaged export
 // fails here, naming the file and what was out of bounds, instead of yielding rank files that
-// `commprof report` would refuse.
-std::int64_t bounded_time(const Db& db, std::int64_t t, const std::string& what) {
+// `commprof report` would refuse. `what` (+ `detail`) names the row; the message is only built
+// on failure, since this runs for every activity of the export.
+std::int64_t bounded_time(const Db& db, std::int64_t t, const char* what, const char* detail = "") {
   if (t < -kMaxTimeNs || t > kMaxTimeNs) {
-    db.fail(what + " at " + std::to_string(t) + " ns: times lie within +-2^60 ns");
+    db.fail(std::string(what) + detail + " at " + std::to_string(t) +
+            " ns: times lie within +-2^60 ns");
   }
   return t;
 }
 
 // A start and end read from one row: each bounded, the end not before the start.
-void check_span(const Db& db, std::int64_t start, std::int64_t end, const std::string& what) {
+void check_span(const Db& db, std::int64_t start, std::int64_t end, const char* what) {
   bounded_time(db, start, what);
   bounded_time(db, end, what);
   if (end < start) {
-    db.fail(what + " ends (" + std::to_string(end) + " ns) before it starts (" +
+    db.fail(std::string(what) + " ends (" + std::to_string(end) + " ns) before it starts (" +
             std::to_string(start) + " ns)");
   }
 }
+
+// How errors name an activity row, by ActivityKind.
+constexpr const char* kActivityRow[] = {"a kernel activity", "a memcpy activity",
+                                        "a memset activity"};
+static_assert(static_cast<int>(ActivityKind::kMemset) == 2, "kActivityRow follows ActivityKind");
 
 constexpr const char* kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
 constexpr const char* kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
@@ -665,11 +672,11 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
         keys.push_back(key);
         key_class.push_back({-1, -1, -1, -1});
       }
-      const std::string what = std::string("a ") + activity_kind_name(kind) + " activity";
+      const char* what = kActivityRow[static_cast<int>(kind)];
       check_span(db, act.i64(1), act.i64(2), what);
       // Both within +-2^60 ns, so the sums cannot overflow; on the job's clock they must stay so.
-      const std::int64_t s_ns = bounded_time(db, act.i64(1) + shift, what + " on the job's clock");
-      const std::int64_t e_ns = bounded_time(db, act.i64(2) + shift, what + " on the job's clock");
+      const std::int64_t s_ns = bounded_time(db, act.i64(1) + shift, what, " on the job's clock");
+      const std::int64_t e_ns = bounded_time(db, act.i64(2) + shift, what, " on the job's clock");
       pending_last_end = std::max(pending_last_end, e_ns);
       if (range) {
         auto found = range_op.find(range->id);

@@ -17,6 +17,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "analysis/tools/nsys_export_schema.hpp"
+
 namespace {
 
 sqlite3* g_db = nullptr;
@@ -62,33 +64,7 @@ int main(int argc, char** argv) {
   std::remove(out.c_str());
   if (sqlite3_open(out.c_str(), &g_db) != SQLITE_OK) return 1;
   exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN");
-  exec(
-      "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
-      "CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT, name TEXT, "
-      "nameEnum INTEGER, value TEXT);"
-      "CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime "
-      "TEXT);"
-      "CREATE TABLE TARGET_INFO_GPU (vmId INTEGER, id INTEGER, name TEXT, busLocation TEXT);"
-      "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, "
-      "rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, "
-      "endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, uint64Value INTEGER, int64Value "
-      "INTEGER, doubleValue REAL, uint32Value INTEGER, int32Value INTEGER, floatValue REAL, "
-      "jsonTextId INTEGER, jsonText TEXT, binaryData TEXT);"
-      "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, "
-      "deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId "
-      "INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL, "
-      "shortName INTEGER NOT NULL, mangledName INTEGER, gridX INTEGER, blockX INTEGER);"
-      "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, "
-      "deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId "
-      "INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, "
-      "copyKind INTEGER NOT NULL);"
-      "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL, "
-      "deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId "
-      "INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes "
-      "INTEGER NOT NULL);"
-      "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, "
-      "eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT "
-      "NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);");
+  exec(std::string(commprof::nsys_schema::kCoreTables) + commprof::nsys_schema::kCopyTables);
   exec(
       "INSERT INTO StringIds VALUES (1, 'nvjet_sm90_tst_64x8_64x16_1x2_h_bz_NNT'), "
       "(2, 'ncclDevKernel_AllReduce_Sum_bf16_RING_LL'), (3, 'cuLaunchKernelEx'), "

@@ -22,6 +22,7 @@
 
 #include "analysis/nsys_import.hpp"
 #include "analysis/reducer.hpp"
+#include "analysis/tools/nsys_export_schema.hpp"
 #include "src/backend/annotation.hpp"
 #include "src/backend/op_range_text.hpp"
 #include "src/timeline/rank_file.hpp"
@@ -80,25 +81,7 @@ std::string environment_of(const ExportStyle& style, int rank) {
 // Writes rank `rank`'s export (see the top of the file for what it holds).
 void write_export(const std::string& path, int rank, const ExportStyle& style) {
   Sql db(path);
-  db.exec(
-      "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
-      "CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT, name TEXT, "
-      "nameEnum INTEGER, value TEXT);"
-      "CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime "
-      "TEXT);"
-      "CREATE TABLE TARGET_INFO_GPU (vmId INTEGER, id INTEGER, name TEXT, busLocation TEXT);"
-      "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, "
-      "rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, "
-      "endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, uint64Value INTEGER, int64Value "
-      "INTEGER, doubleValue REAL, uint32Value INTEGER, int32Value INTEGER, floatValue REAL, "
-      "jsonTextId INTEGER, jsonText TEXT, binaryData TEXT);"
-      "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, "
-      "deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId "
-      "INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL, "
-      "shortName INTEGER NOT NULL, mangledName INTEGER, gridX INTEGER, blockX INTEGER);"
-      "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, "
-      "eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT "
-      "NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);");
+  db.exec(commprof::nsys_schema::kCoreTables);
   db.exec(
       "INSERT INTO StringIds VALUES (1, 'nvjet_sm90_tst_64x8_64x16_1x2_h_bz_NNT'), "
       "(2, 'ncclDevKernel_AllReduce_Sum_bf16_RING_LL'), (3, 'cuLaunchKernelEx'), "

@@ -2,10 +2,10 @@
 # Faults on the CUDA backend (included from tests/CMakeLists.txt when it is built, so paths are
 # relative to tests/): the NCCL paths the host backend cannot exercise. Two ranks, one GPU each;
 # where no GPU is visible the run stops at once with "cannot run here: no CUDA device visible"
-# and the tests skip. Label `gpu`: `ctest -L gpu` on a GPU host (NCCL_NVLS_ENABLE=0 there).
+# and the tests skip (${no_gpu}, set in tests/CMakeLists.txt). Label `gpu`: `ctest -L gpu` on a
+# GPU host (NCCL_NVLS_ENABLE=0 there).
 set(gpu_faults ${CMAKE_CURRENT_BINARY_DIR}/gpu_faults)
 file(MAKE_DIRECTORY ${gpu_faults})
-set(no_gpu "cannot run here: no CUDA device visible")
 
 # A peer that stops taking part after warm-up: rank 0's NCCL kernel waits for it forever. The
 # backend polls the COMM stream and ncclCommGetAsyncError instead of blocking, so after
