@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "analysis/saturating_sum.hpp"
-#include "collectives/collective_kind.hpp"
+#include "src/backend/collective_kind.hpp"
 #include "collectives/collective_spec.hpp"
 #include "src/core/errors.hpp"
 

@@ -24,7 +24,7 @@
 
 #include "analysis/sqlite_reader.hpp"
 #include "src/backend/annotation.hpp"
-#include "src/backend/op_range_text.hpp"
+#include "src/timeline/op_range_text.hpp"
 #include "src/core/errors.hpp"
 #include "src/timeline/rank_file.hpp"
 
@@ -454,7 +454,7 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
         acts + ") a ORDER BY a.start";
   }
   // The payload: bytes (uint64) on COMP and MEM ranges and on COMM ranges without a tag; the
-  // sequence number (int64) on tagged COMM ranges (src/backend/op_range_text.hpp).
+  // sequence number (int64) on tagged COMM ranges (src/timeline/op_range_text.hpp).
   const bool has_int64 = has_nvtx && db.has_column(kNvtxTable, "int64Value");
   const std::string nvtx_sql =
       std::string("SELECT n.start, n.end, n.globalTid, n.category, ") +

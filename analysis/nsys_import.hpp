@@ -39,7 +39,7 @@ struct NsysFileSummary {
   std::int64_t ignored = 0;         ///< activities classified IGNORE (left out)
   std::int64_t ops[3] = {0, 0, 0};  ///< imported ops per category (index_of)
   /// commprof's COMM ranges whose collective, communicator and sequence number came from the
-  /// range's tag (src/backend/op_range_text.hpp), and those of older commprof derived from the
+  /// range's tag (src/timeline/op_range_text.hpp), and those of older commprof derived from the
   /// op name (the communicator's kind only: "dp" for every dp group).
   std::int64_t comm_ranges_tagged = 0;
   std::int64_t comm_ranges_by_name = 0;

@@ -3,6 +3,8 @@
 // that `commprof report DIR` reduces. Runs on one process (under mpirun only rank 0 works).
 // Exit 0: every file imported; 1: a file could not be imported (nothing is left half-written),
 // or a multi-rank set holds no COMM at all; 2: usage error.
+#include "analysis/nsys_import_command.hpp"
+
 #include <iostream>
 
 #include "analysis/nsys_import.hpp"

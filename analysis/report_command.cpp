@@ -3,6 +3,8 @@
 // rank 0 works; the others wait for its exit code). Exit 0: every file was reduced; 1: a file
 // could not be read (the report still names it and reduces the rest) or nothing was readable;
 // 2: usage error.
+#include "analysis/report_command.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/collective_kind.hpp"
+#include "src/backend/collective_kind.hpp"
 #include "collectives/collective_spec.hpp"
 #include "src/core/dtype.hpp"
 

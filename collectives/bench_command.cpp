@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `commprof bench`: options, validation, and running the sweep with its outputs.
+#include "collectives/bench_command.hpp"
+
 #include <iostream>
 
 #include "collectives/bench.hpp"

@@ -9,8 +9,8 @@
 
 #include <cstdint>
 
-#include "collectives/collective_kind.hpp"
-#include "collectives/pattern.hpp"
+#include "src/backend/collective_kind.hpp"
+#include "src/backend/pattern.hpp"
 #include "src/core/dtype.hpp"
 
 namespace commprof {

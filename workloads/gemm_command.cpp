@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `commprof gemm`: options and the per-rank TFLOP/s table.
+#include "workloads/gemm_command.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <iostream>

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "collectives/collective_kind.hpp"
-#include "src/backend/category.hpp"
+#include "src/backend/collective_kind.hpp"
+#include "src/timeline/category.hpp"
 #include "src/backend/work.hpp"
 #include "src/core/dtype.hpp"
 

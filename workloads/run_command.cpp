@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // `commprof run`: mock training steps of a parallel layout and model shape on the backend's
 // three streams; one rank-<R>.json per rank and a summary on rank 0.
+#include "workloads/run_command.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <iostream>

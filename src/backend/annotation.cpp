@@ -5,8 +5,9 @@
 
 #include <atomic>
 
+#include "src/backend/collective_kind.hpp"
 #include "src/backend/communicator.hpp"
-#include "src/backend/op_range_text.hpp"
+#include "src/timeline/op_range_text.hpp"
 
 namespace commprof {
 namespace {
@@ -14,6 +15,25 @@ namespace {
 std::atomic<AnnotationObserver> g_observer{nullptr};
 
 AnnotationObserver observer() { return g_observer.load(std::memory_order_acquire); }
+
+/// The communicator and the collective's name (a static string) of communication work (a
+/// collective or send/recv); both null for COMP and MEM work.
+struct CommOfWork {
+  const Communicator* comm = nullptr;
+  const char* collective = nullptr;
+};
+CommOfWork comm_of_work(const Work& work) {
+  if (const auto* c = std::get_if<CollectiveCall>(&work)) {
+    return {c->comm, collective_name(c->kind)};
+  }
+  if (const auto* p = std::get_if<P2PCall>(&work)) {
+    // As the executor names them in its own records.
+    return {p->comm, p->send_peer >= 0 && p->recv_peer >= 0 ? "sendrecv"
+                     : p->send_peer >= 0                    ? "send"
+                                                            : "recv"};
+  }
+  return {};
+}
 
 // The tagged text of the last COMM range this thread pushed. A bench loop submits the same
 // collective back to back: formatting the tag costs ~0.2 us per range (ten times the NVTX call

@@ -13,16 +13,11 @@
 #include <optional>
 #include <string>
 
-#include "src/backend/category.hpp"
+#include "src/timeline/category.hpp"
 #include "src/backend/work.hpp"
+#include "src/timeline/op_range_text.hpp"
 
 namespace commprof {
-
-/// The message of the range around the measured steps (after warm-up), in domain "commprof",
-/// a registered string: `nsys profile --capture-range=nvtx
-/// --nvtx-capture=measured_steps@commprof --capture-range-end=stop` records only those steps
-/// (scripts/nsys-profile-rank.sh does this by default).
-inline constexpr const char* kMeasuredStepsRange = "measured_steps";
 
 /// Pushes a range on construction, pops it on destruction, on the calling thread.
 class ScopedAnnotation {

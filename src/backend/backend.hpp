@@ -9,9 +9,9 @@
 #include <optional>
 #include <string>
 
-#include "collectives/pattern.hpp"
+#include "src/backend/pattern.hpp"
 #include "src/backend/buffer.hpp"
-#include "src/backend/category.hpp"
+#include "src/timeline/category.hpp"
 #include "src/backend/communicator.hpp"
 #include "src/backend/work.hpp"
 #include "src/core/dtype.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <variant>
 
-#include "collectives/collective_kind.hpp"
+#include "src/backend/collective_kind.hpp"
 #include "src/core/dtype.hpp"
 
 namespace commprof {

@@ -95,11 +95,10 @@ int with_stdout_checked(int code) {
 
 }  // namespace
 
-int run_app(int argc, char** argv) {
+int run_app(int argc, char** argv, const std::vector<std::unique_ptr<Command>>& commands) {
   // A file-size limit (ulimit -f) ends a process that writes past it with SIGXFSZ: mid-write,
   // without a word. Ignored, the write fails with EFBIG and the error names the file.
   std::signal(SIGXFSZ, SIG_IGN);
-  const auto commands = make_commands();
   ParseOutcome parsed = parse_command_line(argc, argv, commands, environ);
   if (parsed.kind == ParseOutcome::Kind::kHelp || parsed.kind == ParseOutcome::Kind::kVersion) {
     // No MPI needed; under mpirun only the first rank prints.

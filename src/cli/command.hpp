@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-// A subcommand of the commprof program (bench, and later run, report, import-nsys).
+// A subcommand of the commprof program. Each lives in the folder of what it drives (run and gemm
+// in workloads/, bench in collectives/, report and import-nsys in analysis/); src/command_list.cpp
+// composes the list, so this layer knows none of them.
 #pragma once
 
 #include <boost/program_options.hpp>
@@ -35,18 +37,5 @@ class Command {
   /// Runs on every rank and returns the exit code, the same on every rank.
   virtual int run(RankContext& ctx, Backend* backend, const BackendChoice& choice) = 0;
 };
-
-/// Every command of the program, in the order --help lists them.
-std::vector<std::unique_ptr<Command>> make_commands();
-
-/// Defined by workloads/run_command.cpp, collectives/bench_command.cpp and
-/// workloads/gemm_command.cpp.
-std::unique_ptr<Command> make_run_command();
-std::unique_ptr<Command> make_bench_command();
-std::unique_ptr<Command> make_gemm_command();
-/// Defined by analysis/report_command.cpp.
-std::unique_ptr<Command> make_report_command();
-/// Defined by analysis/nsys_import_command.cpp.
-std::unique_ptr<Command> make_import_nsys_command();
 
 }  // namespace commprof

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "src/backend/category.hpp"
+#include "src/timeline/category.hpp"
 
 namespace commprof {
 

@@ -24,7 +24,7 @@
 #include "analysis/reducer.hpp"
 #include "analysis/tools/nsys_export_schema.hpp"
 #include "src/backend/annotation.hpp"
-#include "src/backend/op_range_text.hpp"
+#include "src/timeline/op_range_text.hpp"
 #include "src/timeline/rank_file.hpp"
 
 namespace commprof {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "collectives/collective_kind.hpp"
+#include "src/backend/collective_kind.hpp"
 #include "collectives/collective_spec.hpp"
 
 namespace commprof::testing {

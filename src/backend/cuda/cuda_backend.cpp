@@ -4,9 +4,9 @@
 #include <chrono>
 #include <thread>
 
-#include "collectives/nccl_collectives.hpp"
+#include "src/backend/cuda/nccl_collectives.hpp"
 #include "src/backend/annotation.hpp"
-#include "src/backend/backend_registry.hpp"
+#include "src/backend/backend_info.hpp"
 #include "src/backend/cuda/cuda_check.hpp"
 #include "src/backend/cuda/cuda_device.hpp"
 #include "src/backend/cuda/cuda_patterns.hpp"

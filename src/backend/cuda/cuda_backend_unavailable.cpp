@@ -2,7 +2,7 @@
 // Stands in for the CUDA backend in builds without CUDA (COMMPROF_ENABLE_CUDA=OFF), so the
 // registry, `--backend cuda` and `--backend auto` say why instead of not knowing the name.
 #include <mpi.h>
-#include "src/backend/backend_registry.hpp"
+#include "src/backend/backend_info.hpp"
 
 #include "src/core/errors.hpp"
 

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <mutex>
 
-#include "collectives/mpi_collectives.hpp"
-#include "src/backend/backend_registry.hpp"
+#include "src/backend/host/mpi_collectives.hpp"
+#include "src/backend/backend_info.hpp"
 #include "src/backend/host/host_communicator.hpp"
 #include "src/backend/host/host_gemm.hpp"
 #include "src/core/errors.hpp"

@@ -18,9 +18,14 @@
 #include <optional>
 #include <string>
 
-#include "src/backend/work.hpp"
 
 namespace commprof {
+
+/// The message of the range around the measured steps (after warm-up), in domain "commprof",
+/// a registered string: `nsys profile --capture-range=nvtx
+/// --nvtx-capture=measured_steps@commprof --capture-range-end=stop` records only those steps
+/// (scripts/nsys-profile-rank.sh does this by default), and import-nsys takes it as the window.
+inline constexpr const char* kMeasuredStepsRange = "measured_steps";
 
 /// What a COMM op's range says beyond its name.
 struct OpRangeTag {
@@ -46,16 +51,5 @@ struct ParsedOpRangeText {
 /// positive size) is a name without a tag; keys it does not know are ignored, so later versions
 /// may add some.
 ParsedOpRangeText parse_op_range_text(const std::string& text);
-
-/// The communicator and the collective's name (a static string) of communication work (a
-/// collective or send/recv); both null for COMP and MEM work.
-struct CommOfWork {
-  const Communicator* comm = nullptr;
-  const char* collective = nullptr;
-};
-CommOfWork comm_of_work(const Work& work);
-
-/// The tag of `work` if it is communication, with `label`'s bytes; none for COMP and MEM work.
-std::optional<OpRangeTag> op_range_tag(const OpLabel& label, const Work& work);
 
 }  // namespace commprof

@@ -1,5 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "src/cli/command.hpp"
+#include "src/command_list.hpp"
+
+#include "analysis/nsys_import_command.hpp"
+#include "analysis/report_command.hpp"
+#include "collectives/bench_command.hpp"
+#include "workloads/gemm_command.hpp"
+#include "workloads/run_command.hpp"
 
 namespace commprof {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "collectives/collective_kind.hpp"
+#include "src/backend/collective_kind.hpp"
 
 #include <gtest/gtest.h>
 

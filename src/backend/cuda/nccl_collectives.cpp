@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "collectives/nccl_collectives.hpp"
+#include "src/backend/cuda/nccl_collectives.hpp"
 
 #include "src/backend/communicator.hpp"
 #include "src/backend/cuda/cuda_check.hpp"

@@ -2,7 +2,7 @@
 // Verification is only as good as its expected values: these tests replay every collective on
 // host vectors (support/collective_model) from the inputs a bench run writes and require the
 // closed-form expectations to match element for element, and to notice wrong results.
-#include "collectives/pattern.hpp"
+#include "src/backend/pattern.hpp"
 
 #include <gtest/gtest.h>
 

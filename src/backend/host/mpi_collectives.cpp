@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "collectives/mpi_collectives.hpp"
+#include "src/backend/host/mpi_collectives.hpp"
 
 #include <climits>
 #include <cstring>

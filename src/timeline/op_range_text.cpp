@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "src/backend/op_range_text.hpp"
+#include "src/timeline/op_range_text.hpp"
 
 #include <cstdlib>
 #include <sstream>
 
-#include "collectives/collective_kind.hpp"
-#include "src/backend/communicator.hpp"
 
 namespace commprof {
 namespace {
@@ -79,25 +77,6 @@ ParsedOpRangeText parse_op_range_text(const std::string& text) {
   out.name = text.substr(0, open);
   out.tag = std::move(tag);
   return out;
-}
-
-CommOfWork comm_of_work(const Work& work) {
-  if (const auto* c = std::get_if<CollectiveCall>(&work)) {
-    return {c->comm, collective_name(c->kind)};
-  }
-  if (const auto* p = std::get_if<P2PCall>(&work)) {
-    // As the executor names them in its own records.
-    return {p->comm, p->send_peer >= 0 && p->recv_peer >= 0 ? "sendrecv"
-                     : p->send_peer >= 0                    ? "send"
-                                                            : "recv"};
-  }
-  return {};
-}
-
-std::optional<OpRangeTag> op_range_tag(const OpLabel& label, const Work& work) {
-  const CommOfWork c = comm_of_work(work);
-  if (c.comm == nullptr) return std::nullopt;
-  return OpRangeTag{c.collective, c.comm->name(), c.comm->size(), label.bytes};
 }
 
 }  // namespace commprof

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "src/backend/category.hpp"
+#include "src/timeline/category.hpp"
 
 namespace commprof {
 
