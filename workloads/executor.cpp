@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <type_traits>
+#include <variant>
 
 #include "collectives/collective_spec.hpp"
 #include "src/backend/annotation.hpp"
@@ -96,38 +98,32 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
   needs_event_.assign(plan.ops.size(), false);
   for (const PlannedOp& op : plan.ops) {
     for (int d : op.deps) needs_event_[static_cast<std::size_t>(d)] = true;
-    const auto m = static_cast<std::uint64_t>(op.m);
-    const auto n = static_cast<std::uint64_t>(op.n);
-    const auto k = static_cast<std::uint64_t>(op.k);
-    switch (op.kind) {
-      case PlannedKind::kGemm:
-        a = std::max(a, m * k);
-        b = std::max(b, k * n);
-        c = std::max(c, m * n);
-        break;
-      case PlannedKind::kAxpy:
-        axpy = std::max(axpy, op.count);
-        break;
-      case PlannedKind::kCollective: {
-        Communicator* comm = comm_of(op.group);
-        const CollectiveSizes s =
-            collective_spec(op.collective).sizes_for_count(op.count, plan.dtype, comm->size());
-        send = std::max(send, s.send_count);
-        recv = std::max(recv, s.recv_count);
-        break;
-      }
-      case PlannedKind::kP2P:
-        p2p = std::max(p2p, op.count);
-        break;
-      case PlannedKind::kCopy:
-        if (op.copy == CopyKind::kDeviceToDevice) {
-          copy = std::max(copy, op.bytes);
-        } else {
-          copy = std::max(copy, op.bytes);
-          host = std::max(host, op.bytes);
-        }
-        break;
-    }
+    std::visit(
+        [&](const auto& call) {
+          using Call = std::decay_t<decltype(call)>;
+          if constexpr (std::is_same_v<Call, PlannedGemm>) {
+            const auto m = static_cast<std::uint64_t>(call.m);
+            const auto n = static_cast<std::uint64_t>(call.n);
+            const auto k = static_cast<std::uint64_t>(call.k);
+            a = std::max(a, m * k);
+            b = std::max(b, k * n);
+            c = std::max(c, m * n);
+          } else if constexpr (std::is_same_v<Call, PlannedAxpy>) {
+            axpy = std::max(axpy, call.count);
+          } else if constexpr (std::is_same_v<Call, PlannedCollective>) {
+            const CollectiveSizes sz = collective_spec(call.kind).sizes_for_count(
+                call.count, plan.dtype, comm_of(call.group)->size());
+            send = std::max(send, sz.send_count);
+            recv = std::max(recv, sz.recv_count);
+          } else if constexpr (std::is_same_v<Call, PlannedP2P>) {
+            p2p = std::max(p2p, call.count);
+          } else {
+            static_assert(std::is_same_v<Call, PlannedCopy>, "every planned call has buffers");
+            copy = std::max(copy, op.bytes);
+            if (call.kind != CopyKind::kDeviceToDevice) host = std::max(host, op.bytes);
+          }
+        },
+        op.call);
   }
   Buffers& B = *buffers_;
   auto device = [&](std::uint64_t elems, bool fill) {
@@ -186,18 +182,72 @@ std::vector<StepRecord> PlanExecutor::run(
   return out;
 }
 
-StepRecord PlanExecutor::run_step(int index, bool warmup) {
+Work PlanExecutor::work_of(const PlannedOp& op) const {
   const Buffers& B = *buffers_;
+  const DType dtype = plan_.dtype;
+  return std::visit(
+      [&](const auto& call) -> Work {
+        using Call = std::decay_t<decltype(call)>;
+        if constexpr (std::is_same_v<Call, PlannedGemm>) {
+          return GemmCall{call.m,          call.n,          call.k,         dtype,
+                          B.gemm_a.data(), B.gemm_b.data(), B.gemm_c.data()};
+        } else if constexpr (std::is_same_v<Call, PlannedAxpy>) {
+          return AxpyCall{call.count, dtype, B.axpy_x.data(), B.axpy_y.data(), 1e-4f};
+        } else if constexpr (std::is_same_v<Call, PlannedCollective>) {
+          CollectiveCall c;
+          c.kind = call.kind;
+          c.comm = comm_of(call.group);
+          c.send = B.coll_send.data();
+          c.recv = B.coll_recv.data();
+          c.count = call.count;
+          c.dtype = dtype;
+          return c;
+        } else if constexpr (std::is_same_v<Call, PlannedP2P>) {
+          return P2PCall{comm_of(call.group), B.p2p_send.data(), B.p2p_recv.data(), call.count,
+                         dtype,               call.send_peer,    call.recv_peer};
+        } else {
+          static_assert(std::is_same_v<Call, PlannedCopy>, "every planned call becomes work");
+          CopyCall copy{B.copy_dst.data(), B.copy_src.data(), op.bytes, call.kind};
+          if (call.kind == CopyKind::kHostToDevice) copy.src = B.host_pinned.data();
+          if (call.kind == CopyKind::kDeviceToHost) copy.dst = B.host_pinned.data();
+          return copy;
+        }
+      },
+      op.call);
+}
+
+bool PlanExecutor::silenced(const PlannedOp& op, bool warmup) const {
+  return !warmup && ctx_.rank() == test_hang_rank_ &&
+         (op.is<PlannedCollective>() || op.is<PlannedP2P>());
+}
+
+StepRecord PlanExecutor::run_step(int index, bool warmup) {
   ctx_.barrier();  // steps start together, so cross-rank waits within a step are the step's own
   backend_.begin_epoch();
   ScopedAnnotation step_range(log::cat("step ", index, warmup ? " (warm-up)" : ""), 0);
   const std::int64_t origin = backend_.epoch_origin_host_ns();
 
-  std::vector<EventId> events(plan_.ops.size(), 0);
-  std::vector<StampId> starts(plan_.ops.size(), 0);
-  std::vector<StampId> ends(plan_.ops.size(), 0);
-  std::vector<std::int64_t> seqs(plan_.ops.size(), -1);
-  std::vector<std::uint64_t> tags(plan_.ops.size(), 0);  // activity timing
+  IssuedStep issued = issue_step(warmup);
+  StampId tails[3];
+  for (Category c : kAllCategories) tails[index_of(c)] = backend_.stamp(c);
+  backend_.synchronize();
+
+  StepRecord step;
+  step.index = index;
+  step.warmup = warmup;
+  step.start_ns = origin;
+  step.end_ns = origin;
+  for (StampId t : tails) step.end_ns = std::max(step.end_ns, origin + backend_.stamp_ns(t));
+  if (timing_ == OpTimingMode::kStep) return step;
+  record_ops(issued, origin, warmup, step);
+  return step;
+}
+
+PlanExecutor::IssuedStep PlanExecutor::issue_step(bool warmup) {
+  const std::size_t n = plan_.ops.size();
+  IssuedStep out{std::vector<StampId>(n, 0), std::vector<StampId>(n, 0),
+                 std::vector<std::int64_t>(n, -1), std::vector<std::uint64_t>(n, 0)};
+  std::vector<EventId> events(n, 0);
   const bool per_op_stamps = timing_ == OpTimingMode::kPair || timing_ == OpTimingMode::kShared;
   // Per stream: the stamp that ended its last op, and whether a wait came after it.
   StampId last_end[3] = {0, 0, 0};
@@ -211,70 +261,30 @@ StepRecord PlanExecutor::run_step(int index, bool warmup) {
       fresh[s] = true;
     }
     if (timing_ == OpTimingMode::kPair || (timing_ == OpTimingMode::kShared && fresh[s])) {
-      starts[i] = backend_.stamp(op.stream);
+      out.starts[i] = backend_.stamp(op.stream);
     } else if (timing_ == OpTimingMode::kShared) {
-      starts[i] = last_end[s];
+      out.starts[i] = last_end[s];
     }
     OpLabel label{op.name, op.bytes, op.flops, -1};
-    if (timing_ == OpTimingMode::kActivity) label.activity_tag = tags[i] = next_activity_tag_++;
-    switch (op.kind) {
-      case PlannedKind::kGemm:
-        backend_.submit(op.stream,
-                        GemmCall{op.m, op.n, op.k, plan_.dtype, B.gemm_a.data(), B.gemm_b.data(),
-                                 B.gemm_c.data()},
-                        label);
-        break;
-      case PlannedKind::kAxpy:
-        backend_.submit(op.stream,
-                        AxpyCall{op.count, plan_.dtype, B.axpy_x.data(), B.axpy_y.data(), 1e-4f},
-                        label);
-        break;
-      case PlannedKind::kCollective: {
-        Communicator* comm = comm_of(op.group);
-        if (!warmup && ctx_.rank() == test_hang_rank_) break;  // test hook: a silent peer
-        label.seq = seqs[i] = static_cast<std::int64_t>(comm->next_sequence());
-        CollectiveCall call;
-        call.kind = op.collective;
-        call.comm = comm;
-        call.send = B.coll_send.data();
-        call.recv = B.coll_recv.data();
-        call.count = op.count;
-        call.dtype = plan_.dtype;
-        backend_.submit(op.stream, call, label);
-        break;
+    if (timing_ == OpTimingMode::kActivity) label.activity_tag = out.tags[i] = next_activity_tag_++;
+    if (!silenced(op, warmup)) {  // the test hook's silent peer submits no communication
+      const Work work = work_of(op);
+      if (const auto* coll = std::get_if<CollectiveCall>(&work)) {
+        label.seq = out.seqs[i] = static_cast<std::int64_t>(coll->comm->next_sequence());
       }
-      case PlannedKind::kP2P:
-        if (!warmup && ctx_.rank() == test_hang_rank_) break;  // test hook: a silent peer
-        backend_.submit(op.stream,
-                        P2PCall{comm_of(op.group), B.p2p_send.data(), B.p2p_recv.data(), op.count,
-                                plan_.dtype, op.send_peer, op.recv_peer},
-                        label);
-        break;
-      case PlannedKind::kCopy: {
-        CopyCall copy{B.copy_dst.data(), B.copy_src.data(), op.bytes, op.copy};
-        if (op.copy == CopyKind::kHostToDevice) copy.src = B.host_pinned.data();
-        if (op.copy == CopyKind::kDeviceToHost) copy.dst = B.host_pinned.data();
-        backend_.submit(op.stream, copy, label);
-        break;
-      }
+      backend_.submit(op.stream, work, label);
     }
     if (per_op_stamps) {
-      ends[i] = last_end[s] = backend_.stamp(op.stream);
+      out.ends[i] = last_end[s] = backend_.stamp(op.stream);
       fresh[s] = false;
     }
     if (needs_event_[i]) events[i] = backend_.record_event(op.stream);
   }
-  StampId tails[3];
-  for (Category c : kAllCategories) tails[index_of(c)] = backend_.stamp(c);
-  backend_.synchronize();
+  return out;
+}
 
-  StepRecord step;
-  step.index = index;
-  step.warmup = warmup;
-  step.start_ns = origin;
-  step.end_ns = origin;
-  for (StampId t : tails) step.end_ns = std::max(step.end_ns, origin + backend_.stamp_ns(t));
-  if (timing_ == OpTimingMode::kStep) return step;
+void PlanExecutor::record_ops(const IssuedStep& issued, std::int64_t origin, bool warmup,
+                              StepRecord& step) {
   step.ops.reserve(plan_.ops.size());
   for (const PlannedOp& op : plan_.ops) {
     const std::size_t i = static_cast<std::size_t>(op.id);
@@ -284,24 +294,23 @@ StepRecord PlanExecutor::run_step(int index, bool warmup) {
     r.stream = category_name(op.stream);
     r.bytes = op.bytes;
     r.flops = op.flops;
-    r.seq = seqs[i];
-    if (op.kind == PlannedKind::kCollective || op.kind == PlannedKind::kP2P) {
-      Communicator* comm = comm_of(op.group);
+    r.seq = issued.seqs[i];
+    if (const auto* c = std::get_if<PlannedCollective>(&op.call)) {
+      r.collective = collective_name(c->kind);
+    } else if (const auto* p = std::get_if<PlannedP2P>(&op.call)) {
+      r.collective = p->name();
+    }
+    if (!r.collective.empty()) {
+      Communicator* comm = comm_of(op.group());
       r.comm = comm->name();
       r.comm_size = comm->size();
-      r.collective = op.kind == PlannedKind::kCollective      ? collective_name(op.collective)
-                     : op.send_peer >= 0 && op.recv_peer >= 0 ? "sendrecv"
-                     : op.send_peer >= 0                      ? "send"
-                                                              : "recv";
     }
     if (timing_ == OpTimingMode::kActivity) {
-      const std::optional<ActivitySpan> span = backend_.activity_span(tags[i]);
+      const std::optional<ActivitySpan> span = backend_.activity_span(issued.tags[i]);
       if (!span) {
-        const bool silenced = !warmup && ctx_.rank() == test_hang_rank_ &&
-                              (op.kind == PlannedKind::kCollective || op.kind == PlannedKind::kP2P);
-        if (silenced) continue;  // the test hook never submitted it
+        if (silenced(op, warmup)) continue;  // the test hook never submitted it
         throw DeviceError(log::cat("no device activity was recorded for op '", op.name,
-                                   "' in step ", index, " on ", log::identity()));
+                                   "' in step ", step.index, " on ", log::identity()));
       }
       r.start_ns = origin + span->start_ns;
       r.end_ns = origin + span->end_ns;
@@ -309,12 +318,11 @@ StepRecord PlanExecutor::run_step(int index, bool warmup) {
       // microseconds apart; the step holds its ops.
       step.end_ns = std::max(step.end_ns, r.end_ns);
     } else {
-      r.start_ns = origin + backend_.stamp_ns(starts[i]);
-      r.end_ns = origin + backend_.stamp_ns(ends[i]);
+      r.start_ns = origin + backend_.stamp_ns(issued.starts[i]);
+      r.end_ns = origin + backend_.stamp_ns(issued.ends[i]);
     }
     step.ops.push_back(std::move(r));
   }
-  return step;
 }
 
 }  // namespace commprof

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "src/backend/backend.hpp"
 #include "src/timeline/op_record.hpp"
 #include "workloads/op_plan.hpp"
 
@@ -66,7 +67,21 @@ class PlanExecutor {
 
  private:
   struct Buffers;
+  /// What issuing one step left to read once it has run, per op.
+  struct IssuedStep {
+    std::vector<StampId> starts, ends;  // pair and shared timing
+    std::vector<std::int64_t> seqs;     // collectives' sequence numbers
+    std::vector<std::uint64_t> tags;    // activity timing
+  };
   StepRecord run_step(int index, bool warmup);
+  /// Submits every op of the plan with its waits, stamps and events; does not wait.
+  IssuedStep issue_step(bool warmup);
+  /// Appends the ops' records to `step`, after the step has run.
+  void record_ops(const IssuedStep& issued, std::int64_t origin, bool warmup, StepRecord& step);
+  /// The backend's work for `op`, on this executor's buffers.
+  Work work_of(const PlannedOp& op) const;
+  /// Whether the test hook keeps this rank from issuing `op`.
+  bool silenced(const PlannedOp& op, bool warmup) const;
   Communicator* comm_of(Group g) const;
 
   Backend& backend_;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <ostream>
+#include <type_traits>
 
 #include "collectives/collective_spec.hpp"
 
@@ -20,6 +21,12 @@ const char* group_name(Group g) {
       return "pp";
   }
   return "?";
+}
+
+Group PlannedOp::group() const {
+  if (const auto* c = std::get_if<PlannedCollective>(&call)) return c->group;
+  if (const auto* p = std::get_if<PlannedP2P>(&call)) return p->group;
+  return Group::kNone;
 }
 
 int OpPlan::add(PlannedOp op, const std::vector<int>& deps) {
@@ -44,10 +51,7 @@ int OpPlan::gemm(const std::string& name, int m, int n, int k, const std::vector
   PlannedOp op;
   op.name = name;
   op.stream = Category::kComp;
-  op.kind = PlannedKind::kGemm;
-  op.m = m;
-  op.n = n;
-  op.k = k;
+  op.call = PlannedGemm{m, n, k};
   op.flops = 2.0 * m * n * k;
   op.bytes = (static_cast<std::uint64_t>(m) * k + static_cast<std::uint64_t>(k) * n +
               static_cast<std::uint64_t>(m) * n) *
@@ -60,10 +64,7 @@ int OpPlan::collective(const std::string& name, CollectiveKind kind, Group group
   PlannedOp op;
   op.name = name;
   op.stream = Category::kComm;
-  op.kind = PlannedKind::kCollective;
-  op.collective = kind;
-  op.group = group;
-  op.count = count;
+  op.call = PlannedCollective{kind, group, count};
   op.bytes = bytes;
   return add(std::move(op), deps);
 }
@@ -73,11 +74,7 @@ int OpPlan::p2p(const std::string& name, Group group, int send_peer, int recv_pe
   PlannedOp op;
   op.name = name;
   op.stream = Category::kComm;
-  op.kind = PlannedKind::kP2P;
-  op.group = group;
-  op.send_peer = send_peer;
-  op.recv_peer = recv_peer;
-  op.count = count;
+  op.call = PlannedP2P{group, send_peer, recv_peer, count};
   op.bytes = count * dtype_size(dtype) * ((send_peer >= 0 ? 1 : 0) + (recv_peer >= 0 ? 1 : 0));
   return add(std::move(op), deps);
 }
@@ -87,8 +84,7 @@ int OpPlan::copy(const std::string& name, CopyKind kind, std::uint64_t bytes,
   PlannedOp op;
   op.name = name;
   op.stream = Category::kMem;
-  op.kind = PlannedKind::kCopy;
-  op.copy = kind;
+  op.call = PlannedCopy{kind};
   op.bytes = bytes;
   return add(std::move(op), deps);
 }
@@ -97,19 +93,10 @@ int OpPlan::axpy(const std::string& name, std::uint64_t count, const std::vector
   PlannedOp op;
   op.name = name;
   op.stream = Category::kComp;
-  op.kind = PlannedKind::kAxpy;
-  op.count = count;
+  op.call = PlannedAxpy{count};
   op.flops = 2.0 * static_cast<double>(count);
   op.bytes = 3 * count * dtype_size(dtype);
   return add(std::move(op), deps);
-}
-
-std::vector<const PlannedOp*> OpPlan::of_kind(PlannedKind kind) const {
-  std::vector<const PlannedOp*> out;
-  for (const PlannedOp& op : ops) {
-    if (op.kind == kind) out.push_back(&op);
-  }
-  return out;
 }
 
 OpPlan serialized(const OpPlan& plan) {
@@ -126,29 +113,30 @@ OpPlan serialized(const OpPlan& plan) {
 void print_plan(std::ostream& os, const OpPlan& plan) {
   for (const PlannedOp& op : plan.ops) {
     os << "  " << op.id << "  " << category_name(op.stream) << "  " << op.name;
-    switch (op.kind) {
-      case PlannedKind::kGemm:
-        os << "  gemm " << op.m << "x" << op.n << "x" << op.k << "  " << op.flops / 1e9 << " GFLOP";
-        break;
-      case PlannedKind::kCollective:
-        os << "  " << collective_name(op.collective) << " on " << group_name(op.group) << "  count "
-           << op.count << "  " << op.bytes << " B";
-        break;
-      case PlannedKind::kP2P:
-        os << "  p2p on " << group_name(op.group) << "  send->" << op.send_peer << " recv<-"
-           << op.recv_peer << "  " << op.count << " elements each way";
-        break;
-      case PlannedKind::kCopy:
-        os << "  copy "
-           << (op.copy == CopyKind::kHostToDevice   ? "H2D"
-               : op.copy == CopyKind::kDeviceToHost ? "D2H"
-                                                    : "D2D")
-           << "  " << op.bytes << " B";
-        break;
-      case PlannedKind::kAxpy:
-        os << "  axpy  " << op.count << " elements";
-        break;
-    }
+    std::visit(
+        [&os, &op](const auto& call) {
+          using Call = std::decay_t<decltype(call)>;
+          if constexpr (std::is_same_v<Call, PlannedGemm>) {
+            os << "  gemm " << call.m << "x" << call.n << "x" << call.k << "  " << op.flops / 1e9
+               << " GFLOP";
+          } else if constexpr (std::is_same_v<Call, PlannedCollective>) {
+            os << "  " << collective_name(call.kind) << " on " << group_name(call.group)
+               << "  count " << call.count << "  " << op.bytes << " B";
+          } else if constexpr (std::is_same_v<Call, PlannedP2P>) {
+            os << "  p2p on " << group_name(call.group) << "  send->" << call.send_peer
+               << " recv<-" << call.recv_peer << "  " << call.count << " elements each way";
+          } else if constexpr (std::is_same_v<Call, PlannedCopy>) {
+            os << "  copy "
+               << (call.kind == CopyKind::kHostToDevice   ? "H2D"
+                   : call.kind == CopyKind::kDeviceToHost ? "D2H"
+                                                          : "D2D")
+               << "  " << op.bytes << " B";
+          } else {
+            static_assert(std::is_same_v<Call, PlannedAxpy>, "every planned call is printed");
+            os << "  axpy  " << call.count << " elements";
+          }
+        },
+        op.call);
     if (!op.deps.empty()) {
       os << "  after";
       for (int d : op.deps) os << ' ' << d;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "src/backend/collective_kind.hpp"
@@ -20,23 +21,56 @@ namespace commprof {
 enum class Group : std::uint8_t { kNone, kTp, kDp, kPp };
 const char* group_name(Group g);
 
-enum class PlannedKind : std::uint8_t { kGemm, kCollective, kP2P, kCopy, kAxpy };
+/// The planned calls, one per kind of Work the backends run (src/backend/work.hpp): the executor
+/// turns each into its Work with the step's buffers. Adding a kind means a struct here and its
+/// Work; every `std::visit` over PlannedCall (plan printing, buffer sizing, submission, records)
+/// then fails to compile until it handles the new kind.
+struct PlannedGemm {  ///< C = A·B: A m×k, B k×n
+  int m = 0, n = 0, k = 0;
+};
+struct PlannedCollective {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  Group group = Group::kNone;
+  std::uint64_t count = 0;  ///< NCCL's count
+};
+struct PlannedP2P {
+  Group group = Group::kNone;
+  int send_peer = -1;  ///< rank within the group, or -1
+  int recv_peer = -1;
+  std::uint64_t count = 0;  ///< elements per direction
+  /// "sendrecv", "send" or "recv": how records and NVTX ranges name it.
+  const char* name() const {
+    return send_peer >= 0 && recv_peer >= 0 ? "sendrecv" : send_peer >= 0 ? "send" : "recv";
+  }
+};
+struct PlannedCopy {  ///< PlannedOp::bytes bytes
+  CopyKind kind = CopyKind::kDeviceToDevice;
+};
+struct PlannedAxpy {  ///< y = a·x + y
+  std::uint64_t count = 0;
+};
+using PlannedCall =
+    std::variant<PlannedGemm, PlannedCollective, PlannedP2P, PlannedCopy, PlannedAxpy>;
 
 struct PlannedOp {
   int id = 0;
   std::string name;
   Category stream = Category::kComp;
-  PlannedKind kind = PlannedKind::kGemm;
-  int m = 0, n = 0, k = 0;                                 ///< GEMM
-  CollectiveKind collective = CollectiveKind::kAllReduce;  ///< collective
-  Group group = Group::kNone;                              ///< collective, P2P
-  std::uint64_t count = 0;  ///< elements: NCCL's count (collective), per direction (P2P), axpy
-  int send_peer = -1;       ///< P2P: rank within the group, or -1
-  int recv_peer = -1;
-  CopyKind copy = CopyKind::kDeviceToDevice;  ///< copy
+  PlannedCall call;
   std::uint64_t bytes = 0;  ///< S of the busbw formula (collective); bytes moved otherwise
   double flops = 0.0;
   std::vector<int> deps;  ///< ops on other streams that must finish first
+
+  template <class Call>
+  bool is() const {
+    return std::holds_alternative<Call>(call);
+  }
+  template <class Call>
+  const Call& as() const {
+    return std::get<Call>(call);
+  }
+  /// The group of a collective or P2P op; Group::kNone otherwise.
+  Group group() const;
 };
 
 struct OpPlan {
@@ -56,7 +90,14 @@ struct OpPlan {
   int axpy(const std::string& name, std::uint64_t count, const std::vector<int>& deps);
 
   /// Ops of one kind, for tests and summaries.
-  std::vector<const PlannedOp*> of_kind(PlannedKind kind) const;
+  template <class Call>
+  std::vector<const PlannedOp*> of_kind() const {
+    std::vector<const PlannedOp*> out;
+    for (const PlannedOp& op : ops) {
+      if (op.is<Call>()) out.push_back(&op);
+    }
+    return out;
+  }
 };
 
 /// The same ops, each also waiting for the one before it: every category serialised, the

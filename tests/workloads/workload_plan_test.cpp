@@ -20,8 +20,8 @@ WorkloadConfig config(WorkloadKind kind, ParallelLayout layout) {
 
 std::vector<const PlannedOp*> collectives(const OpPlan& plan, CollectiveKind kind, Group group) {
   std::vector<const PlannedOp*> out;
-  for (const PlannedOp* op : plan.of_kind(PlannedKind::kCollective)) {
-    if (op->collective == kind && op->group == group) out.push_back(op);
+  for (const PlannedOp* op : plan.of_kind<PlannedCollective>()) {
+    if (op->as<PlannedCollective>().kind == kind && op->group() == group) out.push_back(op);
   }
   return out;
 }
@@ -82,11 +82,11 @@ TEST(DdpBuckets, PlanAllReducesEachBucketOnceWithCopiesAroundIt) {
   EXPECT_EQ(reduced, total);  // every gradient byte reduced exactly once per step
   // Two D2D copies of every gradient byte (gradient_as_bucket_view=False).
   std::uint64_t copied = 0;
-  for (const PlannedOp* op : plan.of_kind(PlannedKind::kCopy)) copied += op->bytes;
+  for (const PlannedOp* op : plan.of_kind<PlannedCopy>()) copied += op->bytes;
   EXPECT_EQ(copied, 2 * total);
   // Bucket all-reduces wait for a gradient (COMP via the MEM copy), never the end of backward:
   // the first one is issued before the last backward GEMM.
-  const PlannedOp* last_gemm = plan.of_kind(PlannedKind::kGemm).back();
+  const PlannedOp* last_gemm = plan.of_kind<PlannedGemm>().back();
   EXPECT_LT(ars.front()->id, last_gemm->id);
 }
 
@@ -99,7 +99,7 @@ TEST(TensorParallel, TwoAllReducesForwardTwoBackwardPerLayerOfBsh) {
   const std::uint64_t bsh =
       static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq * c.shape.hidden;
   for (const PlannedOp* op : ars) {
-    EXPECT_EQ(op->count, bsh);
+    EXPECT_EQ(op->as<PlannedCollective>().count, bsh);
     EXPECT_EQ(op->bytes, bsh * 4);  // float in the tiny preset
   }
   EXPECT_TRUE(collectives(plan, CollectiveKind::kAllGather, Group::kTp).empty());
@@ -118,11 +118,11 @@ TEST(TensorParallel, SequenceParallelUsesAllGatherAndReduceScatterOfBshOverT) {
   ASSERT_EQ(ags.size(), static_cast<std::size_t>(4 * c.shape.layers));
   ASSERT_EQ(rss.size(), static_cast<std::size_t>(4 * c.shape.layers));
   for (const PlannedOp* op : ags) {
-    EXPECT_EQ(op->count, bsh / 4);  // NCCL count: elements each rank contributes
+    EXPECT_EQ(op->as<PlannedCollective>().count, bsh / 4);  // NCCL count: elements each rank contributes
     EXPECT_EQ(op->bytes, bsh * 4);  // S: the full gathered buffer
   }
   for (const PlannedOp* op : rss) {
-    EXPECT_EQ(op->count, bsh / 4);
+    EXPECT_EQ(op->as<PlannedCollective>().count, bsh / 4);
     EXPECT_EQ(op->bytes, bsh * 4);
   }
 }
@@ -133,13 +133,13 @@ TEST(PipelineParallel, ActivationMessagesAreBshElementsToNeighbours) {
       static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq * c.shape.hidden;
   for (int r = 0; r < 4; ++r) {
     const OpPlan plan = build_plan(c, place_rank(c.layout, r));
-    for (const PlannedOp* op : plan.of_kind(PlannedKind::kP2P)) {
-      EXPECT_EQ(op->count, bsh);
-      EXPECT_EQ(op->group, Group::kPp);
+    for (const PlannedOp* op : plan.of_kind<PlannedP2P>()) {
+      EXPECT_EQ(op->as<PlannedP2P>().count, bsh);
+      EXPECT_EQ(op->group(), Group::kPp);
     }
     // A stage computes only its layers: layers / pp of them.
     int layers = 0;
-    for (const PlannedOp* op : plan.of_kind(PlannedKind::kGemm)) {
+    for (const PlannedOp* op : plan.of_kind<PlannedGemm>()) {
       if (op->name.find(".qkv.mb0.fwd") != std::string::npos) ++layers;
     }
     EXPECT_EQ(layers, c.shape.layers / 4) << "stage " << r;
@@ -157,7 +157,7 @@ TEST(ZeroThree, GathersParametersPerLayerAndReducesGradientsOnce) {
   // Gradients reduce-scattered once per layer, on the last backward pass.
   const auto rs = collectives(plan, CollectiveKind::kReduceScatter, Group::kDp);
   ASSERT_EQ(rs.size(), layers);
-  EXPECT_EQ(rs[0]->count, layer_parameters(c.shape, 1) / 4);
+  EXPECT_EQ(rs[0]->as<PlannedCollective>().count, layer_parameters(c.shape, 1) / 4);
   EXPECT_TRUE(collectives(plan, CollectiveKind::kAllReduce, Group::kDp).empty());
 }
 
@@ -184,9 +184,9 @@ TEST(Offload, ActivationsGoToHostAfterForwardAndBackBeforeBackward) {
   const OpPlan plan = build_plan(c, place_rank(c.layout, 0));
   int d2h = 0;
   int h2d = 0;
-  for (const PlannedOp* op : plan.of_kind(PlannedKind::kCopy)) {
-    d2h += op->copy == CopyKind::kDeviceToHost;
-    h2d += op->copy == CopyKind::kHostToDevice;
+  for (const PlannedOp* op : plan.of_kind<PlannedCopy>()) {
+    d2h += op->as<PlannedCopy>().kind == CopyKind::kDeviceToHost;
+    h2d += op->as<PlannedCopy>().kind == CopyKind::kHostToDevice;
     EXPECT_EQ(op->bytes, activation_bytes(c.shape));
     EXPECT_EQ(op->stream, Category::kMem);
   }
