@@ -9,6 +9,7 @@
 
 #include "analysis/nsys_import.hpp"
 #include "src/cli/command.hpp"
+#include "src/cli/parse.hpp"
 #include "src/core/errors.hpp"
 #include "src/runtime/rank_context.hpp"
 
@@ -71,7 +72,7 @@ class ImportNsysCommand final : public Command {
       try {
         code = run_import();
       } catch (const std::exception& e) {
-        std::cerr << "commprof import-nsys: error: " << e.what() << std::endl;
+        std::cerr << error_prefix(this) << e.what() << std::endl;
         code = kExitFailure;
       }
     }

@@ -13,6 +13,7 @@
 #include "analysis/reducer.hpp"
 #include "analysis/report_writers.hpp"
 #include "src/cli/command.hpp"
+#include "src/cli/parse.hpp"
 #include "src/core/atomic_file.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/standard_output.hpp"
@@ -162,7 +163,7 @@ class ReportCommand final : public Command {
       try {
         code = run_report(cfg_);
       } catch (const std::exception& e) {
-        std::cerr << "commprof report: error: " << e.what() << std::endl;
+        std::cerr << error_prefix(this) << e.what() << std::endl;
         code = kExitFailure;
       }
     }

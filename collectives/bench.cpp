@@ -245,19 +245,19 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
   const int n = comm.size();
   const int me = comm.rank();
   ctx.agree(backend.supports(config.dtype),
-            std::string("commprof bench: error: the ") + backend.name() +
+            std::string("the ") + backend.name() +
                 " backend cannot run collectives on " + dtype_name(config.dtype));
-  ctx.agree(config.root < n, log::cat("commprof bench: error: --root ", config.root,
+  ctx.agree(config.root < n, log::cat("--root ", config.root,
                                       " is not a rank of a ", n, "-rank job"));
   if (uses_activity(config.instrument)) {
     const std::optional<std::string> problem = backend.activity_timing_problem();
     ctx.agree(!problem,
-              log::cat("commprof bench: error: --instrument ", instrument_name(config.instrument),
+              log::cat("--instrument ", instrument_name(config.instrument),
                        " is unavailable on ", log::identity(), ": ", problem.value_or("")));
   }
   if (config.graph) {
     const std::optional<std::string> problem = backend.graph_problem();
-    ctx.agree(!problem, log::cat("commprof bench: error: --graph is unavailable on ",
+    ctx.agree(!problem, log::cat("--graph is unavailable on ",
                                  log::identity(), ": ", problem.value_or("")));
   }
   const PerCall per_call = per_call_of(config.instrument);

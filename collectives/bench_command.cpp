@@ -102,7 +102,7 @@ class BenchCommand final : public Command {
   int run(RankContext& ctx, Backend* backend, const BackendChoice& choice) override {
     if (!config_.out_dir.empty()) {
       // Before measuring: a bad --out must not cost the whole run.
-      prepare_output_directory(ctx, config_.out_dir, runtime_.force, "bench");
+      prepare_output_directory(ctx, config_.out_dir, runtime_.force);
     }
     BenchReport report = run_bench(config_, *backend, ctx);
     report.backend_reason = choice.reason;

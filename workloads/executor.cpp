@@ -48,7 +48,7 @@ OpTimingMode resolve_op_timing(OpTimingMode requested, const Backend& backend,
   if (requested != OpTimingMode::kAuto && requested != OpTimingMode::kActivity) return requested;
   const std::optional<std::string> problem = backend.activity_timing_problem();
   if (requested == OpTimingMode::kActivity) {
-    ctx.agree(!problem, log::cat("commprof run: error: --op-timing activity is unavailable on ",
+    ctx.agree(!problem, log::cat("--op-timing activity is unavailable on ",
                                  log::identity(), ": ", problem.value_or("")));
     return requested;
   }

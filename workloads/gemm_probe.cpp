@@ -19,7 +19,7 @@ GemmProbeResult run_gemm_probe(const GemmProbeConfig& config, Backend& backend, 
   r.k = config.k > 0 ? config.k : (gpu ? 8192 : 512);
   r.dtype = config.dtype_auto ? (gpu ? DType::kBFloat16 : DType::kFloat32) : config.dtype;
   ctx.agree(gpu || r.dtype == DType::kFloat32 || r.dtype == DType::kFloat64,
-            std::string("commprof gemm: error: the host backend computes in float or double, "
+            std::string("the host backend computes in float or double, "
                         "not ") +
                 dtype_name(r.dtype));
 

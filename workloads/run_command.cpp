@@ -263,11 +263,11 @@ class RunCommand final : public Command {
                     c.workload.shape.ffn);
     c.workload.layout = layout;
     ctx.agree(backend->supports(c.workload.shape.dtype),
-              std::string("commprof run: error: the ") + backend->name() + " backend cannot run " +
+              std::string("the ") + backend->name() + " backend cannot run " +
                   dtype_name(c.workload.shape.dtype) + " (try --dtype float)");
     if (!c.out_dir.empty()) {
       // Before measuring: a bad --out must not cost the whole run.
-      prepare_output_directory(ctx, c.out_dir, runtime_.force, "run");
+      prepare_output_directory(ctx, c.out_dir, runtime_.force);
     }
 
     const RankPlace place = place_rank(layout, ctx.rank());

@@ -28,7 +28,7 @@ int run_parsed(int argc, char** argv, ParseOutcome& parsed) {
       choice = choose_backend(parsed.command->backend_name());
     } catch (const ConfigError& e) {
       ok = false;
-      error = std::string("commprof ") + parsed.command->name() + ": error: " + e.what();
+      error = error_prefix(parsed.command) + e.what();
     }
   }
   const int thread_level = choice.info != nullptr ? choice.info->mpi_thread_level
@@ -39,9 +39,11 @@ int run_parsed(int argc, char** argv, ParseOutcome& parsed) {
   // Outside the try: after a failure its stream threads may be stuck in a collective with a
   // dead peer, and destroying it would wait for them forever. The job is aborted first.
   std::unique_ptr<Backend> backend;
+  bool parse_error = true;  // `error` is a whole line already, prefix included
   try {
     // A usage error on any rank ends every rank with exit 2, before any other collective.
     ctx.agree(ok, error);
+    parse_error = false;
     // Same command line everywhere, but environments may differ per node: compare what each
     // rank will actually run with, before the first collective of the run.
     agree_on_options(ctx, parsed.effective_options);
@@ -52,8 +54,10 @@ int run_parsed(int argc, char** argv, ParseOutcome& parsed) {
       int hi = 0;
       COMMPROF_MPI_CHECK(MPI_Allreduce(&index, &lo, 1, MPI_INT, MPI_MIN, ctx.comm()));
       COMMPROF_MPI_CHECK(MPI_Allreduce(&index, &hi, 1, MPI_INT, MPI_MAX, ctx.comm()));
-      ctx.agree(lo == hi, "commprof: error: ranks chose different backends (" + choice.info->name +
-                              " here); pass --backend explicitly");
+      ctx.agree(lo == hi,
+                "ranks chose different backends (" + choice.info->name +
+                    " here); pass --backend explicitly",
+                ErrorScope::kProgram);
     }
     if (choice.info != nullptr) {
       backend = choice.info->create(ctx, parsed.command->backend_options());
@@ -63,14 +67,8 @@ int run_parsed(int argc, char** argv, ParseOutcome& parsed) {
     return parsed.command->run(ctx, backend.get(), choice);
   } catch (const ConfigError& e) {
     // Raised consistently on every rank (agree() or a deterministic check): rank 0 speaks.
-    // Errors from parsing carry their prefix already; those from a command's checks do not.
-    const std::string what = e.what();
-    const std::string prefix = what.rfind("commprof", 0) == 0
-                                   ? ""
-                                   : std::string("commprof ") +
-                                         (parsed.command ? parsed.command->name() : "") +
-                                         ": error: ";
-    if (ctx.rank() == 0) std::cerr << prefix << what << std::endl;
+    const std::string prefix = parse_error ? "" : error_prefix(parsed.command, e.scope());
+    if (ctx.rank() == 0) std::cerr << prefix << e.what() << std::endl;
     return kExitUsage;
   } catch (const std::exception& e) {
     // A failure on one rank: the others may be waiting for it in a collective and would never
@@ -87,7 +85,7 @@ int with_stdout_checked(int code) {
   try {
     check_stdout();
   } catch (const Error& e) {
-    std::cerr << "commprof: error: " << e.what() << std::endl;
+    std::cerr << error_prefix(nullptr) << e.what() << std::endl;
     return code == kExitOk ? kExitFailure : code;
   }
   return code;

@@ -104,7 +104,12 @@ void agree_on_options(const RankContext& ctx, const std::string& mine) {
       break;
     }
   }
-  ctx.agree(message.empty(), "commprof: error: " + message);
+  ctx.agree(message.empty(), message, ErrorScope::kProgram);
+}
+
+std::string error_prefix(const Command* command, ErrorScope scope) {
+  if (command == nullptr || scope == ErrorScope::kProgram) return "commprof: error: ";
+  return std::string("commprof ") + command->name() + ": error: ";
 }
 
 std::string version_text() {
@@ -124,7 +129,7 @@ ParseOutcome parse_command_line(int argc, const char* const* argv,
                                 const char* const* environ_vars) {
   ParseOutcome out;
   if (argc < 2) {
-    out.text = "commprof: error: no command given (try 'commprof --help')";
+    out.text = error_prefix(nullptr) + "no command given (try 'commprof --help')";
     return out;
   }
   const std::string first = argv[1];
@@ -145,12 +150,12 @@ ParseOutcome parse_command_line(int argc, const char* const* argv,
     names += (names.empty() ? "" : ", ") + std::string(c->name());
   }
   if (command == nullptr) {
-    out.text = "commprof: error: unknown command '" + first + "' (expected " + names +
+    out.text = error_prefix(nullptr) + "unknown command '" + first + "' (expected " + names +
                "; try 'commprof --help')";
     return out;
   }
   out.command = command;
-  const std::string prefix = std::string("commprof ") + command->name() + ": error: ";
+  const std::string prefix = error_prefix(command);
   const std::string hint = std::string(" (try 'commprof ") + command->name() + " --help')";
 
   po::options_description visible(std::string("commprof ") + command->name() + " options");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "src/cli/command.hpp"
+#include "src/core/errors.hpp"
 
 namespace commprof {
 
@@ -33,6 +34,11 @@ void agree_on_options(const RankContext& ctx, const std::string& effective_optio
 ParseOutcome parse_command_line(int argc, const char* const* argv,
                                 const std::vector<std::unique_ptr<Command>>& commands,
                                 const char* const* environ_vars);
+
+/// "commprof <command>: error: " for an error of `command`'s options or run, "commprof: error: "
+/// for the program's own (no or unknown command, ranks disagreeing) or where `command` is null.
+/// The one place a message gets its prefix: errors carry only their reason.
+std::string error_prefix(const Command* command, ErrorScope scope = ErrorScope::kCommand);
 
 /// The text of `commprof --version`.
 std::string version_text();

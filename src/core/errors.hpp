@@ -21,12 +21,22 @@ class Error : public std::runtime_error {
   virtual int exit_code() const { return kExitFailure; }
 };
 
+/// What a usage error is about, which decides the prefix the CLI puts before it (messages carry
+/// only the reason): one command's options ("commprof run: error: ...") or the job as a whole
+/// ("commprof: error: ...": ranks disagreeing, no device for a rank).
+enum class ErrorScope { kCommand, kProgram };
+
 /// Bad input from the user: unknown option, malformed value, impossible configuration.
 /// Always raised consistently on every rank (see RankContext::agree) so that no rank waits.
 class ConfigError : public Error {
  public:
-  using Error::Error;
+  explicit ConfigError(const std::string& what, ErrorScope scope = ErrorScope::kCommand)
+      : Error(what), scope_(scope) {}
   int exit_code() const override { return kExitUsage; }
+  ErrorScope scope() const { return scope_; }
+
+ private:
+  ErrorScope scope_;
 };
 
 /// A failed MPI call. The message names the call, file:line, rank and host.

@@ -10,8 +10,7 @@
 
 namespace commprof {
 
-void prepare_output_directory(RankContext& ctx, const std::string& dir, bool force,
-                              const std::string& command) {
+void prepare_output_directory(RankContext& ctx, const std::string& dir, bool force) {
   std::string problem;
   try {
     // Every rank: without a shared file system each writes into its own node's directory, and a
@@ -32,7 +31,7 @@ void prepare_output_directory(RankContext& ctx, const std::string& dir, bool for
   } catch (const std::exception& e) {
     problem = e.what();
   }
-  ctx.agree(problem.empty(), "commprof " + command + ": error: " + problem);
+  ctx.agree(problem.empty(), problem);
 }
 
 }  // namespace commprof

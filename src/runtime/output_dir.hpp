@@ -14,7 +14,6 @@ class RankContext;
 /// bench.csv; checked by rank 0) and `force` is false, every rank throws ConfigError naming the
 /// directory or file, so nothing is measured that could not be written, and a previous run's
 /// results are not overwritten by accident.
-void prepare_output_directory(RankContext& ctx, const std::string& dir, bool force,
-                              const std::string& command);
+void prepare_output_directory(RankContext& ctx, const std::string& dir, bool force);
 
 }  // namespace commprof

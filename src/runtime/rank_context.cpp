@@ -100,7 +100,7 @@ int RankContext::node_count() const {
   return static_cast<int>(std::set<std::string>(hosts_.begin(), hosts_.end()).size());
 }
 
-void RankContext::agree(bool ok, const std::string& message) const {
+void RankContext::agree(bool ok, const std::string& message, ErrorScope scope) const {
   // Lowest failing rank speaks: MPI_MIN over (failed ? rank : size).
   int candidate = ok ? size_ : rank_;
   int first_failed = size_;
@@ -112,7 +112,7 @@ void RankContext::agree(bool ok, const std::string& message) const {
       rank_ == first_failed ? message : std::string(static_cast<std::size_t>(length), ' ');
   COMMPROF_MPI_CHECK(MPI_Bcast(text.data(), length, MPI_CHAR, first_failed, comm_));
   if (first_failed != 0) text = log::cat(text, " (on rank ", first_failed, ")");
-  throw ConfigError(text);
+  throw ConfigError(text, scope);
 }
 
 bool RankContext::any(bool flag) const {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "src/core/errors.hpp"
+
 namespace commprof {
 
 /// Owns MPI initialisation for the process. Created once in main(), before any backend.
@@ -40,7 +42,8 @@ class RankContext {
 
   /// Collective. If any rank passes ok == false, every rank throws ConfigError carrying the
   /// message of the lowest failing rank, so a bad option on one rank leaves no rank waiting.
-  void agree(bool ok, const std::string& message) const;
+  void agree(bool ok, const std::string& message,
+             ErrorScope scope = ErrorScope::kCommand) const;
   /// Collective: true on every rank if any rank passes true.
   bool any(bool flag) const;
   void barrier() const;

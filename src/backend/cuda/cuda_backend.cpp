@@ -48,7 +48,7 @@ CudaBackend::CudaBackend(RankContext& ctx, const BackendOptions& options) : opti
   std::optional<int> device;
   if (visible.count > 0)
     device = choose_device(ctx.local_rank(), ctx.local_size(), visible.count, &why);
-  ctx.agree(device.has_value(), "commprof: error: " + why);
+  ctx.agree(device.has_value(), why, ErrorScope::kProgram);
   device_ = *device;
   COMMPROF_CUDA_CHECK(cudaSetDevice(device_));
 
