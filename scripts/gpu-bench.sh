@@ -1,0 +1,473 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The GPU figures of docs/BENCHMARKS.md on a host with NVIDIA GPUs, one phase at a time:
+#
+#   scripts/gpu-bench.sh PHASE...        e.g. scripts/gpu-bench.sh tests sweep anchors
+#
+# Phases (run in the order given; each writes under $OUT/<phase>/, emptied first):
+#   tests      the GPU-labelled tests: `ctest --test-dir $BUILD -L gpu` where $BUILD's CTest files
+#              were configured in this checkout, else the GPU test binaries
+#              ($BUILD/tests/commprof_cuda*_tests) under mpirun on 1 and NP ranks; both with
+#              COMMPROF_REQUIRE_GPU=1
+#   sweep      commprof bench, all ops, 1 MiB..1 GiB by 4, 20 iterations after 5 (as the nccl-tests
+#              anchors): plain (sweep/bench) and with --graph (sweep/graph); the GEMM probe
+#              (commprof gemm, bfloat16 and float)
+#   anchors    the sweep's bench.json against the nccl-tests anchors (scripts/compare-anchors.py,
+#              $ANCHORS, default docs/anchors/h200x2-nccl-tests-2.19.6); with NCCL_TESTS=DIR
+#              (all_reduce_perf, all_gather_perf, sendrecv_perf, ...) also ROUNDS (default 2)
+#              rounds of nccl-tests and commprof bench alternately on the same GPUs for each op of
+#              ROUND_OPS (default "sendrecv allreduce allgather"), each pair compared
+#   workloads  commprof run, gpt-1.3b, 10 steps after 3: dp (overlapped and --no-overlap, each
+#              also with --op-timing step; --op-timing shared), tp (and --sequence-parallel), pp
+#              (1f1b, gpipe), dp --dp-mode zero, dp --offload; the reducer on dp and dp-serial
+#   timing     what op timing costs: gpt-1.3b dp jobs with --op-timing step / activity / pair /
+#              shared interleaved, two passes; tp and pp 1f1b with step / activity / pair, twice;
+#              bench --instrument both (per-call events + NVTX) and activity-both (CUPTI records)
+#   nsys       Nsight Systems (scripts/lib/nsys.sh finds it): tiny dp and tp jobs with every rank
+#              under scripts/nsys-profile-rank.sh, imported (commprof import-nsys) and checked
+#              against the job's own rank files (scripts/compare-nsys-import.py); a tiny dp job
+#              recorded whole (the test data of tests/data/nsys-dp-tiny-2xh200); the gpt-1.3b dp
+#              job under nsys (op timing falls back to events) imported, reported and run through
+#              `nsys recipe nccl_gpu_overlap_trace`, and refusing --op-timing activity (exit 2);
+#              a step-timed dp job under nsys between two activity-timed jobs, compared
+#              (scripts/compare-reports.py), with the recipe's wall time against import-nsys'
+#   multi      NP=4 or NP=8 (required): bench allreduce, allgather, reducescatter on NP ranks,
+#              then gpt-1.3b workloads with their reports: NP=4: dp4, tp2 x dp2, tp2 x pp2 (1f1b),
+#              pp4 (1f1b, gpipe); NP=8: tp2 x pp2 x dp2, tp8, dp8, pp8 (1f1b, gpipe)
+#
+# Environment: OUT (default ./gpu-out), BUILD (a `cmake --preset cuda` build, default build/cuda),
+# NP (ranks, default 2, one per GPU), COMMIT (commit named in the log where the tree has no .git),
+# NSYS, NSYS_IMPORTER, NSYS_LIBDIR (scripts/lib/nsys.sh), ANCHORS, NCCL_TESTS, ROUNDS, ROUND_OPS,
+# PACK=1 (at the end, each phase's folder becomes $OUT/<phase>.tar.xz: fewer files to copy off).
+# Every rank runs with NCCL_NVLS_ENABLE=0 (NVLink multicast off). The log is $OUT/gpu-bench.log.
+# A command that fails is logged with its exit status and the phase goes on; the next phase runs
+# regardless. Exit status: 0 if every phase passed, 1 if any failed, 2 for a bad phase name.
+# shellcheck source-path=SCRIPTDIR disable=SC2317  # the phase_* functions are called by name
+set -uo pipefail
+
+PHASES=(tests sweep anchors workloads timing nsys multi)
+usage() {
+  echo "usage: scripts/gpu-bench.sh PHASE...   (PHASE: ${PHASES[*]}; see the comment at the top)" >&2
+}
+[ $# -gt 0 ] || { usage; exit 2; }
+for p in "$@"; do
+  case " ${PHASES[*]} " in
+    *" $p "*) ;;
+    *) echo "gpu-bench.sh: unknown phase '$p'" >&2; usage; exit 2 ;;
+  esac
+done
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib/common.sh
+source "$here/lib/common.sh"
+# shellcheck source=lib/nsys.sh
+source "$here/lib/nsys.sh"
+
+# Paths given by the caller, relative to where it was called from (common.sh moved to the root).
+for v in ANCHORS NCCL_TESTS NSYS_LIBDIR NSYS_IMPORTER; do
+  [ -n "${!v:-}" ] && printf -v "$v" '%s' "$(abs_path "${!v}")"
+done
+case ${NSYS:-} in */*) NSYS=$(abs_path "$NSYS") ;; esac
+
+SWEEP=(-b 1M -e 1G -f 4 -n 20 -w 5)
+# commprof run as in every gpt-1.3b figure; add --workload and the rest.
+RUN13=("$COMMPROF" run --backend cuda --model gpt-1.3b --steps 10 --warmup-steps 3)
+PD=  # the running phase's folder
+
+# step_line FILE: rank 0's step-time summary line of a commprof run, if any.
+step_line() { grep -E '^  step time \(ms\)' "$1" 2>/dev/null | head -n 1 | sed 's/^ *//'; }
+
+# need_commprof: 0 if $COMMPROF can run, else says why and fails the phase.
+need_commprof() {
+  [ -x "$COMMPROF" ] && return 0
+  say "FAILED: no $COMMPROF (build with \`cmake --preset cuda && cmake --build --preset cuda\`, or set BUILD)"
+  PHASE_RC=1
+  return 1
+}
+
+# report_runs NAME...: `commprof report` of each run folder $PD/NAME into NAME.report.txt and
+# NAME.report.json; the per-rank table goes to the log.
+report_runs() {
+  local d
+  for d in "$@"; do
+    run_to "report $d" "$PD/$d.report.txt" "$COMMPROF" report "$PD/$d" || continue
+    "$COMMPROF" report "$PD/$d" --format json -o "$PD/$d.report.json" >>"$LOG" 2>&1
+    sed -n '/## Per rank/,/^$/p' "$PD/$d.report.txt" >>"$LOG"
+  done
+}
+
+# ---------------------------------------------------------------------------------------------
+phase_tests() {
+  local src='' bld='' bin np
+  if [ -f "$BUILD/CTestTestfile.cmake" ] && command -v ctest >/dev/null; then
+    src=$(sed -n 's/^# Source directory: //p' "$BUILD/CTestTestfile.cmake")
+    bld=$(sed -n 's/^# Build directory: //p' "$BUILD/CTestTestfile.cmake")
+    if [ "$(readlink -f "$src")" = "$(readlink -f "$COMMPROF_ROOT")" ] &&
+      [ "$(readlink -f "$bld")" = "$(readlink -f "$BUILD")" ]; then
+      run_to "ctest -L gpu" "$PD/ctest-gpu.txt" env COMMPROF_REQUIRE_GPU=1 \
+        ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 180
+      say "  $(grep -E 'tests passed|tests failed' "$PD/ctest-gpu.txt")"
+      grep -E "Test +#|Passed|Failed|Skipped" "$PD/ctest-gpu.txt" >>"$LOG"
+      return
+    fi
+    say "CTest files of $BUILD were written for $src (build $bld), not this checkout:" \
+      "running the GPU test binaries instead"
+  fi
+  local found=0 nps=(1)
+  [ "$NP" = 1 ] || nps+=("$NP")
+  for bin in "$BUILD"/tests/commprof_cuda*_tests; do
+    [ -x "$bin" ] || continue
+    found=1
+    for np in "${nps[@]}"; do
+      run_to "$(basename "$bin") on $np rank(s)" "$PD/$(basename "$bin")-np$np.txt" \
+        env COMMPROF_REQUIRE_GPU=1 "${MPIRUN_BASE[@]}" -x COMMPROF_REQUIRE_GPU -np "$np" "$bin"
+    done
+  done
+  if [ "$found" = 0 ]; then
+    say "FAILED: neither CTest files nor GPU test binaries under $BUILD (cmake --preset cuda)"
+    PHASE_RC=1
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+phase_sweep() {
+  need_commprof || return
+  local dt
+  run_to "bench, all ops ${SWEEP[*]}" "$PD/bench.txt" \
+    "${MPIRUN[@]}" "$COMMPROF" bench --backend cuda --ops all "${SWEEP[@]}" --out "$PD/bench"
+  run_to "bench --graph, all ops ${SWEEP[*]}" "$PD/graph.txt" \
+    "${MPIRUN[@]}" "$COMMPROF" bench --backend cuda --ops all "${SWEEP[@]}" --graph --out "$PD/graph"
+  for dt in bfloat16 float; do
+    run_to "gemm probe $dt (8192^3)" "$PD/gemm-$dt.txt" \
+      "${MPIRUN[@]}" "$COMMPROF" gemm --backend cuda --dtype "$dt"
+    cat "$PD/gemm-$dt.txt" >>"$LOG"
+  done
+}
+
+# ---------------------------------------------------------------------------------------------
+phase_anchors() {
+  local anchors=${ANCHORS:-$COMMPROF_ROOT/docs/anchors/h200x2-nccl-tests-2.19.6}
+  local bench=$OUT/sweep/bench/bench.json
+  if [ ! -d "$anchors" ]; then
+    say "FAILED: no anchors folder $anchors (set ANCHORS)"
+    PHASE_RC=1
+  elif [ ! -f "$bench" ]; then
+    say "FAILED: no $bench: run the sweep phase first (scripts/gpu-bench.sh sweep anchors)"
+    PHASE_RC=1
+  else
+    run_to "sweep against $anchors (2% at >= 64 MiB)" "$PD/sweep-vs-anchors.txt" \
+      python3 scripts/compare-anchors.py "$bench" "$anchors"
+    say "  $(tail -n 1 "$PD/sweep-vs-anchors.txt")"
+    cat "$PD/sweep-vs-anchors.txt" >>"$LOG"
+  fi
+
+  if [ -z "${NCCL_TESTS:-}" ]; then
+    say "NCCL_TESTS not set: no rounds of nccl-tests beside commprof"
+    return
+  fi
+  need_commprof || return
+  local -A nt_name=([allreduce]=all_reduce [allgather]=all_gather [reducescatter]=reduce_scatter
+    [alltoall]=alltoall [broadcast]=broadcast [reduce]=reduce [sendrecv]=sendrecv)
+  local round op nt ok
+  for round in $(seq 1 "${ROUNDS:-2}"); do
+    mkdir -p "$PD/nccl-tests-$round"
+    for op in ${ROUND_OPS:-sendrecv allreduce allgather}; do
+      nt=$NCCL_TESTS/${nt_name[$op]:-$op}_perf
+      ok=1
+      if [ ! -x "$nt" ]; then
+        say "round $round nccl-tests $op: FAILED: no $nt"
+        PHASE_RC=1
+        ok=0
+      else
+        run_to "round $round nccl-tests $op" "$PD/nccl-tests-$round-$op.txt" \
+          "${MPIRUN[@]}" "$nt" "${SWEEP[@]}" -c 1 -J "$PD/nccl-tests-$round/${nt_name[$op]:-$op}.json" || ok=0
+      fi
+      run_to "round $round commprof $op" "$PD/commprof-$round-$op.txt" \
+        "${MPIRUN[@]}" "$COMMPROF" bench --backend cuda --ops "$op" "${SWEEP[@]}" \
+        --out "$PD/commprof-$round-$op" || ok=0
+      [ "$ok" = 1 ] || continue
+      run_to "round $round $op: commprof against nccl-tests" "$PD/compare-$round-$op.txt" \
+        python3 scripts/compare-anchors.py "$PD/commprof-$round-$op/bench.json" "$PD/nccl-tests-$round"
+      cat "$PD/compare-$round-$op.txt" >>"$LOG"
+    done
+  done
+}
+
+# ---------------------------------------------------------------------------------------------
+# wl NAME ARGS...: one gpt-1.3b job on NP ranks, its output in $PD/NAME.txt.
+wl() {
+  local name=$1
+  shift
+  run_to "$name: run $*" "$PD/$name.txt" "${MPIRUN[@]}" "${RUN13[@]}" "$@"
+  local s
+  s=$(step_line "$PD/$name.txt")
+  [ -z "$s" ] || say "  $s"
+}
+
+phase_workloads() {
+  need_commprof || return
+  wl dp --workload dp --out "$PD/dp"
+  wl dp-serial --workload dp --no-overlap --out "$PD/dp-serial"
+  wl dp-step --workload dp --op-timing step
+  wl dp-serial-step --workload dp --no-overlap --op-timing step
+  wl dp-shared --workload dp --op-timing shared
+  wl tp --workload tp
+  wl tp-sp --workload tp --sequence-parallel
+  wl pp-1f1b --workload pp --schedule 1f1b
+  wl pp-gpipe --workload pp --schedule gpipe
+  wl zero --workload dp --dp-mode zero
+  wl offload --workload dp --offload
+  # The reducer on the two dp runs (docs/BENCHMARKS.md, "What the reducer says about the dp step").
+  run_to "report dp" "$PD/dp.report.txt" "$COMMPROF" report "$PD/dp"
+  run_to "report dp --baseline dp-serial" "$PD/dp-vs-serial.report.txt" \
+    "$COMMPROF" report "$PD/dp" --baseline "$PD/dp-serial"
+}
+
+# ---------------------------------------------------------------------------------------------
+phase_timing() {
+  need_commprof || return
+  local pass t w i out_args
+  say "op timing cost, gpt-1.3b dp: step / activity / pair / shared, each a fresh job, two passes"
+  for pass in 1 2; do
+    for t in step activity pair shared; do
+      out_args=()
+      [ "$pass" = 1 ] && [ "$t" != step ] && out_args=(--out "$PD/dp-$t")
+      wl "dp-$t-$pass" --workload dp --op-timing "$t" "${out_args[@]}"
+      grep -E "op timing|busy|warn|error" "$PD/dp-$t-$pass.txt" >>"$LOG"
+    done
+  done
+  say "op timing cost on collective-heavy steps: tp and pp (1f1b), step / activity / pair, twice"
+  for w in tp pp; do
+    i=0
+    for t in step activity pair step activity pair; do
+      i=$((i + 1))
+      if [ "$w" = tp ]; then
+        wl "tp-$i-$t" --workload tp --op-timing "$t"
+      else
+        wl "pp-1f1b-$i-$t" --workload pp --schedule 1f1b --op-timing "$t"
+      fi
+    done
+  done
+  grep -hE "ops per step|COMM busy" "$PD"/tp-*.txt "$PD"/pp-1f1b-*.txt >>"$LOG" 2>/dev/null
+  report_runs dp-activity dp-pair dp-shared
+
+  say "bench: per-call events + NVTX against none, interleaved (--instrument both)"
+  run_to "bench --instrument both" "$PD/instrument-both.txt" \
+    "${MPIRUN[@]}" "$COMMPROF" bench --backend cuda --ops allreduce,allgather,sendrecv "${SWEEP[@]}" \
+    --instrument both --out "$PD/instrument-both"
+  say "bench: per-call CUPTI activity records + NVTX against none, interleaved (--instrument activity-both)"
+  run_to "bench --instrument activity-both" "$PD/instrument-activity-both.txt" \
+    "${MPIRUN[@]}" "$COMMPROF" bench --backend cuda \
+    --ops allreduce,allgather,reducescatter,alltoall,broadcast,sendrecv "${SWEEP[@]}" \
+    --instrument activity-both --out "$PD/instrument-activity-both"
+}
+
+# ---------------------------------------------------------------------------------------------
+# peek SQLITE: what nsys recorded in one export: commprof's domain, the capture range, the steps,
+# the first COMM ranges.
+peek() {
+  python3 - "$1" <<'EOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+text = "COALESCE(n.text, (SELECT value FROM StringIds WHERE id = n.textId))"
+q = lambda s: db.execute(s).fetchall()
+print("  domains (type 75):", q("SELECT domainId, text FROM NVTX_EVENTS WHERE eventType = 75"))
+print("  categories (type 33):", q("SELECT domainId, category, text FROM NVTX_EVENTS WHERE eventType = 33"))
+print("  measured_steps:", q("SELECT n.start, n.end, n.domainId, n.textId FROM NVTX_EVENTS n WHERE %s = 'measured_steps'" % text))
+print("  steps:", [r[0] for r in q("SELECT %s FROM NVTX_EVENTS n WHERE %s LIKE 'step %%' ORDER BY n.start" % (text, text))])
+print("  first kernel, first step start:", q("SELECT MIN(start) FROM CUPTI_ACTIVITY_KIND_KERNEL"),
+      q("SELECT MIN(n.start) FROM NVTX_EVENTS n WHERE %s LIKE 'step %%'" % text))
+for r in q("SELECT %s, n.int64Value, n.uint64Value FROM NVTX_EVENTS n WHERE n.category = 2 ORDER BY n.start LIMIT 6" % text):
+    print("  COMM range:", r)
+EOF
+}
+
+# capture_case NAME CAPTURE COMPARE-FLAGS -- COMMPROF-RUN-ARGS...: a tiny job with every rank
+# under scripts/nsys-profile-rank.sh --capture CAPTURE, its two exports imported and checked
+# against the job's own rank files. Keeps the exports (xz) as test data for the importer.
+capture_case() {
+  local name=$1 capture=$2 flags=$3 d=$PD/capture/$1 f
+  shift 4
+  mkdir -p "$d"
+  run_to "capture $name: nsys-profile-rank.sh --capture $capture -- commprof run $*" "$d/profile.txt" \
+    "${MPIRUN[@]}" scripts/nsys-profile-rank.sh --nsys "$NSYS" --out "$d/nsys" --capture "$capture" -- \
+    "$COMMPROF" run --backend cuda --model tiny --dtype bfloat16 "$@" --out "$d/run"
+  run_to "capture $name: reports to sqlite" "$d/convert.txt" nsys_to_sqlite "$d/nsys"
+  local exports=()
+  for f in "$d"/nsys/commprof_*.sqlite; do [ -f "$f" ] && exports+=("$f"); done
+  if [ "${#exports[@]}" -ne 2 ]; then
+    say "capture $name: FAILED: ${#exports[@]} export(s), expected 2 (commprof_<host>_0 and _1)"
+    PHASE_RC=1
+    return
+  fi
+  for f in "${exports[@]}"; do
+    echo "-- $f" >>"$LOG"
+    peek "$f" >>"$LOG" 2>&1
+  done
+  run_to "capture $name: import-nsys" "$d/import.txt" \
+    "$COMMPROF" import-nsys "${exports[@]}" -o "$d/from-nsys" || return
+  "$COMMPROF" report "$d/from-nsys" -o "$d/from-nsys/report.txt" >>"$LOG" 2>&1
+  # shellcheck disable=SC2086  # flags: empty or one word
+  run_to "capture $name: compare-nsys-import.py" "$d/compare.txt" \
+    python3 scripts/compare-nsys-import.py "$d/run" "$d/from-nsys" $flags
+  cat "$d/compare.txt" >>"$LOG"
+  rm -f "$d"/nsys/*.nsys-rep
+  xz -T0 -6 "$d"/nsys/*.sqlite 2>>"$LOG"
+}
+
+# nsys_13b: the gpt-1.3b dp job with every rank under nsys (measured steps, cuda + nvtx), whose
+# op timing falls back to events (nsys holds CUPTI): exports, import-nsys, both reports, the
+# recipe nccl_gpu_overlap_trace; then the same job with --op-timing activity, which must refuse.
+nsys_13b() {
+  local rep=$PD/dp-nsys-rep f
+  run_to "dp gpt-1.3b, each rank under nsys (op timing falls back to events)" "$PD/dp-nsys.txt" \
+    "${MPIRUN[@]}" scripts/nsys-profile-rank.sh --nsys "$NSYS" --trace cuda,nvtx --out "$rep" -- \
+    "${RUN13[@]}" --workload dp --out "$PD/dp-nsys" || return
+  grep -E "op timing|warn|CUPTI|error" "$PD/dp-nsys.txt" >>"$LOG"
+  run_to "dp-nsys: import + sqlite export" "$PD/dp-nsys-convert.txt" nsys_to_sqlite "$rep"
+  ls -la "$rep" >>"$LOG"
+  run_to "dp-nsys: commprof import-nsys" "$PD/dp-nsys-import.txt" \
+    "$COMMPROF" import-nsys "$rep"/commprof_*.sqlite -o "$PD/dp-nsys-import"
+  report_runs dp-nsys-import dp-nsys
+  run_to "dp-nsys: nsys recipe nccl_gpu_overlap_trace" "$PD/dp-recipe.txt" \
+    nsys_libs "$NSYS" recipe nccl_gpu_overlap_trace --input "$rep"/*.nsys-rep --output "$PD/dp-recipe" --csv
+  if [ -d "$PD/dp-recipe" ]; then
+    find "$PD/dp-recipe" -maxdepth 2 -type f | head -n 30 >>"$LOG"
+    find "$PD/dp-recipe" -name '*.csv' | head -n 5 | while read -r f; do
+      echo "--- $f"
+      head -n 40 "$f"
+    done >>"$LOG"
+    tar -C "$PD" -cJf "$PD/dp-recipe.tar.xz" dp-recipe 2>>"$LOG" && rm -rf "$PD/dp-recipe"
+  fi
+  rm -rf "$rep"/*.nsys-rep "$rep"/*_pqtdir
+  xz -T0 -6 "$rep"/*.sqlite 2>>"$LOG"
+
+  run_expect 2 "dp --op-timing activity under nsys (exit 2 expected: nsys holds CUPTI)" \
+    "$PD/dp-nsys-activity.txt" \
+    "${MPIRUN[@]}" scripts/nsys-profile-rank.sh --nsys "$NSYS" --trace cuda,nvtx --out "$PD/activity-rep" -- \
+    "${RUN13[@]}" --workload dp --op-timing activity
+  grep -E "error" "$PD/dp-nsys-activity.txt" | head -n 3 >>"$LOG"
+  rm -rf "$PD/activity-rep"
+}
+
+# nsys_like_for_like: a step-timed dp job under nsys (its streams carry what an activity-timed
+# job's carry) between two activity-timed jobs without nsys; the import against both, and the
+# recipe's wall time against import-nsys' on the same reports.
+nsys_like_for_like() {
+  local rep=$PD/step-nsys-rep
+  wl dp-activity-c1 --workload dp --op-timing activity --out "$PD/dp-activity-c1"
+  run_to "dp step-timed job under nsys" "$PD/dp-nsys-step.txt" \
+    "${MPIRUN[@]}" scripts/nsys-profile-rank.sh --nsys "$NSYS" --trace cuda,nvtx --out "$rep" -- \
+    "${RUN13[@]}" --workload dp --op-timing step
+  wl dp-activity-c2 --workload dp --op-timing activity --out "$PD/dp-activity-c2"
+  run_to "dp-nsys-step: import + sqlite export" "$PD/dp-nsys-step-convert.txt" nsys_to_sqlite "$rep"
+  run_to "dp-nsys-step: nsys recipe nccl_gpu_overlap_trace" "$PD/step-recipe.txt" \
+    nsys_libs "$NSYS" recipe nccl_gpu_overlap_trace --input "$rep"/*.nsys-rep --output "$PD/step-recipe" --csv
+  if [ -d "$PD/step-recipe" ]; then
+    find "$PD/step-recipe" -name '*.csv' >>"$LOG"
+    tar -C "$PD" -cJf "$PD/step-recipe.tar.xz" step-recipe 2>>"$LOG" && rm -rf "$PD/step-recipe"
+  fi
+  run_to "dp-nsys-step: commprof import-nsys" "$PD/dp-nsys-step-import.txt" \
+    "$COMMPROF" import-nsys "$rep"/commprof_*.sqlite -o "$PD/dp-nsys-step-import"
+  rm -rf "$rep"
+  report_runs dp-nsys-step-import dp-activity-c1 dp-activity-c2
+  local a b
+  for a in "dp-nsys-step-import dp-activity-c1" "dp-nsys-step-import dp-activity-c2" \
+    "dp-activity-c2 dp-activity-c1"; do
+    read -r a b <<<"$a"
+    run_to "compare-reports.py $a $b" "$PD/compare-$a-vs-$b.txt" \
+      python3 scripts/compare-reports.py "$PD/$a.report.json" "$PD/$b.report.json"
+    cat "$PD/compare-$a-vs-$b.txt" >>"$LOG"
+  done
+}
+
+phase_nsys() {
+  need_commprof || return
+  local line
+  nsys_find >"$PD/nsys-find.txt" 2>&1
+  local rc=$?
+  while IFS= read -r line; do say "$line"; done <"$PD/nsys-find.txt"
+  if [ "$rc" -ne 0 ]; then
+    say "FAILED: nsys not found; set NSYS to the nsys CLI (scripts/lib/nsys.sh)"
+    PHASE_RC=1
+    return
+  fi
+  say "capture checks: tiny jobs, every rank under scripts/nsys-profile-rank.sh"
+  capture_case dp measured "" -- --workload dp --steps 3 --warmup-steps 2
+  capture_case tp measured "" -- --workload tp --steps 3 --warmup-steps 2
+  capture_case dp-all all --all-steps -- --workload dp --steps 2 --warmup-steps 1
+
+  say "tiny dp job recorded whole (nsys -t cuda,nvtx), exported to SQLite (tests/data/nsys-dp-tiny-2xh200)"
+  run_to "tiny-whole: profile" "$PD/tiny-whole.txt" \
+    "${MPIRUN[@]}" scripts/nsys-profile-rank.sh --nsys "$NSYS" --capture all --trace cuda,nvtx \
+    --out "$PD/tiny-whole/nsys" -- "$COMMPROF" run --backend cuda --workload dp --model tiny \
+    --dtype bfloat16 --steps 3 --warmup-steps 1 --out "$PD/tiny-whole/run"
+  run_to "tiny-whole: reports to sqlite" "$PD/tiny-whole-convert.txt" nsys_to_sqlite "$PD/tiny-whole/nsys"
+  rm -f "$PD"/tiny-whole/nsys/*.nsys-rep
+
+  say "gpt-1.3b dp under nsys: events against the import, and the recipe"
+  nsys_13b
+  say "gpt-1.3b dp: a step-timed job under nsys against activity-timed jobs"
+  nsys_like_for_like
+}
+
+# ---------------------------------------------------------------------------------------------
+phase_multi() {
+  case $NP in
+    4 | 8) ;;
+    *)
+      say "FAILED: the multi phase runs on NP=4 or NP=8 ranks, not NP=$NP"
+      PHASE_RC=1
+      return
+      ;;
+  esac
+  need_commprof || return
+  run_to "bench allreduce,allgather,reducescatter on $NP ranks" "$PD/bench.txt" \
+    "${MPIRUN[@]}" "$COMMPROF" bench --backend cuda --ops allreduce,allgather,reducescatter \
+    "${SWEEP[@]}" --out "$PD/bench"
+  if [ "$NP" = 8 ]; then
+    wl tp2pp2dp2 --workload hybrid --tp 2 --pp 2 --dp 2 --schedule 1f1b --out "$PD/tp2pp2dp2"
+    wl tp8 --workload hybrid --tp 8 --out "$PD/tp8"
+    wl dp8 --workload dp --out "$PD/dp8"
+    wl pp8-1f1b --workload pp --schedule 1f1b --out "$PD/pp8-1f1b"
+    wl pp8-gpipe --workload pp --schedule gpipe --out "$PD/pp8-gpipe"
+  else
+    wl dp4 --workload dp --out "$PD/dp4"
+    wl tp2dp2 --workload hybrid --tp 2 --dp 2 --out "$PD/tp2dp2"
+    wl tp2pp2 --workload hybrid --tp 2 --pp 2 --schedule 1f1b --out "$PD/tp2pp2"
+    wl pp4-1f1b --workload pp --schedule 1f1b --out "$PD/pp4-1f1b"
+    wl pp4-gpipe --workload pp --schedule gpipe --out "$PD/pp4-gpipe"
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+trap 'say "interrupted"; exit 130' INT TERM
+log_start
+failed=()
+for p in "$@"; do
+  PD=$OUT/$p
+  rm -rf "$PD"
+  mkdir -p "$PD"
+  PHASE_RC=0
+  t0=$SECONDS
+  say "=== phase $p"
+  "phase_$p"
+  if [ "$PHASE_RC" -eq 0 ]; then
+    say "=== phase $p: passed ($((SECONDS - t0)) s)"
+  else
+    say "=== phase $p: FAILED ($((SECONDS - t0)) s)"
+    failed+=("$p")
+  fi
+done
+if [ "${PACK:-0}" = 1 ]; then
+  for p in "$@"; do
+    [ -d "$OUT/$p" ] || continue
+    tar -C "$OUT" -cJf "$OUT/$p.tar.xz" "$p" 2>>"$LOG" && rm -rf "${OUT:?}/$p"
+  done
+fi
+if [ "${#failed[@]}" -eq 0 ]; then
+  say "all phases passed ($*); log $LOG"
+  exit 0
+fi
+say "FAILED phases: ${failed[*]}; log $LOG"
+exit 1
