@@ -108,14 +108,15 @@ LoopTiming time_loop(Backend& backend, const CollectiveCall& call, const OpLabel
     }
   };
   if (graph) {
-    backend.begin_capture(Category::kComm);
+    GraphCapture& graphs = *backend.graphs();  // run_bench refused --graph without
+    graphs.begin_capture(Category::kComm);
     submit_calls();
-    const std::unique_ptr<Graph> g = backend.end_capture(Category::kComm);
-    backend.replay(Category::kComm, *g);
+    const std::unique_ptr<Graph> g = graphs.end_capture(Category::kComm);
+    graphs.replay(Category::kComm, *g);
     backend.begin_epoch();  // waits for the untimed replay
     const double host_t0 = host_seconds();
     const StampId t0 = backend.stamp(Category::kComm);
-    backend.replay(Category::kComm, *g);
+    graphs.replay(Category::kComm, *g);
     const StampId t1 = backend.stamp(Category::kComm);
     backend.synchronize();
     LoopTiming t;
@@ -157,7 +158,7 @@ LoopTiming time_loop(Backend& backend, const CollectiveCall& call, const OpLabel
     }
   }
   for (std::size_t i = 0; i < tags.size(); ++i) {
-    const std::optional<ActivitySpan> span = backend.activity_span(tags[i]);
+    const std::optional<ActivitySpan> span = backend.activity()->span(tags[i]);
     if (!span) {
       throw DeviceError(log::cat("no device activity was recorded for ", label.name, " call ", i,
                                  " of the timed loop on ", log::identity()));
@@ -250,15 +251,14 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
   ctx.agree(config.root < n, log::cat("--root ", config.root,
                                       " is not a rank of a ", n, "-rank job"));
   if (uses_activity(config.instrument)) {
-    const std::optional<std::string> problem = backend.activity_timing_problem();
-    ctx.agree(!problem,
-              log::cat("--instrument ", instrument_name(config.instrument),
-                       " is unavailable on ", log::identity(), ": ", problem.value_or("")));
+    ctx.agree(backend.activity() != nullptr,
+              log::cat("--instrument ", instrument_name(config.instrument), " is unavailable on ",
+                       log::identity(), ": ", backend.unavailable_reason(Capability::kActivity)));
   }
   if (config.graph) {
-    const std::optional<std::string> problem = backend.graph_problem();
-    ctx.agree(!problem, log::cat("--graph is unavailable on ",
-                                 log::identity(), ": ", problem.value_or("")));
+    ctx.agree(backend.graphs() != nullptr,
+              log::cat("--graph is unavailable on ", log::identity(), ": ",
+                       backend.unavailable_reason(Capability::kGraphs)));
   }
   const PerCall per_call = per_call_of(config.instrument);
 
@@ -330,13 +330,13 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
         for (int pass = 0; pass < 3; ++pass) {
           ctx.barrier();
           set_annotations_enabled(false);
-          backend.pause_activity_timing(true);
+          if (ActivityRecorder* a = backend.activity()) a->pause(true);
           off_us = std::min(off_us, time_loop(backend, call, label, config.iters, PerCall::kNone,
                                               s.bytes, positions, false)
                                         .time_us);
           ctx.barrier();
           set_annotations_enabled(annotate);
-          backend.pause_activity_timing(false);
+          if (ActivityRecorder* a = backend.activity()) a->pause(false);
           on_us = std::min(on_us, time_loop(backend, call, label, config.iters, per_call, s.bytes,
                                             positions, false)
                                       .time_us);

@@ -43,19 +43,20 @@ const char* op_timing_name(OpTimingMode t) {
   return "?";
 }
 
-OpTimingMode resolve_op_timing(OpTimingMode requested, const Backend& backend,
+OpTimingMode resolve_op_timing(OpTimingMode requested, Backend& backend,
                                const RankContext& ctx) {
   if (requested != OpTimingMode::kAuto && requested != OpTimingMode::kActivity) return requested;
-  const std::optional<std::string> problem = backend.activity_timing_problem();
+  const bool missing = backend.activity() == nullptr;
   if (requested == OpTimingMode::kActivity) {
-    ctx.agree(!problem, log::cat("--op-timing activity is unavailable on ",
-                                 log::identity(), ": ", problem.value_or("")));
+    ctx.agree(!missing, log::cat("--op-timing activity is unavailable on ", log::identity(), ": ",
+                                 backend.unavailable_reason(Capability::kActivity)));
     return requested;
   }
-  if (!ctx.any(problem.has_value())) return OpTimingMode::kActivity;
+  if (!ctx.any(missing)) return OpTimingMode::kActivity;
   if (ctx.rank() == 0) {
     log::warn(log::cat("op timing: activity records unavailable (",
-                       problem.value_or("on another rank"),
+                       missing ? backend.unavailable_reason(Capability::kActivity)
+                               : std::string("on another rank"),
                        "); timing each op with a pair of stamps instead (--op-timing pair)"));
   }
   return OpTimingMode::kPair;
@@ -90,8 +91,9 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
   if (timing == OpTimingMode::kAuto)
     throw Error("PlanExecutor needs a resolved op timing, not auto");
   if (timing == OpTimingMode::kActivity) {
-    if (const auto problem = backend.activity_timing_problem())
-      throw ConfigError("--op-timing activity is unavailable: " + *problem);
+    if (backend.activity() == nullptr)
+      throw ConfigError("--op-timing activity is unavailable: " +
+                        backend.unavailable_reason(Capability::kActivity));
   }
   const std::size_t elem = dtype_size(plan.dtype);
   std::uint64_t a = 1, b = 1, c = 1, axpy = 1, send = 1, recv = 1, p2p = 1, copy = 1, host = 1;
@@ -306,7 +308,7 @@ void PlanExecutor::record_ops(const IssuedStep& issued, std::int64_t origin, boo
       r.comm_size = comm->size();
     }
     if (timing_ == OpTimingMode::kActivity) {
-      const std::optional<ActivitySpan> span = backend_.activity_span(issued.tags[i]);
+      const std::optional<ActivitySpan> span = backend_.activity()->span(issued.tags[i]);
       if (!span) {
         if (silenced(op, warmup)) continue;  // the test hook never submitted it
         throw DeviceError(log::cat("no device activity was recorded for op '", op.name,

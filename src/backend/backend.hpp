@@ -25,7 +25,7 @@ using EventId = std::uint32_t;
 struct BackendOptions {
   bool annotate = true;      ///< NVTX ranges per op (cuda); free when no tool is attached
   double timeout_s = 300.0;  ///< a stream that does not drain within this aborts the run
-  /// Record when each tagged op's own work runs (see Backend::activity_span); cuda starts CUPTI
+  /// Record when each tagged op's own work runs (see ActivityRecorder); cuda starts CUPTI
   /// for it before touching the GPU.
   bool activity_timing = false;
 };
@@ -41,6 +41,35 @@ class Graph {
  public:
   virtual ~Graph() = default;
 };
+
+/// Activity timing, the alternative to stamps around ops: the device itself records when the
+/// work of an op submitted with a non-zero OpLabel::activity_tag starts and ends (cuda: CUPTI
+/// kernel, memcpy and memset records; host: the stream's worker thread), so nothing is added to
+/// the streams. An optional capability: Backend::activity().
+class ActivityRecorder {
+ public:
+  virtual ~ActivityRecorder() = default;
+  /// After synchronize(): from the first start to the last end of the work submitted with `tag`
+  /// in this epoch; nullopt when none of it was recorded.
+  virtual std::optional<ActivitySpan> span(std::uint64_t tag) = 0;
+  /// Stops (true) or resumes the recording itself, streams idle: to measure what it costs.
+  virtual void pause(bool paused) = 0;
+};
+
+/// Graph capture, as nccl-tests' -G: work submitted to `stream` between begin_capture() and
+/// end_capture() is recorded, not run; replay() then enqueues all of it with one launch, so the
+/// host's per-call launch cost leaves the timed loop. No stamps or events while capturing. An
+/// optional capability: Backend::graphs().
+class GraphCapture {
+ public:
+  virtual ~GraphCapture() = default;
+  virtual void begin_capture(Category stream) = 0;
+  virtual std::unique_ptr<Graph> end_capture(Category stream) = 0;
+  virtual void replay(Category stream, const Graph& graph) = 0;
+};
+
+/// The optional capabilities a backend may offer.
+enum class Capability { kActivity, kGraphs };
 
 /// A backend executes work on one device (a GPU, or the CPU for `host`) for one rank.
 ///
@@ -99,25 +128,14 @@ class Backend {
   /// The epoch origin on this rank's host steady clock (ns), to place epochs on one timeline.
   virtual std::int64_t epoch_origin_host_ns() const = 0;
 
-  /// Activity timing, the alternative to stamps around ops: the device itself records when the
-  /// work of an op submitted with a non-zero OpLabel::activity_tag starts and ends (cuda: CUPTI
-  /// kernel, memcpy and memset records; host: the stream's worker thread), so nothing is added
-  /// to the streams. Why it is off (not requested, CUPTI missing or held by nsys), or nullopt.
-  virtual std::optional<std::string> activity_timing_problem() const = 0;
-  /// With activity timing on, after synchronize(): from the first start to the last end of the
-  /// work submitted with `tag` in this epoch; nullopt when none of it was recorded.
-  virtual std::optional<ActivitySpan> activity_span(std::uint64_t tag) = 0;
-  /// Stops (true) or resumes the recording itself, streams idle: to measure what it costs.
-  virtual void pause_activity_timing(bool paused) = 0;
-
-  /// Graph capture, as nccl-tests' -G: work submitted to `stream` between begin_capture() and
-  /// end_capture() is recorded, not run; replay() then enqueues all of it with one launch, so
-  /// the host's per-call launch cost leaves the timed loop. No stamps or events while capturing.
-  /// Why this backend cannot (host: no graphs), or nullopt.
-  virtual std::optional<std::string> graph_problem() const = 0;
-  virtual void begin_capture(Category stream) = 0;
-  virtual std::unique_ptr<Graph> end_capture(Category stream) = 0;
-  virtual void replay(Category stream, const Graph& graph) = 0;
+  /// Optional capabilities: the interface, or null where this backend cannot offer it here;
+  /// unavailable_reason() then says why. Activity timing is on only when BackendOptions asked
+  /// for it and the device can record (cuda: CUPTI present and not held by nsys or ncu).
+  virtual ActivityRecorder* activity() { return nullptr; }
+  virtual GraphCapture* graphs() { return nullptr; }
+  /// Why `capability` is null here (not requested, CUPTI missing, no graphs on the host); ""
+  /// when it is available.
+  virtual std::string unavailable_reason(Capability capability) const = 0;
 };
 
 }  // namespace commprof

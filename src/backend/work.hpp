@@ -85,7 +85,7 @@ struct OpLabel {
   std::uint64_t bytes = 0;
   double flops = 0.0;
   std::int64_t seq = -1;  ///< the collective's per-communicator sequence number, if any
-  /// Non-zero: the backend records when this op's work runs (Backend::activity_span). Unique
+  /// Non-zero: the backend records when this op's work runs (ActivityRecorder::span). Unique
   /// within the run, so late records of an earlier step can never be taken for this op's.
   std::uint64_t activity_tag = 0;
 };

@@ -344,12 +344,19 @@ void CudaBackend::begin_epoch() {
   COMMPROF_CUDA_CHECK(cudaEventSynchronize(origin_));
 }
 
-std::optional<std::string> CudaBackend::activity_timing_problem() const {
-  if (activity_) return std::nullopt;
-  return activity_problem_;
+ActivityRecorder* CudaBackend::activity() { return activity_ ? this : nullptr; }
+
+std::string CudaBackend::unavailable_reason(Capability capability) const {
+  switch (capability) {
+    case Capability::kActivity:
+      return activity_ ? "" : activity_problem_;
+    case Capability::kGraphs:
+      return "";
+  }
+  return "unknown capability";
 }
 
-std::optional<ActivitySpan> CudaBackend::activity_span(std::uint64_t tag) {
+std::optional<ActivitySpan> CudaBackend::span(std::uint64_t tag) {
   if (!activity_) return std::nullopt;
   if (activity_pending_) {
     activity_->collect(false);
@@ -365,7 +372,7 @@ std::optional<ActivitySpan> CudaBackend::activity_span(std::uint64_t tag) {
   return ActivitySpan{span->start_ns - origin_host_ns_, span->end_ns - origin_host_ns_};
 }
 
-void CudaBackend::pause_activity_timing(bool paused) {
+void CudaBackend::pause(bool paused) {
   if (!activity_) return;
   synchronize();
   activity_->set_recording(!paused);

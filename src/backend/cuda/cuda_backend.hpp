@@ -21,7 +21,7 @@ class RankContext;
 class NcclCommunicator;
 class CuptiActivity;
 
-class CudaBackend final : public Backend {
+class CudaBackend final : public Backend, private ActivityRecorder, private GraphCapture {
  public:
   CudaBackend(RankContext& ctx, const BackendOptions& options);
   ~CudaBackend() override;
@@ -46,10 +46,13 @@ class CudaBackend final : public Backend {
   void begin_epoch() override;
   std::int64_t stamp_ns(StampId stamp) const override;
   std::int64_t epoch_origin_host_ns() const override { return origin_host_ns_; }
-  std::optional<std::string> activity_timing_problem() const override;
-  std::optional<ActivitySpan> activity_span(std::uint64_t tag) override;
-  void pause_activity_timing(bool paused) override;
-  std::optional<std::string> graph_problem() const override { return std::nullopt; }
+  ActivityRecorder* activity() override;
+  GraphCapture* graphs() override { return this; }
+  std::string unavailable_reason(Capability capability) const override;
+  // ActivityRecorder: CUPTI kernel, memcpy and memset records (cupti_activity.cpp).
+  std::optional<ActivitySpan> span(std::uint64_t tag) override;
+  void pause(bool paused) override;
+  // GraphCapture: CUDA stream capture (cuda_graph.cpp).
   void begin_capture(Category stream) override;
   std::unique_ptr<Graph> end_capture(Category stream) override;
   void replay(Category stream, const Graph& graph) override;

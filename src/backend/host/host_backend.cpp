@@ -151,20 +151,21 @@ void HostBackend::submit(Category c, const Work& work, const OpLabel& label) {
   });
 }
 
-std::optional<std::string> HostBackend::activity_timing_problem() const {
-  if (!options_.activity_timing) return std::string("activity timing was not requested");
-  return std::nullopt;
+ActivityRecorder* HostBackend::activity() {
+  return options_.activity_timing ? this : nullptr;
 }
 
-std::optional<std::string> HostBackend::graph_problem() const {
-  return std::string("the host backend has no graphs to capture (CUDA graphs: --backend cuda)");
+std::string HostBackend::unavailable_reason(Capability capability) const {
+  switch (capability) {
+    case Capability::kActivity:
+      return options_.activity_timing ? "" : "activity timing was not requested";
+    case Capability::kGraphs:
+      return "the host backend has no graphs to capture (CUDA graphs: --backend cuda)";
+  }
+  return "unknown capability";
 }
 
-void HostBackend::begin_capture(Category) { throw ConfigError(*graph_problem()); }
-std::unique_ptr<Graph> HostBackend::end_capture(Category) { throw ConfigError(*graph_problem()); }
-void HostBackend::replay(Category, const Graph&) { throw ConfigError(*graph_problem()); }
-
-std::optional<ActivitySpan> HostBackend::activity_span(std::uint64_t tag) {
+std::optional<ActivitySpan> HostBackend::span(std::uint64_t tag) {
   const auto it = span_of_tag_.find(tag);
   if (it == span_of_tag_.end()) return std::nullopt;
   return spans_[it->second];

@@ -19,7 +19,7 @@ namespace commprof {
 class RankContext;
 class HostCommunicator;
 
-class HostBackend final : public Backend {
+class HostBackend final : public Backend, private ActivityRecorder {
  public:
   HostBackend(RankContext& ctx, const BackendOptions& options);
   ~HostBackend() override;
@@ -44,14 +44,12 @@ class HostBackend final : public Backend {
   void begin_epoch() override;
   std::int64_t stamp_ns(StampId stamp) const override;
   std::int64_t epoch_origin_host_ns() const override { return origin_ns_; }
-  std::optional<std::string> activity_timing_problem() const override;
-  std::optional<ActivitySpan> activity_span(std::uint64_t tag) override;
+  ActivityRecorder* activity() override;
+  std::string unavailable_reason(Capability capability) const override;
+  // ActivityRecorder: the worker threads' own clock reads around each task.
+  std::optional<ActivitySpan> span(std::uint64_t tag) override;
   // Two clock reads per task cost nothing worth pausing for.
-  void pause_activity_timing(bool) override {}
-  std::optional<std::string> graph_problem() const override;
-  [[noreturn]] void begin_capture(Category stream) override;
-  [[noreturn]] std::unique_ptr<Graph> end_capture(Category stream) override;
-  [[noreturn]] void replay(Category stream, const Graph& graph) override;
+  void pause(bool) override {}
 
  private:
   struct Signal;

@@ -184,8 +184,8 @@ TEST_F(CudaBackendTest, EventOrdersCopyAfterGemmAcrossStreams) {
 }
 
 TEST_F(CudaBackendTest, ActivitySpansOfKernelsCopiesAndCollectivesLieInsideTheirStamps) {
-  if (const auto problem = backend_->activity_timing_problem())
-    GTEST_SKIP() << "CUPTI unavailable here: " << *problem;
+  if (backend_->activity() == nullptr)
+    GTEST_SKIP() << "CUPTI unavailable here: " << backend_->unavailable_reason(Capability::kActivity);
   const int s = 4096;
   const std::size_t elems = static_cast<std::size_t>(s) * s;
   Buffer a = backend_->allocate(elems * 2, MemorySpace::kDevice);
@@ -220,15 +220,15 @@ TEST_F(CudaBackendTest, ActivitySpansOfKernelsCopiesAndCollectivesLieInsideTheir
   // GPU clock from an origin recorded when the streams were idle: the two agree to microseconds.
   const std::int64_t slack_ns = 20000;
   for (const Timed& t : timed) {
-    const auto span = backend_->activity_span(t.tag);
+    const auto span = backend_->activity()->span(t.tag);
     ASSERT_TRUE(span.has_value()) << "no CUPTI record for op tag " << t.tag;
     EXPECT_LT(span->start_ns, span->end_ns) << "tag " << t.tag;
     EXPECT_GE(span->start_ns, backend_->stamp_ns(t.before) - slack_ns) << "tag " << t.tag;
     EXPECT_LE(span->end_ns, backend_->stamp_ns(t.after) + slack_ns) << "tag " << t.tag;
   }
-  const auto gemm = backend_->activity_span(timed[0].tag);
+  const auto gemm = backend_->activity()->span(timed[0].tag);
   EXPECT_GT(gemm->end_ns - gemm->start_ns, 50000) << "a 4096^3 bf16 GEMM takes > 50 us";
-  EXPECT_FALSE(backend_->activity_span(999).has_value());
+  EXPECT_FALSE(backend_->activity()->span(999).has_value());
 }
 
 TEST_F(CudaBackendTest, CuptiStaysAwayFromAnotherProfilingTool) {
@@ -240,7 +240,7 @@ TEST_F(CudaBackendTest, CuptiStaysAwayFromAnotherProfilingTool) {
   ::unsetenv("CUDA_INJECTION64_PATH");
   EXPECT_EQ(second, nullptr);
   EXPECT_NE(why.find("CUDA_INJECTION64_PATH"), std::string::npos) << why;
-  if (backend_->activity_timing_problem()) return;  // CUPTI absent: nothing else to check
+  if (backend_->activity() == nullptr) return;  // CUPTI absent: nothing else to check
   why.clear();
   EXPECT_EQ(CuptiActivity::start(&why), nullptr) << "one recorder per process";
   EXPECT_NE(why.find("already running"), std::string::npos) << why;
@@ -276,7 +276,7 @@ TEST_F(CudaBackendTest, EveryCollectiveVerifiesOnWorldAndSplit) {
 // bench --graph: a captured collective does not run until replayed, and each replay produces
 // the verified result again (NCCL under stream capture, every collective kind).
 TEST_F(CudaBackendTest, CapturedCollectivesRunOnlyWhenReplayed) {
-  ASSERT_FALSE(backend_->graph_problem().has_value());
+  ASSERT_NE(backend_->graphs(), nullptr);
   Communicator& world = backend_->world();
   const int n = world.size();
   const FillPattern poison{FillKind::kConstant, 0, 0, 1, 0, -7.0};
@@ -287,12 +287,12 @@ TEST_F(CudaBackendTest, CapturedCollectivesRunOnlyWhenReplayed) {
     const Buffer& send = b.send;
     const Buffer& recv = b.recv;
     backend_->fill(recv.data(), DType::kFloat32, sz.recv_count, poison);
-    backend_->begin_capture(Category::kComm);
+    backend_->graphs()->begin_capture(Category::kComm);
     backend_->submit(
         Category::kComm,
         CollectiveCall{kind, &world, send.data(), recv.data(), sz.count, DType::kFloat32, 0},
         {spec.name, sz.bytes});
-    const std::unique_ptr<Graph> graph = backend_->end_capture(Category::kComm);
+    const std::unique_ptr<Graph> graph = backend_->graphs()->end_capture(Category::kComm);
     backend_->synchronize();
     // Every rank replays (a collective needs them all); ranks without a defined output (the
     // non-roots of reduce) do not check.
@@ -304,7 +304,7 @@ TEST_F(CudaBackendTest, CapturedCollectivesRunOnlyWhenReplayed) {
           << spec.name << " ran while being captured";
     }
     for (int replay = 0; replay < 2; ++replay) {
-      backend_->replay(Category::kComm, *graph);
+      backend_->graphs()->replay(Category::kComm, *graph);
       backend_->synchronize();
       if (checks) {
         EXPECT_EQ(backend_->count_mismatches(recv.data(), DType::kFloat32, sz.recv_count, expected),
