@@ -11,40 +11,28 @@
 #include "src/backend/backend.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
+#include "src/core/name_table.hpp"
 #include "src/runtime/mpi_check.hpp"
 #include "src/runtime/rank_context.hpp"
 #include "src/runtime/stop_signals.hpp"
 
 namespace commprof {
 
+namespace {
+constexpr NamedValue<OpTimingMode> kOpTimingNames[] = {{OpTimingMode::kAuto, "auto"},
+                                                       {OpTimingMode::kActivity, "activity"},
+                                                       {OpTimingMode::kPair, "pair"},
+                                                       {OpTimingMode::kShared, "shared"},
+                                                       {OpTimingMode::kStep, "step"}};
+}  // namespace
+
 OpTimingMode parse_op_timing(const std::string& text) {
-  if (text == "auto") return OpTimingMode::kAuto;
-  if (text == "activity") return OpTimingMode::kActivity;
-  if (text == "pair") return OpTimingMode::kPair;
-  if (text == "shared") return OpTimingMode::kShared;
-  if (text == "step") return OpTimingMode::kStep;
-  throw ConfigError("unknown --op-timing '" + text +
-                    "': expected auto, activity, pair, shared or step");
+  return parse_name(kOpTimingNames, text, "unknown --op-timing");
 }
 
-const char* op_timing_name(OpTimingMode t) {
-  switch (t) {
-    case OpTimingMode::kAuto:
-      return "auto";
-    case OpTimingMode::kActivity:
-      return "activity";
-    case OpTimingMode::kPair:
-      return "pair";
-    case OpTimingMode::kShared:
-      return "shared";
-    case OpTimingMode::kStep:
-      return "step";
-  }
-  return "?";
-}
+const char* op_timing_name(OpTimingMode t) { return name_of(kOpTimingNames, t); }
 
-OpTimingMode resolve_op_timing(OpTimingMode requested, Backend& backend,
-                               const RankContext& ctx) {
+OpTimingMode resolve_op_timing(OpTimingMode requested, Backend& backend, const RankContext& ctx) {
   if (requested != OpTimingMode::kAuto && requested != OpTimingMode::kActivity) return requested;
   const bool missing = backend.activity() == nullptr;
   if (requested == OpTimingMode::kActivity) {
@@ -205,8 +193,9 @@ Work PlanExecutor::work_of(const PlannedOp& op) const {
           c.dtype = dtype;
           return c;
         } else if constexpr (std::is_same_v<Call, PlannedP2P>) {
-          return P2PCall{comm_of(call.group), B.p2p_send.data(), B.p2p_recv.data(), call.count,
-                         dtype,               call.send_peer,    call.recv_peer};
+          return P2PCall{
+              comm_of(call.group), B.p2p_send.data(), B.p2p_recv.data(), call.count, dtype,
+              call.send_peer,      call.recv_peer};
         } else {
           static_assert(std::is_same_v<Call, PlannedCopy>, "every planned call becomes work");
           CopyCall copy{B.copy_dst.data(), B.copy_src.data(), op.bytes, call.kind};

@@ -4,16 +4,20 @@
 #include <algorithm>
 
 #include "src/core/errors.hpp"
+#include "src/core/name_table.hpp"
 
 namespace commprof {
 
+namespace {
+constexpr NamedValue<PpSchedule> kScheduleNames[] = {{PpSchedule::kGpipe, "gpipe"},
+                                                     {PpSchedule::k1F1B, "1f1b"}};
+}  // namespace
+
 PpSchedule parse_schedule(const std::string& text) {
-  if (text == "gpipe") return PpSchedule::kGpipe;
-  if (text == "1f1b") return PpSchedule::k1F1B;
-  throw ConfigError("unknown pipeline schedule '" + text + "': expected gpipe or 1f1b");
+  return parse_name(kScheduleNames, text, "unknown pipeline schedule");
 }
 
-const char* schedule_name(PpSchedule s) { return s == PpSchedule::kGpipe ? "gpipe" : "1f1b"; }
+const char* schedule_name(PpSchedule s) { return name_of(kScheduleNames, s); }
 
 namespace {
 

@@ -6,36 +6,27 @@
 
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
+#include "src/core/name_table.hpp"
 #include "workloads/dp_buckets.hpp"
 
 namespace commprof {
 
+namespace {
+constexpr NamedValue<WorkloadKind> kWorkloadNames[] = {{WorkloadKind::kDp, "dp"},
+                                                       {WorkloadKind::kTp, "tp"},
+                                                       {WorkloadKind::kPp, "pp"},
+                                                       {WorkloadKind::kHybrid, "hybrid"}};
+constexpr NamedValue<DpMode> kDpModeNames[] = {{DpMode::kDdp, "ddp"}, {DpMode::kZero, "zero"}};
+}  // namespace
+
 WorkloadKind parse_workload(const std::string& text) {
-  if (text == "dp") return WorkloadKind::kDp;
-  if (text == "tp") return WorkloadKind::kTp;
-  if (text == "pp") return WorkloadKind::kPp;
-  if (text == "hybrid") return WorkloadKind::kHybrid;
-  throw ConfigError("unknown workload '" + text + "': expected dp, tp, pp or hybrid");
+  return parse_name(kWorkloadNames, text, "unknown workload");
 }
 
-const char* workload_name(WorkloadKind k) {
-  switch (k) {
-    case WorkloadKind::kDp:
-      return "dp";
-    case WorkloadKind::kTp:
-      return "tp";
-    case WorkloadKind::kPp:
-      return "pp";
-    case WorkloadKind::kHybrid:
-      return "hybrid";
-  }
-  return "?";
-}
+const char* workload_name(WorkloadKind k) { return name_of(kWorkloadNames, k); }
 
 DpMode parse_dp_mode(const std::string& text) {
-  if (text == "ddp") return DpMode::kDdp;
-  if (text == "zero") return DpMode::kZero;
-  throw ConfigError("unknown --dp-mode '" + text + "': expected ddp or zero");
+  return parse_name(kDpModeNames, text, "unknown --dp-mode");
 }
 
 namespace {

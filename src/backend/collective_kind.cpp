@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "src/core/errors.hpp"
+#include "src/core/name_table.hpp"
 
 namespace commprof {
 
@@ -16,37 +17,31 @@ const std::vector<CollectiveKind>& all_collective_kinds() {
   return kinds;
 }
 
-const char* collective_name(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kAllReduce:
-      return "allreduce";
-    case CollectiveKind::kAllGather:
-      return "allgather";
-    case CollectiveKind::kReduceScatter:
-      return "reducescatter";
-    case CollectiveKind::kBroadcast:
-      return "broadcast";
-    case CollectiveKind::kReduce:
-      return "reduce";
-    case CollectiveKind::kAllToAll:
-      return "alltoall";
-    case CollectiveKind::kSendRecv:
-      return "sendrecv";
-  }
-  return "?";
-}
+namespace {
+constexpr NamedValue<CollectiveKind> kCollectiveNames[] = {
+    {CollectiveKind::kAllReduce, "allreduce"},
+    {CollectiveKind::kAllGather, "allgather"},
+    {CollectiveKind::kReduceScatter, "reducescatter"},
+    {CollectiveKind::kBroadcast, "broadcast"},
+    {CollectiveKind::kReduce, "reduce"},
+    {CollectiveKind::kAllToAll, "alltoall"},
+    {CollectiveKind::kSendRecv, "sendrecv"}};
+}  // namespace
+
+const char* collective_name(CollectiveKind kind) { return name_of(kCollectiveNames, kind); }
 
 CollectiveKind parse_collective(const std::string& text) {
   std::string key;
   for (char c : text) {
     if (c != '_' && c != '-') key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
-  for (CollectiveKind kind : all_collective_kinds()) {
-    if (key == collective_name(kind)) return kind;
+  for (const NamedValue<CollectiveKind>& entry : kCollectiveNames) {
+    if (key == entry.name) return entry.value;
   }
-  throw ConfigError("unknown collective '" + text +
-                    "': expected allreduce, allgather, reducescatter, broadcast, reduce, "
-                    "alltoall, sendrecv or all");
+  // A list may also be `all` (parse_collective_list), so the message offers it too.
+  std::string names = names_of(kCollectiveNames);
+  names.replace(names.rfind(" or "), 4, ", ");
+  throw ConfigError("unknown collective '" + text + "': expected " + names + " or all");
 }
 
 std::vector<CollectiveKind> parse_collective_list(const std::string& text) {

@@ -2,6 +2,7 @@
 #include "src/core/dtype.hpp"
 
 #include "src/core/errors.hpp"
+#include "src/core/name_table.hpp"
 
 namespace commprof {
 
@@ -23,39 +24,25 @@ std::size_t dtype_size(DType t) {
   return 0;
 }
 
-const char* dtype_name(DType t) {
-  switch (t) {
-    case DType::kFloat32:
-      return "float";
-    case DType::kFloat64:
-      return "double";
-    case DType::kInt32:
-      return "int32";
-    case DType::kInt64:
-      return "int64";
-    case DType::kBFloat16:
-      return "bfloat16";
-    case DType::kFloat16:
-      return "half";
-  }
-  return "?";
-}
+namespace {
+// Canonical names first (printed, and listed in errors); then the spellings of PyTorch, NumPy
+// and nccl-tests that are accepted too.
+constexpr NamedValue<DType> kDTypeNames[] = {
+    {DType::kFloat32, "float"},         {DType::kFloat64, "double"},
+    {DType::kInt32, "int32"},           {DType::kInt64, "int64"},
+    {DType::kBFloat16, "bfloat16"},     {DType::kFloat16, "half"},
+    {DType::kFloat32, "float32", true}, {DType::kFloat32, "fp32", true},
+    {DType::kFloat32, "f32", true},     {DType::kFloat64, "float64", true},
+    {DType::kFloat64, "fp64", true},    {DType::kFloat64, "f64", true},
+    {DType::kInt32, "int", true},       {DType::kBFloat16, "bf16", true},
+    {DType::kFloat16, "float16", true}, {DType::kFloat16, "fp16", true},
+    {DType::kFloat16, "f16", true}};
+}  // namespace
+
+const char* dtype_name(DType t) { return name_of(kDTypeNames, t); }
 
 DType parse_dtype(const std::string& text) {
-  if (text == "float" || text == "float32" || text == "fp32" || text == "f32") {
-    return DType::kFloat32;
-  }
-  if (text == "double" || text == "float64" || text == "fp64" || text == "f64") {
-    return DType::kFloat64;
-  }
-  if (text == "int32" || text == "int") return DType::kInt32;
-  if (text == "int64") return DType::kInt64;
-  if (text == "bfloat16" || text == "bf16") return DType::kBFloat16;
-  if (text == "half" || text == "float16" || text == "fp16" || text == "f16") {
-    return DType::kFloat16;
-  }
-  throw ConfigError("invalid dtype '" + text +
-                    "': expected float, double, int32, int64, bfloat16 or half");
+  return parse_name(kDTypeNames, text, "invalid dtype");
 }
 
 std::uint64_t dtype_max_exact_integer(DType t) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "src/core/errors.hpp"
+#include "src/core/name_table.hpp"
 
 namespace commprof::log {
 namespace {
@@ -57,11 +58,11 @@ void set_level(Level level) { state().level = level; }
 Level level() { return state().level; }
 
 Level parse_level(const std::string& text) {
-  if (text == "error") return Level::kError;
-  if (text == "warn") return Level::kWarn;
-  if (text == "info") return Level::kInfo;
-  if (text == "debug") return Level::kDebug;
-  throw ConfigError("invalid log level '" + text + "': expected error, warn, info or debug");
+  static constexpr NamedValue<Level> kLevelNames[] = {{Level::kError, "error"},
+                                                      {Level::kWarn, "warn"},
+                                                      {Level::kInfo, "info"},
+                                                      {Level::kDebug, "debug"}};
+  return parse_name(kLevelNames, text, "invalid log level");
 }
 
 void error(const std::string& message) { emit("error: ", message); }
