@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "analysis/saturating_sum.hpp"
-#include "src/backend/collective_kind.hpp"
 #include "collectives/collective_spec.hpp"
+#include "src/backend/collective_kind.hpp"
 #include "src/core/errors.hpp"
 
 namespace commprof {

@@ -23,8 +23,8 @@
 #include <unordered_map>
 
 #include "analysis/sqlite_reader.hpp"
-#include "src/timeline/op_range_text.hpp"
 #include "src/core/errors.hpp"
+#include "src/timeline/op_range_text.hpp"
 #include "src/timeline/rank_file.hpp"
 
 namespace commprof {

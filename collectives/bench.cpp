@@ -245,11 +245,11 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
   Communicator& comm = backend.world();
   const int n = comm.size();
   const int me = comm.rank();
-  ctx.agree(backend.supports(config.dtype),
-            std::string("the ") + backend.name() +
-                " backend cannot run collectives on " + dtype_name(config.dtype));
-  ctx.agree(config.root < n, log::cat("--root ", config.root,
-                                      " is not a rank of a ", n, "-rank job"));
+  ctx.agree(backend.supports(config.dtype), std::string("the ") + backend.name() +
+                                                " backend cannot run collectives on " +
+                                                dtype_name(config.dtype));
+  ctx.agree(config.root < n,
+            log::cat("--root ", config.root, " is not a rank of a ", n, "-rank job"));
   if (uses_activity(config.instrument)) {
     ctx.agree(backend.activity() != nullptr,
               log::cat("--instrument ", instrument_name(config.instrument), " is unavailable on ",

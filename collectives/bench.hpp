@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "src/backend/collective_kind.hpp"
 #include "collectives/collective_spec.hpp"
+#include "src/backend/collective_kind.hpp"
 #include "src/core/dtype.hpp"
 
 namespace commprof {

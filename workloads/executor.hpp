@@ -31,8 +31,7 @@ OpTimingMode parse_op_timing(const std::string& text);
 const char* op_timing_name(OpTimingMode t);
 /// Collective. auto becomes activity where every rank's backend has it, else pair (rank 0 says
 /// why); activity where some rank lacks it is an error on every rank; the rest stay as they are.
-OpTimingMode resolve_op_timing(OpTimingMode requested, Backend& backend,
-                               const RankContext& ctx);
+OpTimingMode resolve_op_timing(OpTimingMode requested, Backend& backend, const RankContext& ctx);
 
 /// The communicators the plan's groups resolve to.
 struct GroupComms {

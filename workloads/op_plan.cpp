@@ -123,8 +123,8 @@ void print_plan(std::ostream& os, const OpPlan& plan) {
             os << "  " << collective_name(call.kind) << " on " << group_name(call.group)
                << "  count " << call.count << "  " << op.bytes << " B";
           } else if constexpr (std::is_same_v<Call, PlannedP2P>) {
-            os << "  p2p on " << group_name(call.group) << "  send->" << call.send_peer
-               << " recv<-" << call.recv_peer << "  " << call.count << " elements each way";
+            os << "  p2p on " << group_name(call.group) << "  send->" << call.send_peer << " recv<-"
+               << call.recv_peer << "  " << call.count << " elements each way";
           } else if constexpr (std::is_same_v<Call, PlannedCopy>) {
             os << "  copy "
                << (call.kind == CopyKind::kHostToDevice   ? "H2D"

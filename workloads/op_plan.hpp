@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "src/backend/collective_kind.hpp"
-#include "src/timeline/category.hpp"
 #include "src/backend/work.hpp"
 #include "src/core/dtype.hpp"
+#include "src/timeline/category.hpp"
 
 namespace commprof {
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// `commprof run`: mock training steps of a workload on a backend (composed by src/command_list.cpp).
+// `commprof run`: mock training steps of a workload on a backend (composed by
+// src/command_list.cpp).
 #pragma once
 
 #include <memory>

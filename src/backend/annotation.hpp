@@ -13,8 +13,8 @@
 #include <optional>
 #include <string>
 
-#include "src/timeline/category.hpp"
 #include "src/backend/work.hpp"
+#include "src/timeline/category.hpp"
 #include "src/timeline/op_range_text.hpp"
 
 namespace commprof {

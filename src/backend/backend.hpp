@@ -9,12 +9,12 @@
 #include <optional>
 #include <string>
 
-#include "src/backend/pattern.hpp"
 #include "src/backend/buffer.hpp"
-#include "src/timeline/category.hpp"
 #include "src/backend/communicator.hpp"
+#include "src/backend/pattern.hpp"
 #include "src/backend/work.hpp"
 #include "src/core/dtype.hpp"
+#include "src/timeline/category.hpp"
 
 namespace commprof {
 

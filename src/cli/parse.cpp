@@ -124,6 +124,71 @@ std::string version_text() {
   return os.str();
 }
 
+namespace {
+
+// The options of `command` from argv[1..] (argv[1] is its name) and the environment, into `out`:
+// its help text, or a configured command and its effective options, or one error line.
+void parse_command_options(int argc, const char* const* argv, Command& command,
+                           const char* const* environ_vars, ParseOutcome& out) {
+  const std::string prefix = error_prefix(&command);
+  const std::string hint = std::string(" (try 'commprof ") + command.name() + " --help')";
+
+  po::options_description visible(std::string("commprof ") + command.name() + " options");
+  po::options_description hidden("test hooks");
+  visible.add_options()("help,h", "this text");
+  command.define_options(visible, hidden);
+  po::options_description all;
+  all.add(visible).add(hidden);
+  po::positional_options_description positional;
+  command.define_positional(positional);
+
+  try {
+    po::variables_map vm;
+    po::command_line_parser parser(argc - 1, argv + 1);
+    parser.options(all);
+    if (positional.max_total_count() > 0) parser.positional(positional);
+    const po::parsed_options parsed = parser.run();
+    // Boost drops words that belong to no option; `bench 1M` (a forgotten --min-bytes) must
+    // not run with the defaults.
+    // Positional words the command maps onto an option (report's inputs) have a string_key.
+    for (const po::option& o : parsed.options) {
+      if (o.unregistered || (o.position_key != -1 && o.string_key.empty())) {
+        const std::string word =
+            o.original_tokens.empty() ? o.string_key : o.original_tokens.front();
+        throw po::error("unexpected argument '" + word + "'");
+      }
+    }
+    po::store(parsed, vm);
+    if (vm.count("help") != 0) {
+      out.kind = ParseOutcome::Kind::kHelp;
+      std::ostringstream os;
+      os << "Usage: mpirun -np N commprof " << command.name() << " [options]\n"
+         << command.summary() << "\n\n"
+         << visible << "\nEvery option can also be set as COMMPROF_<OPTION>; the command "
+         << "line wins.\n";
+      out.text = os.str();
+      return;
+    }
+    po::store(parse_env(all, environ_vars), vm);
+    po::notify(vm);
+    command.configure(vm);
+    out.effective_options = effective_options(vm);
+  } catch (const po::error& e) {
+    out.text = prefix + e.what() + hint;
+    return;
+  } catch (const ConfigError& e) {
+    out.text = prefix + e.what() + hint;
+    return;
+  } catch (const std::exception& e) {
+    // A bug, not bad input; still one clean line and exit 2 on every rank, never a crash.
+    out.text = prefix + "internal error while reading the options: " + e.what();
+    return;
+  }
+  out.kind = ParseOutcome::Kind::kRun;
+}
+
+}  // namespace
+
 ParseOutcome parse_command_line(int argc, const char* const* argv,
                                 const std::vector<std::unique_ptr<Command>>& commands,
                                 const char* const* environ_vars) {
@@ -155,61 +220,7 @@ ParseOutcome parse_command_line(int argc, const char* const* argv,
     return out;
   }
   out.command = command;
-  const std::string prefix = error_prefix(command);
-  const std::string hint = std::string(" (try 'commprof ") + command->name() + " --help')";
-
-  po::options_description visible(std::string("commprof ") + command->name() + " options");
-  po::options_description hidden("test hooks");
-  visible.add_options()("help,h", "this text");
-  command->define_options(visible, hidden);
-  po::options_description all;
-  all.add(visible).add(hidden);
-  po::positional_options_description positional;
-  command->define_positional(positional);
-
-  try {
-    po::variables_map vm;
-    po::command_line_parser parser(argc - 1, argv + 1);
-    parser.options(all);
-    if (positional.max_total_count() > 0) parser.positional(positional);
-    const po::parsed_options parsed = parser.run();
-    // Boost drops words that belong to no option; `bench 1M` (a forgotten --min-bytes) must
-    // not run with the defaults.
-    // Positional words the command maps onto an option (report's inputs) have a string_key.
-    for (const po::option& o : parsed.options) {
-      if (o.unregistered || (o.position_key != -1 && o.string_key.empty())) {
-        const std::string word =
-            o.original_tokens.empty() ? o.string_key : o.original_tokens.front();
-        throw po::error("unexpected argument '" + word + "'");
-      }
-    }
-    po::store(parsed, vm);
-    if (vm.count("help") != 0) {
-      out.kind = ParseOutcome::Kind::kHelp;
-      std::ostringstream os;
-      os << "Usage: mpirun -np N commprof " << command->name() << " [options]\n"
-         << command->summary() << "\n\n"
-         << visible << "\nEvery option can also be set as COMMPROF_<OPTION>; the command "
-         << "line wins.\n";
-      out.text = os.str();
-      return out;
-    }
-    po::store(parse_env(all, environ_vars), vm);
-    po::notify(vm);
-    command->configure(vm);
-    out.effective_options = effective_options(vm);
-  } catch (const po::error& e) {
-    out.text = prefix + e.what() + hint;
-    return out;
-  } catch (const ConfigError& e) {
-    out.text = prefix + e.what() + hint;
-    return out;
-  } catch (const std::exception& e) {
-    // A bug, not bad input; still one clean line and exit 2 on every rank, never a crash.
-    out.text = prefix + "internal error while reading the options: " + e.what();
-    return out;
-  }
-  out.kind = ParseOutcome::Kind::kRun;
+  parse_command_options(argc, argv, *command, environ_vars, out);
   return out;
 }
 

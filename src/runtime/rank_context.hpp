@@ -42,8 +42,7 @@ class RankContext {
 
   /// Collective. If any rank passes ok == false, every rank throws ConfigError carrying the
   /// message of the lowest failing rank, so a bad option on one rank leaves no rank waiting.
-  void agree(bool ok, const std::string& message,
-             ErrorScope scope = ErrorScope::kCommand) const;
+  void agree(bool ok, const std::string& message, ErrorScope scope = ErrorScope::kCommand) const;
   /// Collective: true on every rank if any rank passes true.
   bool any(bool flag) const;
   void barrier() const;

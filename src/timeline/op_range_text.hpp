@@ -18,7 +18,6 @@
 #include <optional>
 #include <string>
 
-
 namespace commprof {
 
 /// The message of the range around the measured steps (after warm-up), in domain "commprof",

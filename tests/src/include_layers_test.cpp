@@ -56,7 +56,8 @@ std::string layer_of(const std::string& path) {
       {std::regex("^src/timeline/"), "timeline"},
       {std::regex("^src/runtime/"), "runtime"},
       {std::regex("^src/backend/(collective_kind\\.(hpp|cpp)|pattern\\.hpp)$"), "collective_kinds"},
-      {std::regex("^src/backend/(backend_registry\\.(hpp|cpp)|cuda/cuda_backend_unavailable\\.cpp)$"),
+      {std::regex(
+           "^src/backend/(backend_registry\\.(hpp|cpp)|cuda/cuda_backend_unavailable\\.cpp)$"),
        "backend_registry"},
       {std::regex("^src/backend/cuda/"), "cuda"},
       {std::regex("^src/backend/"), "backend"},
@@ -118,7 +119,8 @@ TEST(IncludeLayers, EveryLayerNamedByARuleExists) {
 TEST(IncludeLayers, ThePlanHasNoCycle) {
   for (const auto& [layer, arrows] : direct_arrows()) {
     for (const std::string& below : arrows) {
-      EXPECT_EQ(reachable(below).count(layer), 0u) << layer << " and " << below << " reach each other";
+      EXPECT_EQ(reachable(below).count(layer), 0u)
+          << layer << " and " << below << " reach each other";
     }
   }
 }
@@ -140,9 +142,8 @@ TEST(IncludeLayers, IncludesPointDown) {
       const std::string to = layer_of(m[1].str());
       if (to.empty()) continue;  // a generated file of the folder itself
       ++checked;
-      EXPECT_EQ(allowed.count(to), 1u)
-          << path << ":" << number << " (" << from << ") includes " << m[1].str() << " (" << to
-          << "), a layer it does not link";
+      EXPECT_EQ(allowed.count(to), 1u) << path << ":" << number << " (" << from << ") includes "
+                                       << m[1].str() << " (" << to << "), a layer it does not link";
     }
   }
   EXPECT_GT(checked, 300u) << "the scan found too few includes: wrong source directory?";

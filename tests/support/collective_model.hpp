@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "src/backend/collective_kind.hpp"
 #include "collectives/collective_spec.hpp"
+#include "src/backend/collective_kind.hpp"
 
 namespace commprof::testing {
 

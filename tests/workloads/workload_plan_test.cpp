@@ -118,7 +118,8 @@ TEST(TensorParallel, SequenceParallelUsesAllGatherAndReduceScatterOfBshOverT) {
   ASSERT_EQ(ags.size(), static_cast<std::size_t>(4 * c.shape.layers));
   ASSERT_EQ(rss.size(), static_cast<std::size_t>(4 * c.shape.layers));
   for (const PlannedOp* op : ags) {
-    EXPECT_EQ(op->as<PlannedCollective>().count, bsh / 4);  // NCCL count: elements each rank contributes
+    EXPECT_EQ(op->as<PlannedCollective>().count,
+              bsh / 4);             // NCCL count: elements each rank contributes
     EXPECT_EQ(op->bytes, bsh * 4);  // S: the full gathered buffer
   }
   for (const PlannedOp* op : rss) {

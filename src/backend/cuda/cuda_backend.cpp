@@ -4,13 +4,13 @@
 #include <chrono>
 #include <thread>
 
-#include "src/backend/cuda/nccl_collectives.hpp"
 #include "src/backend/annotation.hpp"
 #include "src/backend/backend_info.hpp"
 #include "src/backend/cuda/cuda_check.hpp"
 #include "src/backend/cuda/cuda_device.hpp"
 #include "src/backend/cuda/cuda_patterns.hpp"
 #include "src/backend/cuda/cupti_activity.hpp"
+#include "src/backend/cuda/nccl_collectives.hpp"
 #include "src/backend/cuda/nccl_communicator.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"

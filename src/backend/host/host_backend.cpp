@@ -8,10 +8,10 @@
 #include <cstring>
 #include <mutex>
 
-#include "src/backend/host/mpi_collectives.hpp"
 #include "src/backend/backend_info.hpp"
 #include "src/backend/host/host_communicator.hpp"
 #include "src/backend/host/host_gemm.hpp"
+#include "src/backend/host/mpi_collectives.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
 #include "src/runtime/rank_context.hpp"
@@ -151,9 +151,7 @@ void HostBackend::submit(Category c, const Work& work, const OpLabel& label) {
   });
 }
 
-ActivityRecorder* HostBackend::activity() {
-  return options_.activity_timing ? this : nullptr;
-}
+ActivityRecorder* HostBackend::activity() { return options_.activity_timing ? this : nullptr; }
 
 std::string HostBackend::unavailable_reason(Capability capability) const {
   switch (capability) {

@@ -185,7 +185,8 @@ TEST_F(CudaBackendTest, EventOrdersCopyAfterGemmAcrossStreams) {
 
 TEST_F(CudaBackendTest, ActivitySpansOfKernelsCopiesAndCollectivesLieInsideTheirStamps) {
   if (backend_->activity() == nullptr)
-    GTEST_SKIP() << "CUPTI unavailable here: " << backend_->unavailable_reason(Capability::kActivity);
+    GTEST_SKIP() << "CUPTI unavailable here: "
+                 << backend_->unavailable_reason(Capability::kActivity);
   const int s = 4096;
   const std::size_t elems = static_cast<std::size_t>(s) * s;
   Buffer a = backend_->allocate(elems * 2, MemorySpace::kDevice);
