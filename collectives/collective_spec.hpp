@@ -4,7 +4,7 @@
 // that makes its result exactly checkable. Shared by the MPI and NCCL paths and by analysis/.
 //
 // Source of the rules: nccl-tests doc/PERFORMANCE.md and src/<coll>.cu (v2.19), summarised in
-// shared/docs/reference/collectives.md §1.
+// docs/collectives.md.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The transformer a mock workload stands in for, and what follows from it by formula: each
 // layer's GEMM shapes and FLOPs, parameter, gradient and activation bytes (Megatron's formulas,
-// shared/docs/reference/workloads.md §3).
+// docs/workloads.md, "Model shape").
 #pragma once
 
 #include <cstdint>

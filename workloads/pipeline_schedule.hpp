@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The per-stage order of forward and backward micro-batches and the point-to-point transfers
-// between them, as data (Megatron-LM's schedules, shared/docs/reference/workloads.md §4).
+// between them, as data (Megatron-LM's schedules, docs/workloads.md, "Pipeline parallelism").
 #pragma once
 
 #include <string>

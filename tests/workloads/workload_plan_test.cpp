@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The op plans against the formulas of shared/docs/reference/workloads.md.
+// The op plans against the formulas of docs/workloads.md.
 #include <gtest/gtest.h>
 
 #include <sstream>
