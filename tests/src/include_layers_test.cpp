@@ -69,7 +69,8 @@ std::string layer_of(const std::string& path) {
       {std::regex("^workloads/"), "workloads"},
       {std::regex("^analysis/tools/"), ""},
       {std::regex("^analysis/(report|nsys_import)_command\\.(hpp|cpp)$"), "analysis_commands"},
-      {std::regex("^analysis/(nsys_import[a-z_]*|sqlite_reader)\\.(hpp|cpp)$"), "nsys"},
+      // Every nsys_* file but the classification rules, which other importers share.
+      {std::regex("^analysis/(nsys_(?!rules)[a-z_]+|sqlite_reader)\\.(hpp|cpp)$"), "nsys"},
       {std::regex("^analysis/"), "analysis"},
   };
   for (const auto& [re, layer] : rules) {
