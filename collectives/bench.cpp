@@ -241,10 +241,10 @@ std::int64_t BenchReport::total_wrong() const {
   return total;
 }
 
-BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& ctx) {
-  Communicator& comm = backend.world();
-  const int n = comm.size();
-  const int me = comm.rank();
+namespace {
+
+// Every rank refuses a sweep this backend cannot run, with the reason, before anything runs.
+void validate(const BenchConfig& config, Backend& backend, const RankContext& ctx, int n) {
   ctx.agree(backend.supports(config.dtype), std::string("the ") + backend.name() +
                                                 " backend cannot run collectives on " +
                                                 dtype_name(config.dtype));
@@ -260,20 +260,153 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
               log::cat("--graph is unavailable on ", log::identity(), ": ",
                        backend.unavailable_reason(Capability::kGraphs)));
   }
+}
+
+// Who ran the sweep: every rank's host, local rank and device (collective).
+std::vector<BenchRankInfo> describe_ranks(Backend& backend, RankContext& ctx) {
+  std::vector<BenchRankInfo> ranks;
+  const auto devices = gather_strings(backend.device_description(), ctx.comm());
+  const auto locals = gather_doubles(ctx.local_rank(), ctx.comm());
+  for (std::size_t r = 0; r < devices.size(); ++r) {
+    ranks.push_back({static_cast<int>(r), ctx.hosts()[r], static_cast<int>(locals[r]), devices[r]});
+  }
+  return ranks;
+}
+
+// One size of one collective, as the sweep runs it.
+struct SizeCall {
+  const CollectiveSpec& spec;
+  CollectiveSizes sizes;
+  CollectiveCall call;
+  OpLabel label;
+  std::uint64_t positions = 1;  ///< whole calls that fit in the buffers: nccl-tests' shift
+  std::uint64_t seed = 0;
+};
+
+// What timing one size gave on this rank.
+struct SizeTiming {
+  LoopTiming loop;
+  double plain_us = 0;         ///< --instrument both / activity-both: fastest plain loop
+  double instrumented_us = 0;  ///< ... and fastest instrumented one
+};
+
+SizeTiming time_size(const BenchConfig& config, Backend& backend, RankContext& ctx,
+                     const SizeCall& c, bool annotate) {
   const PerCall per_call = per_call_of(config.instrument);
+  for (int i = 0; i < config.warmup; ++i) {
+    submit_call(backend,
+                shifted(c.call, c.sizes.bytes * (static_cast<std::uint64_t>(i) % c.positions)),
+                c.label);
+  }
+  backend.synchronize();
+  ctx.barrier();  // every rank starts the timed loop together, as nccl-tests does
+  ScopedAnnotation size_range(log::cat(c.spec.name, " ", c.sizes.bytes, " B"), c.sizes.bytes);
+
+  SizeTiming t;
+  t.loop = time_loop(backend, c.call, c.label, config.iters,
+                     compares(config.instrument) ? PerCall::kNone : per_call, c.sizes.bytes,
+                     c.positions, config.graph);
+  if (compares(config.instrument)) {
+    // Alternate plain and instrumented loops so drift (clocks, thermals) hits both alike; each
+    // side keeps its fastest of three. Plain loops run with activity recording paused, so its
+    // cost shows in the ratio.
+    t.plain_us = t.instrumented_us = 1e300;
+    for (int pass = 0; pass < 3; ++pass) {
+      ctx.barrier();
+      set_annotations_enabled(false);
+      if (ActivityRecorder* a = backend.activity()) a->pause(true);
+      t.plain_us = std::min(t.plain_us, time_loop(backend, c.call, c.label, config.iters,
+                                                  PerCall::kNone, c.sizes.bytes, c.positions, false)
+                                            .time_us);
+      ctx.barrier();
+      set_annotations_enabled(annotate);
+      if (ActivityRecorder* a = backend.activity()) a->pause(false);
+      t.instrumented_us =
+          std::min(t.instrumented_us, time_loop(backend, c.call, c.label, config.iters, per_call,
+                                                c.sizes.bytes, c.positions, false)
+                                          .time_us);
+    }
+  }
+  return t;
+}
+
+// One more call into a poisoned buffer, checked exactly: the wrong elements over all ranks
+// (collective), or -1 with --check 0.
+std::int64_t verify_size(const BenchConfig& config, Backend& backend, RankContext& ctx,
+                         const Buffers& buffers, const SizeCall& c, int me, int n) {
+  if (!config.check) return -1;
+  std::int64_t wrong = 0;
+  backend.fill(buffers.recv.data(), config.dtype, c.sizes.recv_count,
+               FillPattern{FillKind::kConstant, 0, 0, 1, 0, kPoison});
+  submit_call(backend, c.call, c.label);
+  backend.synchronize();
+  if (c.spec.output_defined(me, config.root)) {
+    if (me == config.test_corrupt_rank) {
+      backend.fill(buffers.recv.data(), config.dtype, 1,
+                   FillPattern{FillKind::kConstant, 0, 0, 1, 0, -3.0});
+    }
+    wrong = static_cast<std::int64_t>(backend.count_mismatches(
+        buffers.recv.data(), config.dtype, c.sizes.recv_count,
+        c.spec.expected(me, n, config.root, config.dtype, c.seed, c.sizes)));
+  }
+  if (wrong > 0) {
+    log::warn(log::cat(c.spec.name, " of ", c.sizes.bytes, " B: ", wrong, " wrong elements"));
+  }
+  std::int64_t total = 0;
+  COMMPROF_MPI_CHECK(MPI_Allreduce(&wrong, &total, 1, MPI_INT64_T, MPI_SUM, ctx.comm()));
+  return total;
+}
+
+// The table row of one size: times reduced over ranks (collective), bandwidths on rank 0.
+BenchRow reduce_row(const BenchConfig& config, RankContext& ctx, const SizeCall& c,
+                    const SizeTiming& t, std::int64_t wrong, int me, int n) {
+  BenchRow row;
+  row.op = c.spec.kind;
+  row.nranks = n;
+  row.busbw_factor = c.spec.busbw_factor(n);
+  row.sizes = c.sizes;
+  row.dtype = config.dtype;
+  row.root = c.spec.rooted ? config.root : -1;
+  row.wrong = wrong;
+  double extremes[2] = {-t.loop.iter_min_us, t.loop.iter_max_us};
+  double reduced[2] = {0, 0};
+  COMMPROF_MPI_CHECK(MPI_Reduce(extremes, reduced, 2, MPI_DOUBLE, MPI_MAX, 0, ctx.comm()));
+  row.rank_time_us = gather_doubles(t.loop.time_us, ctx.comm());
+  const std::vector<double> host_times = gather_doubles(t.loop.host_time_us, ctx.comm());
+  const std::vector<double> off_times = gather_doubles(t.plain_us, ctx.comm());
+  const std::vector<double> on_times = gather_doubles(t.instrumented_us, ctx.comm());
+  if (me != 0) return row;
+  const auto& times = row.rank_time_us;
+  row.time_min_us = *std::min_element(times.begin(), times.end());
+  row.time_max_us = *std::max_element(times.begin(), times.end());
+  row.time_avg_us = mean(times);
+  row.host_time_avg_us = mean(host_times);
+  row.iter_min_us = -reduced[0];
+  row.iter_max_us = reduced[1];
+  row.algbw_gbps = algbw_gbps(c.sizes.bytes, row.time_avg_us);
+  row.busbw_gbps = row.algbw_gbps * row.busbw_factor;
+  row.algbw_max_gbps = algbw_gbps(c.sizes.bytes, row.time_max_us);
+  row.busbw_max_gbps = row.algbw_max_gbps * row.busbw_factor;
+  if (compares(config.instrument)) {
+    row.plain_time_us = mean(off_times);
+    row.instrumented_time_us = mean(on_times);
+  }
+  return row;
+}
+
+}  // namespace
+
+BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& ctx) {
+  Communicator& comm = backend.world();
+  const int n = comm.size();
+  const int me = comm.rank();
+  validate(config, backend, ctx, n);
 
   BenchReport report;
   report.config = config;
   report.backend = backend.name();
   report.start_time = utc_now();
-  {
-    const auto devices = gather_strings(backend.device_description(), ctx.comm());
-    const auto locals = gather_doubles(ctx.local_rank(), ctx.comm());
-    for (std::size_t r = 0; r < devices.size(); ++r) {
-      report.ranks.push_back(
-          {static_cast<int>(r), ctx.hosts()[r], static_cast<int>(locals[r]), devices[r]});
-    }
-  }
+  report.ranks = describe_ranks(backend, ctx);
 
   const std::vector<std::uint64_t> sizes =
       sweep_sizes(config.min_bytes, config.max_bytes, config.step_factor);
@@ -288,117 +421,26 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
   for (CollectiveKind op : config.ops) {
     const CollectiveSpec& spec = collective_spec(op);
     for (std::uint64_t requested : sizes) {
-      const CollectiveSizes s = spec.sizes(requested, config.dtype, n);
-      if (s.count == 0) continue;  // too small to divide among n ranks
-      ++seed;
-      CollectiveCall call;
-      call.kind = op;
-      call.comm = &comm;
-      call.send = buffers.send.data();
-      call.recv = buffers.recv.data();
-      call.count = s.count;
-      call.dtype = config.dtype;
-      call.root = config.root;
-      const OpLabel label{spec.name, s.bytes, 0.0};
-      // How many whole call sizes fit in both buffers: the positions of nccl-tests' shift.
-      const std::uint64_t send_bytes = s.send_count * elem;
-      const std::uint64_t recv_bytes = s.recv_count * elem;
-      const std::uint64_t room =
-          std::min(buffers.send.bytes() - send_bytes, buffers.recv.bytes() - recv_bytes);
-      const std::uint64_t positions = 1 + room / s.bytes;
+      SizeCall c{spec, spec.sizes(requested, config.dtype, n), {}, {}, 1, 0};
+      if (c.sizes.count == 0) continue;  // too small to divide among n ranks
+      c.seed = ++seed;
+      c.call.kind = op;
+      c.call.comm = &comm;
+      c.call.send = buffers.send.data();
+      c.call.recv = buffers.recv.data();
+      c.call.count = c.sizes.count;
+      c.call.dtype = config.dtype;
+      c.call.root = config.root;
+      c.label = OpLabel{spec.name, c.sizes.bytes, 0.0};
+      const std::uint64_t room = std::min(buffers.send.bytes() - c.sizes.send_count * elem,
+                                          buffers.recv.bytes() - c.sizes.recv_count * elem);
+      c.positions = 1 + room / c.sizes.bytes;
 
-      backend.fill(buffers.send.data(), config.dtype, s.send_count,
-                   spec.input(me, n, config.dtype, seed));
-      for (int i = 0; i < config.warmup; ++i) {
-        submit_call(backend, shifted(call, s.bytes * (static_cast<std::uint64_t>(i) % positions)),
-                    label);
-      }
-      backend.synchronize();
-      ctx.barrier();  // every rank starts the timed loop together, as nccl-tests does
-      ScopedAnnotation size_range(log::cat(spec.name, " ", s.bytes, " B"), s.bytes);
-
-      const LoopTiming timing = time_loop(backend, call, label, config.iters,
-                                          compares(config.instrument) ? PerCall::kNone : per_call,
-                                          s.bytes, positions, config.graph);
-      double off_us = 0;
-      double on_us = 0;
-      if (compares(config.instrument)) {
-        // Alternate plain and instrumented loops so drift (clocks, thermals) hits both alike;
-        // each side keeps its fastest of three. Plain loops run with activity recording paused,
-        // so its cost shows in the ratio.
-        off_us = on_us = 1e300;
-        for (int pass = 0; pass < 3; ++pass) {
-          ctx.barrier();
-          set_annotations_enabled(false);
-          if (ActivityRecorder* a = backend.activity()) a->pause(true);
-          off_us = std::min(off_us, time_loop(backend, call, label, config.iters, PerCall::kNone,
-                                              s.bytes, positions, false)
-                                        .time_us);
-          ctx.barrier();
-          set_annotations_enabled(annotate);
-          if (ActivityRecorder* a = backend.activity()) a->pause(false);
-          on_us = std::min(on_us, time_loop(backend, call, label, config.iters, per_call, s.bytes,
-                                            positions, false)
-                                      .time_us);
-        }
-      }
-
-      std::int64_t wrong = 0;
-      if (config.check) {
-        backend.fill(buffers.recv.data(), config.dtype, s.recv_count,
-                     FillPattern{FillKind::kConstant, 0, 0, 1, 0, kPoison});
-        submit_call(backend, call, label);
-        backend.synchronize();
-        if (spec.output_defined(me, config.root)) {
-          if (me == config.test_corrupt_rank) {
-            backend.fill(buffers.recv.data(), config.dtype, 1,
-                         FillPattern{FillKind::kConstant, 0, 0, 1, 0, -3.0});
-          }
-          wrong = static_cast<std::int64_t>(
-              backend.count_mismatches(buffers.recv.data(), config.dtype, s.recv_count,
-                                       spec.expected(me, n, config.root, config.dtype, seed, s)));
-        }
-        if (wrong > 0) {
-          log::warn(log::cat(spec.name, " of ", s.bytes, " B: ", wrong, " wrong elements"));
-        }
-        std::int64_t total = 0;
-        COMMPROF_MPI_CHECK(MPI_Allreduce(&wrong, &total, 1, MPI_INT64_T, MPI_SUM, ctx.comm()));
-        wrong = total;
-      }
-
-      BenchRow row;
-      row.op = op;
-      row.nranks = n;
-      row.busbw_factor = spec.busbw_factor(n);
-      row.sizes = s;
-      row.dtype = config.dtype;
-      row.root = spec.rooted ? config.root : -1;
-      row.wrong = config.check ? wrong : -1;
-      double extremes[2] = {-timing.iter_min_us, timing.iter_max_us};
-      double reduced[2] = {0, 0};
-      COMMPROF_MPI_CHECK(MPI_Reduce(extremes, reduced, 2, MPI_DOUBLE, MPI_MAX, 0, ctx.comm()));
-      row.rank_time_us = gather_doubles(timing.time_us, ctx.comm());
-      const std::vector<double> host_times = gather_doubles(timing.host_time_us, ctx.comm());
-      const std::vector<double> off_times = gather_doubles(off_us, ctx.comm());
-      const std::vector<double> on_times = gather_doubles(on_us, ctx.comm());
-      if (me == 0) {
-        const auto& t = row.rank_time_us;
-        row.time_min_us = *std::min_element(t.begin(), t.end());
-        row.time_max_us = *std::max_element(t.begin(), t.end());
-        row.time_avg_us = mean(t);
-        row.host_time_avg_us = mean(host_times);
-        row.iter_min_us = -reduced[0];
-        row.iter_max_us = reduced[1];
-        row.algbw_gbps = algbw_gbps(s.bytes, row.time_avg_us);
-        row.busbw_gbps = row.algbw_gbps * row.busbw_factor;
-        row.algbw_max_gbps = algbw_gbps(s.bytes, row.time_max_us);
-        row.busbw_max_gbps = row.algbw_max_gbps * row.busbw_factor;
-        if (compares(config.instrument)) {
-          row.plain_time_us = mean(off_times);
-          row.instrumented_time_us = mean(on_times);
-        }
-      }
-      report.rows.push_back(std::move(row));
+      backend.fill(buffers.send.data(), config.dtype, c.sizes.send_count,
+                   spec.input(me, n, config.dtype, c.seed));
+      const SizeTiming timing = time_size(config, backend, ctx, c, annotate);
+      const std::int64_t wrong = verify_size(config, backend, ctx, buffers, c, me, n);
+      report.rows.push_back(reduce_row(config, ctx, c, timing, wrong, me, n));
     }
   }
   report.end_time = utc_now();
