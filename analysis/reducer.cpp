@@ -243,11 +243,11 @@ void Reducer::add_file(const std::string& path) {
   }
 }
 
-Report Reducer::finish() {
-  Report& rep = report_;
-  staging_->publish(rep.op_timings);
-  std::sort(rep.ranks.begin(), rep.ranks.end(),
-            [](const RankSummary& a, const RankSummary& b) { return a.rank < b.rank; });
+namespace {
+
+// The job's size (the largest any rank file names; a warning where they differ) and the ranks
+// of 0..world_size-1 that no file was read for.
+void check_world(Report& rep) {
   std::set<int> sizes;
   for (const RankSummary& r : rep.ranks) {
     rep.world_size = std::max(rep.world_size, r.world_size);
@@ -265,8 +265,11 @@ Report Reducer::finish() {
       if (!seen[static_cast<std::size_t>(r)]) rep.missing_ranks.push_back(r);
     }
   }
+}
 
-  // Across ranks: each rank's mean step value.
+// Per metric, each rank's mean over its measured steps, summarised across ranks with the worst
+// rank named.
+void add_across_ranks(Report& rep) {
   for (const MetricDef& def : kMetrics) {
     AcrossRanks row;
     row.metric = def.name;
@@ -286,12 +289,11 @@ Report Reducer::finish() {
     }
     rep.across.push_back(std::move(row));
   }
+}
 
-  matcher_.finish(rep.world_size);
-  rep.instances = matcher_.instances();
-  for (const RankWait& w : matcher_.rank_waits()) {
-    if (w.collectives > 0) rep.waits.push_back(w);
-  }
+// Collectives some ranks of their communicator never recorded, or recorded differently: counted,
+// and the first of each named in a warning.
+void warn_about_instances(Report& rep) {
   std::string first_incomplete;
   std::string first_inconsistent;
   for (const CollectiveInstance& c : rep.instances) {
@@ -316,14 +318,14 @@ Report Reducer::finish() {
                            "size; first: " +
                            first_inconsistent);
   }
+}
 
-  // Per collective and message size.
+// Per collective, communicator size and message size: time percentiles, skew, bandwidths.
+void add_collective_rows(Report& rep) {
   std::map<std::tuple<std::string, int, std::uint64_t>, std::vector<std::size_t>> by_size;
-  std::map<std::string, std::vector<std::size_t>> by_group;
   for (std::size_t i = 0; i < rep.instances.size(); ++i) {
     const CollectiveInstance& c = rep.instances[i];
     by_size[{c.collective, c.comm_size, c.bytes}].push_back(i);
-    by_group[group_of(c.comm)].push_back(i);
   }
   for (const auto& [key, members] : by_size) {
     CollectiveRow row;
@@ -347,6 +349,14 @@ Report Reducer::finish() {
       row.peak_fraction = row.busbw_gbps / rep.peak_busbw_gbps;
     }
     rep.collectives.push_back(row);
+  }
+}
+
+// Per communicator group (dp, tp, pp, world): sizes, instances, bytes, time and busbw.
+void add_group_rows(Report& rep) {
+  std::map<std::string, std::vector<std::size_t>> by_group;
+  for (std::size_t i = 0; i < rep.instances.size(); ++i) {
+    by_group[group_of(rep.instances[i].comm)].push_back(i);
   }
   for (const auto& [group, members] : by_group) {
     GroupRow row;
@@ -377,6 +387,25 @@ Report Reducer::finish() {
     if (bus_time > 0) row.busbw_gbps = bus_bytes / bus_time;
     rep.groups.push_back(row);
   }
+}
+
+}  // namespace
+
+Report Reducer::finish() {
+  Report& rep = report_;
+  staging_->publish(rep.op_timings);
+  std::sort(rep.ranks.begin(), rep.ranks.end(),
+            [](const RankSummary& a, const RankSummary& b) { return a.rank < b.rank; });
+  check_world(rep);
+  add_across_ranks(rep);
+  matcher_.finish(rep.world_size);
+  rep.instances = matcher_.instances();
+  for (const RankWait& w : matcher_.rank_waits()) {
+    if (w.collectives > 0) rep.waits.push_back(w);
+  }
+  warn_about_instances(rep);
+  add_collective_rows(rep);
+  add_group_rows(rep);
   return std::move(report_);
 }
 

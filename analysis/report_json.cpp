@@ -24,25 +24,9 @@ ordered_json maybe(const std::optional<T>& v) {
 
 }  // namespace
 
-void write_report_json(std::ostream& os, const Report& r) {
-  ordered_json j;
-  j["schema"] = kReportSchema;
-  j["version"] = kReportSchemaVersion;
-  j["units"] = {{"time", "ns"},
-                {"bandwidth", "GB/s (1e9 B/s)"},
-                {"bytes", "B"},
-                {"ratio", "fraction in [0, 1]"},
-                {"per_rank", "min/mean/max over measured (non-warm-up) steps"}};
-  j["inputs"] = r.inputs;
-  j["world_size"] = r.world_size;
-  j["ranks_read"] = r.ranks.size();
-  ordered_json problems = ordered_json::array();
-  for (const FileProblem& p : r.problems)
-    problems.push_back({{"file", p.file}, {"message", p.message}});
-  j["problems"] = problems;
-  j["missing_ranks"] = r.missing_ranks;
-  j["warnings"] = r.warnings;
+namespace {
 
+ordered_json ranks_json(const Report& r) {
   ordered_json ranks = ordered_json::array();
   for (const RankSummary& s : r.ranks) {
     ranks.push_back({{"rank", s.rank},
@@ -65,8 +49,10 @@ void write_report_json(std::ostream& os, const Report& r) {
                      {"overlap", stat_json(s.overlap)},
                      {"hidden_fraction", stat_json(s.hidden_fraction)}});
   }
-  j["ranks"] = ranks;
+  return ranks;
+}
 
+ordered_json across_json(const Report& r) {
   ordered_json across = ordered_json::object();
   for (const AcrossRanks& a : r.across) {
     ordered_json row = stat_json(a.stat);
@@ -75,8 +61,10 @@ void write_report_json(std::ostream& os, const Report& r) {
     row["worst_host"] = a.worst_rank < 0 ? ordered_json(nullptr) : ordered_json(a.worst_host);
     across[a.metric] = row;
   }
-  j["across_ranks"] = across;
+  return across;
+}
 
+ordered_json groups_json(const Report& r) {
   ordered_json groups = ordered_json::array();
   for (const GroupRow& g : r.groups) {
     groups.push_back({{"group", g.group},
@@ -91,8 +79,10 @@ void write_report_json(std::ostream& os, const Report& r) {
                       {"mean_start_skew_ns", g.mean_skew_ns},
                       {"wait_ns", g.wait_ns}});
   }
-  j["groups"] = groups;
+  return groups;
+}
 
+ordered_json collectives_json(const Report& r) {
   ordered_json colls = ordered_json::array();
   for (const CollectiveRow& c : r.collectives) {
     colls.push_back({{"collective", c.collective},
@@ -107,9 +97,10 @@ void write_report_json(std::ostream& os, const Report& r) {
                      {"mean_start_skew_ns", c.mean_skew_ns},
                      {"wait_ns", c.wait_ns}});
   }
-  j["collectives"] = colls;
-  j["peak_busbw_gbps"] = r.peak_busbw_gbps > 0 ? ordered_json(r.peak_busbw_gbps) : nullptr;
+  return colls;
+}
 
+ordered_json worst_instances_json(const Report& r) {
   // Only the instances that cost the most waiting: a run of thousands of ranks has hundreds of
   // thousands of instances, which would swamp the report.
   std::vector<const CollectiveInstance*> worst;
@@ -120,7 +111,6 @@ void write_report_json(std::ostream& os, const Report& r) {
                       return a->wait_caused_ns > b->wait_caused_ns;
                     });
   worst.resize(keep);
-  j["instances_total"] = r.instances.size();
   ordered_json instances = ordered_json::array();
   for (const CollectiveInstance* p : worst) {
     const CollectiveInstance& c = *p;
@@ -142,8 +132,10 @@ void write_report_json(std::ostream& os, const Report& r) {
                          {"algbw_gbps", c.algbw_gbps()},
                          {"busbw_gbps", maybe(c.busbw_gbps())}});
   }
-  j["worst_instances"] = instances;
+  return instances;
+}
 
+ordered_json stragglers_json(const Report& r) {
   ordered_json stragglers = ordered_json::array();
   for (const RankWait& w : r.waits) {
     stragglers.push_back({{"rank", w.rank},
@@ -153,30 +145,61 @@ void write_report_json(std::ostream& os, const Report& r) {
                           {"wait_ns", w.wait_ns},
                           {"wait_caused_ns", w.wait_caused_ns}});
   }
-  j["stragglers"] = stragglers;
+  return stragglers;
+}
 
-  if (r.baseline) {
-    const BaselineComparison& b = *r.baseline;
-    ordered_json in = ordered_json::array();
-    for (const Interference& i : b.interference) {
-      in.push_back({{"category", i.category},
-                    {"names", i.names},
-                    {"ops", i.ops},
-                    {"run_mean_ns", i.run_mean_ns},
-                    {"baseline_mean_ns", i.baseline_mean_ns},
-                    {"slowdown", maybe(i.slowdown)}});
-    }
-    j["baseline"] = {{"source", b.source},
-                     {"run_step_time_ns", b.run_step_ns},
-                     {"baseline_step_time_ns", b.baseline_step_ns},
-                     {"speedup", maybe(b.speedup)},
-                     {"comm_hidden_ns", b.comm_hidden_ns},
-                     {"run_comm_busy_ns", b.run_comm_ns},
-                     {"baseline_comm_busy_ns", b.baseline_comm_ns},
-                     {"interference", in}};
-  } else {
-    j["baseline"] = nullptr;
+ordered_json baseline_json(const Report& r) {
+  if (!r.baseline) return nullptr;
+  const BaselineComparison& b = *r.baseline;
+  ordered_json in = ordered_json::array();
+  for (const Interference& i : b.interference) {
+    in.push_back({{"category", i.category},
+                  {"names", i.names},
+                  {"ops", i.ops},
+                  {"run_mean_ns", i.run_mean_ns},
+                  {"baseline_mean_ns", i.baseline_mean_ns},
+                  {"slowdown", maybe(i.slowdown)}});
   }
+  return {{"source", b.source},
+          {"run_step_time_ns", b.run_step_ns},
+          {"baseline_step_time_ns", b.baseline_step_ns},
+          {"speedup", maybe(b.speedup)},
+          {"comm_hidden_ns", b.comm_hidden_ns},
+          {"run_comm_busy_ns", b.run_comm_ns},
+          {"baseline_comm_busy_ns", b.baseline_comm_ns},
+          {"interference", in}};
+}
+
+}  // namespace
+
+void write_report_json(std::ostream& os, const Report& r) {
+  ordered_json j;
+  j["schema"] = kReportSchema;
+  j["version"] = kReportSchemaVersion;
+  j["units"] = {{"time", "ns"},
+                {"bandwidth", "GB/s (1e9 B/s)"},
+                {"bytes", "B"},
+                {"ratio", "fraction in [0, 1]"},
+                {"per_rank", "min/mean/max over measured (non-warm-up) steps"}};
+  j["inputs"] = r.inputs;
+  j["world_size"] = r.world_size;
+  j["ranks_read"] = r.ranks.size();
+  ordered_json problems = ordered_json::array();
+  for (const FileProblem& p : r.problems)
+    problems.push_back({{"file", p.file}, {"message", p.message}});
+  j["problems"] = problems;
+  j["missing_ranks"] = r.missing_ranks;
+  j["warnings"] = r.warnings;
+
+  j["ranks"] = ranks_json(r);
+  j["across_ranks"] = across_json(r);
+  j["groups"] = groups_json(r);
+  j["collectives"] = collectives_json(r);
+  j["peak_busbw_gbps"] = r.peak_busbw_gbps > 0 ? ordered_json(r.peak_busbw_gbps) : nullptr;
+  j["instances_total"] = r.instances.size();
+  j["worst_instances"] = worst_instances_json(r);
+  j["stragglers"] = stragglers_json(r);
+  j["baseline"] = baseline_json(r);
   os << j.dump(1) << '\n';
 }
 
