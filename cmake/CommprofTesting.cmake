@@ -13,6 +13,19 @@
 #     A COMMAND naming a target is replaced by the target's file. WRAPPER, if given, runs the
 #     whole launcher line (e.g. tests/tools/check_run.sh with its expectations and `--`).
 #
+#   commprof_add_mpi_gtest(NAME <target> SOURCES <files...> NPROCS <n...> [TEST <name>]
+#                          [LABELS ...] [LIBRARIES ...])
+#     A gtest binary whose main starts MPI (tests/support/mpi_test_main.cpp), run under the
+#     launcher once per rank count as test <name>_np<n> (TEST defaults to NAME).
+#
+#   commprof_add_cli_test(<name> <check_run.sh arguments...>)
+#     The program's command line without a launcher (an MPI singleton), checked by
+#     tests/tools/check_run.sh; labelled `cli`.
+#
+#   commprof_test_needs(<labels> <targets...>)
+#     Tests with these labels run these executables: the tsan preset, which runs only some
+#     labels, builds what they need through the target commprof_tsan_tests.
+#
 #   commprof_scaled(<out_var> <seconds>)
 #     <seconds> x COMMPROF_TEST_TIME_SCALE: every bound a test puts on time (--timeout, a
 #     script's wait) goes through it.
@@ -56,6 +69,21 @@ if(COMMPROF_SANITIZE MATCHES "address")
 endif()
 set(COMMPROF_TEST_SANITIZER_REPORT
     "ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer|: runtime error: |SUMMARY: [A-Za-z]+Sanitizer")
+
+# The labels `ctest --preset tsan` runs (keep CMakePresets.json's tsan filter in step), and the
+# target that builds every executable their tests run.
+set(COMMPROF_TSAN_LABELS unit backend runtime bench reliability)
+if(NOT TARGET commprof_tsan_tests)
+  add_custom_target(commprof_tsan_tests)
+endif()
+function(commprof_test_needs labels)
+  foreach(label IN LISTS labels)
+    if(label IN_LIST COMMPROF_TSAN_LABELS)
+      add_dependencies(commprof_tsan_tests ${ARGN})
+      return()
+    endif()
+  endforeach()
+endfunction()
 
 function(commprof_scaled out_var seconds)
   math(EXPR scaled "${seconds} * ${COMMPROF_TEST_TIME_SCALE}")
@@ -112,6 +140,7 @@ function(commprof_add_unit_test)
   # PRE_TEST: tests are listed when ctest runs, so a build never fails because a freshly built
   # binary cannot start (e.g. a sanitizer runtime missing on the build host).
   set(labels unit ${ARG_LABELS})
+  commprof_test_needs("${labels}" ${ARG_NAME})
   commprof_scaled(timeout 60)
   gtest_discover_tests(${ARG_NAME}
     DISCOVERY_MODE PRE_TEST
@@ -129,6 +158,7 @@ function(commprof_add_mpi_test)
   endif()
   list(POP_FRONT ARG_COMMAND exe)
   if(TARGET ${exe})
+    commprof_test_needs("${ARG_LABELS}" ${exe})
     set(exe $<TARGET_FILE:${exe}>)
   endif()
   if(MPIEXEC_EXECUTABLE)
@@ -147,4 +177,28 @@ function(commprof_add_mpi_test)
     PROCESSORS ${ARG_NPROCS}
     ENVIRONMENT "${COMMPROF_TEST_MPI_ENV}"
     ${ARG_PROPERTIES})
+endfunction()
+
+function(commprof_add_mpi_gtest)
+  cmake_parse_arguments(ARG "" "NAME;TEST" "SOURCES;NPROCS;LABELS;LIBRARIES" ${ARGN})
+  if(NOT ARG_NAME OR NOT ARG_SOURCES OR NOT ARG_NPROCS)
+    message(FATAL_ERROR "commprof_add_mpi_gtest: NAME, SOURCES and NPROCS are required")
+  endif()
+  if(NOT ARG_TEST)
+    set(ARG_TEST ${ARG_NAME})
+  endif()
+  add_executable(${ARG_NAME} ${ARG_SOURCES} ${COMMPROF_TESTS_DIR}/support/mpi_test_main.cpp)
+  target_include_directories(${ARG_NAME} PRIVATE ${COMMPROF_TESTS_DIR})
+  target_link_libraries(${ARG_NAME} PRIVATE commprof_lib commprof_warnings GTest::gtest
+                                            ${ARG_LIBRARIES})
+  foreach(np IN LISTS ARG_NPROCS)
+    commprof_add_mpi_test(NAME ${ARG_TEST}_np${np} NPROCS ${np} COMMAND ${ARG_NAME}
+                          LABELS ${ARG_LABELS})
+  endforeach()
+endfunction()
+
+function(commprof_add_cli_test name)
+  add_test(NAME ${name} COMMAND ${CHECK_RUN} ${ARGN})
+  set_tests_properties(${name} PROPERTIES LABELS cli TIMEOUT 60
+                                          ENVIRONMENT "${COMMPROF_TEST_MPI_ENV}")
 endfunction()

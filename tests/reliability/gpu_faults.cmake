@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: MIT
-# Faults on the CUDA backend (included from tests/CMakeLists.txt when it is built, so paths are
+# Faults on the CUDA backend (included from tests/reliability/CMakeLists.txt when it is built; paths are
 # relative to tests/): the NCCL paths the host backend cannot exercise. Two ranks, one GPU each;
 # where no GPU is visible the run stops at once with "cannot run here: no CUDA device visible"
 # and the tests skip (${no_gpu}, set in tests/CMakeLists.txt). Label `gpu`: `ctest -L gpu` on a
 # GPU host (NCCL_NVLS_ENABLE=0 there).
-set(gpu_faults ${CMAKE_CURRENT_BINARY_DIR}/gpu_faults)
+set(gpu_faults ${COMMPROF_TEST_OUT}/gpu_faults)
 file(MAKE_DIRECTORY ${gpu_faults})
 
 # A peer that stops taking part after warm-up: rank 0's NCCL kernel waits for it forever. The
@@ -47,7 +47,7 @@ commprof_gpu_report_after(report_after_cuda_hung_peer ${gpu_faults}/hung cuda_hu
 # rank 0 does not hang in NCCL, and the rank files written so far stay whole and reduce.
 commprof_mpiexec_prefix(gpu_prefix 2)
 add_test(NAME run_cuda_sigkill_rank_np2
-  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/sigkill_rank.sh ${gpu_faults}/sigkill 2 1
+  COMMAND sh ${COMMPROF_TESTS_DIR}/tools/sigkill_rank.sh ${gpu_faults}/sigkill 2 1
           $<TARGET_FILE:commprof> -- ${gpu_prefix} $<TARGET_FILE:commprof> run --backend cuda
           --workload dp --micro-batches 1 --steps 100000 --warmup-steps 0 --timeout 10
           --out ${gpu_faults}/sigkill)

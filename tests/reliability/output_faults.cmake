@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
-# Output faults (included from tests/CMakeLists.txt, so paths are relative to tests/): a write that
+# Output faults (included from tests/reliability/CMakeLists.txt; paths relative to tests/): a write that
 # fails must name the file and the system's reason, end with a non-zero exit, and lose nothing
 # written before. Every fault is real and works as root (CI): root ignores permission bits, so
 # they are tested as `nobody`; a file-size limit and /dev/full bind root too.
-set(faults ${CMAKE_CURRENT_BINARY_DIR}/output_faults)
+set(faults ${COMMPROF_TEST_OUT}/output_faults)
 file(MAKE_DIRECTORY ${faults})
 
 # RLIMIT_FSIZE on rank 2 (what `ulimit -f` sets): its rank file is rewritten after every step and
@@ -16,7 +16,7 @@ commprof_add_mpi_test(NAME run_file_size_limit_np4 NPROCS 4 LABELS reliability
   WRAPPER ${CHECK_RUN} --rm ${faults}/fsize --exit 1
     --count "^.rank 2 [^ ]+. error: cannot write '.*/fsize/rank-2\\.json': File too large. the previous '.*/fsize/rank-2\\.json', if any, is unchanged$" 1
     --no-match "signal 25|File size limit exceeded" --
-  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/fsize_limit_on_rank.sh 2 40000
+  COMMAND sh ${COMMPROF_TESTS_DIR}/tools/fsize_limit_on_rank.sh 2 40000
           $<TARGET_FILE:commprof> run --backend host --workload dp --micro-batches 1 --steps 6
           --warmup-steps 0 --out ${faults}/fsize
   PROPERTIES FIXTURES_SETUP fsize)
@@ -43,7 +43,7 @@ add_test(NAME run_disk_full_np4
     --match "error: cannot write '${faults}/tmpfs/out/rank-[0-3]\\.json': No space left on device"
     --match "^# commprof report: 4 of 4 ranks read from 4 file\\(s\\)$"
     --match "^report exit code 0$" --
-    sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/small_tmpfs_run.sh 100k ${faults}/tmpfs
+    sh ${COMMPROF_TESTS_DIR}/tools/small_tmpfs_run.sh 100k ${faults}/tmpfs
        ${faults}/tmpfs/out $<TARGET_FILE:commprof> ${sigterm_prefix} $<TARGET_FILE:commprof>
        run --backend host --workload dp --micro-batches 1 --steps 6 --warmup-steps 0
        --out ${faults}/tmpfs/out)
@@ -57,12 +57,12 @@ commprof_add_mpi_test(NAME run_out_under_a_file_np4 NPROCS 4 LABELS reliability
     --count "^commprof run: error: cannot create output directory '.*/CMakeLists\\.txt/out': Not a directory$" 1
     --no-match "step time" --
   COMMAND commprof run ${run_common} --workload dp
-          --out ${CMAKE_CURRENT_SOURCE_DIR}/CMakeLists.txt/out)
+          --out ${COMMPROF_TESTS_DIR}/CMakeLists.txt/out)
 commprof_add_mpi_test(NAME run_out_not_writable_np4 NPROCS 4 LABELS reliability
   WRAPPER ${CHECK_RUN} --exit 2
     --count "^commprof run: error: cannot write in output directory '.*/read_only': Permission denied$" 1
     --no-match "step time" --
-    sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/read_only_dir_run.sh ${faults}/read_only
+    sh ${COMMPROF_TESTS_DIR}/tools/read_only_dir_run.sh ${faults}/read_only
   COMMAND commprof run ${run_common} --workload dp --out ${faults}/read_only)
 
 # Reports: into a path through a regular file, onto /dev/full (ENOSPC from the kernel: written in
@@ -72,7 +72,7 @@ commprof_add_mpi_test(NAME run_out_not_writable_np4 NPROCS 4 LABELS reliability
 # square brackets: CMake's lists would not split inside them.)
 commprof_add_report_test(report_output_under_a_file --exit 1
   --count "error: cannot write '.*/CMakeLists\\.txt/report\\.txt': Not a directory \\(creating '.*/report\\.txt\\.tmp\\.[0-9]+'\\)$" 1
-  -- ${prog} report ${synth_dir} -o ${CMAKE_CURRENT_SOURCE_DIR}/CMakeLists.txt/report.txt)
+  -- ${prog} report ${synth_dir} -o ${COMMPROF_TESTS_DIR}/CMakeLists.txt/report.txt)
 commprof_add_report_test(report_to_dev_full --exit 1
   --count "error: cannot write '/dev/full': No space left on device$" 1
   -- ${prog} report ${synth_dir} --format json -o /dev/full)
@@ -86,7 +86,7 @@ commprof_add_report_test(report_stdout_full --exit 1
 set(kept_html ${faults}/kept.html)
 commprof_add_report_test(report_file_size_limit_keeps_earlier --exit 0
   --match "^ok: the earlier report is unchanged and no temporary file is left$" --
-  sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/overwrite_under_fsize_limit.sh ${kept_html} 4096
+  sh ${COMMPROF_TESTS_DIR}/tools/overwrite_under_fsize_limit.sh ${kept_html} 4096
      ${prog} report ${synth_dir} --format html -o ${kept_html})
 foreach(t report_output_under_a_file report_to_dev_full report_stdout_full
           report_file_size_limit_keeps_earlier)
