@@ -115,12 +115,15 @@ phase_tests() {
   fi
   local found=0 nps=(1)
   [ "$NP" = 1 ] || nps+=("$NP")
-  for bin in "$BUILD"/tests/commprof_cuda*_tests; do
+  # The cuda backend's own tests, and the backend contract run on cuda (COMMPROF_TEST_BACKEND).
+  for bin in $(find "$BUILD/tests" -type f \( -name 'commprof_cuda*_tests' \
+                 -o -name 'commprof_backend_conformance_mpi_tests' \) 2>/dev/null | sort); do
     [ -x "$bin" ] || continue
     found=1
     for np in "${nps[@]}"; do
       run_to "$(basename "$bin") on $np rank(s)" "$PD/$(basename "$bin")-np$np.txt" \
-        env COMMPROF_REQUIRE_GPU=1 "${MPIRUN_BASE[@]}" -x COMMPROF_REQUIRE_GPU -np "$np" "$bin"
+        env COMMPROF_REQUIRE_GPU=1 COMMPROF_TEST_BACKEND=cuda "${MPIRUN_BASE[@]}" \
+        -x COMMPROF_REQUIRE_GPU -x COMMPROF_TEST_BACKEND -np "$np" "$bin"
     done
   done
   if [ "$found" = 0 ]; then

@@ -153,36 +153,6 @@ TEST_F(CudaBackendTest, GemmMatchesHostReference) {
   }
 }
 
-TEST_F(CudaBackendTest, EventOrdersCopyAfterGemmAcrossStreams) {
-  const int s = 2048;
-  const std::size_t elems = static_cast<std::size_t>(s) * s;
-  Buffer a = backend_->allocate(elems * 4, MemorySpace::kDevice);
-  Buffer c = backend_->allocate(elems * 4, MemorySpace::kDevice);
-  Buffer dst = backend_->allocate(elems * 4, MemorySpace::kDevice);
-  backend_->fill(a.data(), DType::kFloat32, elems,
-                 FillPattern{FillKind::kReduceInput, 0, 0, 2, 0, 0});
-  backend_->begin_epoch();
-  const StampId g0 = backend_->stamp(Category::kComp);
-  for (int i = 0; i < 4; ++i) {
-    backend_->submit(Category::kComp,
-                     GemmCall{s, s, s, DType::kFloat32, a.data(), a.data(), c.data()}, {"gemm", 0});
-  }
-  const StampId g1 = backend_->stamp(Category::kComp);
-  const EventId done = backend_->record_event(Category::kComp);
-  backend_->wait_event(Category::kMem, done);
-  const StampId m0 = backend_->stamp(Category::kMem);
-  backend_->submit(Category::kMem,
-                   CopyCall{dst.data(), c.data(), elems * 4, CopyKind::kDeviceToDevice},
-                   {"d2d", elems * 4});
-  const StampId m1 = backend_->stamp(Category::kMem);
-  backend_->synchronize();
-  EXPECT_GE(backend_->stamp_ns(g0), 0);
-  EXPECT_GT(backend_->stamp_ns(g1), backend_->stamp_ns(g0));
-  EXPECT_GE(backend_->stamp_ns(m0), backend_->stamp_ns(g1));  // the copy waited for the GEMMs
-  EXPECT_GE(backend_->stamp_ns(m1), backend_->stamp_ns(m0));
-  EXPECT_EQ(download(dst, 16), download(c, 16));
-}
-
 TEST_F(CudaBackendTest, ActivitySpansOfKernelsCopiesAndCollectivesLieInsideTheirStamps) {
   if (backend_->activity() == nullptr)
     GTEST_SKIP() << "CUPTI unavailable here: "

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT
+// The Backend contract (src/backend/backend.hpp), written once and run on every compiled-in
+// backend under real MPI: stream order, events across streams, stamps and epochs, fill and check,
+// activity spans, collectives on the world and on a split communicator. The backend is the one
+// named by COMMPROF_TEST_BACKEND (CTest sets it per test), created through the registry as the
+// program does; the test skips only where that backend cannot run here (no GPU). What only one
+// backend has (host worker threads, CUPTI, CUDA graphs, device types) stays in host/ and cuda/.
+//
+// Collectives make every rank wait for the others, so no test returns early between two of them:
+// checks are EXPECT_*, and ASSERT_* only guards code that runs no collective.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/collective_spec.hpp"
+#include "src/backend/backend.hpp"
+#include "src/backend/backend_registry.hpp"
+#include "src/core/errors.hpp"
+#include "src/runtime/rank_context.hpp"
+
+namespace commprof {
+namespace {
+
+class BackendConformance : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const char* name = std::getenv("COMMPROF_TEST_BACKEND");
+    name_ = name != nullptr ? name : "host";
+    const BackendInfo* info = nullptr;
+    for (const BackendInfo& b : registered_backends()) {
+      if (b.name == name_) info = &b;
+    }
+    if (info == nullptr) {
+      skip_reason_ = "no backend named '" + name_ + "' in this build";
+      return;
+    }
+    if (auto why = info->unavailable_reason()) {
+      skip_reason_ = *why;
+      return;
+    }
+    ctx_ = new RankContext(nullptr, nullptr, MPI_THREAD_MULTIPLE);
+    BackendOptions options;
+    options.activity_timing = true;  // as `run` asks by default
+    backend_ = info->create(*ctx_, options).release();
+  }
+  static void TearDownTestSuite() {
+    delete backend_;
+    delete ctx_;
+    backend_ = nullptr;
+    ctx_ = nullptr;
+  }
+  void SetUp() override {
+    if (backend_ == nullptr) GTEST_SKIP() << name_ << " cannot run here: " << skip_reason_;
+  }
+
+  static Backend& b() { return *backend_; }
+  static int rank() { return ctx_->rank(); }
+  static int size() { return ctx_->size(); }
+
+  /// `count` floats of `value` on the device.
+  static Buffer constant(std::size_t count, double value) {
+    Buffer buf = b().allocate(count * sizeof(float), MemorySpace::kDevice);
+    b().fill(buf.data(), DType::kFloat32, count,
+             FillPattern{FillKind::kConstant, 0, 0, 1, 0, value});
+    return buf;
+  }
+  static ExpectPattern all(double value) {
+    ExpectPattern e;
+    e.kind = ExpectKind::kConstant;
+    e.constant = value;
+    return e;
+  }
+  static std::uint64_t mismatches(const void* data, std::size_t count, double value) {
+    return b().count_mismatches(data, DType::kFloat32, count, all(value));
+  }
+
+  /// A GEMM of ones that takes a while; every element of C is kDim.
+  struct OnesGemm {
+    static constexpr int kDim = 192;
+    static constexpr std::size_t kElems = static_cast<std::size_t>(kDim) * kDim;
+    Buffer a = constant(kElems, 1.0);
+    Buffer bm = constant(kElems, 1.0);
+    Buffer c = constant(kElems, 0.0);
+    GemmCall call() const {
+      return GemmCall{kDim, kDim, kDim, DType::kFloat32, a.data(), bm.data(), c.data()};
+    }
+  };
+
+  static inline std::string name_;
+  static inline std::string skip_reason_;
+  static inline RankContext* ctx_ = nullptr;
+  static inline Backend* backend_ = nullptr;
+};
+
+TEST_F(BackendConformance, DescribesItselfAndItsWorld) {
+  EXPECT_EQ(b().name(), name_);
+  EXPECT_FALSE(b().device_description().empty());
+  EXPECT_TRUE(b().supports(DType::kFloat32));
+  EXPECT_EQ(b().world().size(), size());
+  EXPECT_EQ(b().world().rank(), rank());
+  EXPECT_EQ(b().world().name(), "world");
+}
+
+TEST_F(BackendConformance, FillAndCountMismatchesRoundTrip) {
+  for (DType t : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64}) {
+    SCOPED_TRACE(dtype_name(t));
+    constexpr std::size_t kCount = 1000;
+    Buffer buffer = b().allocate(kCount * dtype_size(t), MemorySpace::kDevice);
+    ExpectPattern expect;
+    expect.kind = ExpectKind::kData;
+    expect.source = rank();
+    expect.seed = 42;
+    expect.modulus = data_modulus(t);
+    b().fill(buffer.data(), t, kCount, FillPattern{FillKind::kData, rank(), 42, data_modulus(t)});
+    EXPECT_EQ(b().count_mismatches(buffer.data(), t, kCount, expect), 0u);
+    expect.source = rank() + 1;  // another rank's data differs everywhere
+    EXPECT_EQ(b().count_mismatches(buffer.data(), t, kCount, expect), kCount);
+    expect.source = rank();
+    auto* bytes = static_cast<char*>(buffer.data());
+    for (std::size_t at : {10u, 500u, 999u}) {
+      b().fill(bytes + at * dtype_size(t), t, 1,
+               FillPattern{FillKind::kConstant, 0, 0, 1, 0, -1.0});
+    }
+    EXPECT_EQ(b().count_mismatches(buffer.data(), t, kCount, expect), 3u);
+  }
+}
+
+TEST_F(BackendConformance, WorkOnOneStreamRunsInSubmissionOrder) {
+  constexpr std::size_t kCount = 256;
+  Buffer twos = constant(kCount, 2.0);
+  Buffer out = constant(kCount, 7.0);
+  // MEM: clear, copy, clear the first half: only the submission order gives this result.
+  b().submit(Category::kMem, MemsetCall{out.data(), 0, kCount * 4}, {"set"});
+  b().submit(Category::kMem, CopyCall{out.data(), twos.data(), kCount * 4}, {"cp"});
+  b().submit(Category::kMem, MemsetCall{out.data(), 0, kCount * 2}, {"set"});
+  b().synchronize();
+  EXPECT_EQ(mismatches(out.data(), kCount / 2, 0.0), 0u);
+  EXPECT_EQ(mismatches(static_cast<float*>(out.data()) + kCount / 2, kCount / 2, 2.0), 0u);
+}
+
+TEST_F(BackendConformance, EventOrdersWorkAcrossStreams) {
+  OnesGemm gemm;
+  Buffer out = constant(OnesGemm::kElems, -1.0);
+  b().begin_epoch();
+  const StampId gemm_start = b().stamp(Category::kComp);
+  b().submit(Category::kComp, gemm.call(), {"gemm"});
+  const StampId gemm_end = b().stamp(Category::kComp);
+  const EventId done = b().record_event(Category::kComp);
+  b().wait_event(Category::kMem, done);
+  const StampId copy_start = b().stamp(Category::kMem);
+  b().submit(Category::kMem, CopyCall{out.data(), gemm.c.data(), OnesGemm::kElems * 4}, {"cp"});
+  b().synchronize();
+  EXPECT_LE(b().stamp_ns(gemm_start), b().stamp_ns(gemm_end));
+  EXPECT_GE(b().stamp_ns(copy_start), b().stamp_ns(gemm_end))
+      << "the copy started before the event it waited for";
+  EXPECT_EQ(mismatches(out.data(), OnesGemm::kElems, OnesGemm::kDim), 0u)
+      << "the copy did not see the GEMM's result";
+}
+
+TEST_F(BackendConformance, StampsAreNonDecreasingWithinAStream) {
+  Buffer data = constant(1024, 1.0);
+  Buffer sum = constant(1024, 0.0);
+  Buffer scratch = constant(1024, 1.0);
+  std::vector<StampId> comm, mem;
+  b().begin_epoch();
+  for (int i = 0; i < 20; ++i) {
+    comm.push_back(b().stamp(Category::kComm));
+    b().submit(Category::kComm,
+               CollectiveCall{CollectiveKind::kAllReduce, &b().world(), data.data(), sum.data(),
+                              1024, DType::kFloat32, 0},
+               {"allreduce", 4096});
+    mem.push_back(b().stamp(Category::kMem));
+    b().submit(Category::kMem, MemsetCall{scratch.data(), 0, 4096}, {"set"});
+  }
+  b().synchronize();
+  for (const auto* ids : {&comm, &mem}) {
+    for (std::size_t i = 1; i < ids->size(); ++i) {
+      EXPECT_LE(b().stamp_ns((*ids)[i - 1]), b().stamp_ns((*ids)[i]));
+    }
+    EXPECT_GE(b().stamp_ns(ids->front()), 0);
+  }
+  EXPECT_EQ(mismatches(sum.data(), 1024, size()), 0u);
+}
+
+TEST_F(BackendConformance, BeginEpochMovesTheOriginPastTheOldStamps) {
+  OnesGemm gemm;
+  b().begin_epoch();
+  const std::int64_t origin1 = b().epoch_origin_host_ns();
+  b().submit(Category::kComp, gemm.call(), {"gemm"});
+  const StampId late = b().stamp(Category::kComp);
+  b().synchronize();
+  const std::int64_t late_ns = b().stamp_ns(late);
+  EXPECT_GT(late_ns, 0);
+  b().begin_epoch();
+  EXPECT_GE(b().epoch_origin_host_ns(), origin1 + late_ns)
+      << "the new origin is not after the old epoch's stamps";
+  const StampId first = b().stamp(Category::kComm);
+  b().synchronize();
+  EXPECT_GE(b().stamp_ns(first), 0);
+}
+
+TEST_F(BackendConformance, ActivitySpansLieInsideTheStampsAroundTheirOp) {
+  ActivityRecorder* recorder = b().activity();
+  if (recorder == nullptr) {
+    GTEST_SKIP() << "no activity records here: " << b().unavailable_reason(Capability::kActivity);
+  }
+  OnesGemm gemm;
+  Buffer scratch = constant(4096, 1.0);
+  b().begin_epoch();
+  OpLabel g{"gemm"};
+  g.activity_tag = 7;
+  OpLabel m{"set"};
+  m.activity_tag = 8;
+  const StampId before = b().stamp(Category::kComp);
+  b().submit(Category::kComp, gemm.call(), g);
+  const StampId between = b().stamp(Category::kComp);
+  b().submit(Category::kComp, MemsetCall{scratch.data(), 0, 4096 * 4}, m);
+  const StampId after = b().stamp(Category::kComp);
+  b().synchronize();
+  const auto gs = recorder->span(7);
+  const auto ms = recorder->span(8);
+  ASSERT_TRUE(gs.has_value());
+  ASSERT_TRUE(ms.has_value());
+  EXPECT_LE(b().stamp_ns(before), gs->start_ns);
+  EXPECT_LT(gs->start_ns, gs->end_ns);
+  EXPECT_LE(gs->end_ns, b().stamp_ns(between));
+  EXPECT_LE(b().stamp_ns(between), ms->start_ns);
+  EXPECT_LE(ms->end_ns, b().stamp_ns(after));
+  EXPECT_FALSE(recorder->span(9).has_value()) << "no op had tag 9";
+  EXPECT_EQ(mismatches(gemm.c.data(), OnesGemm::kElems, OnesGemm::kDim), 0u);
+}
+
+// Every collective on the world and on a split communicator of the even or odd ranks, ordered by
+// descending world rank (key = -rank), verified exactly with the spec's data.
+TEST_F(BackendConformance, EveryCollectiveVerifiesOnWorldAndSplit) {
+  const int color = rank() % 2;
+  std::unique_ptr<Communicator> parity = b().world().split(color, -rank(), "parity");
+  int members = 0;
+  int before_me = 0;  // members with a higher world rank come first
+  for (int r = color; r < size(); r += 2) {
+    ++members;
+    if (r > rank()) ++before_me;
+  }
+  EXPECT_EQ(parity->size(), members);
+  EXPECT_EQ(parity->rank(), before_me);
+  EXPECT_EQ(parity->name(), "parity");
+  const FillPattern poison{FillKind::kConstant, 0, 0, 1, 0, -7.0};
+  std::uint64_t seed = 0;
+  for (Communicator* comm : {&b().world(), parity.get()}) {
+    const int n = comm->size();
+    for (CollectiveKind kind : all_collective_kinds()) {
+      const CollectiveSpec& spec = collective_spec(kind);
+      SCOPED_TRACE(std::string(spec.name) + " on " + comm->name());
+      const CollectiveSizes sz = spec.sizes(64 * 1024, DType::kFloat32, n);
+      ++seed;
+      Buffer send = b().allocate(sz.send_count * 4, MemorySpace::kDevice);
+      Buffer recv = b().allocate(sz.recv_count * 4, MemorySpace::kDevice);
+      b().fill(send.data(), DType::kFloat32, sz.send_count,
+               spec.input(comm->rank(), n, DType::kFloat32, seed));
+      b().fill(recv.data(), DType::kFloat32, sz.recv_count, poison);
+      b().submit(Category::kComm,
+                 CollectiveCall{kind, comm, send.data(), recv.data(), sz.count, DType::kFloat32, 0},
+                 {spec.name, sz.bytes});
+      b().synchronize();
+      if (spec.output_defined(comm->rank(), 0)) {
+        EXPECT_EQ(
+            b().count_mismatches(recv.data(), DType::kFloat32, sz.recv_count,
+                                 spec.expected(comm->rank(), n, 0, DType::kFloat32, seed, sz)),
+            0u);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace commprof
