@@ -30,9 +30,7 @@ CommprofDomain find_commprof_domain(Db& db, bool has_nvtx) {
                      " WHERE eventType = 33 AND domainId IN (" + in_list(domains) + ")");
       while (c.step()) {
         const std::string t = c.text(1);
-        if (t == "COMP") categories[c.i64(0)] = Category::kComp;
-        if (t == "COMM") categories[c.i64(0)] = Category::kComm;
-        if (t == "MEM") categories[c.i64(0)] = Category::kMem;
+        if (const auto category = category_from_name(t)) categories[c.i64(0)] = *category;
       }
     }
   }

@@ -71,13 +71,6 @@ std::string unsupported_in(const std::string& pattern) {
   return "";
 }
 
-std::optional<Category> parse_category(const std::string& s) {
-  if (s == "COMM") return Category::kComm;
-  if (s == "MEM") return Category::kMem;
-  if (s == "COMP") return Category::kComp;
-  return std::nullopt;
-}
-
 }  // namespace
 
 const char* rule_class_name(RuleClass c) {
@@ -161,7 +154,7 @@ RuleSet RuleSet::parse(const std::string& text, const std::string& source) {
     };
     if (matcher == "stream" || matcher == "range") {
       need_arg("a category (COMM, MEM or COMP)");
-      const auto c = parse_category(arg);
+      const auto c = category_from_name(arg);
       if (!c) {
         throw Error(where + "unknown category '" + arg + "' for '" + matcher +
                     "': expected COMM, MEM or COMP");

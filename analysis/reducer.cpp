@@ -219,18 +219,7 @@ void Reducer::add_problem(const std::string& file, const std::string& message) {
 
 void Reducer::add(const RankTimeline& t, const std::string& source) {
   staging_->begin(source);
-  staging_->header(t);
-  for (const StepRecord& s : t.steps) {
-    const std::vector<OpView> views = op_views(s);
-    StepView v;
-    v.index = s.index;
-    v.warmup = s.warmup;
-    v.start_ns = s.start_ns;
-    v.end_ns = s.end_ns;
-    v.ops = &views;
-    staging_->step(v);
-  }
-  staging_->end();
+  send_timeline(t, *staging_);
 }
 
 void Reducer::add_file(const std::string& path) {

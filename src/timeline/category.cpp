@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: MIT
 #include "src/timeline/category.hpp"
 
+#include "src/core/name_table.hpp"
+
 namespace commprof {
 
-const char* category_name(Category c) {
-  switch (c) {
-    case Category::kComp:
-      return "COMP";
-    case Category::kComm:
-      return "COMM";
-    case Category::kMem:
-      return "MEM";
+namespace {
+constexpr NamedValue<Category> kCategoryNames[] = {
+    {Category::kComp, "COMP"}, {Category::kComm, "COMM"}, {Category::kMem, "MEM"}};
+}  // namespace
+
+const char* category_name(Category c) { return name_of(kCategoryNames, c); }
+
+std::optional<Category> category_from_name(std::string_view name) {
+  for (const NamedValue<Category>& entry : kCategoryNames) {
+    if (name == entry.name) return entry.value;
   }
-  return "?";
+  return std::nullopt;
 }
 
 std::uint32_t category_color(Category c) {

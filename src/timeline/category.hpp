@@ -5,6 +5,8 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 namespace commprof {
 
@@ -15,6 +17,10 @@ inline constexpr std::array<Category, 3> kAllCategories = {Category::kComp, Cate
 
 /// "COMP", "COMM", "MEM": the names nsys users see in NVTX categories and reports.
 const char* category_name(Category c);
+
+/// The inverse of category_name, for every reader of these names (rank files, NVTX category
+/// names, classification rules); nullopt for any other text, which each reader words itself.
+std::optional<Category> category_from_name(std::string_view name);
 
 /// ARGB colours of the NVTX ranges: COMP green, COMM red, MEM blue (fixed so timelines of
 /// different runs read the same).

@@ -83,4 +83,7 @@ class RankStepSink {
 /// does. Throws Error; the sink may then hold part of the file.
 void stream_rank_file(const std::string& path, RankStepSink& sink);
 
+/// Hands a timeline already in memory to `sink` as a file would be: header, each step, end.
+void send_timeline(const RankTimeline& timeline, RankStepSink& sink);
+
 }  // namespace commprof

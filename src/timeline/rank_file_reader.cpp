@@ -17,9 +17,7 @@ namespace commprof {
 namespace {
 
 Category parse_category(const std::string& text, const std::string& where) {
-  for (Category c : kAllCategories) {
-    if (text == category_name(c)) return c;
-  }
+  if (const auto c = category_from_name(text)) return *c;
   throw Error(where + ": unknown category '" + text + "' (expected COMP, COMM or MEM)");
 }
 

@@ -357,15 +357,9 @@ class Reader {
           if (is(k, "category")) {
             std::string_view c;
             ok = str(c), seen |= 1u << 1;
-            if (is(c, "COMP")) {
-              o.category = Category::kComp;
-            } else if (is(c, "COMM")) {
-              o.category = Category::kComm;
-            } else if (is(c, "MEM")) {
-              o.category = Category::kMem;
-            } else {
-              return false;
-            }
+            const std::optional<Category> known = category_from_name(c);
+            if (!known) return false;
+            o.category = *known;
           } else if (is(k, "start_ns")) {
             ok = i64(o.start_ns), seen |= 1u << 9;
           } else {
@@ -559,11 +553,12 @@ void stream_rank_file(const std::string& path, RankStepSink& sink) {
     return;
   }
   sink.restart();
-  RankTimeline t = detail::parse_document(text, path);
-  std::vector<StepRecord> steps = std::move(t.steps);
-  t.steps.clear();
-  sink.header(t);
-  for (const StepRecord& s : steps) {
+  send_timeline(detail::parse_document(text, path), sink);
+}
+
+void send_timeline(const RankTimeline& timeline, RankStepSink& sink) {
+  sink.header(timeline);
+  for (const StepRecord& s : timeline.steps) {
     const std::vector<OpView> views = op_views(s);
     StepView v;
     v.index = s.index;
