@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // import-nsys on exports of a tp2 x dp2 run, built here with the tables and columns nsys 2025.3
 // writes: commprof's COMM ranges carry their communicator (tp0/tp1, dp0/dp1), its size and, as
-// int64 payload, the sequence number (src/backend/op_range_text.hpp). The importer must take
+// int64 payload, the sequence number (src/timeline/op_range_text.hpp). The importer must take
 // them from the range, and the reducer must then match each collective within its own group of
 // 2 ranks. The same exports without the tag (commprof before it) still import, with the old
 // derivation from the op name, whose failure on this layout is shown too.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // A reference model of every collective on host vectors, written from the MPI/NCCL semantics
-// and independent of collectives/pattern.hpp: the oracle that verification patterns and
+// and independent of src/backend/pattern.hpp: the oracle that verification patterns and
 // backends are checked against.
 #pragma once
 
