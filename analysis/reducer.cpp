@@ -217,9 +217,9 @@ void Reducer::add_problem(const std::string& file, const std::string& message) {
   report_.problems.push_back({file, message});
 }
 
-void Reducer::add(const RankTimeline& t, const std::string& source) {
+void Reducer::add(RankTimeline t, const std::string& source) {
   staging_->begin(source);
-  send_timeline(t, *staging_);
+  send_timeline(std::move(t), *staging_);
 }
 
 void Reducer::add_file(const std::string& path) {

@@ -26,7 +26,7 @@ class Reducer {
   Reducer(const Reducer&) = delete;
   Reducer& operator=(const Reducer&) = delete;
   /// Adds one rank. A second file for a rank already added becomes a problem, not an error.
-  void add(const RankTimeline& timeline, const std::string& source);
+  void add(RankTimeline timeline, const std::string& source);
   /// Reads and adds one rank file step by step, never holding its whole timeline (the fast
   /// path of reduce_rank_files). Throws Error naming the file and where in it the problem is,
   /// like read_rank_file; the reducer is then unchanged (nothing of the file is kept).

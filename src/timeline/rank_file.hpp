@@ -83,7 +83,9 @@ class RankStepSink {
 /// does. Throws Error; the sink may then hold part of the file.
 void stream_rank_file(const std::string& path, RankStepSink& sink);
 
-/// Hands a timeline already in memory to `sink` as a file would be: header, each step, end.
-void send_timeline(const RankTimeline& timeline, RankStepSink& sink);
+/// Hands a timeline already in memory to `sink` as a file would be: the header (without its
+/// steps, as the sink's contract says), each step, end. Takes the timeline by value: a caller
+/// done with it moves it in, and nothing is copied.
+void send_timeline(RankTimeline timeline, RankStepSink& sink);
 
 }  // namespace commprof

@@ -556,9 +556,11 @@ void stream_rank_file(const std::string& path, RankStepSink& sink) {
   send_timeline(detail::parse_document(text, path), sink);
 }
 
-void send_timeline(const RankTimeline& timeline, RankStepSink& sink) {
+void send_timeline(RankTimeline timeline, RankStepSink& sink) {
+  const std::vector<StepRecord> steps = std::move(timeline.steps);
+  timeline.steps.clear();
   sink.header(timeline);
-  for (const StepRecord& s : timeline.steps) {
+  for (const StepRecord& s : steps) {
     const std::vector<OpView> views = op_views(s);
     StepView v;
     v.index = s.index;
