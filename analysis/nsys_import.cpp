@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -148,18 +149,11 @@ RankTimeline header_of(Db& db, const NsysFileInfo& info, int world_size) {
   tl.host = info.host;
   tl.backend = "nsys";
   tl.clock_offset_ns = 0;
-  {
-    std::ostringstream cfg;
-    const std::string file = std::filesystem::path(info.file).filename().string();
-    cfg << "{\"command\":\"import-nsys\",\"file\":\"";
-    for (char c : file) {
-      if (c == '"' || c == '\\') cfg << '\\';
-      if (static_cast<unsigned char>(c) >= 0x20) cfg << c;
-    }
-    cfg << "\",\"rank_source\":\"" << info.rank_source
-        << "\",\"session_start_utc_ns\":" << info.session_start_utc_ns << "}";
-    tl.config_json = cfg.str();
-  }
+  tl.config = JsonObject(
+      nlohmann::ordered_json{{"command", "import-nsys"},
+                             {"file", std::filesystem::path(info.file).filename().string()},
+                             {"rank_source", info.rank_source},
+                             {"session_start_utc_ns", info.session_start_utc_ns}});
   if (db.has_table("TARGET_INFO_GPU")) {
     Stmt s(db, "SELECT name, busLocation FROM TARGET_INFO_GPU WHERE id = (SELECT deviceId FROM " +
                    std::string(nsys::kKernelTable) + " LIMIT 1) LIMIT 1");

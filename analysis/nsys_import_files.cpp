@@ -16,53 +16,26 @@
 
 namespace commprof {
 
-namespace {
-
-struct RankJsonParts {
-  std::string before_steps;  ///< up to and including `"steps":[`
-  std::string steps;         ///< the steps, comma-separated
-  std::string after_steps;   ///< from the closing `]}`
-};
-
-// `t`'s rank file split around its steps: written by write_rank_json itself, so the importer's
-// files are exactly what commprof writes, one step at a time.
-RankJsonParts split_at_steps(const RankTimeline& t) {
-  std::ostringstream os;
-  write_rank_json(os, t);
-  const std::string s = os.str();
-  const std::string key = "\"steps\":[";
-  const std::size_t open = s.find(key);
-  const std::size_t close = s.rfind("]}");
-  if (open == std::string::npos || close == std::string::npos || close < open + key.size())
-    throw Error("internal: unexpected rank file layout");
-  return {s.substr(0, open + key.size()), s.substr(open + key.size(), close - open - key.size()),
-          s.substr(close)};
-}
-
-}  // namespace
-
 std::string write_nsys_rank_file(const std::string& out_dir, const NsysFileInfo& info,
                                  const NsysImportOptions& options, std::int64_t time_base_utc_ns,
                                  int world_size, NsysFileSummary* summary) {
   const std::string path = out_dir + "/rank-" + std::to_string(info.rank) + ".json";
   write_file_atomically(path, [&](std::ostream& os) {
+    // One step at a time through the rank file's own writer: the importer's files are exactly
+    // what commprof writes.
     bool first = true;
-    RankTimeline one;  // one step at a time through the shared writer
+    std::string text;
     const RankTimeline header =
         import_nsys_file(info, options, time_base_utc_ns, world_size, summary,
                          [&](const RankTimeline& head, StepRecord&& s) {
-                           if (first) {
-                             os << split_at_steps(head).before_steps;
-                             first = false;
-                           } else {
-                             os << ',';
-                           }
-                           one.steps.assign(1, std::move(s));
-                           os << split_at_steps(one).steps;
+                           text.clear();
+                           if (first) text = rank_file_head(head);
+                           append_step_line(text, s, first, head.rank);
+                           first = false;
+                           os << text;
                          });
-    const RankJsonParts parts = split_at_steps(header);
-    if (first) os << parts.before_steps;
-    os << parts.after_steps;
+    if (first) os << rank_file_head(header);
+    os << kRankFileEnd;
   });
   return path;
 }

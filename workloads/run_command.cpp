@@ -8,6 +8,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <sstream>
 
 #include "analysis/reducer.hpp"
@@ -23,6 +24,7 @@
 #include "src/runtime/output_dir.hpp"
 #include "src/runtime/rank_context.hpp"
 #include "src/timeline/rank_file.hpp"
+#include "src/timeline/rank_file_appender.hpp"
 #include "workloads/executor.hpp"
 #include "workloads/workload.hpp"
 
@@ -286,22 +288,21 @@ class RunCommand final : public Command {
     timeline.host = ctx.host();
     timeline.device = backend->device_description();
     timeline.backend = backend->name();
-    timeline.config_json = config_json(c, layout).dump();
+    timeline.config = JsonObject(config_json(c, layout));
     // Collective, before the first step: how far this rank's clock is from rank 0's (exactly 0
     // on rank 0's host, whose CLOCK_MONOTONIC all its processes share), so the reducer can
     // line up ranks of different hosts.
     timeline.clock_offset_ns = estimate_clock_offset_ns(ctx.comm(), ctx.host());
     executor.set_test_hang_rank(c.test_hang_rank);
-    // The rank file is rewritten after every step, atomically (temp file + rename): whatever
+    // Each step is appended to the rank file as it completes (the first creates it): whatever
     // ends the job later (a dead peer, a timeout, SIGKILL), the steps measured so far remain.
+    std::optional<RankFileAppender> file;
+    if (!c.out_dir.empty()) file.emplace(c.out_dir, timeline);
     timeline.steps =
         executor.run(c.steps, c.warmup_steps, [&](const std::vector<StepRecord>& so_far) {
-          if (c.out_dir.empty()) return;
-          RankTimeline partial = timeline;
-          partial.steps = so_far;
-          write_rank_file(c.out_dir, partial);
+          if (file) file->append(so_far.back());
         });
-    if (!c.out_dir.empty()) write_rank_file(c.out_dir, timeline);
+    if (file) file->close();
     const bool measured = std::any_of(timeline.steps.begin(), timeline.steps.end(),
                                       [](const StepRecord& s) { return !s.warmup; });
     if (measured) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "src/timeline/category.hpp"
+#include "src/timeline/json_object.hpp"
 
 namespace commprof {
 
@@ -52,7 +53,7 @@ struct RankTimeline {
   std::string device;
   std::string backend;
   std::int64_t clock_offset_ns = 0;  ///< add to this rank's times to get rank 0's clock
-  std::string config_json = "{}";    ///< the run's configuration, as a JSON object text
+  JsonObject config;                 ///< the run's configuration (options, model, layout)
   std::vector<StepRecord> steps;
 };
 

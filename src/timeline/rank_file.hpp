@@ -11,6 +11,12 @@
 //                       "collective": "allreduce", "comm": "dp0", "comm_size": 2, "seq": 3,
 //                       "bytes": 1048576, "flops": 0, "start_ns": ..., "end_ns": ...}]}]
 // }
+//
+// commprof writes it compact, one step to a line: the header up to `"steps":[`, a newline, each
+// step followed by a newline, then `]}` and a newline. Strings escape their control characters, so
+// these are the file's only newlines, and a file cut short while a step was appended ends in one
+// torn line: the readers drop that line, warn, and read the steps before it. The fields are listed
+// once, in rank_fields.hpp.
 #pragma once
 
 #include <iosfwd>
@@ -26,12 +32,23 @@ inline constexpr const char* kRankSchema = "commprof.rank";
 inline constexpr int kRankSchemaVersion = 1;
 
 void write_rank_json(std::ostream& os, const RankTimeline& timeline);
-/// "<dir>/rank-<R>.json", written atomically.
+/// "<dir>/rank-<R>.json"
+std::string rank_file_path(const std::string& dir, int rank);
+/// rank_file_path(dir, timeline.rank), written atomically; returns the path.
 std::string write_rank_file(const std::string& dir, const RankTimeline& timeline);
+
+/// The rank file in pieces, for writers that add steps as they come (RankFileAppender,
+/// import-nsys): rank_file_head(t), then append_step_line for each step (`first` for the first),
+/// then kRankFileEnd is byte for byte what write_rank_json writes. `rank` names the rank in the
+/// error thrown for a step that JSON cannot hold (flops not finite).
+std::string rank_file_head(const RankTimeline& header);
+void append_step_line(std::string& out, const StepRecord& step, bool first, int rank);
+inline constexpr std::string_view kRankFileEnd = "]}\n";
 
 /// Parses a rank file. Untrusted input: any problem (not JSON, wrong schema or version, missing
 /// or mistyped field, negative duration, unknown category) throws Error naming `source` and
-/// where in it the problem is.
+/// where in it the problem is. A file whose last line is a torn step record (its writer stopped
+/// while appending it) is read without that line, and a warning names the file.
 RankTimeline parse_rank_json(const std::string& text, const std::string& source);
 RankTimeline read_rank_file(const std::string& path);
 

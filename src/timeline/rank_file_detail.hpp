@@ -15,6 +15,11 @@ namespace commprof::detail {
 /// Parses a whole rank file with simdjson On-Demand; throws Error naming `source` and the position.
 RankTimeline parse_document(simdjson::padded_string_view text, const std::string& source);
 
+/// parse_document, and where that fails on a file whose last line is a torn step record (see
+/// rank_file.hpp), parse_document of the file without that line: a warning then names `source`
+/// and what was dropped. Throws parse_document's first error when that fails too.
+RankTimeline parse_or_recover(simdjson::padded_string_view text, const std::string& source);
+
 /// Throws Error naming `path` when the reader was built for AVX2 and this CPU lacks it.
 void check_reader_cpu(const std::string& path);
 

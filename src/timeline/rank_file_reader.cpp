@@ -7,19 +7,18 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <limits>
+#include <optional>
 
 #include "src/core/errors.hpp"
+#include "src/core/log.hpp"
+#include "src/timeline/rank_fields.hpp"
 #include "src/timeline/rank_file.hpp"
 #include "src/timeline/rank_file_detail.hpp"
 
 namespace commprof {
 namespace {
-
-Category parse_category(const std::string& text, const std::string& where) {
-  if (const auto c = category_from_name(text)) return *c;
-  throw Error(where + ": unknown category '" + text + "' (expected COMP, COMM or MEM)");
-}
 
 namespace sj = simdjson::ondemand;
 
@@ -115,171 +114,94 @@ std::string_view get_str(const Where& w, std::string_view key, sj::value v) {
   return x;
 }
 
-// Compares a raw (escaped) key with a literal; keys are plain ASCII in every writer we know, and
-// an escaped spelling of a known key merely reads as an unknown field (then "missing field").
-template <std::size_t N>
-bool key_is(const char* raw, const char (&literal)[N]) {
-  return std::memcmp(raw, literal, N - 1) == 0 && raw[N - 1] == '"';
+// A value of the type of the member it goes to, checked as the field table says.
+void read_value(const Where& w, std::string_view key, sj::value v, rank_fields::Check check,
+                std::int64_t& out) {
+  out = check == rank_fields::Check::kTime ? get_time(w, key, v) : get_i64(w, key, v);
+}
+void read_value(const Where& w, std::string_view key, sj::value v, rank_fields::Check, int& out) {
+  out = get_int(w, key, v);
+}
+void read_value(const Where& w, std::string_view key, sj::value v, rank_fields::Check,
+                std::uint64_t& out) {
+  out = get_u64(w, key, v);
+}
+void read_value(const Where& w, std::string_view key, sj::value v, rank_fields::Check,
+                double& out) {
+  out = get_f64(w, key, v);
+}
+void read_value(const Where& w, std::string_view key, sj::value v, rank_fields::Check, bool& out) {
+  out = get_bool(w, key, v);
+}
+void read_value(const Where& w, std::string_view key, sj::value v, rank_fields::Check,
+                std::string& out) {
+  out = get_str(w, key, v);
+}
+void read_value(const Where& w, std::string_view key, sj::value v, rank_fields::Check,
+                Category& out) {
+  const std::string_view name = get_str(w, key, v);
+  const std::optional<Category> c = category_from_name(name);
+  if (!c) {
+    w.fail("unknown category '" + std::string(name) + "' (expected COMP, COMM or MEM)");
+  }
+  out = *c;
 }
 
-// Fields every op must have, as bits of a mask; names in the same order.
-constexpr const char* kOpFields[] = {"name",  "category",  "stream", "collective",
-                                     "comm",  "comm_size", "seq",    "bytes",
-                                     "flops", "start_ns",  "end_ns"};
-constexpr const char* kStepFields[] = {"index", "warmup", "start_ns", "end_ns", "ops"};
-constexpr const char* kTopFields[] = {"schema",          "version", "rank",   "world_size",
-                                      "local_rank",      "host",    "device", "backend",
-                                      "clock_offset_ns", "steps"};
+// Reads the field `key` of `table` into `r` and marks it in `seen`; false when `table` has no
+// such field (one of a later writer: skipped).
+template <class Table, class R>
+bool read_field(const Where& w, const Table& table, std::string_view key, sj::value v, R& r,
+                unsigned& seen) {
+  return rank_fields::find(table, key, [&](const auto& f, std::size_t i) {
+    read_value(w, f.key, v, f.check, r.*(f.record));
+    seen |= 1u << i;
+  });
+}
 
-template <std::size_t N>
-void require_all(const Where& w, unsigned seen, const char* const (&names)[N]) {
-  for (std::size_t i = 0; i < N; ++i) {
-    if ((seen & (1u << i)) == 0) w.fail(std::string("missing field '") + names[i] + "'");
-  }
+// Every field of `table` must have been read.
+template <class Table>
+void require_all(const Where& w, unsigned seen, const Table& table) {
+  rank_fields::for_each(table, [&](const auto& f, std::size_t i) {
+    if ((seen & (1u << i)) == 0) w.fail("missing field '" + std::string(f.key) + "'");
+  });
+}
+
+template <class Table, class R>
+void check_record(const Where& w, const Table& table, const R& r) {
+  const std::string problem = rank_fields::record_problem(table, r);
+  if (!problem.empty()) w.fail(problem);
+}
+
+// An op's key as written: plain ASCII up to its closing quote. Ops are most of a file, so their
+// keys are not unescaped; an escaped spelling of a known key (it keeps its backslash here) merely
+// reads as an unknown field, and the op is then missing that field.
+std::string_view raw_key(const char* raw) {
+  const char* end = raw;
+  while (*end != '"') ++end;
+  return {raw, static_cast<std::size_t>(end - raw)};
 }
 
 OpRecord parse_op(const Where& w, sj::object obj) {
   OpRecord op;
   unsigned seen = 0;
   for (auto field : obj) {
-    const char* k = field.key().value_unsafe().raw();
+    // The value first: on broken JSON it throws, before the key (then null) is looked at.
     sj::value v = field.value();
-    // Dispatch on the first byte: one or two compares per field, no unescaping.
-    switch (k[0]) {
-      case 'n':
-        if (key_is(k, "name")) op.name = get_str(w, "name", v), seen |= 1u << 0;
-        break;
-      case 'c':
-        if (key_is(k, "category")) {
-          const std::string_view c = get_str(w, "category", v);
-          if (c == "COMP") {
-            op.category = Category::kComp;
-          } else if (c == "COMM") {
-            op.category = Category::kComm;
-          } else if (c == "MEM") {
-            op.category = Category::kMem;
-          } else {
-            op.category = parse_category(std::string(c), w.str());  // throws, naming it
-          }
-          seen |= 1u << 1;
-        } else if (key_is(k, "collective")) {
-          op.collective = get_str(w, "collective", v), seen |= 1u << 3;
-        } else if (key_is(k, "comm")) {
-          op.comm = get_str(w, "comm", v), seen |= 1u << 4;
-        } else if (key_is(k, "comm_size")) {
-          op.comm_size = get_int(w, "comm_size", v), seen |= 1u << 5;
-        }
-        break;
-      case 's':
-        if (key_is(k, "stream")) {
-          op.stream = get_str(w, "stream", v), seen |= 1u << 2;
-        } else if (key_is(k, "seq")) {
-          op.seq = get_i64(w, "seq", v), seen |= 1u << 6;
-        } else if (key_is(k, "start_ns")) {
-          op.start_ns = get_time(w, "start_ns", v), seen |= 1u << 9;
-        }
-        break;
-      case 'b':
-        if (key_is(k, "bytes")) op.bytes = get_u64(w, "bytes", v), seen |= 1u << 7;
-        break;
-      case 'f':
-        if (key_is(k, "flops")) op.flops = get_f64(w, "flops", v), seen |= 1u << 8;
-        break;
-      case 'e':
-        if (key_is(k, "end_ns")) op.end_ns = get_time(w, "end_ns", v), seen |= 1u << 10;
-        break;
-      default:
-        break;  // fields added by later writers are skipped
-    }
+    read_field(w, rank_fields::kOp, raw_key(field.key().value_unsafe().raw()), v, op, seen);
   }
-  require_all(w, seen, kOpFields);
-  if (op.end_ns < op.start_ns) w.fail("end_ns is before start_ns");
-  if (!(op.flops >= 0.0)) w.fail("flops is negative or not a number");
-  if (op.comm_size < 0) w.fail("comm_size is negative");
+  require_all(w, seen, rank_fields::kOp);
+  check_record(w, rank_fields::kOp, op);
   return op;
-}
-
-// Reads every value once: On-Demand checks only what it reads, and skipping an object checks
-// little more than its brackets, so without this a config such as {"a":tru} or {"a"b:1} passed
-// (tests/fuzz found it), and writing the timeline again failed.
-bool all_valid(sj::value v) {
-  sj::json_type type;
-  if (v.type().get(type)) return false;
-  switch (type) {
-    case sj::json_type::object: {
-      sj::object o;
-      if (v.get_object().get(o)) return false;
-      for (auto field : o) {
-        std::string_view key;
-        sj::value value;
-        if (field.unescaped_key().get(key) || field.value().get(value) || !all_valid(value)) {
-          return false;
-        }
-      }
-      return true;
-    }
-    case sj::json_type::array: {
-      sj::array a;
-      if (v.get_array().get(a)) return false;
-      for (auto element : a) {
-        sj::value value;
-        if (element.get(value) || !all_valid(value)) return false;
-      }
-      return true;
-    }
-    case sj::json_type::number: {
-      // As a double: JSON allows integers beyond 64 bits (which get_number() refuses, and the
-      // one-pass reader accepts); a number beyond a double's range is refused by both.
-      double d = 0;
-      return !v.get_double().get(d);
-    }
-    case sj::json_type::string: {
-      std::string_view str;
-      return !v.get_string().get(str);
-    }
-    case sj::json_type::boolean: {
-      bool b = false;
-      return !v.get_bool().get(b);
-    }
-    case sj::json_type::null: {
-      bool null = false;
-      return !v.is_null().get(null) && null;
-    }
-  }
-  return false;
-}
-
-// The config is kept as text (its raw JSON); a second, small parse of that text proves it is JSON.
-void check_config(const Where& w, const std::string& raw) {
-  thread_local sj::parser parser;
-  const simdjson::padded_string text(raw);
-  sj::document doc;
-  sj::value value;
-  bool ok = false;
-  try {
-    // The text is exactly the object's raw JSON, so nothing can follow it.
-    ok = !parser.iterate(text).get(doc) && !doc.get_value().get(value) && all_valid(value);
-  } catch (const simdjson::simdjson_error&) {
-    ok = false;
-  }
-  if (!ok) w.fail("field 'config' is not valid JSON");
 }
 
 StepRecord parse_step(Where& w, sj::object obj) {
   StepRecord s;
   unsigned seen = 0;
+  bool has_ops = false;
   for (auto field : obj) {
     std::string_view key = field.unescaped_key();
     sj::value v = field.value();
-    if (key == "index") {
-      s.index = get_int(w, key, v), seen |= 1u << 0;
-    } else if (key == "warmup") {
-      s.warmup = get_bool(w, key, v), seen |= 1u << 1;
-    } else if (key == "start_ns") {
-      s.start_ns = get_time(w, key, v), seen |= 1u << 2;
-    } else if (key == "end_ns") {
-      s.end_ns = get_time(w, key, v), seen |= 1u << 3;
-    } else if (key == "ops") {
+    if (key == "ops") {
       sj::array ops;
       if (v.get_array().get(ops)) w.fail("'ops' is not an array");
       for (auto element : ops) {
@@ -289,12 +211,14 @@ StepRecord parse_step(Where& w, sj::object obj) {
         s.ops.push_back(parse_op(w, o));
       }
       w.op = -1;
-      seen |= 1u << 4;
+      has_ops = true;
+    } else {
+      read_field(w, rank_fields::kStep, key, v, s, seen);
     }
   }
-  if ((seen & (1u << 4)) == 0) w.fail("'ops' is not an array");
-  require_all(w, seen, kStepFields);
-  if (s.end_ns < s.start_ns) w.fail("end_ns is before start_ns");
+  if (!has_ops) w.fail("'ops' is not an array");
+  require_all(w, seen, rank_fields::kStep);
+  check_record(w, rank_fields::kStep, s);
   return s;
 }
 }  // namespace
@@ -313,47 +237,37 @@ RankTimeline parse_document(const simdjson::padded_string_view text, const std::
     sj::object top;
     if (doc.get_object().get(top)) throw Error(source + ": top level is not a JSON object");
     RankTimeline t;
-    unsigned seen = 0;
+    unsigned seen = 0;  // the header table's fields
+    bool schema = false, version = false, steps_read = false;
     for (auto field : top) {
       std::string_view key = field.unescaped_key();
       sj::value v = field.value();
       if (key == "schema") {
-        const std::string_view schema = get_str(w, key, v);
-        if (schema != kRankSchema) {
-          w.fail("schema is '" + std::string(schema) + "', expected '" + kRankSchema + "'");
+        const std::string_view name = get_str(w, key, v);
+        if (name != kRankSchema) {
+          w.fail("schema is '" + std::string(name) + "', expected '" + kRankSchema + "'");
         }
-        seen |= 1u << 0;
+        schema = true;
       } else if (key == "version") {
-        const int version = get_int(w, key, v);
-        if (version != kRankSchemaVersion) {
-          w.fail("schema version " + std::to_string(version) + " is not supported " +
+        const int number = get_int(w, key, v);
+        if (number != kRankSchemaVersion) {
+          w.fail("schema version " + std::to_string(number) + " is not supported " +
                  "(this commprof reads version " + std::to_string(kRankSchemaVersion) + ")");
         }
-        seen |= 1u << 1;
-      } else if (key == "rank") {
-        t.rank = get_int(w, key, v), seen |= 1u << 2;
-      } else if (key == "world_size") {
-        t.world_size = get_int(w, key, v), seen |= 1u << 3;
-      } else if (key == "local_rank") {
-        t.local_rank = get_int(w, key, v), seen |= 1u << 4;
-      } else if (key == "host") {
-        t.host = get_str(w, key, v), seen |= 1u << 5;
-      } else if (key == "device") {
-        t.device = get_str(w, key, v), seen |= 1u << 6;
-      } else if (key == "backend") {
-        t.backend = get_str(w, key, v), seen |= 1u << 7;
-      } else if (key == "clock_offset_ns") {
-        t.clock_offset_ns = get_time(w, key, v), seen |= 1u << 8;
+        version = true;
       } else if (key == "config") {
         sj::object config;
         std::string_view raw;
         if (v.get_object().get(config) || config.raw_json().get(raw)) {
           w.fail("field 'config' is not an object");
         }
-        t.config_json = std::string(raw);
-        check_config(w, t.config_json);
+        try {
+          t.config = JsonObject::parse(raw);
+        } catch (const Error&) {
+          w.fail("field 'config' is not valid JSON");
+        }
       } else if (key == "steps") {
-        if ((seen & 3u) != 3u) w.fail("'schema' and 'version' must come before 'steps'");
+        if (!schema || !version) w.fail("'schema' and 'version' must come before 'steps'");
         sj::array steps;
         if (v.get_array().get(steps)) w.fail("'steps' is not an array");
         for (auto element : steps) {
@@ -363,11 +277,15 @@ RankTimeline parse_document(const simdjson::padded_string_view text, const std::
           t.steps.push_back(parse_step(w, so));
         }
         w.step = -1;
-        seen |= 1u << 9;
+        steps_read = true;
+      } else {
+        read_field(w, rank_fields::kHeader, key, v, t, seen);
       }
     }
-    if ((seen & (1u << 9)) == 0) w.fail("'steps' is not an array");
-    require_all(w, seen, kTopFields);
+    if (!steps_read) w.fail("'steps' is not an array");
+    if (!schema) w.fail("missing field 'schema'");
+    if (!version) w.fail("missing field 'version'");
+    require_all(w, seen, rank_fields::kHeader);
     if (t.rank < 0 || t.world_size < 1 || t.rank >= t.world_size) {
       throw Error(source + ": rank " + std::to_string(t.rank) + " is not within world_size " +
                   std::to_string(t.world_size));
@@ -383,6 +301,57 @@ RankTimeline parse_document(const simdjson::padded_string_view text, const std::
       at = " (at or near the end of the text)";
     }
     throw Error(w.str() + ": not valid JSON" + at + ": " + e.what());
+  }
+}
+
+namespace {
+
+// Where the last line of `text` starts (a final newline is not a line of its own); none when the
+// text is one line.
+std::optional<std::size_t> last_line_start(std::string_view text) {
+  std::size_t end = text.size();
+  if (end > 0 && text[end - 1] == '\n') --end;
+  if (end == 0) return std::nullopt;
+  const std::size_t newline = text.rfind('\n', end - 1);
+  if (newline == std::string_view::npos) return std::nullopt;
+  return newline + 1;
+}
+
+}  // namespace
+
+RankTimeline parse_or_recover(const simdjson::padded_string_view text, const std::string& source) {
+  try {
+    return parse_document(text, source);
+  } catch (const Error&) {
+    const std::exception_ptr original = std::current_exception();
+    const std::string_view all(text);
+    // `kept` closed as the writer closes the file, or nothing when that is not a valid file.
+    auto closed = [&](std::string_view kept) -> std::optional<RankTimeline> {
+      try {
+        return parse_document(
+            simdjson::padded_string(std::string(kept) + std::string(kRankFileEnd)), source);
+      } catch (const Error&) {
+        return std::nullopt;
+      }
+    };
+    // The writer stopped after a step's line, before the end: every step is whole.
+    if (!all.empty() && all.back() == '\n') {
+      if (std::optional<RankTimeline> t = closed(all)) {
+        log::warn(source + ": it ends without its closing ']}' (the writer stopped after its " +
+                  "last step); read its " + std::to_string(t->steps.size()) + " steps");
+        return std::move(*t);
+      }
+    }
+    // The writer stopped within a step's line: the steps before it are whole.
+    if (const std::optional<std::size_t> cut = last_line_start(all)) {
+      if (std::optional<RankTimeline> t = closed(all.substr(0, *cut))) {
+        log::warn(source + ": its last line is a torn step record (the writer stopped while " +
+                  "appending it); dropped it (" + std::to_string(all.size() - *cut) +
+                  " bytes), read the " + std::to_string(t->steps.size()) + " steps before it");
+        return std::move(*t);
+      }
+    }
+    std::rethrow_exception(original);
   }
 }
 
@@ -402,7 +371,7 @@ void check_reader_cpu(const std::string& path) {
 
 RankTimeline parse_rank_json(const std::string& text, const std::string& source) {
   const simdjson::padded_string padded(text);
-  return detail::parse_document(padded, source);
+  return detail::parse_or_recover(padded, source);
 }
 
 RankTimeline read_rank_file(const std::string& path) {
@@ -411,7 +380,7 @@ RankTimeline read_rank_file(const std::string& path) {
   if (simdjson::padded_string::load(path).get(text)) {
     throw Error("cannot read '" + path + "': " + std::strerror(errno));
   }
-  return detail::parse_document(text, path);
+  return detail::parse_or_recover(text, path);
 }
 
 }  // namespace commprof

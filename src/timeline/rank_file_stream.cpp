@@ -17,6 +17,7 @@
 #include <limits>
 
 #include "src/core/errors.hpp"
+#include "src/timeline/rank_fields.hpp"
 #include "src/timeline/rank_file.hpp"
 #include "src/timeline/rank_file_detail.hpp"
 
@@ -53,8 +54,8 @@ class Reader {
 
   bool document() {
     RankTimeline t;
-    unsigned seen = 0;
-    bool steps_done = false;
+    unsigned seen = 0;  // the header table's fields
+    bool schema = false, version = false, steps_done = false;
     if (!lit('{')) return false;
     do {
       if (steps_done) return false;  // fields after "steps": let parse_document decide
@@ -63,37 +64,24 @@ class Reader {
       bool ok = true;
       if (is(k, "schema")) {
         std::string_view v;
-        ok = str(v) && is(v, "commprof.rank"), seen |= 1u << 0;
+        ok = str(v) && v == kRankSchema, schema = true;
       } else if (is(k, "version")) {
         std::int64_t v = 0;
-        ok = i64(v) && v == kRankSchemaVersion, seen |= 1u << 1;
-      } else if (is(k, "rank")) {
-        ok = int32(t.rank), seen |= 1u << 2;
-      } else if (is(k, "world_size")) {
-        ok = int32(t.world_size), seen |= 1u << 3;
-      } else if (is(k, "local_rank")) {
-        ok = int32(t.local_rank), seen |= 1u << 4;
-      } else if (is(k, "host")) {
-        ok = string(t.host), seen |= 1u << 5;
-      } else if (is(k, "device")) {
-        ok = string(t.device), seen |= 1u << 6;
-      } else if (is(k, "backend")) {
-        ok = string(t.backend), seen |= 1u << 7;
-      } else if (is(k, "clock_offset_ns")) {
-        ok = i64(t.clock_offset_ns), seen |= 1u << 8;
+        ok = i64(v) && v == kRankSchemaVersion, version = true;
       } else if (is(k, "config")) {
         const char* start = p_;
         ok = p_ < end_ && *p_ == '{' && skip_value(0);
-        if (ok) t.config_json.assign(start, static_cast<std::size_t>(p_ - start));
+        if (ok) ok = config(std::string_view(start, static_cast<std::size_t>(p_ - start)), t);
       } else if (is(k, "steps")) {
         // The sink needs the header first; every header field, valid, before "steps".
-        if (seen != 0x1ffu || t.rank < 0 || t.world_size < 1 || t.rank >= t.world_size) {
+        if (!schema || !version || seen != all_of(rank_fields::kHeader) || t.rank < 0 ||
+            t.world_size < 1 || t.rank >= t.world_size) {
           return false;
         }
         sink_.header(t);
         ok = steps();
         steps_done = true;
-      } else {
+      } else if (!fields_value(rank_fields::kHeader, k, t, seen, ok)) {
         ok = skip_value(0);
       }
       if (!ok) return false;
@@ -285,11 +273,14 @@ class Reader {
     }
   }
 
+  // One step to a line, as write_rank_json puts them: a newline may follow "[" and each step.
   bool steps() {
     if (!lit('[')) return false;
+    lit('\n');
     if (lit(']')) return true;
     do {
       if (!step()) return false;
+      lit('\n');
     } while (lit(','));
     return lit(']');
   }
@@ -297,28 +288,24 @@ class Reader {
   bool step() {
     StepView s;
     unsigned seen = 0;
+    bool has_ops = false;
     if (!lit('{')) return false;
     do {
       std::string_view k;
       if (!str(k) || !lit(':')) return false;
       bool ok = true;
-      if (is(k, "index")) {
-        ok = int32(s.index), seen |= 1u << 0;
-      } else if (is(k, "warmup")) {
-        ok = boolean(s.warmup), seen |= 1u << 1;
-      } else if (is(k, "start_ns")) {
-        ok = i64(s.start_ns), seen |= 1u << 2;
-      } else if (is(k, "end_ns")) {
-        ok = i64(s.end_ns), seen |= 1u << 3;
-      } else if (is(k, "ops")) {
-        if ((seen & (1u << 4)) != 0) return false;  // a second "ops" appends in parse_step
-        ok = ops(), seen |= 1u << 4;
-      } else {
+      if (is(k, "ops")) {
+        if (has_ops) return false;  // a second "ops" appends in parse_step
+        ok = ops(), has_ops = true;
+      } else if (!fields_value(rank_fields::kStep, k, s, seen, ok)) {
         ok = skip_value(0);
       }
       if (!ok) return false;
     } while (lit(','));
-    if (!lit('}') || seen != 0x1fu || s.end_ns < s.start_ns) return false;
+    if (!lit('}') || !has_ops || seen != all_of(rank_fields::kStep) ||
+        !rank_fields::record_valid(rank_fields::kStep, s)) {
+      return false;
+    }
     s.ops = &ops_;
     sink_.step(s);
     return true;
@@ -343,75 +330,50 @@ class Reader {
       std::string_view k;
       if (!str(k) || !lit(':')) return false;
       bool ok = true;
-      switch (k.size()) {
-        case 4:
-          if (is(k, "name")) {
-            ok = str(o.name), seen |= 1u << 0;
-          } else if (is(k, "comm")) {
-            ok = str(o.comm), seen |= 1u << 4;
-          } else {
-            ok = skip_value(0);
-          }
-          break;
-        case 8:
-          if (is(k, "category")) {
-            std::string_view c;
-            ok = str(c), seen |= 1u << 1;
-            const std::optional<Category> known = category_from_name(c);
-            if (!known) return false;
-            o.category = *known;
-          } else if (is(k, "start_ns")) {
-            ok = i64(o.start_ns), seen |= 1u << 9;
-          } else {
-            ok = skip_value(0);
-          }
-          break;
-        case 6:
-          if (is(k, "stream")) {
-            ok = str(o.stream), seen |= 1u << 2;
-          } else if (is(k, "end_ns")) {
-            ok = i64(o.end_ns), seen |= 1u << 10;
-          } else {
-            ok = skip_value(0);
-          }
-          break;
-        case 10:
-          if (is(k, "collective")) {
-            ok = str(o.collective), seen |= 1u << 3;
-          } else {
-            ok = skip_value(0);
-          }
-          break;
-        case 9:
-          if (is(k, "comm_size")) {
-            ok = int32(o.comm_size), seen |= 1u << 5;
-          } else {
-            ok = skip_value(0);
-          }
-          break;
-        case 3:
-          if (is(k, "seq")) {
-            ok = i64(o.seq), seen |= 1u << 6;
-          } else {
-            ok = skip_value(0);
-          }
-          break;
-        case 5:
-          if (is(k, "bytes")) {
-            ok = u64(o.bytes), seen |= 1u << 7;
-          } else if (is(k, "flops")) {
-            ok = f64(o.flops), seen |= 1u << 8;
-          } else {
-            ok = skip_value(0);
-          }
-          break;
-        default:
-          ok = skip_value(0);
-      }
+      if (!fields_value(rank_fields::kOp, k, o, seen, ok)) ok = skip_value(0);
       if (!ok) return false;
     } while (lit(','));
-    return lit('}') && seen == 0x7ffu && o.end_ns >= o.start_ns && o.flops >= 0.0 &&
-           o.comm_size >= 0;
+    return lit('}') && seen == all_of(rank_fields::kOp) &&
+           rank_fields::record_valid(rank_fields::kOp, o);
+  }
+
+  // The field `k` of `table`: its value read into `r` (`ok` false when it is not valid) and
+  // marked in `seen`. False when `table` has no such field.
+  template <class Table, class R>
+  bool fields_value(const Table& table, std::string_view k, R& r, unsigned& seen, bool& ok) {
+    return rank_fields::find(table, k, [&](const auto& f, std::size_t i) {
+      ok = value(r.*(f.view));
+      seen |= 1u << i;
+    });
+  }
+  template <class Table>
+  static constexpr unsigned all_of(const Table&) {
+    return (1u << rank_fields::kCount<Table>)-1;
+  }
+  // A value of the member's type. Integers have at most 18 digits here, so every one is also a
+  // valid time (rank_fields::Check::kTime) without a further check.
+  bool value(std::string_view& out) { return str(out); }
+  bool value(std::string& out) { return string(out); }
+  bool value(std::int64_t& out) { return i64(out); }
+  bool value(std::uint64_t& out) { return u64(out); }
+  bool value(int& out) { return int32(out); }
+  bool value(double& out) { return f64(out); }
+  bool value(bool& out) { return boolean(out); }
+  bool value(Category& out) {
+    std::string_view name;
+    if (!str(name)) return false;
+    const std::optional<Category> known = category_from_name(name);
+    if (known) out = *known;
+    return known.has_value();
+  }
+  // The configuration, parsed as the complete reader does (so both refuse the same texts).
+  static bool config(std::string_view raw, RankTimeline& t) {
+    try {
+      t.config = JsonObject::parse(raw);
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
   }
 };
 
@@ -423,48 +385,25 @@ bool detail::read_compact(const char* begin, const char* end, RankStepSink& sink
 }
 
 std::vector<OpView> op_views(const StepRecord& step) {
-  std::vector<OpView> views;
-  views.reserve(step.ops.size());
-  for (const OpRecord& op : step.ops) {
-    OpView v;
-    v.name = op.name;
-    v.stream = op.stream;
-    v.collective = op.collective;
-    v.comm = op.comm;
-    v.category = op.category;
-    v.comm_size = op.comm_size;
-    v.seq = op.seq;
-    v.bytes = op.bytes;
-    v.flops = op.flops;
-    v.start_ns = op.start_ns;
-    v.end_ns = op.end_ns;
-    views.push_back(v);
+  std::vector<OpView> views(step.ops.size());
+  for (std::size_t i = 0; i < step.ops.size(); ++i) {
+    rank_fields::for_each(rank_fields::kOp, [&](const auto& f, std::size_t) {
+      views[i].*(f.view) = step.ops[i].*(f.record);
+    });
   }
   return views;
 }
 
 StepRecord to_step_record(const StepView& view) {
   StepRecord s;
-  s.index = view.index;
-  s.warmup = view.warmup;
-  s.start_ns = view.start_ns;
-  s.end_ns = view.end_ns;
+  rank_fields::for_each(rank_fields::kStep,
+                        [&](const auto& f, std::size_t) { s.*(f.record) = view.*(f.view); });
   if (view.ops == nullptr) return s;
-  s.ops.reserve(view.ops->size());
-  for (const OpView& v : *view.ops) {
-    OpRecord op;
-    op.name = std::string(v.name);
-    op.stream = std::string(v.stream);
-    op.collective = std::string(v.collective);
-    op.comm = std::string(v.comm);
-    op.category = v.category;
-    op.comm_size = v.comm_size;
-    op.seq = v.seq;
-    op.bytes = v.bytes;
-    op.flops = v.flops;
-    op.start_ns = v.start_ns;
-    op.end_ns = v.end_ns;
-    s.ops.push_back(std::move(op));
+  s.ops.resize(view.ops->size());
+  for (std::size_t i = 0; i < s.ops.size(); ++i) {
+    rank_fields::for_each(rank_fields::kOp, [&](const auto& f, std::size_t) {
+      s.ops[i].*(f.record) = (*view.ops)[i].*(f.view);
+    });
   }
   return s;
 }
@@ -553,7 +492,7 @@ void stream_rank_file(const std::string& path, RankStepSink& sink) {
     return;
   }
   sink.restart();
-  send_timeline(detail::parse_document(text, path), sink);
+  send_timeline(detail::parse_or_recover(text, path), sink);
 }
 
 void send_timeline(RankTimeline timeline, RankStepSink& sink) {
@@ -563,10 +502,8 @@ void send_timeline(RankTimeline timeline, RankStepSink& sink) {
   for (const StepRecord& s : steps) {
     const std::vector<OpView> views = op_views(s);
     StepView v;
-    v.index = s.index;
-    v.warmup = s.warmup;
-    v.start_ns = s.start_ns;
-    v.end_ns = s.end_ns;
+    rank_fields::for_each(rank_fields::kStep,
+                          [&](const auto& f, std::size_t) { v.*(f.view) = s.*(f.record); });
     v.ops = &views;
     sink.step(v);
   }

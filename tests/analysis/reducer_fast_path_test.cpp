@@ -117,15 +117,17 @@ TEST(ReducerFastPath, FilesNotInCompactFormAreReadTheOtherWay) {
 TEST(ReducerFastPath, BrokenFilesGiveTheSameProblemsAndContributeNothing) {
   const std::string dir = fresh_dir("fast_path_broken");
   SyntheticSpec spec = spec16();
-  spec.world_size = 6;
+  spec.world_size = 7;
   std::vector<std::string> files = write_run(dir, spec);
   std::ostringstream os;
   write_rank_json(os, make_synthetic_rank(spec, 1));
   const std::string text = os.str();
+  const std::size_t last_line = text.rfind('\n', text.size() - 2) + 1;
   auto damage = [&](int rank, const std::string& from, const std::string& to) {
     std::string t = text;
     const std::size_t at = t.find(from, t.size() / 2);  // deep inside the steps
     ASSERT_NE(at, std::string::npos) << from;
+    ASSERT_LT(at, last_line) << "damage in the last line would read as a torn record";
     t.replace(at, from.size(), to);
     std::ofstream(files[static_cast<std::size_t>(rank)]) << t;
   };
@@ -133,9 +135,17 @@ TEST(ReducerFastPath, BrokenFilesGiveTheSameProblemsAndContributeNothing) {
   damage(2, "\"end_ns\":", "\"end_ns\":-");
   damage(3, "\"seq\":", "\"seq\":1.5,\"x\":");
   damage(4, "\"start_ns\":", "");
-  { std::ofstream(files[5]) << text.substr(0, text.size() / 2); }  // truncated
-  files.push_back(files[0]);                                       // a second rank 0
-  files.push_back(dir + "/rank-99.json");                          // missing
+  { std::ofstream(files[5]) << text.substr(0, text.find('\n') / 2); }  // cut in the header
+  {
+    // Cut in its last step's line, as a rank killed while appending leaves it: read (with a
+    // warning) without that step, on both paths alike.
+    std::ostringstream torn;
+    write_rank_json(torn, make_synthetic_rank(spec, 6));
+    const std::string t = torn.str();
+    std::ofstream(files[6]) << t.substr(0, t.size() - 100);
+  }
+  files.push_back(files[0]);               // a second rank 0
+  files.push_back(dir + "/rank-99.json");  // missing
   const Report fast = reduce_rank_files(files, {});
   const Report whole = reduce_whole(files, {});
   ASSERT_EQ(fast.problems.size(), 7u);
@@ -144,7 +154,9 @@ TEST(ReducerFastPath, BrokenFilesGiveTheSameProblemsAndContributeNothing) {
     EXPECT_EQ(fast.problems[i].message, whole.problems[i].message);
   }
   EXPECT_THAT(fast.problems[0].message, ::testing::HasSubstr("steps["));
-  EXPECT_EQ(fast.ranks.size(), 1u);
+  ASSERT_EQ(fast.ranks.size(), 2u);
+  EXPECT_EQ(fast.ranks[1].rank, 6);
+  EXPECT_EQ(fast.ranks[1].steps + 1, fast.ranks[0].steps);
   EXPECT_EQ(all_formats(fast), all_formats(whole));
 }
 

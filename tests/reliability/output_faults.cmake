@@ -6,7 +6,7 @@
 set(faults ${COMMPROF_TEST_OUT}/output_faults)
 file(MAKE_DIRECTORY ${faults})
 
-# RLIMIT_FSIZE on rank 2 (what `ulimit -f` sets): its rank file is rewritten after every step and
+# RLIMIT_FSIZE on rank 2 (what `ulimit -f` sets): each step is appended to its rank file, which
 # grows ~16 KB a step (tiny dp model, one micro-batch), so 40,000 bytes let steps 1 and 2 through
 # and stop the third with EFBIG (commprof ignores SIGXFSZ, which would kill it without a word). Rank 2 names
 # the file, the job ends (exit 1), and its file of two steps stays whole beside the others'.
@@ -14,7 +14,7 @@ file(MAKE_DIRECTORY ${faults})
 # the ranks talk TCP over loopback here.
 commprof_add_mpi_test(NAME run_file_size_limit_np4 NPROCS 4 LABELS reliability
   WRAPPER ${CHECK_RUN} --rm ${faults}/fsize --exit 1
-    --count "^.rank 2 [^ ]+. error: cannot write '.*/fsize/rank-2\\.json': File too large. the previous '.*/fsize/rank-2\\.json', if any, is unchanged$" 1
+    --count "^.rank 2 [^ ]+. error: cannot write '.*/fsize/rank-2\\.json': File too large. its earlier steps are kept$" 1
     --no-match "signal 25|File size limit exceeded" --
   COMMAND sh ${COMMPROF_TESTS_DIR}/tools/fsize_limit_on_rank.sh 2 40000
           $<TARGET_FILE:commprof> run --backend host --workload dp --micro-batches 1 --steps 6

@@ -41,8 +41,8 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
     EXPECT_EQ(t.backend, "host");
     const std::string timing = env("COMMPROF_RUN_OP_TIMING");
     if (!timing.empty()) {
-      EXPECT_NE(t.config_json.find("\"op_timing\":\"" + timing + "\""), std::string::npos)
-          << "rank " << r << " config: " << t.config_json;
+      EXPECT_NE(t.config.dump().find("\"op_timing\":\"" + timing + "\""), std::string::npos)
+          << "rank " << r << " config: " << t.config.dump();
     }
     // COMMPROF_RUN_STEPS=-1: a run stopped early; every rank must have stopped at the same step.
     static std::size_t first_count = t.steps.size();

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "src/timeline/rank_fields.hpp"
+
 namespace commprof::fuzz {
 namespace {
 
@@ -23,46 +25,44 @@ bool differ(std::ostringstream& out, const std::string& where, double x, double 
 bool differ(std::ostringstream& out, const std::string& where, Category x, Category y) {
   return differ(out, where, static_cast<int>(x), static_cast<int>(y));
 }
+bool differ(std::ostringstream& out, const std::string& where, const JsonObject& x,
+            const JsonObject& y) {
+  if (x == y) return false;
+  out << where << ": " << x.dump() << " vs " << y.dump();
+  return true;
+}
+
+// Every field of `table` in `a` and `b`; true at the first that differs.
+template <class Table, class R>
+bool fields_differ(std::ostringstream& out, const std::string& where, const Table& table,
+                   const R& a, const R& b) {
+  bool found = false;
+  rank_fields::for_each(table, [&](const auto& f, std::size_t) {
+    found = found || differ(out, where + std::string(f.key), a.*(f.record), b.*(f.record));
+  });
+  return found;
+}
 
 }  // namespace
 
-std::string timeline_diff(const RankTimeline& a, const RankTimeline& b, bool with_config) {
+std::string timeline_diff(const RankTimeline& a, const RankTimeline& b) {
   std::ostringstream out;
-  if (differ(out, "rank", a.rank, b.rank) ||
-      differ(out, "world_size", a.world_size, b.world_size) ||
-      differ(out, "local_rank", a.local_rank, b.local_rank) ||
-      differ(out, "host", a.host, b.host) || differ(out, "device", a.device, b.device) ||
-      differ(out, "backend", a.backend, b.backend) ||
-      differ(out, "clock_offset_ns", a.clock_offset_ns, b.clock_offset_ns) ||
-      (with_config && differ(out, "config", a.config_json, b.config_json)) ||
+  if (fields_differ(out, "", rank_fields::kHeader, a, b) ||
+      differ(out, "config", a.config, b.config) ||
       differ(out, "steps.size()", a.steps.size(), b.steps.size())) {
     return out.str();
   }
   for (std::size_t i = 0; i < a.steps.size(); ++i) {
     const StepRecord& s = a.steps[i];
     const StepRecord& t = b.steps[i];
-    const std::string w = "steps[" + std::to_string(i) + "]";
-    if (differ(out, w + ".index", s.index, t.index) ||
-        differ(out, w + ".warmup", s.warmup, t.warmup) ||
-        differ(out, w + ".start_ns", s.start_ns, t.start_ns) ||
-        differ(out, w + ".end_ns", s.end_ns, t.end_ns) ||
-        differ(out, w + ".ops.size()", s.ops.size(), t.ops.size())) {
+    const std::string w = "steps[" + std::to_string(i) + "].";
+    if (fields_differ(out, w, rank_fields::kStep, s, t) ||
+        differ(out, w + "ops.size()", s.ops.size(), t.ops.size())) {
       return out.str();
     }
     for (std::size_t j = 0; j < s.ops.size(); ++j) {
-      const OpRecord& o = s.ops[j];
-      const OpRecord& p = t.ops[j];
-      const std::string v = w + ".ops[" + std::to_string(j) + "]";
-      if (differ(out, v + ".name", o.name, p.name) ||
-          differ(out, v + ".category", o.category, p.category) ||
-          differ(out, v + ".stream", o.stream, p.stream) ||
-          differ(out, v + ".collective", o.collective, p.collective) ||
-          differ(out, v + ".comm", o.comm, p.comm) ||
-          differ(out, v + ".comm_size", o.comm_size, p.comm_size) ||
-          differ(out, v + ".seq", o.seq, p.seq) || differ(out, v + ".bytes", o.bytes, p.bytes) ||
-          differ(out, v + ".flops", o.flops, p.flops) ||
-          differ(out, v + ".start_ns", o.start_ns, p.start_ns) ||
-          differ(out, v + ".end_ns", o.end_ns, p.end_ns)) {
+      if (fields_differ(out, w + "ops[" + std::to_string(j) + "].", rank_fields::kOp, s.ops[j],
+                        t.ops[j])) {
         return out.str();
       }
     }

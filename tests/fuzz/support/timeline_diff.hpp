@@ -9,8 +9,9 @@
 
 namespace commprof::fuzz {
 
-/// "" when `a` and `b` are equal in every field (config_json only when `with_config`: the writer
-/// normalises it); else where they first differ, e.g. "steps[2].ops[0].end_ns: 5 vs 7".
-std::string timeline_diff(const RankTimeline& a, const RankTimeline& b, bool with_config);
+/// "" when `a` and `b` are equal in every field of the rank file's tables (rank_fields.hpp) and in
+/// their configurations (as JSON values); else where they first differ, e.g.
+/// "steps[2].ops[0].end_ns: 5 vs 7".
+std::string timeline_diff(const RankTimeline& a, const RankTimeline& b);
 
 }  // namespace commprof::fuzz

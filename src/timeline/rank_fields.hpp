@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+// The fields of a rank file (schema commprof.rank), each named once: its key, the member that
+// holds it in the record and in the view the streaming reader hands out, and what a reader checks
+// beyond its type. The writer, both readers, the record/view conversions and the fuzz targets'
+// differ all walk these tables, so a new field is one line here and one member in op_record.hpp
+// and rank_file.hpp. (schema, version, config, units, steps and ops are structure, not fields:
+// the writer and the readers handle them by name.)
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "src/timeline/op_record.hpp"
+#include "src/timeline/rank_file.hpp"
+
+namespace commprof::rank_fields {
+
+/// What a reader checks of a value beyond its type.
+enum class Check {
+  kNone,
+  kTime,         ///< within [-kMaxTimeNs, kMaxTimeNs]
+  kNonNegative,  ///< not below zero (and, for a number, not NaN); checked once the record is read
+};
+
+/// One field: its key in the file, its member in the record and in the view.
+template <class Record, class RecordValue, class View, class ViewValue>
+struct Field {
+  using record_type = Record;
+  using view_type = View;
+  std::string_view key;
+  RecordValue Record::*record;
+  ViewValue View::*view;
+  Check check;
+};
+
+template <class R, class RV, class V, class VV>
+constexpr Field<R, RV, V, VV> field(std::string_view key, RV R::*record, VV V::*view,
+                                    Check check = Check::kNone) {
+  return {key, record, view, check};
+}
+
+/// Every field of the header but the structural ones, in the order the writer writes them (and
+/// the streaming reader expects: all of them before "steps"). The record is its own view.
+inline constexpr auto kHeader =
+    std::make_tuple(field("rank", &RankTimeline::rank, &RankTimeline::rank),
+                    field("world_size", &RankTimeline::world_size, &RankTimeline::world_size),
+                    field("local_rank", &RankTimeline::local_rank, &RankTimeline::local_rank),
+                    field("host", &RankTimeline::host, &RankTimeline::host),
+                    field("device", &RankTimeline::device, &RankTimeline::device),
+                    field("backend", &RankTimeline::backend, &RankTimeline::backend),
+                    field("clock_offset_ns", &RankTimeline::clock_offset_ns,
+                          &RankTimeline::clock_offset_ns, Check::kTime));
+
+/// A step's fields but "ops" (written last).
+inline constexpr auto kStep =
+    std::make_tuple(field("index", &StepRecord::index, &StepView::index),
+                    field("warmup", &StepRecord::warmup, &StepView::warmup),
+                    field("start_ns", &StepRecord::start_ns, &StepView::start_ns, Check::kTime),
+                    field("end_ns", &StepRecord::end_ns, &StepView::end_ns, Check::kTime));
+
+/// An op's fields.
+inline constexpr auto kOp = std::make_tuple(
+    field("name", &OpRecord::name, &OpView::name),
+    field("category", &OpRecord::category, &OpView::category),
+    field("stream", &OpRecord::stream, &OpView::stream),
+    field("collective", &OpRecord::collective, &OpView::collective),
+    field("comm", &OpRecord::comm, &OpView::comm),
+    field("comm_size", &OpRecord::comm_size, &OpView::comm_size, Check::kNonNegative),
+    field("seq", &OpRecord::seq, &OpView::seq), field("bytes", &OpRecord::bytes, &OpView::bytes),
+    field("flops", &OpRecord::flops, &OpView::flops, Check::kNonNegative),
+    field("start_ns", &OpRecord::start_ns, &OpView::start_ns, Check::kTime),
+    field("end_ns", &OpRecord::end_ns, &OpView::end_ns, Check::kTime));
+
+template <class Table>
+inline constexpr std::size_t kCount = std::tuple_size_v<Table>;
+
+namespace detail {
+template <class Table, class F, std::size_t... I>
+constexpr void for_each(const Table& table, F& f, std::index_sequence<I...>) {
+  (f(std::get<I>(table), I), ...);
+}
+// Byte by byte rather than through memcmp: keys are a few bytes, and the compiler unrolls this
+// against the table's constant keys (the streaming reader compares every key of every op).
+inline constexpr bool same_key(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+template <class Table, class F, std::size_t... I>
+bool find(const Table& table, std::string_view key, F& f, std::index_sequence<I...>) {
+  return ((same_key(std::get<I>(table).key, key) && (f(std::get<I>(table), I), true)) || ...);
+}
+}  // namespace detail
+
+/// Calls f(field, index) for every field of `table`, in order.
+template <class Table, class F>
+constexpr void for_each(const Table& table, F&& f) {
+  detail::for_each(table, f, std::make_index_sequence<std::tuple_size_v<Table>>{});
+}
+
+/// Calls f(field, index) for the field of `table` whose key is `key` and returns true; false
+/// when no field has that key (a field of a later writer: readers skip it).
+template <class Table, class F>
+bool find(const Table& table, std::string_view key, F&& f) {
+  return detail::find(table, key, f, std::make_index_sequence<std::tuple_size_v<Table>>{});
+}
+
+/// `f`'s value in `r`, a record or a view.
+template <class R, class F>
+constexpr const auto& value_in(const R& r, const F& f) {
+  if constexpr (std::is_same_v<R, typename F::record_type>) {
+    return r.*(f.record);
+  } else {
+    return r.*(f.view);
+  }
+}
+
+/// The checks a whole record (or view) must pass once every field is read, in one place for both
+/// readers: nothing marked kNonNegative below zero, no end before its start. Returns "" when it
+/// passes, else the problem ("end_ns is before start_ns").
+template <class Table, class R>
+std::string record_problem(const Table& table, const R& r) {
+  if (r.end_ns < r.start_ns) return "end_ns is before start_ns";
+  std::string problem;
+  for_each(table, [&](const auto& f, std::size_t) {
+    if (!problem.empty() || f.check != Check::kNonNegative) return;
+    const auto& v = value_in(r, f);
+    using V = std::decay_t<decltype(v)>;
+    if constexpr (std::is_floating_point_v<V>) {
+      if (!(v >= 0)) problem = std::string(f.key) + " is negative or not a number";
+    } else if constexpr (std::is_signed_v<V>) {
+      if (v < 0) problem = std::string(f.key) + " is negative";
+    }
+  });
+  return problem;
+}
+
+/// record_problem's verdict alone, without building a message: the streaming reader's hot path.
+template <class Table, class R>
+bool record_valid(const Table& table, const R& r) {
+  bool ok = r.end_ns >= r.start_ns;
+  for_each(table, [&](const auto& f, std::size_t) {
+    if (f.check != Check::kNonNegative) return;
+    const auto& v = value_in(r, f);
+    if constexpr (std::is_signed_v<std::decay_t<decltype(v)>>) ok = ok && v >= 0;
+  });
+  return ok;
+}
+
+}  // namespace commprof::rank_fields
