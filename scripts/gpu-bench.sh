@@ -31,6 +31,13 @@
 #              `nsys recipe nccl_gpu_overlap_trace`, and refusing --op-timing activity (exit 2);
 #              a step-timed dp job under nsys between two activity-timed jobs, compared
 #              (scripts/compare-reports.py), with the recipe's wall time against import-nsys'
+#   fidelity   commprof's mock step against PyTorch's real step of the same shapes on one GPU
+#              (issue #15): for each preset of FIDELITY_PRESETS (default "gpt-1.3b gpt-7b
+#              llama-8b"; layers from FIDELITY_LAYERS, default 24, 8, 4, the same for both
+#              tools), scripts/fidelity/torch_step.py then `commprof run --workload dp
+#              --op-timing activity` on 1 rank, compared by scripts/fidelity/compare.py; first
+#              `commprof gemm` against torch's 8192^3 matmul of randn (and ones) operands.
+#              Needs python3 with torch (PYTHON, default python3)
 #   multi      NP=4 or NP=8 (required): bench allreduce, allgather, reducescatter on NP ranks,
 #              then gpt-1.3b workloads with their reports: NP=4: dp4, tp2 x dp2, tp2 x pp2 (1f1b),
 #              pp4 (1f1b, gpipe); NP=8: tp2 x pp2 x dp2, tp8, dp8, pp8 (1f1b, gpipe)
@@ -45,7 +52,7 @@
 # shellcheck source-path=SCRIPTDIR disable=SC2317  # the phase_* functions are called by name
 set -uo pipefail
 
-PHASES=(tests sweep anchors workloads timing nsys multi)
+PHASES=(tests sweep anchors workloads timing nsys fidelity multi)
 usage() {
   echo "usage: scripts/gpu-bench.sh PHASE...   (PHASE: ${PHASES[*]}; see the comment at the top)" >&2
 }
@@ -412,6 +419,42 @@ phase_nsys() {
   nsys_13b
   say "gpt-1.3b dp: a step-timed job under nsys against activity-timed jobs"
   nsys_like_for_like
+}
+
+# ---------------------------------------------------------------------------------------------
+phase_fidelity() {
+  need_commprof || return
+  local py=${PYTHON:-python3} fid="$COMMPROF_ROOT/scripts/fidelity"
+  if ! "$py" -c 'import torch; assert torch.cuda.is_available()' >>"$LOG" 2>&1; then
+    say "FAILED: $py has no torch with CUDA (set PYTHON)"
+    PHASE_RC=1
+    return
+  fi
+  local presets layers
+  read -r -a presets <<<"${FIDELITY_PRESETS:-gpt-1.3b gpt-7b llama-8b}"
+  read -r -a layers <<<"${FIDELITY_LAYERS:-24 8 4}"
+  run_to "torch matmul 8192^3 bf16" "$PD/gemm-torch.txt" \
+    "$py" "$fid/torch_step.py" --gemm 8192 --out "$PD/gemm-torch.json"
+  run_to "commprof gemm 8192^3 bf16" "$PD/gemm-commprof.txt" \
+    "${MPIRUN_BASE[@]}" -np 1 "$COMMPROF" gemm --backend cuda --iters 50 --warmup 10
+  run_to "compare gemm" "$PD/gemm-compare.txt" "$py" "$fid/compare.py" \
+    --gemm-commprof "$PD/gemm-commprof.txt" --gemm-torch "$PD/gemm-torch.json" \
+    --json "$PD/gemm-compare.json"
+  cat "$PD/gemm-compare.txt" >>"$LOG"
+  local i p l
+  for i in "${!presets[@]}"; do
+    p=${presets[$i]}
+    l=${layers[$i]:-${layers[-1]}}
+    run_to "torch step $p, $l layers" "$PD/$p-torch.txt" \
+      "$py" "$fid/torch_step.py" --preset "$p" --layers "$l" --out "$PD/$p-torch.json" \
+      --trace "$PD/$p-torch-trace.json"
+    run_to "commprof run $p, $l layers" "$PD/$p-commprof.txt" \
+      "${MPIRUN_BASE[@]}" -np 1 "$COMMPROF" run --backend cuda --model "$p" --layers "$l" \
+      --workload dp --op-timing activity --steps 5 --warmup-steps 2 --out "$PD/$p-commprof"
+    run_to "compare $p" "$PD/$p-compare.txt" "$py" "$fid/compare.py" \
+      --commprof "$PD/$p-commprof" --torch "$PD/$p-torch.json" --json "$PD/$p-compare.json"
+    cat "$PD/$p-compare.txt" >>"$LOG"
+  done
 }
 
 # ---------------------------------------------------------------------------------------------

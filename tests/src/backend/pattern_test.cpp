@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <random>
@@ -65,6 +66,35 @@ TEST(Pattern, FillValueFollowsItsKindAndFirstIndex) {
   ExpectPattern e;
   e.constant = 4.0;
   EXPECT_EQ(expected_value(e, 17), 4.0);
+}
+
+// Compute operands: standard normal values (mean 0, variance 1, the normal's tails), different for
+// every rank and buffer, bounded, and scaled by the pattern's standard deviation.
+TEST(Pattern, NormalValuesHaveTheStatisticsOfANormal) {
+  constexpr std::uint64_t kCount = 200000;
+  double sum = 0, sum_sq = 0, max_abs = 0;
+  std::uint64_t beyond_2sd = 0;
+  for (std::uint64_t i = 0; i < kCount; ++i) {
+    const double z = normal_value(3, i, 7);
+    sum += z;
+    sum_sq += z * z;
+    max_abs = std::max(max_abs, std::abs(z));
+    beyond_2sd += std::abs(z) > 2.0;
+  }
+  const double mean = sum / kCount;
+  EXPECT_NEAR(mean, 0.0, 0.01);  // 4.5 standard errors (1 / sqrt(200000) = 0.0022)
+  EXPECT_NEAR(sum_sq / kCount - mean * mean, 1.0, 0.015);
+  EXPECT_NEAR(static_cast<double>(beyond_2sd) / kCount, 0.0455, 0.003);  // P(|z| > 2)
+  EXPECT_LT(max_abs, 8.6);
+  std::uint64_t same_across_ranks = 0, same_across_buffers = 0;
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    same_across_ranks += normal_value(0, i, 7) == normal_value(1, i, 7);
+    same_across_buffers += normal_value(0, i, 7) == normal_value(0, i, 8);
+  }
+  EXPECT_EQ(same_across_ranks, 0u);
+  EXPECT_EQ(same_across_buffers, 0u);
+  const FillPattern p = normal_fill(2, 5, 0.02);
+  EXPECT_DOUBLE_EQ(fill_value(p, 11), 0.02 * normal_value(2, 11, 5));
 }
 
 TEST(Pattern, DataOfDifferentRanksDiffersInEveryElement) {

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The reference of commprof's fidelity benchmark: a real training step of a preset's shapes in
+PyTorch, on one GPU, timed and its kernels classified.
+
+    python3 scripts/fidelity/torch_step.py --preset gpt-1.3b [--layers N] --out torch.json
+    python3 scripts/fidelity/torch_step.py --gemm 8192 --out gemm.json
+
+The model is what commprof's presets describe (workloads/model_shape.cpp), built from PyTorch's
+own modules: `layers` pre-norm decoder layers (LayerNorm, causal attention through
+F.scaled_dot_product_attention, GELU MLP for the GPT presets; RMSNorm and a SwiGLU MLP without
+biases for llama-8b), bf16 weights, `micro_batches` micro-batches of `micro_batch` x `seq` tokens
+accumulated, then a fused AdamW step. No embedding or LM head: commprof's mock step has none.
+
+Step time: CUDA events around whole steps (`--steps` after `--warmup`), mean and spread. Kernel
+time: one further step under torch.profiler, its kernels summed by class (GEMM, attention,
+optimizer, other = element-wise and reductions: norms, activations, residual adds, fills, casts)
+from the trace's own kernel records. The trace is kept (--trace) as evidence.
+"""
+import argparse
+import json
+import re
+import statistics
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# commprof's presets (workloads/model_shape.cpp): layers, hidden, heads, ffn, gated, seq, b, m.
+PRESETS = {
+    "gpt-1.3b": dict(layers=24, hidden=2048, heads=16, ffn=8192, gated=False, seq=2048, mb=1, m=4),
+    "gpt-7b": dict(layers=32, hidden=4096, heads=32, ffn=16384, gated=False, seq=2048, mb=1, m=4),
+    "llama-8b": dict(layers=32, hidden=4096, heads=32, ffn=14336, gated=True, seq=8192, mb=1, m=4),
+}
+
+
+class Attention(nn.Module):
+    def __init__(self, h, heads, bias):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(h, 3 * h, bias=bias)
+        self.out = nn.Linear(h, h, bias=bias)
+
+    def forward(self, x):
+        b, s, h = x.shape
+        q, k, v = self.qkv(x).view(b, s, 3, self.heads, h // self.heads).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.out(y.transpose(1, 2).reshape(b, s, h))
+
+
+class Mlp(nn.Module):
+    def __init__(self, h, ffn, gated):
+        super().__init__()
+        self.gated = gated
+        self.up = nn.Linear(h, 2 * ffn if gated else ffn, bias=not gated)
+        self.down = nn.Linear(ffn, h, bias=not gated)
+
+    def forward(self, x):
+        if self.gated:
+            gate, up = self.up(x).chunk(2, dim=-1)
+            return self.down(F.silu(gate) * up)
+        return self.down(F.gelu(self.up(x), approximate="tanh"))
+
+
+class Layer(nn.Module):
+    def __init__(self, p):
+        super().__init__()
+        norm = (lambda: nn.RMSNorm(p["hidden"])) if p["gated"] else (lambda: nn.LayerNorm(p["hidden"]))
+        self.norm1, self.norm2 = norm(), norm()
+        self.attn = Attention(p["hidden"], p["heads"], bias=not p["gated"])
+        self.mlp = Mlp(p["hidden"], p["ffn"], p["gated"])
+
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+def kernel_class(name):
+    n = name.lower()
+    if re.search(r"flash|fmha|attention|sdpa", n):
+        return "attention"
+    if re.search(r"adam|multi_tensor", n):
+        return "optimizer"
+    if re.search(r"gemm|cutlass|xmma|nvjet|cublas|sm90_|matmul", n):
+        return "gemm"
+    return "other"
+
+
+def run_preset(args):
+    p = dict(PRESETS[args.preset])
+    if args.layers:
+        p["layers"] = args.layers
+    torch.manual_seed(0)
+    dev = torch.device("cuda")
+    model = nn.Sequential(*[Layer(p) for _ in range(p["layers"])]).to(dev, torch.bfloat16)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
+    inputs = [torch.randn(p["mb"], p["seq"], p["hidden"], device=dev, dtype=torch.bfloat16)
+              for _ in range(p["m"])]
+
+    def step():
+        for x in inputs:
+            model(x).float().pow(2).mean().backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    for _ in range(args.warmup):
+        step()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(args.steps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        step()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+        print(f"torch_step: {args.preset} step {len(times)}/{args.steps}: {times[-1]:.2f} ms",
+              file=sys.stderr, flush=True)
+
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    trace = args.trace or args.out + ".trace.json"
+    prof.export_chrome_trace(trace)
+    with open(trace) as f:
+        events = json.load(f)["traceEvents"]
+    by_class = {"gemm": 0.0, "attention": 0.0, "optimizer": 0.0, "other": 0.0}
+    kernels = 0
+    for e in events:
+        if e.get("cat") == "kernel" and "dur" in e:
+            by_class[kernel_class(e["name"])] += e["dur"] / 1e3
+            kernels += 1
+    params = sum(t.numel() for t in model.parameters())
+    return {
+        "tool": "pytorch", "torch": torch.__version__, "device": torch.cuda.get_device_name(),
+        "preset": args.preset, "shape": p, "parameters": params,
+        "step_ms": {"mean": statistics.mean(times), "min": min(times), "max": max(times),
+                    "all": times},
+        "kernels": kernels,
+        "kernel_ms": dict(by_class, total=sum(by_class.values())),
+        "trace": trace,
+    }
+
+
+def run_gemm(args):
+    n = args.gemm
+    dev = torch.device("cuda")
+    a = torch.randn(n, n, device=dev, dtype=torch.bfloat16)
+    b = torch.randn(n, n, device=dev, dtype=torch.bfloat16)
+    out = {}
+    for label, x, y in (("randn", a, b), ("ones", torch.ones_like(a), torch.ones_like(b))):
+        for _ in range(10):
+            x @ y
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(args.iters):
+            x @ y
+        e.record()
+        e.synchronize()
+        us = s.elapsed_time(e) * 1e3 / args.iters
+        out[label] = {"us": us, "tflops": 2 * n ** 3 / (us * 1e-6) / 1e12}
+    return {"tool": "pytorch", "torch": torch.__version__, "device": torch.cuda.get_device_name(),
+            "gemm": n, "dtype": "bfloat16", "iters": args.iters, **out}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--preset", choices=sorted(PRESETS))
+    ap.add_argument("--layers", type=int, default=0, help="instead of the preset's")
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--gemm", type=int, default=0, help="time an N^3 bf16 matmul instead")
+    ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--trace", default="")
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("torch_step.py: no CUDA device visible")
+    if bool(args.preset) == bool(args.gemm):
+        sys.exit("torch_step.py: give --preset or --gemm")
+    result = run_gemm(args) if args.gemm else run_preset(args)
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=1)
+    print(json.dumps({k: v for k, v in result.items() if k not in ("step_ms",)}))
+
+
+if __name__ == "__main__":
+    main()
