@@ -54,7 +54,7 @@ OpTimingMode resolve_op_timing(OpTimingMode requested, Backend& backend, const R
 /// stream run in order, so they can share; ops of different streams never share a buffer.
 struct PlanExecutor::Buffers {
   Buffer gemm_a, gemm_b, gemm_c;  // COMP
-  Buffer axpy_x, axpy_y;          // COMP
+  Buffer pass_src, pass_dst;      // COMP, memory-bound passes
   Buffer coll_send, coll_recv;    // COMM
   Buffer p2p_send, p2p_recv;      // COMM
   Buffer copy_src, copy_dst;      // MEM, device side
@@ -89,7 +89,8 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
                         backend.unavailable_reason(Capability::kActivity));
   }
   const std::size_t elem = dtype_size(plan.dtype);
-  std::uint64_t a = 1, b = 1, c = 1, axpy = 1, send = 1, recv = 1, p2p = 1, copy = 1, host = 1;
+  std::uint64_t a = 1, b = 1, c = 1, pass_read = 16, pass_write = 16, send = 1, recv = 1, p2p = 1,
+                copy = 1, host = 1;
   needs_event_.assign(plan.ops.size(), false);
   for (const PlannedOp& op : plan.ops) {
     for (int d : op.deps) needs_event_[static_cast<std::size_t>(d)] = true;
@@ -103,8 +104,9 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
             a = std::max(a, m * k);
             b = std::max(b, k * n);
             c = std::max(c, m * n);
-          } else if constexpr (std::is_same_v<Call, PlannedAxpy>) {
-            axpy = std::max(axpy, call.count);
+          } else if constexpr (std::is_same_v<Call, PlannedElementwise>) {
+            pass_read = std::max(pass_read, elementwise_span(call.read_bytes));
+            pass_write = std::max(pass_write, elementwise_span(call.write_bytes));
           } else if constexpr (std::is_same_v<Call, PlannedCollective>) {
             const CollectiveSizes sz = collective_spec(call.kind).sizes_for_count(
                 call.count, plan.dtype, comm_of(call.group)->size());
@@ -133,8 +135,13 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
   B.gemm_a = device(a, kActivationScale);
   B.gemm_b = device(b, kWeightScale);
   B.gemm_c = device(c, 0);
-  B.axpy_x = device(axpy, kGradientScale);
-  B.axpy_y = device(axpy, kWeightScale);
+  // A pass wraps around buffers smaller than itself (the optimizer streams tens of GB); 256 MiB
+  // is larger than any GPU's L2 cache, so every byte of it still comes from memory.
+  constexpr std::uint64_t kPassBufferCap = std::uint64_t{256} << 20;
+  pass_read = std::min(pass_read, kPassBufferCap);
+  pass_write = std::min(pass_write, kPassBufferCap);
+  B.pass_src = device((pass_read + elem - 1) / elem, kActivationScale);
+  B.pass_dst = device((pass_write + elem - 1) / elem, 0);
   B.coll_send = device(send, kGradientScale);
   B.coll_recv = device(recv, 0);
   B.p2p_send = device(p2p, kActivationScale);
@@ -190,8 +197,9 @@ Work PlanExecutor::work_of(const PlannedOp& op) const {
         if constexpr (std::is_same_v<Call, PlannedGemm>) {
           return GemmCall{call.m,          call.n,          call.k,         dtype,
                           B.gemm_a.data(), B.gemm_b.data(), B.gemm_c.data()};
-        } else if constexpr (std::is_same_v<Call, PlannedAxpy>) {
-          return AxpyCall{call.count, dtype, B.axpy_x.data(), B.axpy_y.data(), 1e-4f};
+        } else if constexpr (std::is_same_v<Call, PlannedElementwise>) {
+          return ElementwiseCall{call.read_bytes,   call.write_bytes,  B.pass_src.data(),
+                                 B.pass_src.size(), B.pass_dst.data(), B.pass_dst.size()};
         } else if constexpr (std::is_same_v<Call, PlannedCollective>) {
           CollectiveCall c;
           c.kind = call.kind;

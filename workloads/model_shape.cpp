@@ -98,6 +98,35 @@ std::uint64_t activation_bytes(const ModelShape& s) {
          static_cast<std::uint64_t>(s.hidden) * dtype_size(s.dtype);
 }
 
+LayerPasses layer_passes(const ModelShape& s, int tp, bool sequence_parallel) {
+  using U = std::uint64_t;
+  const U e = dtype_size(s.dtype);
+  const U tokens = static_cast<U>(s.micro_batch) * static_cast<U>(s.seq);
+  const U t = static_cast<U>(tp);
+  const U a = tokens * static_cast<U>(s.hidden) / (sequence_parallel ? t : 1) * e;
+  const U f = tokens * static_cast<U>(s.ffn) / t * e;
+  const U p = layer_parameters(s, tp) * e;
+  LayerPasses x;
+  x.norm_fwd = {a, a};
+  x.norm_bwd = {4 * a, a};
+  x.residual_fwd = {2 * a, a};
+  x.residual_bwd = {2 * a, a};
+  x.act_fwd = s.gated_ffn ? PassBytes{3 * f, 2 * f} : PassBytes{f, f};
+  x.act_bwd = s.gated_ffn ? PassBytes{8 * f, 5 * f} : PassBytes{2 * f, f};
+  if (!s.gated_ffn) {
+    const U h = static_cast<U>(s.hidden);
+    const U out_widths = 3 * h / t + h + static_cast<U>(s.ffn) / t + h;
+    x.bias_grad = {tokens * out_widths * e, out_widths * e};
+  }
+  x.grad_accum = {2 * p, p};
+  return x;
+}
+
+PassBytes adamw_bytes(std::uint64_t params, DType dtype) {
+  const std::uint64_t e = dtype_size(dtype);
+  return {4 * params * e, 3 * params * e};
+}
+
 double layer_forward_flops(const ModelShape& s, int tp) {
   double total = 0;
   for (const LayerGemm& g : layer_forward_gemms(s, tp)) total += g.flops();

@@ -52,6 +52,34 @@ std::uint64_t activation_bytes(const ModelShape& shape);
 /// Forward FLOPs of one layer and micro-batch on one TP rank (backward is twice that).
 double layer_forward_flops(const ModelShape& shape, int tp);
 
+/// Bytes a memory-bound op reads and writes.
+struct PassBytes {
+  std::uint64_t read = 0;
+  std::uint64_t write = 0;
+};
+
+/// The memory-bound ops of one layer and micro-batch on one TP rank, as PyTorch's eager kernels
+/// move their bytes (docs/workloads.md gives each formula). A = b·s·h·E (b·s·h/t·E under sequence
+/// parallelism: the norms and residuals then run on the rank's part of the sequence),
+/// F = b·s·ffn/t·E, P = the layer's parameters on the rank (layer_parameters) times E.
+struct LayerPasses {
+  PassBytes norm_fwd;      ///< LayerNorm (RMSNorm for gated presets): read A, write A
+  PassBytes norm_bwd;      ///< input gradient and the weight's: read 4A, write A
+  PassBytes residual_fwd;  ///< x + f(x): read 2A, write A
+  PassBytes residual_bwd;  ///< the two gradients of x summed: read 2A, write A
+  PassBytes act_fwd;       ///< GELU: read F, write F; SwiGLU (silu, then ·up): read 3F, write 2F
+  PassBytes act_bwd;       ///< GELU: read 2F, write F; SwiGLU: read 8F, write 5F
+  PassBytes bias_grad;  ///< biases' gradients (GPT presets; none without biases): read b·s·(3h/t +
+                        ///< h + ffn/t + h)·E
+  PassBytes grad_accum;  ///< gradient accumulation after the first micro-batch: read 2P, write P
+};
+LayerPasses layer_passes(const ModelShape& shape, int tp, bool sequence_parallel);
+
+/// A fused AdamW step over `params` parameters of `dtype` (moments in the same type, as
+/// torch.optim.AdamW keeps them for bf16 parameters): reads parameters, gradients and both
+/// moments, writes parameters and moments: read 4·params·E, write 3·params·E.
+PassBytes adamw_bytes(std::uint64_t params, DType dtype);
+
 /// Checks the shape (positive sizes, heads dividing hidden); throws ConfigError naming the field.
 void validate_shape(const ModelShape& shape);
 

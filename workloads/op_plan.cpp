@@ -89,13 +89,13 @@ int OpPlan::copy(const std::string& name, CopyKind kind, std::uint64_t bytes,
   return add(std::move(op), deps);
 }
 
-int OpPlan::axpy(const std::string& name, std::uint64_t count, const std::vector<int>& deps) {
+int OpPlan::elementwise(const std::string& name, std::uint64_t read_bytes,
+                        std::uint64_t write_bytes, const std::vector<int>& deps) {
   PlannedOp op;
   op.name = name;
   op.stream = Category::kComp;
-  op.call = PlannedAxpy{count};
-  op.flops = 2.0 * static_cast<double>(count);
-  op.bytes = 3 * count * dtype_size(dtype);
+  op.call = PlannedElementwise{read_bytes, write_bytes};
+  op.bytes = read_bytes + write_bytes;
   return add(std::move(op), deps);
 }
 
@@ -132,8 +132,9 @@ void print_plan(std::ostream& os, const OpPlan& plan) {
                                                           : "D2D")
                << "  " << op.bytes << " B";
           } else {
-            static_assert(std::is_same_v<Call, PlannedAxpy>, "every planned call is printed");
-            os << "  axpy  " << call.count << " elements";
+            static_assert(std::is_same_v<Call, PlannedElementwise>,
+                          "every planned call is printed");
+            os << "  pass  read " << call.read_bytes << " B, write " << call.write_bytes << " B";
           }
         },
         op.call);

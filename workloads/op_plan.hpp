@@ -46,11 +46,12 @@ struct PlannedP2P {
 struct PlannedCopy {  ///< PlannedOp::bytes bytes
   CopyKind kind = CopyKind::kDeviceToDevice;
 };
-struct PlannedAxpy {  ///< y = a·x + y
-  std::uint64_t count = 0;
+struct PlannedElementwise {  ///< a memory-bound pass; PlannedOp::bytes = read + written
+  std::uint64_t read_bytes = 0;
+  std::uint64_t write_bytes = 0;
 };
 using PlannedCall =
-    std::variant<PlannedGemm, PlannedCollective, PlannedP2P, PlannedCopy, PlannedAxpy>;
+    std::variant<PlannedGemm, PlannedCollective, PlannedP2P, PlannedCopy, PlannedElementwise>;
 
 struct PlannedOp {
   int id = 0;
@@ -87,7 +88,9 @@ struct OpPlan {
           const std::vector<int>& deps);
   int copy(const std::string& name, CopyKind kind, std::uint64_t bytes,
            const std::vector<int>& deps);
-  int axpy(const std::string& name, std::uint64_t count, const std::vector<int>& deps);
+  /// A memory-bound op on the COMP stream that reads `read_bytes` and writes `write_bytes`.
+  int elementwise(const std::string& name, std::uint64_t read_bytes, std::uint64_t write_bytes,
+                  const std::vector<int>& deps);
 
   /// Ops of one kind, for tests and summaries.
   template <class Call>

@@ -46,6 +46,7 @@ class StepBuilder {
     d_ = c.layout.dp;
     elem_ = dtype_size(c.shape.dtype);
     gemms_ = layer_forward_gemms(c.shape, t_);
+    passes_ = layer_passes(c.shape, t_, t_ > 1 && c.sequence_parallel);
     tokens_hidden_ = static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq * c.shape.hidden;
     first_layer_ = stage_first_layer(c, place.pp_rank);
     layer_count_ = c.shape.layers / c.layout.pp;
@@ -128,13 +129,25 @@ class StepBuilder {
       if (zero && l + 1 < first_layer_ + layer_count_)
         gathered[l + 1] = zero_gather(l + 1, "fwd", mb);
       const int params = zero ? gathered[l] : -1;
-      x = tp_gather(lname(l, "attn", mb), x);
-      int y = x;
+      // Pre-norm: x + attn(norm1(x)), then + mlp(norm2(·)); under sequence parallelism the norms
+      // and residual adds run on the rank's part of the sequence, before the gathers.
+      int y = pass(lname(l, "ln1", mb) + ".fwd", passes_.norm_fwd, x);
+      y = tp_gather(lname(l, "attn", mb), y);
       for (const LayerGemm& g : gemms_) {
-        if (g.name == "ffn_up") y = tp_gather(lname(l, "ffn", mb), y);
+        if (g.name == "ffn_up") {
+          y = pass(lname(l, "ln2", mb) + ".fwd", passes_.norm_fwd, y);
+          y = tp_gather(lname(l, "ffn", mb), y);
+        }
         y = plan_.gemm(lname(l, g.name.c_str(), mb) + ".fwd", g.m, g.n, g.k, {y, params});
-        if (g.name == "out_proj") y = tp_reduce(lname(l, "attn", mb), y);
-        if (g.name == "ffn_down") y = tp_reduce(lname(l, "ffn", mb), y);
+        if (g.name == "out_proj") {
+          y = tp_reduce(lname(l, "attn", mb), y);
+          y = pass(lname(l, "residual1", mb) + ".fwd", passes_.residual_fwd, y);
+        }
+        if (g.name == "ffn_up") y = pass(lname(l, "act", mb) + ".fwd", passes_.act_fwd, y);
+        if (g.name == "ffn_down") {
+          y = tp_reduce(lname(l, "ffn", mb), y);
+          y = pass(lname(l, "residual2", mb) + ".fwd", passes_.residual_fwd, y);
+        }
       }
       if (c_.offload) {
         offloaded_[{l, mb}] = plan_.copy(lname(l, "act", mb) + ".d2h", CopyKind::kDeviceToHost,
@@ -180,7 +193,22 @@ class StepBuilder {
         last_wgrad = wgrad;
         if (last_pass && g->has_weight) grad_ready(log::cat("l", l, ".", g->name), wgrad);
         dy = next == dgrad ? wgrad : next;
+        // The memory-bound ops' backward, in autograd's order: the activation's after the down
+        // projection, each norm's and its residual's gradient sum after the projection it feeds.
+        if (g->name == "ffn_down") dy = pass(lname(l, "act", mb) + ".bwd", passes_.act_bwd, dy);
+        if (g->name == "ffn_up" || g->name == "qkv") {
+          const char* norm = g->name == "qkv" ? "ln1" : "ln2";
+          const char* residual = g->name == "qkv" ? "residual1" : "residual2";
+          dy = pass(lname(l, norm, mb) + ".bwd", passes_.norm_bwd, dy);
+          dy = pass(lname(l, residual, mb) + ".bwd", passes_.residual_bwd, dy);
+        }
       }
+      // Bias gradients (column sums of the output gradients), then, after the first
+      // micro-batch, the weight gradients added to those accumulated so far.
+      if (passes_.bias_grad.read > 0) {
+        last_wgrad = pass(lname(l, "bias_grad", mb), passes_.bias_grad, last_wgrad);
+      }
+      if (mb > 0) last_wgrad = pass(lname(l, "grad_accum", mb), passes_.grad_accum, last_wgrad);
       if (zero && last_pass) {
         const std::uint64_t shard = zero_shard(l);
         zero_reduce_ = plan_.collective(
@@ -225,7 +253,13 @@ class StepBuilder {
     std::uint64_t params =
         layer_parameters(c_.shape, t_) * static_cast<std::uint64_t>(layer_count_);
     if (d_ > 1 && c_.dp_mode == DpMode::kZero) params /= static_cast<std::uint64_t>(d_);
-    plan_.axpy("optimizer.step", params, {last_dp_sync_, zero_reduce_});
+    const PassBytes adamw = adamw_bytes(params, c_.shape.dtype);
+    plan_.elementwise("optimizer.adamw", adamw.read, adamw.write, {last_dp_sync_, zero_reduce_});
+  }
+
+  // A memory-bound op on the COMP stream after `after`.
+  int pass(const std::string& name, const PassBytes& bytes, int after) {
+    return plan_.elementwise(name, bytes.read, bytes.write, {after});
   }
 
   const WorkloadConfig& c_;
@@ -235,6 +269,7 @@ class StepBuilder {
   int d_ = 1;
   std::size_t elem_ = 4;
   std::vector<LayerGemm> gemms_;
+  LayerPasses passes_;
   std::uint64_t tokens_hidden_ = 0;
   int first_layer_ = 0;
   int layer_count_ = 0;

@@ -40,15 +40,29 @@ struct P2PCall {
   int recv_peer = -1;
 };
 
-/// y = alpha·x + y over `count` elements: the optimizer step's elementwise arithmetic.
-struct AxpyCall {
-  std::size_t count = 0;
-  DType dtype = DType::kFloat32;
-  const void* x = nullptr;
-  void* y = nullptr;
-  float alpha = 1.0f;
-  double flops() const { return 2.0 * static_cast<double>(count); }
+/// A memory-bound pass: reads `read_bytes` from `src` and writes `write_bytes` to `dst`, each in
+/// order, with no more arithmetic than moving them needs (the values read are folded into what
+/// is written, so no read can be skipped). What an element-wise op, a normalisation or an
+/// optimizer step costs on a GPU is the bytes it moves: the planner gives each such op the bytes
+/// PyTorch's kernels for it move (docs/workloads.md). Byte counts are rounded up to 16 (the
+/// vector width). The buffers may be smaller than the bytes moved (an optimizer step streams
+/// every parameter, gradient and moment: tens of GB): the pass then wraps around them, which
+/// costs the same memory traffic as long as a buffer is larger than the GPU's L2 cache. Their
+/// sizes are multiples of 16 and, where smaller than the bytes moved, at least 16 MiB.
+struct ElementwiseCall {
+  std::uint64_t read_bytes = 0;
+  std::uint64_t write_bytes = 0;
+  const void* src = nullptr;
+  std::uint64_t src_bytes = 0;
+  void* dst = nullptr;
+  std::uint64_t dst_bytes = 0;
 };
+
+/// The vector width of an ElementwiseCall: byte counts are rounded up to a multiple of it.
+inline constexpr std::uint64_t kElementwiseVector = 16;
+inline constexpr std::uint64_t elementwise_span(std::uint64_t bytes) {
+  return (bytes + kElementwiseVector - 1) / kElementwiseVector * kElementwiseVector;
+}
 
 /// C = A·B, column-major as cuBLAS: A is m×k, B is k×n, C is m×n.
 struct GemmCall {
@@ -77,7 +91,7 @@ struct MemsetCall {
   std::size_t bytes = 0;
 };
 
-using Work = std::variant<GemmCall, CollectiveCall, P2PCall, CopyCall, MemsetCall, AxpyCall>;
+using Work = std::variant<GemmCall, CollectiveCall, P2PCall, CopyCall, MemsetCall, ElementwiseCall>;
 
 /// What tools see of an op: the NVTX range name and payload, the log and error lines.
 struct OpLabel {

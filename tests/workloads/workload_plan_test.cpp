@@ -44,6 +44,104 @@ TEST(ModelShape, GemmFlopsAndParametersFollowMegatronFormulas) {
   EXPECT_EQ(layer_parameters(l, 1), 4ull * l.hidden * l.hidden + 3ull * l.hidden * l.ffn);
 }
 
+// The memory-bound ops' bytes, from the formulas of docs/workloads.md written out here again.
+TEST(ModelShape, MemoryBoundOpsMoveWhatPyTorchsKernelsMove) {
+  const ModelShape g = model_preset("gpt-1.3b");  // bf16, LayerNorm, GELU, biases
+  const std::uint64_t e = 2, bs = 2048, h = 2048, f = 8192;
+  const std::uint64_t a = bs * h * e, fa = bs * f * e;
+  const LayerPasses p = layer_passes(g, 1, false);
+  EXPECT_EQ(p.norm_fwd.read, a);
+  EXPECT_EQ(p.norm_fwd.write, a);
+  EXPECT_EQ(p.norm_bwd.read, 4 * a);
+  EXPECT_EQ(p.norm_bwd.write, a);
+  EXPECT_EQ(p.residual_fwd.read, 2 * a);
+  EXPECT_EQ(p.residual_fwd.write, a);
+  EXPECT_EQ(p.residual_bwd.read, 2 * a);
+  EXPECT_EQ(p.act_fwd.read, fa);
+  EXPECT_EQ(p.act_fwd.write, fa);
+  EXPECT_EQ(p.act_bwd.read, 2 * fa);
+  EXPECT_EQ(p.act_bwd.write, fa);
+  EXPECT_EQ(p.bias_grad.read, bs * (3 * h + h + f + h) * e);
+  EXPECT_EQ(p.grad_accum.read, 2 * 12 * h * h * e);  // 12h² weights per GPT layer
+  EXPECT_EQ(p.grad_accum.write, 12 * h * h * e);
+  // TP shards the FFN's activations; sequence parallelism also the norms' and residuals'.
+  const LayerPasses t2 = layer_passes(g, 2, false);
+  EXPECT_EQ(t2.act_fwd.read, fa / 2);
+  EXPECT_EQ(t2.norm_fwd.read, a);
+  EXPECT_EQ(layer_passes(g, 2, true).norm_fwd.read, a / 2);
+  // Llama: RMSNorm, SwiGLU (silu on the gate, times up: read 3F write 2F; backward 8F / 5F), no
+  // biases.
+  const ModelShape l = model_preset("llama-8b");
+  const std::uint64_t fl = static_cast<std::uint64_t>(l.seq) * l.ffn * 2;
+  const LayerPasses q = layer_passes(l, 1, false);
+  EXPECT_EQ(q.act_fwd.read, 3 * fl);
+  EXPECT_EQ(q.act_fwd.write, 2 * fl);
+  EXPECT_EQ(q.act_bwd.read, 8 * fl);
+  EXPECT_EQ(q.act_bwd.write, 5 * fl);
+  EXPECT_EQ(q.bias_grad.read, 0u);
+  // AdamW reads parameters, gradients and two moments and writes three of them.
+  EXPECT_EQ(adamw_bytes(1000, DType::kBFloat16).read, 8000u);
+  EXPECT_EQ(adamw_bytes(1000, DType::kBFloat16).write, 6000u);
+  EXPECT_EQ(adamw_bytes(1000, DType::kFloat32).read, 16000u);
+}
+
+// Every layer and micro-batch carries its norms, residual adds and activation, forward and
+// backward, in a pre-norm layer's order; gradients accumulate after the first micro-batch; the
+// step ends with one AdamW pass over the rank's parameters.
+TEST(ModelShape, PlanCarriesTheMemoryBoundOpsInLayerOrder) {
+  WorkloadConfig c = config(WorkloadKind::kDp, ParallelLayout{1, 1, 1});
+  const OpPlan plan = build_plan(c, place_rank(c.layout, 0));
+  std::vector<std::string> layer0_mb1;
+  for (const PlannedOp& op : plan.ops) {
+    if (op.name.rfind("l0.", 0) == 0 && op.name.find(".mb1") != std::string::npos &&
+        op.stream == Category::kComp) {
+      layer0_mb1.push_back(op.name);
+    }
+  }
+  const std::vector<std::string> expected = {"l0.ln1.mb1.fwd",
+                                             "l0.qkv.mb1.fwd",
+                                             "l0.attn_scores.mb1.fwd",
+                                             "l0.attn_context.mb1.fwd",
+                                             "l0.out_proj.mb1.fwd",
+                                             "l0.residual1.mb1.fwd",
+                                             "l0.ln2.mb1.fwd",
+                                             "l0.ffn_up.mb1.fwd",
+                                             "l0.act.mb1.fwd",
+                                             "l0.ffn_down.mb1.fwd",
+                                             "l0.residual2.mb1.fwd",
+                                             "l0.ffn_down.mb1.dgrad",
+                                             "l0.ffn_down.mb1.wgrad",
+                                             "l0.act.mb1.bwd",
+                                             "l0.ffn_up.mb1.dgrad",
+                                             "l0.ffn_up.mb1.wgrad",
+                                             "l0.ln2.mb1.bwd",
+                                             "l0.residual2.mb1.bwd",
+                                             "l0.out_proj.mb1.dgrad",
+                                             "l0.out_proj.mb1.wgrad",
+                                             "l0.attn_context.mb1.dgrad",
+                                             "l0.attn_context.mb1.wgrad",
+                                             "l0.attn_scores.mb1.dgrad",
+                                             "l0.attn_scores.mb1.wgrad",
+                                             "l0.qkv.mb1.dgrad",
+                                             "l0.qkv.mb1.wgrad",
+                                             "l0.ln1.mb1.bwd",
+                                             "l0.residual1.mb1.bwd",
+                                             "l0.bias_grad.mb1",
+                                             "l0.grad_accum.mb1"};
+  EXPECT_EQ(layer0_mb1, expected);
+  const auto passes = plan.of_kind<PlannedElementwise>();
+  const ModelShape& s = c.shape;
+  const std::uint64_t per_layer_mb = 11;  // 5 forward, 5 backward, bias gradients
+  const std::uint64_t accum = static_cast<std::uint64_t>(s.micro_batches - 1) * s.layers;
+  EXPECT_EQ(passes.size(), per_layer_mb * s.layers * s.micro_batches + accum + 1);
+  const PlannedOp* adam = passes.back();
+  EXPECT_EQ(adam->name, "optimizer.adamw");
+  const std::uint64_t params = layer_parameters(s, 1) * s.layers;
+  EXPECT_EQ(adam->as<PlannedElementwise>().read_bytes, 4 * params * dtype_size(s.dtype));
+  EXPECT_EQ(adam->bytes, 7 * params * dtype_size(s.dtype));
+  EXPECT_EQ(adam->stream, Category::kComp);
+}
+
 TEST(DdpBuckets, FirstBucketOneMiBThenCapInReverseOrder) {
   // 10 parameters of 3 MiB: [1 MiB cap → one 3 MiB param], then 25 MiB caps: 9 params of
   // 3 MiB close at 27 MiB (9 params) → buckets of 1 and 9 params.

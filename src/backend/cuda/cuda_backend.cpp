@@ -8,6 +8,7 @@
 #include "src/backend/backend_info.hpp"
 #include "src/backend/cuda/cuda_check.hpp"
 #include "src/backend/cuda/cuda_device.hpp"
+#include "src/backend/cuda/cuda_elementwise.hpp"
 #include "src/backend/cuda/cuda_patterns.hpp"
 #include "src/backend/cuda/cupti_activity.hpp"
 #include "src/backend/cuda/nccl_collectives.hpp"
@@ -57,6 +58,7 @@ CudaBackend::CudaBackend(RankContext& ctx, const BackendOptions& options) : opti
   char bus_id[32] = {};
   COMMPROF_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device_));
   description_ = log::cat(props.name, " (", bus_id, ")");
+  sm_count_ = props.multiProcessorCount;
 
   // COMM at the highest priority, as PyTorch and Megatron give their NCCL streams: NCCL kernels
   // then get SMs first when a GEMM and a collective compete.
@@ -170,23 +172,6 @@ void CudaBackend::run_gemm(const GemmCall& g) {
                                      CUBLAS_GEMM_DEFAULT));
 }
 
-void CudaBackend::run_axpy(const AxpyCall& a, cudaStream_t s) {
-  // cuBLAS is bound to the COMP stream; an axpy elsewhere rebinds it for the call.
-  const cudaDataType_t type = a.dtype == DType::kBFloat16  ? CUDA_R_16BF
-                              : a.dtype == DType::kFloat16 ? CUDA_R_16F
-                              : a.dtype == DType::kFloat64 ? CUDA_R_64F
-                                                           : CUDA_R_32F;
-  const cudaDataType_t exec = a.dtype == DType::kFloat64 ? CUDA_R_64F : CUDA_R_32F;
-  const double alpha64 = a.alpha;
-  const void* alpha = a.dtype == DType::kFloat64 ? static_cast<const void*>(&alpha64) : &a.alpha;
-  if (s != stream(Category::kComp)) COMMPROF_CUBLAS_CHECK(cublasSetStream(cublas_, s));
-  COMMPROF_CUBLAS_CHECK(cublasAxpyEx(cublas_, static_cast<int>(a.count), alpha, exec, a.x, type, 1,
-                                     a.y, type, 1, exec));
-  if (s != stream(Category::kComp)) {
-    COMMPROF_CUBLAS_CHECK(cublasSetStream(cublas_, stream(Category::kComp)));
-  }
-}
-
 namespace {
 
 /// Attributes the work launched in its scope to an op's tag, popping even when a launch throws.
@@ -220,8 +205,8 @@ void CudaBackend::submit(Category c, const Work& work, const OpLabel& label) {
     auto* comm = static_cast<NcclCommunicator*>(p2p->comm);
     last_comm_op_ = log::cat(label.name, " on communicator '", comm->name(), "'");
     enqueue_nccl_p2p(*p2p, comm->nccl(), stream(c));
-  } else if (const auto* axpy = std::get_if<AxpyCall>(&work)) {
-    run_axpy(*axpy, stream(c));
+  } else if (const auto* pass = std::get_if<ElementwiseCall>(&work)) {
+    launch_elementwise(*pass, sm_count_, stream(c));
   } else if (const auto* gemm = std::get_if<GemmCall>(&work)) {
     if (c != Category::kComp) COMMPROF_CUBLAS_CHECK(cublasSetStream(cublas_, stream(c)));
     run_gemm(*gemm);  // cuBLAS is bound to the COMP stream

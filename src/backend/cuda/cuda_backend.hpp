@@ -61,7 +61,6 @@ class CudaBackend final : public Backend, private ActivityRecorder, private Grap
   cudaStream_t stream(Category c) const { return streams_[index_of(c)]; }
   cudaEvent_t next_event(std::vector<cudaEvent_t>& pool, std::size_t& used, unsigned flags);
   void run_gemm(const GemmCall& call);
-  void run_axpy(const AxpyCall& call, cudaStream_t s);
   [[noreturn]] void abort_on_timeout(Category stuck);
   void abandon();
   static std::string abort_timeout_text();
@@ -72,6 +71,7 @@ class CudaBackend final : public Backend, private ActivityRecorder, private Grap
   // Set once a stream timed out or NCCL failed: nothing is freed or destroyed after that.
   std::shared_ptr<std::atomic<bool>> abandoned_ = std::make_shared<std::atomic<bool>>(false);
   int device_ = -1;
+  int sm_count_ = 1;  ///< streaming multiprocessors: the element-wise passes' grid
   std::string description_;
   std::array<cudaStream_t, 3> streams_{};
   cublasHandle_t cublas_ = nullptr;

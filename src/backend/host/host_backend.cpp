@@ -138,8 +138,8 @@ void HostBackend::submit(Category c, const Work& work, const OpLabel& label) {
       run_mpi_collective(*coll, comm);
     } else if (const auto* p2p = std::get_if<P2PCall>(&work)) {
       run_mpi_p2p(*p2p, comm);
-    } else if (const auto* axpy = std::get_if<AxpyCall>(&work)) {
-      host_axpy(*axpy);
+    } else if (const auto* pass = std::get_if<ElementwiseCall>(&work)) {
+      host_elementwise(*pass);
     } else if (const auto* gemm = std::get_if<GemmCall>(&work)) {
       host_gemm(*gemm);
     } else if (const auto* copy = std::get_if<CopyCall>(&work)) {
