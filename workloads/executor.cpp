@@ -198,8 +198,8 @@ Work PlanExecutor::work_of(const PlannedOp& op) const {
           return GemmCall{call.m,          call.n,          call.k,         dtype,
                           B.gemm_a.data(), B.gemm_b.data(), B.gemm_c.data()};
         } else if constexpr (std::is_same_v<Call, PlannedElementwise>) {
-          return ElementwiseCall{call.read_bytes,   call.write_bytes,  B.pass_src.data(),
-                                 B.pass_src.size(), B.pass_dst.data(), B.pass_dst.size()};
+          return ElementwiseCall{call.read_bytes,    call.write_bytes,  B.pass_src.data(),
+                                 B.pass_src.bytes(), B.pass_dst.data(), B.pass_dst.bytes()};
         } else if constexpr (std::is_same_v<Call, PlannedCollective>) {
           CollectiveCall c;
           c.kind = call.kind;

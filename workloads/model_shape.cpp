@@ -105,12 +105,15 @@ LayerPasses layer_passes(const ModelShape& s, int tp, bool sequence_parallel) {
   const U t = static_cast<U>(tp);
   const U a = tokens * static_cast<U>(s.hidden) / (sequence_parallel ? t : 1) * e;
   const U f = tokens * static_cast<U>(s.ffn) / t * e;
+  const U heads = tokens * static_cast<U>(s.hidden) / t * e;
   const U p = layer_parameters(s, tp) * e;
   LayerPasses x;
   x.norm_fwd = {a, a};
   x.norm_bwd = {4 * a, a};
   x.residual_fwd = {2 * a, a};
   x.residual_bwd = {2 * a, a};
+  x.attn_layout_fwd = {heads, heads};
+  x.attn_layout_bwd = {3 * heads, 3 * heads};
   x.act_fwd = s.gated_ffn ? PassBytes{3 * f, 2 * f} : PassBytes{f, f};
   x.act_bwd = s.gated_ffn ? PassBytes{8 * f, 5 * f} : PassBytes{2 * f, f};
   if (!s.gated_ffn) {

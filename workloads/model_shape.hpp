@@ -61,7 +61,8 @@ struct PassBytes {
 /// The memory-bound ops of one layer and micro-batch on one TP rank, as PyTorch's eager kernels
 /// move their bytes (docs/workloads.md gives each formula). A = b·s·h·E (b·s·h/t·E under sequence
 /// parallelism: the norms and residuals then run on the rank's part of the sequence),
-/// F = b·s·ffn/t·E, P = the layer's parameters on the rank (layer_parameters) times E.
+/// H = b·s·h/t·E (the rank's heads), F = b·s·ffn/t·E, P = the layer's parameters on the rank
+/// (layer_parameters) times E.
 struct LayerPasses {
   PassBytes norm_fwd;      ///< LayerNorm (RMSNorm for gated presets): read A, write A
   PassBytes norm_bwd;      ///< input gradient and the weight's: read 4A, write A
@@ -69,8 +70,10 @@ struct LayerPasses {
   PassBytes residual_bwd;  ///< the two gradients of x summed: read 2A, write A
   PassBytes act_fwd;       ///< GELU: read F, write F; SwiGLU (silu, then ·up): read 3F, write 2F
   PassBytes act_bwd;       ///< GELU: read 2F, write F; SwiGLU: read 8F, write 5F
-  PassBytes bias_grad;  ///< biases' gradients (GPT presets; none without biases): read b·s·(3h/t +
-                        ///< h + ffn/t + h)·E
+  PassBytes attn_layout_fwd;  ///< the heads' context into the token-major layout: read H, write H
+  PassBytes attn_layout_bwd;  ///< Q, K and V gradients joined for the qkv GEMM: read 3H, write 3H
+  /// Biases' gradients (GPT presets; none without biases): read b·s·(3h/t + h + ffn/t + h)·E.
+  PassBytes bias_grad;
   PassBytes grad_accum;  ///< gradient accumulation after the first micro-batch: read 2P, write P
 };
 LayerPasses layer_passes(const ModelShape& shape, int tp, bool sequence_parallel);

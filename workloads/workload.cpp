@@ -139,6 +139,9 @@ class StepBuilder {
           y = tp_gather(lname(l, "ffn", mb), y);
         }
         y = plan_.gemm(lname(l, g.name.c_str(), mb) + ".fwd", g.m, g.n, g.k, {y, params});
+        if (g.name == "attn_context") {
+          y = pass(lname(l, "attn_layout", mb) + ".fwd", passes_.attn_layout_fwd, y);
+        }
         if (g.name == "out_proj") {
           y = tp_reduce(lname(l, "attn", mb), y);
           y = pass(lname(l, "residual1", mb) + ".fwd", passes_.residual_fwd, y);
@@ -181,6 +184,9 @@ class StepBuilder {
         const std::string base = lname(l, g->name.c_str(), mb);
         if (g->name == "ffn_down") dy = tp_gather(lname(l, "ffn.bwd", mb), dy);
         if (g->name == "out_proj") dy = tp_gather(lname(l, "attn.bwd", mb), dy);
+        if (g->name == "qkv") {
+          dy = pass(lname(l, "attn_layout", mb) + ".bwd", passes_.attn_layout_bwd, dy);
+        }
         // dX = dY·Wᵀ and dW = Xᵀ·dY: the two GEMMs of a weight's backward, 2× its forward FLOPs.
         const int dgrad = plan_.gemm(base + ".dgrad", g->m, g->k, g->n, {dy, params, h2d});
         if (first_gemm < 0) first_gemm = dgrad;

@@ -13,16 +13,20 @@ biases for llama-8b), bf16 weights, `micro_batches` micro-batches of `micro_batc
 accumulated, then a fused AdamW step. No embedding or LM head: commprof's mock step has none.
 
 Step time: CUDA events around whole steps (`--steps` after `--warmup`), mean and spread. Kernel
-time: one further step under torch.profiler, its kernels summed by class (GEMM, attention,
-optimizer, other = element-wise and reductions: norms, activations, residual adds, fills, casts)
-from the trace's own kernel records. The trace is kept (--trace) as evidence.
+time: one further step under torch.profiler, its kernels summed by class (GEMM: the linear layers;
+attention: flash attention and cuDNN's helpers for it; optimizer; other: element-wise ops,
+reductions and copies: norms, activations, residual adds, bias gradients, layout copies, gradient
+accumulation) from the trace's own kernel records. The trace is kept (--trace) as evidence.
 """
 import argparse
 import json
-import re
+import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from kernel_classes import kernel_class  # noqa: E402 (beside this file)
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -74,17 +78,6 @@ class Layer(nn.Module):
     def forward(self, x):
         x = x + self.attn(self.norm1(x))
         return x + self.mlp(self.norm2(x))
-
-
-def kernel_class(name):
-    n = name.lower()
-    if re.search(r"flash|fmha|attention|sdpa", n):
-        return "attention"
-    if re.search(r"adam|multi_tensor", n):
-        return "optimizer"
-    if re.search(r"gemm|cutlass|xmma|nvjet|cublas|sm90_|matmul", n):
-        return "gemm"
-    return "other"
 
 
 def run_preset(args):

@@ -11,6 +11,7 @@
 #   LOG            the log file, $OUT/gpu-bench.log (appended to, one header per call)
 #   MPIRUN_BASE    mpirun with what every rank needs, without -np:
 #                  mpirun [--allow-run-as-root] -x NCCL_NVLS_ENABLE=0 -x NCCL_DEBUG=WARN
+#                  [-x LD_LIBRARY_PATH, where set]
 #                  (--allow-run-as-root only when running as root; NVLink multicast stays off)
 #   MPIRUN         MPIRUN_BASE -np $NP
 # and defines say, log_start, host_header, now_ms, run_to, run_expect (below).
@@ -36,6 +37,8 @@ LOG=$OUT/gpu-bench.log
 MPIRUN_BASE=(mpirun)
 [ "$(id -u)" = 0 ] && MPIRUN_BASE+=(--allow-run-as-root)
 MPIRUN_BASE+=(-x NCCL_NVLS_ENABLE=0 -x NCCL_DEBUG=WARN)
+# A library path set for this call (a carried NCCL or simdjson) reaches every rank, on every host.
+[ -n "${LD_LIBRARY_PATH:-}" ] && MPIRUN_BASE+=(-x LD_LIBRARY_PATH)
 MPIRUN=("${MPIRUN_BASE[@]}" -np "$NP")
 
 # say TEXT...: one timestamped (UTC) line on stdout and in the log.

@@ -7,7 +7,7 @@ set(faults ${COMMPROF_TEST_OUT}/output_faults)
 file(MAKE_DIRECTORY ${faults})
 
 # RLIMIT_FSIZE on rank 2 (what `ulimit -f` sets): each step is appended to its rank file, which
-# grows ~16 KB a step (tiny dp model, one micro-batch), so 40,000 bytes let steps 1 and 2 through
+# grows ~23 KB a step (tiny dp model, one micro-batch), so 60,000 bytes let steps 1 and 2 through
 # and stop the third with EFBIG (commprof ignores SIGXFSZ, which would kill it without a word). Rank 2 names
 # the file, the job ends (exit 1), and its file of two steps stays whole beside the others'.
 # Open MPI's shared-memory transport keeps its segment in a file the limit would also stop, so
@@ -16,7 +16,7 @@ commprof_add_mpi_test(NAME run_file_size_limit_np4 NPROCS 4 LABELS reliability
   WRAPPER ${CHECK_RUN} --rm ${faults}/fsize --exit 1
     --count "^.rank 2 [^ ]+. error: cannot write '.*/fsize/rank-2\\.json': File too large. its earlier steps are kept$" 1
     --no-match "signal 25|File size limit exceeded" --
-  COMMAND sh ${COMMPROF_TESTS_DIR}/tools/fsize_limit_on_rank.sh 2 40000
+  COMMAND sh ${COMMPROF_TESTS_DIR}/tools/fsize_limit_on_rank.sh 2 60000
           $<TARGET_FILE:commprof> run --backend host --workload dp --micro-batches 1 --steps 6
           --warmup-steps 0 --out ${faults}/fsize
   PROPERTIES FIXTURES_SETUP fsize)
@@ -36,14 +36,14 @@ set_tests_properties(run_file_size_limit_no_temp_file PROPERTIES LABELS reliabil
                                                              FIXTURES_REQUIRED fsize)
 
 # A disk that fills up: --out on a 100 KB tmpfs (in a user namespace; skipped where the system
-# allows none). Four rank files of one step fit (16 KB each), not four of two steps beside them:
+# allows none). Four rank files of one step fit (24 KB each), not four of two steps:
 # ENOSPC, named; the job ends (exit 1) and the files written before reduce.
 add_test(NAME run_disk_full_np4
   COMMAND ${CHECK_RUN} --skip 77 --exit 0 --match "^run exit code 1$"
     --match "error: cannot write '${faults}/tmpfs/out/rank-[0-3]\\.json': No space left on device"
     --match "^# commprof report: 4 of 4 ranks read from 4 file\\(s\\)$"
     --match "^report exit code 0$" --
-    sh ${COMMPROF_TESTS_DIR}/tools/small_tmpfs_run.sh 100k ${faults}/tmpfs
+    sh ${COMMPROF_TESTS_DIR}/tools/small_tmpfs_run.sh 160k ${faults}/tmpfs
        ${faults}/tmpfs/out $<TARGET_FILE:commprof> ${sigterm_prefix} $<TARGET_FILE:commprof>
        run --backend host --workload dp --micro-batches 1 --steps 6 --warmup-steps 0
        --out ${faults}/tmpfs/out)

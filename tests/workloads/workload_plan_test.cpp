@@ -61,6 +61,9 @@ TEST(ModelShape, MemoryBoundOpsMoveWhatPyTorchsKernelsMove) {
   EXPECT_EQ(p.act_fwd.write, fa);
   EXPECT_EQ(p.act_bwd.read, 2 * fa);
   EXPECT_EQ(p.act_bwd.write, fa);
+  EXPECT_EQ(p.attn_layout_fwd.read, a);
+  EXPECT_EQ(p.attn_layout_bwd.write, 3 * a);
+  EXPECT_EQ(layer_passes(g, 4, false).attn_layout_bwd.read, 3 * a / 4);  // the rank's heads
   EXPECT_EQ(p.bias_grad.read, bs * (3 * h + h + f + h) * e);
   EXPECT_EQ(p.grad_accum.read, 2 * 12 * h * h * e);  // 12h² weights per GPT layer
   EXPECT_EQ(p.grad_accum.write, 12 * h * h * e);
@@ -102,6 +105,7 @@ TEST(ModelShape, PlanCarriesTheMemoryBoundOpsInLayerOrder) {
                                              "l0.qkv.mb1.fwd",
                                              "l0.attn_scores.mb1.fwd",
                                              "l0.attn_context.mb1.fwd",
+                                             "l0.attn_layout.mb1.fwd",
                                              "l0.out_proj.mb1.fwd",
                                              "l0.residual1.mb1.fwd",
                                              "l0.ln2.mb1.fwd",
@@ -122,6 +126,7 @@ TEST(ModelShape, PlanCarriesTheMemoryBoundOpsInLayerOrder) {
                                              "l0.attn_context.mb1.wgrad",
                                              "l0.attn_scores.mb1.dgrad",
                                              "l0.attn_scores.mb1.wgrad",
+                                             "l0.attn_layout.mb1.bwd",
                                              "l0.qkv.mb1.dgrad",
                                              "l0.qkv.mb1.wgrad",
                                              "l0.ln1.mb1.bwd",
@@ -131,7 +136,7 @@ TEST(ModelShape, PlanCarriesTheMemoryBoundOpsInLayerOrder) {
   EXPECT_EQ(layer0_mb1, expected);
   const auto passes = plan.of_kind<PlannedElementwise>();
   const ModelShape& s = c.shape;
-  const std::uint64_t per_layer_mb = 11;  // 5 forward, 5 backward, bias gradients
+  const std::uint64_t per_layer_mb = 13;  // 6 forward, 6 backward, bias gradients
   const std::uint64_t accum = static_cast<std::uint64_t>(s.micro_batches - 1) * s.layers;
   EXPECT_EQ(passes.size(), per_layer_mb * s.layers * s.micro_batches + accum + 1);
   const PlannedOp* adam = passes.back();

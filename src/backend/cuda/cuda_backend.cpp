@@ -71,7 +71,10 @@ CudaBackend::CudaBackend(RankContext& ctx, const BackendOptions& options) : opti
         cudaStreamCreateWithPriority(&streams_[index_of(c)], cudaStreamNonBlocking, priority));
   }
   COMMPROF_CUBLAS_CHECK(cublasCreate(&cublas_));
-  COMMPROF_CUBLAS_CHECK(cublasSetStream(cublas_, stream(Category::kComp)));
+  // A workspace of the size PyTorch gives cuBLAS on Hopper (32 MiB): some GEMM kernels need one
+  // (docs/BENCHMARKS.md, fidelity, measures what it changes).
+  COMMPROF_CUDA_CHECK(cudaMalloc(&cublas_workspace_, kCublasWorkspaceBytes));
+  bind_cublas(Category::kComp);
   COMMPROF_CUDA_CHECK(cudaEventCreate(&origin_));
   COMMPROF_CUDA_CHECK(cudaMalloc(&device_counter_, sizeof(unsigned long long)));
 
@@ -97,6 +100,7 @@ CudaBackend::~CudaBackend() {
   if (origin_ != nullptr) cudaEventDestroy(origin_);
   if (device_counter_ != nullptr) cudaFree(device_counter_);
   if (cublas_ != nullptr) cublasDestroy(cublas_);
+  if (cublas_workspace_ != nullptr) cudaFree(cublas_workspace_);
   for (cudaStream_t s : streams_) {
     if (s != nullptr) cudaStreamDestroy(s);
   }
@@ -137,6 +141,14 @@ std::uint64_t CudaBackend::count_mismatches(const void* data, DType dtype, std::
 }
 
 Communicator& CudaBackend::world() { return *world_; }
+
+// cublasSetStream puts the handle back on cuBLAS's default workspace: ours is set again after it.
+// A GEMM on another stream than COMP (none of the workloads issues one) shares the workspace,
+// so it must not run beside a COMP GEMM.
+void CudaBackend::bind_cublas(Category c) {
+  COMMPROF_CUBLAS_CHECK(cublasSetStream(cublas_, stream(c)));
+  COMMPROF_CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublas_workspace_, kCublasWorkspaceBytes));
+}
 
 void CudaBackend::run_gemm(const GemmCall& g) {
   // Column-major C(m×n) = A(m×k)·B(k×n). fp32 runs on tensor cores (TF32), as frameworks
@@ -208,10 +220,9 @@ void CudaBackend::submit(Category c, const Work& work, const OpLabel& label) {
   } else if (const auto* pass = std::get_if<ElementwiseCall>(&work)) {
     launch_elementwise(*pass, sm_count_, stream(c));
   } else if (const auto* gemm = std::get_if<GemmCall>(&work)) {
-    if (c != Category::kComp) COMMPROF_CUBLAS_CHECK(cublasSetStream(cublas_, stream(c)));
+    if (c != Category::kComp) bind_cublas(c);
     run_gemm(*gemm);  // cuBLAS is bound to the COMP stream
-    if (c != Category::kComp)
-      COMMPROF_CUBLAS_CHECK(cublasSetStream(cublas_, stream(Category::kComp)));
+    if (c != Category::kComp) bind_cublas(Category::kComp);
   } else if (const auto* copy = std::get_if<CopyCall>(&work)) {
     COMMPROF_CUDA_CHECK(
         cudaMemcpyAsync(copy->dst, copy->src, copy->bytes, memcpy_kind(copy->kind), stream(c)));

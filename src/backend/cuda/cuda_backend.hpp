@@ -61,6 +61,8 @@ class CudaBackend final : public Backend, private ActivityRecorder, private Grap
   cudaStream_t stream(Category c) const { return streams_[index_of(c)]; }
   cudaEvent_t next_event(std::vector<cudaEvent_t>& pool, std::size_t& used, unsigned flags);
   void run_gemm(const GemmCall& call);
+  /// cuBLAS onto `stream`, with this backend's workspace.
+  void bind_cublas(Category stream);
   [[noreturn]] void abort_on_timeout(Category stuck);
   void abandon();
   static std::string abort_timeout_text();
@@ -86,6 +88,8 @@ class CudaBackend final : public Backend, private ActivityRecorder, private Grap
   cudaEvent_t origin_ = nullptr;
   std::int64_t origin_host_ns_ = 0;
   unsigned long long* device_counter_ = nullptr;
+  static constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
+  void* cublas_workspace_ = nullptr;
   std::string last_comm_op_ = "none";
   // Activity timing: CUPTI records, or why there are none.
   std::unique_ptr<CuptiActivity> activity_;
