@@ -48,7 +48,7 @@ struct P2PCall {
 /// vector width). The buffers may be smaller than the bytes moved (an optimizer step streams
 /// every parameter, gradient and moment: tens of GB): the pass then wraps around them, which
 /// costs the same memory traffic as long as a buffer is larger than the GPU's L2 cache. Their
-/// sizes are multiples of 16 and, where smaller than the bytes moved, at least 16 MiB.
+/// sizes are multiples of 16.
 struct ElementwiseCall {
   std::uint64_t read_bytes = 0;
   std::uint64_t write_bytes = 0;

@@ -11,8 +11,8 @@ using u64 = unsigned long long;
 
 // Thread t reads input vectors t, t + n, t + 2n, ... and writes output vectors t, t + n, ...,
 // each output the XOR of the inputs this thread has read so far: every read feeds a write, so the
-// compiler can drop none. Positions wrap around buffers smaller than the pass (the grid's stride
-// is below 16 MiB, so one subtraction wraps).
+// compiler can drop none. Positions wrap around buffers smaller than the pass (the executor's are
+// larger than the grid's stride, so the loops below subtract once).
 __global__ void elementwise_pass_kernel(const uint4* __restrict__ in, u64 in_vecs, u64 in_cap,
                                         uint4* __restrict__ out, u64 out_vecs, u64 out_cap) {
   const u64 stride = static_cast<u64>(gridDim.x) * blockDim.x;
@@ -31,9 +31,9 @@ __global__ void elementwise_pass_kernel(const uint4* __restrict__ in, u64 in_vec
     }
     if (i < out_vecs) out[w] = acc;
     r += stride;
-    if (r >= in_cap) r -= in_cap;
+    while (r >= in_cap) r -= in_cap;
     w += stride;
-    if (w >= out_cap) w -= out_cap;
+    while (w >= out_cap) w -= out_cap;
   }
 }
 
