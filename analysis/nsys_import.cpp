@@ -67,7 +67,7 @@ std::string collective_from_nccl_kernel(const std::string& kernel) {
   return "";
 }
 
-NsysFileInfo probe_nsys_file(const std::string& path) {
+NsysFileInfo probe_nsys_file(const std::string& path, int rank) {
   Db db(path);
   NsysFileInfo info;
   info.file = path;
@@ -112,6 +112,10 @@ NsysFileInfo probe_nsys_file(const std::string& path) {
       break;
     }
   }
+  if (rank >= 0) {
+    info.rank = rank;
+    info.rank_source = "--rank";
+  }
   const std::string stem = std::filesystem::path(path).stem().string();
   static const std::regex name_re(R"(^(?:(.*)_)?([0-9]+)$)");
   std::smatch m;
@@ -123,7 +127,8 @@ NsysFileInfo probe_nsys_file(const std::string& path) {
   if (info.rank < 0) {
     db.fail(
         "cannot tell the rank: no OMPI_COMM_WORLD_RANK / SLURM_PROCID in the recorded "
-        "environment and no _<rank> suffix in the file name (e.g. commprof_host_3.sqlite)");
+        "environment and no _<rank> suffix in the file name (e.g. commprof_host_3.sqlite); "
+        "give it with --rank");
   }
   if (info.host.empty() && name_matches && m[1].matched) {
     std::string h = m[1].str();
@@ -190,7 +195,9 @@ RankTimeline import_nsys_file(const NsysFileInfo& info, const NsysImportOptions&
   sum.rank_source = info.rank_source;
   sum.host = info.host;
   sum.commprof_nvtx = !domain.ids.empty();
-  const std::vector<nsys::StepRange> steps = nsys::read_steps(db, domain.ids, options);
+  const std::vector<nsys::StepRange> steps = nsys::read_steps(db, schema, domain.ids, options);
+  sum.whole_capture = domain.ids.empty() && options.step_range.empty();
+  if (sum.whole_capture) sum.capture_ns = steps.front().end - steps.front().start;
   nsys::ActivityCorrelator(db, rules, schema, domain, steps, shift, world_size, tl, sum, on_step)
       .run();
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

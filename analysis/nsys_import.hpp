@@ -24,6 +24,7 @@ struct NsysImportOptions {
   const RuleSet* rules = nullptr;  ///< nullptr: RuleSet::defaults()
   std::string step_range;          ///< NVTX range name prefix marking steps (foreign traces)
   int warmup_steps = 0;            ///< with step_range: the first N steps are warm-up
+  int rank = -1;                   ///< >= 0: the rank of the one file imported (--rank)
 };
 
 /// What one file's import found, for the command's summary and the tests.
@@ -44,6 +45,10 @@ struct NsysFileSummary {
   std::int64_t comm_ranges_tagged = 0;
   std::int64_t comm_ranges_by_name = 0;
   int steps = 0;
+  /// Neither commprof's markers nor --step-range: the whole capture, `capture_ns` from the first
+  /// GPU activity to the end of the last, is the one step.
+  bool whole_capture = false;
+  std::int64_t capture_ns = 0;
   double seconds = 0.0;  ///< wall time of the import
 };
 
@@ -58,8 +63,9 @@ struct NsysFileInfo {
   std::int64_t session_start_utc_ns = 0;  ///< TARGET_INFO_SESSION_START_TIME, 0 if absent
 };
 
-/// Reads the rank, host and session start of one export. Throws Error naming the file.
-NsysFileInfo probe_nsys_file(const std::string& path);
+/// Reads the rank, host and session start of one export. Throws Error naming the file. A `rank`
+/// of 0 or more is taken as the file's rank (--rank) instead of the recorded one.
+NsysFileInfo probe_nsys_file(const std::string& path, int rank = -1);
 
 /// Receives each imported step, in order, with the rank's header (a timeline without steps).
 using NsysStepSink = std::function<void(const RankTimeline& header, StepRecord&& step)>;

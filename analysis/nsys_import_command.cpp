@@ -34,8 +34,11 @@ class ImportNsysCommand final : public Command {
         "analysis/nsys_rules_default.txt; --print-rules shows them)")(
         "step-range", po::value<std::string>(),
         "foreign traces: NVTX ranges whose name starts with this mark the steps (default: "
-        "commprof's 'step N' ranges)")("warmup-steps", po::value<int>()->default_value(0),
-                                       "with --step-range: the first N steps are warm-up")(
+        "commprof's 'step N' ranges; without either, the whole capture is one step)")(
+        "rank", po::value<int>(),
+        "the rank of the one file given (default: from the recorded launcher environment, "
+        "else the file name's _<rank> suffix)")("warmup-steps", po::value<int>()->default_value(0),
+                                                "with --step-range: the first N steps are warm-up")(
         "print-rules", po::bool_switch(), "print the built-in rules and exit");
     hidden.add_options()("inputs", po::value<std::vector<std::string>>(), "SQLite exports");
   }
@@ -56,6 +59,14 @@ class ImportNsysCommand final : public Command {
     if (vm.count("step-range") != 0) {
       options_.step_range = vm["step-range"].as<std::string>();
       if (options_.step_range.empty()) throw ConfigError("--step-range must not be empty");
+    }
+    if (vm.count("rank") != 0) {
+      options_.rank = vm["rank"].as<int>();
+      if (options_.rank < 0) throw ConfigError("--rank must not be negative");
+      if (inputs_.size() != 1) {
+        throw ConfigError("--rank names the rank of one file; " + std::to_string(inputs_.size()) +
+                          " were given");
+      }
     }
     options_.warmup_steps = vm["warmup-steps"].as<int>();
     if (options_.warmup_steps < 0) throw ConfigError("--warmup-steps must not be negative");
@@ -113,6 +124,12 @@ class ImportNsysCommand final : public Command {
                 << "; " << s.kernels << " kernels of " << s.activities << " activities, "
                 << s.outside_steps << " outside steps, " << s.ignored << " ignored; "
                 << comm_source(s) << s.seconds << " s <- " << s.file << std::endl;
+      if (s.whole_capture) {
+        std::cout
+            << "# rank " << s.rank << ": no step markers (commprof's, or --step-range NAME):"
+            << " the whole capture, from the first GPU activity's launch to the last one's end ("
+            << static_cast<double>(s.capture_ns) / 1e6 << " ms), is one step" << std::endl;
+      }
     }
     std::cout << "# wrote " << summaries.size() << " rank file(s) to " << output_
               << "; reduce with: commprof report " << output_ << std::endl;

@@ -44,13 +44,18 @@ std::vector<NsysFileSummary> import_nsys_files(const std::vector<std::string>& f
                                                const std::string& out_dir,
                                                const NsysImportOptions& options) {
   if (files.empty()) throw Error("import-nsys: no input files");
+  if (options.rank >= 0 && files.size() != 1) {
+    throw Error(
+        "--rank names the rank of one file; give one file per call, or let the ranks "
+        "come from the recorded environment or the file names");
+  }
   std::vector<NsysFileInfo> infos;
   std::map<int, std::string> by_rank;
   std::int64_t base = 0;
   bool all_have_start = true;
   int world = static_cast<int>(files.size());
   for (const std::string& f : files) {
-    infos.push_back(probe_nsys_file(f));
+    infos.push_back(probe_nsys_file(f, options.rank));
     const NsysFileInfo& i = infos.back();
     auto [it, added] = by_rank.try_emplace(i.rank, f);
     if (!added) {

@@ -48,8 +48,8 @@ std::string activity_query(const NsysSchema& schema) {
            acts + ") a LEFT JOIN " + kRuntimeTable +
            " r ON r.correlationId = a.correlationId ORDER BY launch";
   }
-  return "SELECT a.kind, a.start, a.end, a.streamId, a.bytes, a.ref, a.globalPid, a.start, "
-         "NULL, CASE WHEN a.kind = 0 THEN (SELECT value FROM StringIds WHERE id = a.ref) END "
+  return "SELECT a.kind, a.start, a.end, a.streamId, a.bytes, a.ref, a.globalPid, "
+         "a.start AS launch, NULL, CASE WHEN a.kind = 0 THEN (SELECT value FROM StringIds WHERE id = a.ref) END "
          "FROM (" +
          acts + ") a ORDER BY a.start";
 }

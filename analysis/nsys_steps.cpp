@@ -6,9 +6,32 @@
 
 namespace commprof::nsys {
 
-std::vector<StepRange> read_steps(Db& db, const std::vector<std::int64_t>& commprof_domains,
+namespace {
+
+// Any export: the whole capture, from the first GPU activity's launch (its CUDA API call, where
+// recorded: steps hold the activities launched within them) to the last one's end.
+StepRange whole_capture(Db& db, const NsysSchema& schema) {
+  Stmt s(db, "SELECT MIN(launch), MAX(end) FROM (" + activity_query(schema) + ")");
+  if (!s.step() || s.null(0) || s.null(1)) {
+    db.fail("no GPU activity (kernel, memcpy or memset) in the capture: nothing to import");
+  }
+  StepRange r;
+  r.start = s.i64(0);
+  r.end = s.i64(1);
+  check_span(db, r.start, r.end, "the capture's GPU activity");
+  return r;
+}
+
+}  // namespace
+
+std::vector<StepRange> read_steps(Db& db, const NsysSchema& schema,
+                                  const std::vector<std::int64_t>& commprof_domains,
                                   const NsysImportOptions& options) {
   std::vector<StepRange> steps;
+  if (options.step_range.empty() && commprof_domains.empty()) {
+    steps.push_back(whole_capture(db, schema));
+    return steps;
+  }
   if (!db.has_table(kNvtxTable)) {
     db.fail("no " + std::string(kNvtxTable) +
             " table, so no steps: profile with -t cuda,nvtx (commprof marks its steps in NVTX)");
@@ -32,11 +55,6 @@ std::vector<StepRange> read_steps(Db& db, const std::vector<std::int64_t>& commp
       db.fail("no NVTX range named '" + options.step_range + "...' (--step-range)");
     }
   } else {
-    if (commprof_domains.empty()) {
-      db.fail(
-          "no commprof NVTX domain: not a commprof trace. Name the NVTX range that marks a "
-          "step with --step-range NAME");
-    }
     static const std::regex step_re(R"(^step ([0-9]+)( \(warm-up\))?$)");
     Stmt s(db, "SELECT n.start, n.end, " + text + " FROM " + kNvtxTable +
                    " n WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL AND n.category IS "

@@ -366,7 +366,9 @@ TEST(NsysImport, RejectsAKernelTableWithoutItsColumns) {
   expect_import_error({f}, "table CUPTI_ACTIVITY_KIND_KERNEL has no column 'streamId'");
 }
 
-TEST(NsysImport, RejectsAForeignTraceWithoutAStepRange) {
+// A foreign trace without --step-range is one step: the whole capture. One without any GPU
+// activity has nothing to import; --step-range naming no range is an error.
+TEST(NsysImport, AForeignTraceWithoutActivityOrItsStepRangeIsRefused) {
   const std::string f = temp_path("nonvtx_0.sqlite");
   make_db(f,
           "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, streamId INTEGER, "
@@ -375,7 +377,7 @@ TEST(NsysImport, RejectsAForeignTraceWithoutAStepRange) {
           "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, category "
           "INTEGER, text TEXT, textId INTEGER, globalTid INTEGER, domainId INTEGER, uint64Value "
           "INTEGER);");
-  expect_import_error({f}, "no commprof NVTX domain: not a commprof trace. Name the NVTX range");
+  expect_import_error({f}, "no GPU activity (kernel, memcpy or memset) in the capture");
   NsysImportOptions o;
   o.step_range = "ProfilerStep";
   try {
@@ -388,8 +390,70 @@ TEST(NsysImport, RejectsAForeignTraceWithoutAStepRange) {
   }
 }
 
+// A real export with no step markers at all (rank 0's, its NVTX events deleted; and again with
+// its recorded rank overridden by --rank): one step from the first GPU activity's launch to the
+// last one's end, holding every activity; both bounds and the counts computed from the SQLite.
+TEST(NsysImport, AnExportWithoutMarkersIsOneStepOfTheWholeCapture) {
+  const std::string f = damaged_copy("nomarkers_0.sqlite", "DELETE FROM NVTX_EVENTS;");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(f.c_str(), &db), SQLITE_OK);
+  auto scalar = [&](const std::string& sql) {
+    sqlite3_stmt* s = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sql;
+    EXPECT_EQ(sqlite3_step(s), SQLITE_ROW) << sql;
+    const std::int64_t v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return v;
+  };
+  const std::string all =
+      "(SELECT start, end, correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL UNION ALL SELECT "
+      "start, end, correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY UNION ALL SELECT start, end, "
+      "correlationId FROM CUPTI_ACTIVITY_KIND_MEMSET)";
+  // The step begins with the first activity's launch: its CUDA API call.
+  const std::int64_t first =
+      scalar("SELECT MIN(COALESCE(r.start, a.start)) FROM " + all +
+             " a LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = a.correlationId");
+  const std::int64_t last = scalar("SELECT MAX(end) FROM " + all);
+  const std::int64_t activities = scalar("SELECT COUNT(*) FROM " + all);
+  const std::int64_t nccl = scalar(
+      "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName "
+      "WHERE s.value LIKE 'ncclDevKernel%' OR s.value LIKE 'ncclKernel%'");
+  sqlite3_close(db);
+  ASSERT_GT(nccl, 0);
+
+  for (const int rank : {-1, 5}) {
+    SCOPED_TRACE(rank);
+    NsysImportOptions o;
+    o.rank = rank;
+    const std::string dir = temp_path("nomarkers_out" + std::to_string(rank));
+    std::filesystem::remove_all(dir);
+    const auto summaries = import_nsys_files({f}, dir, o);
+    ASSERT_EQ(summaries.size(), 1u);
+    const NsysFileSummary& s = summaries[0];
+    EXPECT_TRUE(s.whole_capture);
+    EXPECT_FALSE(s.commprof_nvtx);
+    EXPECT_EQ(s.capture_ns, last - first);
+    EXPECT_EQ(s.rank, rank < 0 ? 0 : 5);
+    EXPECT_EQ(s.rank_source, rank < 0 ? "OMPI_COMM_WORLD_RANK" : "--rank");
+    EXPECT_EQ(s.activities, activities);
+    EXPECT_EQ(s.outside_steps, 0);
+    const RankTimeline t = read_rank_file(dir + "/rank-" + std::to_string(s.rank) + ".json");
+    ASSERT_EQ(t.steps.size(), 1u);
+    EXPECT_FALSE(t.steps[0].warmup);
+    EXPECT_EQ(t.steps[0].end_ns - t.steps[0].start_ns, last - first);
+    const std::int64_t ops = static_cast<std::int64_t>(t.steps[0].ops.size());
+    EXPECT_EQ(ops + s.ignored, activities);
+    EXPECT_EQ(count_by_category(t.steps[0])[Category::kComm], nccl);
+  }
+  // --rank names one file's rank.
+  NsysImportOptions two;
+  two.rank = 1;
+  EXPECT_THROW(import_nsys_files({f, export_of(1)}, temp_path("two"), two), Error);
+}
+
 TEST(NsysImport, WritesAllFilesOrNone) {
-  // Rank 0 imports, then rank 1's file fails in the main pass (no steps): rank 0's is removed.
+  // Rank 0 imports, then rank 1's file fails in the main pass (no GPU activity, so not even the
+  // whole capture is a step): rank 0's is removed.
   const std::string f = temp_path("nosteps_1.sqlite");
   make_db(f,
           "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, streamId INTEGER, "
@@ -401,8 +465,7 @@ TEST(NsysImport, WritesAllFilesOrNone) {
     import_nsys_files({export_of(0), f}, out, {});
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(f + ": no NVTX_EVENTS table"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find(f + ": no GPU activity"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(std::filesystem::exists(out + "/rank-0.json"));
 }
