@@ -49,7 +49,8 @@ std::string activity_query(const NsysSchema& schema) {
            " r ON r.correlationId = a.correlationId ORDER BY launch";
   }
   return "SELECT a.kind, a.start, a.end, a.streamId, a.bytes, a.ref, a.globalPid, "
-         "a.start AS launch, NULL, CASE WHEN a.kind = 0 THEN (SELECT value FROM StringIds WHERE id = a.ref) END "
+         "a.start AS launch, NULL, CASE WHEN a.kind = 0 THEN (SELECT value FROM StringIds WHERE id "
+         "= a.ref) END "
          "FROM (" +
          acts + ") a ORDER BY a.start";
 }

@@ -10,6 +10,7 @@
 #include <exception>
 #include <limits>
 #include <optional>
+#include <type_traits>
 
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
@@ -115,36 +116,28 @@ std::string_view get_str(const Where& w, std::string_view key, sj::value v) {
 }
 
 // A value of the type of the member it goes to, checked as the field table says.
+template <class T>
 void read_value(const Where& w, std::string_view key, sj::value v, rank_fields::Check check,
-                std::int64_t& out) {
-  out = check == rank_fields::Check::kTime ? get_time(w, key, v) : get_i64(w, key, v);
-}
-void read_value(const Where& w, std::string_view key, sj::value v, rank_fields::Check, int& out) {
-  out = get_int(w, key, v);
-}
-void read_value(const Where& w, std::string_view key, sj::value v, rank_fields::Check,
-                std::uint64_t& out) {
-  out = get_u64(w, key, v);
-}
-void read_value(const Where& w, std::string_view key, sj::value v, rank_fields::Check,
-                double& out) {
-  out = get_f64(w, key, v);
-}
-void read_value(const Where& w, std::string_view key, sj::value v, rank_fields::Check, bool& out) {
-  out = get_bool(w, key, v);
-}
-void read_value(const Where& w, std::string_view key, sj::value v, rank_fields::Check,
-                std::string& out) {
-  out = get_str(w, key, v);
-}
-void read_value(const Where& w, std::string_view key, sj::value v, rank_fields::Check,
-                Category& out) {
-  const std::string_view name = get_str(w, key, v);
-  const std::optional<Category> c = category_from_name(name);
-  if (!c) {
-    w.fail("unknown category '" + std::string(name) + "' (expected COMP, COMM or MEM)");
+                T& out) {
+  if constexpr (std::is_same_v<T, std::int64_t>) {
+    out = check == rank_fields::Check::kTime ? get_time(w, key, v) : get_i64(w, key, v);
+  } else if constexpr (std::is_same_v<T, int>) {
+    out = get_int(w, key, v);
+  } else if constexpr (std::is_same_v<T, std::uint64_t>) {
+    out = get_u64(w, key, v);
+  } else if constexpr (std::is_same_v<T, double>) {
+    out = get_f64(w, key, v);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    out = get_bool(w, key, v);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    out = get_str(w, key, v);
+  } else {
+    static_assert(std::is_same_v<T, Category>, "a rank-file field of a type no reader knows");
+    const std::string_view name = get_str(w, key, v);
+    const std::optional<Category> c = category_from_name(name);
+    if (!c) w.fail("unknown category '" + std::string(name) + "' (expected COMP, COMM or MEM)");
+    out = *c;
   }
-  out = *c;
 }
 
 // Reads the field `key` of `table` into `r` and marks it in `seen`; false when `table` has no
