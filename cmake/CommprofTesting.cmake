@@ -38,6 +38,8 @@ include_guard(GLOBAL)
 include(GoogleTest)
 
 set(COMMPROF_TEST_TIMEOUT 120 CACHE STRING "Default timeout (s) of one commprof MPI test")
+option(COMMPROF_ALLOW_NO_LAUNCHER
+       "Configure the tests without an MPI launcher, leaving out every multi-rank test" OFF)
 # Sanitized code runs 2-5x slower (the sanitizer presets set 3 or 4). What a timing-bound test
 # asserts stays the same (the job ends within --timeout + a margin, the error names the stuck
 # collective); only the seconds in it are multiplied, CTest's TIMEOUT included.
@@ -166,9 +168,15 @@ function(commprof_add_mpi_test)
     commprof_mpiexec_prefix(prefix ${ARG_NPROCS})
   elseif(ARG_NPROCS EQUAL 1)
     set(prefix "")  # no launcher: a single rank runs as an MPI singleton
-  else()
-    message(WARNING "commprof: no MPI launcher found; skipping ${ARG_NAME} (${ARG_NPROCS} ranks)")
+  elseif(COMMPROF_ALLOW_NO_LAUNCHER)
+    message(WARNING "commprof: no MPI launcher found; ${ARG_NAME} (${ARG_NPROCS} ranks) is left "
+                    "out (COMMPROF_ALLOW_NO_LAUNCHER=ON)")
     return()
+  else()
+    # A test that silently vanishes passes nothing: without a launcher, refuse to configure.
+    message(FATAL_ERROR "commprof: no MPI launcher (mpiexec) found, so the ${ARG_NPROCS}-rank test "
+                        "${ARG_NAME} cannot run: install one (Debian: openmpi-bin), or configure "
+                        "with -DCOMMPROF_ALLOW_NO_LAUNCHER=ON to leave the multi-rank tests out")
   endif()
   add_test(NAME ${ARG_NAME} COMMAND ${ARG_WRAPPER} ${prefix} ${exe} ${MPIEXEC_POSTFLAGS} ${ARG_COMMAND})
   set(labels mpi ${ARG_LABELS})

@@ -49,6 +49,26 @@ add_test(NAME run_disk_full_np4
        --out ${faults}/tmpfs/out)
 set_tests_properties(run_disk_full_np4 PROPERTIES LABELS "mpi;reliability" TIMEOUT 120
   SKIP_RETURN_CODE 77 PROCESSORS 4 ENVIRONMENT "${COMMPROF_TEST_MPI_ENV}")
+# Where user namespaces are missing that test skips (77), unless COMMPROF_REQUIRE_USERNS=1 makes
+# the skip a failure; both checked with an `unshare` that always fails.
+set(no_userns ${COMMPROF_TEST_OUT}/no_userns)
+file(MAKE_DIRECTORY ${no_userns})
+file(WRITE ${no_userns}/unshare "#!/bin/sh
+exit 1
+")
+file(CHMOD ${no_userns}/unshare PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
+foreach(require 0 1)
+  if(require)
+    set(expect --exit 1 --count "^small_tmpfs_run.sh: COMMPROF_REQUIRE_USERNS=1, but" 1)
+  else()
+    set(expect --exit 77 --count "^small_tmpfs_run.sh: skipped: " 1)
+  endif()
+  add_test(NAME disk_full_without_userns_require${require}
+    COMMAND ${CHECK_RUN} ${expect} -- env PATH=${no_userns}:/usr/bin:/bin
+            COMMPROF_REQUIRE_USERNS=${require} sh ${COMMPROF_TESTS_DIR}/tools/small_tmpfs_run.sh
+            16k ${no_userns}/mnt ${no_userns}/out true true)
+  set_tests_properties(disk_full_without_userns_require${require} PROPERTIES LABELS reliability)
+endforeach()
 
 # --out through a regular file (ENOTDIR) and --out in a directory the user may not write
 # (EACCES): refused by every rank before anything is measured, one line from rank 0, exit 2.

@@ -3,11 +3,17 @@
 # A disk that fills up, for real: mounts a tmpfs of SIZE (e.g. 100k) on MOUNTPOINT in a private
 # user and mount namespace (no privileges needed where the kernel allows user namespaces), runs
 # the command, then `commprof report` over OUT (inside that tmpfs) and lists what OUT holds: the
-# tmpfs disappears with the namespace. Exits 77 (CTest: skipped) where no namespace can be made.
+# tmpfs disappears with the namespace. Exits 77 (CTest: skipped) where no namespace can be made,
+# or 1 there when COMMPROF_REQUIRE_USERNS=1 (a host that must run the test: a skip fails it).
 # Usage: small_tmpfs_run.sh SIZE MOUNTPOINT OUT COMMPROF command [args...]
 set -u
 size=$1; mnt=$2; out=$3; bin=$4; shift 4
 if ! unshare -rm sh -c "mount -t tmpfs -o size=$size commprof-probe /mnt" 2>/dev/null; then
+  if [ "${COMMPROF_REQUIRE_USERNS:-0}" = 1 ]; then
+    echo "small_tmpfs_run.sh: COMMPROF_REQUIRE_USERNS=1, but this system allows no unprivileged" \
+      "user namespace with a tmpfs: failed"
+    exit 1
+  fi
   echo "small_tmpfs_run.sh: skipped: this system allows no unprivileged user namespace with a tmpfs"
   exit 77
 fi
