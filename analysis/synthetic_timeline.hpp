@@ -29,6 +29,15 @@ struct SyntheticSpec {
   std::int64_t skew_ns = 100;
   std::int64_t host_clock_step_ns = 1000000;
   std::uint64_t bytes = 1 << 20;
+
+  /// The defaults with this many steps, warm-up steps and layers: what most tests vary.
+  static SyntheticSpec sized(int steps, int warmup_steps, int layers) {
+    SyntheticSpec spec;
+    spec.steps = steps;
+    spec.warmup_steps = warmup_steps;
+    spec.layers = layers;
+    return spec;
+  }
 };
 
 /// Rank `rank` of the run `spec` describes.

@@ -38,10 +38,7 @@ std::string fresh_dir(const std::string& name) {
 }
 
 TEST(RankFileAppender, AfterEveryStepTheFileIsWhatTheWriterWrites) {
-  SyntheticSpec spec;
-  spec.steps = 4;
-  spec.warmup_steps = 1;
-  spec.layers = 2;
+  const SyntheticSpec spec = SyntheticSpec::sized(4, 1, 2);
   const RankTimeline t = make_synthetic_rank(spec, 2);
   const std::string dir = fresh_dir("steps");
   RankFileAppender file(dir, t);
@@ -65,10 +62,7 @@ TEST(RankFileAppender, AfterEveryStepTheFileIsWhatTheWriterWrites) {
 // the append that crosses it fails with EFBIG, is named, and leaves the steps before it whole. In
 // a child process: the limit would bind the test runner too.
 TEST(RankFileAppender, AFailedAppendIsUndone) {
-  SyntheticSpec spec;
-  spec.steps = 8;
-  spec.warmup_steps = 0;
-  spec.layers = 2;
+  const SyntheticSpec spec = SyntheticSpec::sized(8, 0, 2);
   const RankTimeline t = make_synthetic_rank(spec, 0);
   auto size_with = [&](std::size_t steps) {
     RankTimeline part = t;

@@ -72,10 +72,7 @@ TEST(RankFile, RoundTripsEveryField) {
 }
 
 TEST(RankFile, UnknownFieldsAreSkipped) {
-  SyntheticSpec spec;
-  spec.steps = 1;
-  spec.warmup_steps = 0;
-  spec.layers = 1;
+  const SyntheticSpec spec = SyntheticSpec::sized(1, 0, 1);
   std::string text = to_json(make_synthetic_rank(spec, 0));
   const std::string op_start = "{\"name\":";
   text.insert(text.find(op_start) + 1, "\"future\":{\"a\":[1,2]},");
@@ -83,10 +80,7 @@ TEST(RankFile, UnknownFieldsAreSkipped) {
 }
 
 TEST(RankFile, BadInputIsNamedWithFileAndPlace) {
-  SyntheticSpec spec;
-  spec.steps = 2;
-  spec.warmup_steps = 0;
-  spec.layers = 1;
+  const SyntheticSpec spec = SyntheticSpec::sized(2, 0, 1);
   const std::string good = to_json(make_synthetic_rank(spec, 0));
   auto replaced = [&](const std::string& from, const std::string& to) {
     std::string t = good;
@@ -123,10 +117,7 @@ TEST(RankFile, BadInputIsNamedWithFileAndPlace) {
 // tests/fuzz (interval_set_fuzz) found that times this far apart overflow an interval's length:
 // the readers refuse any time outside +-kMaxTimeNs, naming the field.
 TEST(RankFile, TimesOutsideTheDomainAreRefused) {
-  SyntheticSpec spec;
-  spec.steps = 1;
-  spec.warmup_steps = 0;
-  spec.layers = 1;
+  const SyntheticSpec spec = SyntheticSpec::sized(1, 0, 1);
   const RankTimeline t = make_synthetic_rank(spec, 0);
   std::string text = to_json(t);
   const std::string start = "\"start_ns\":" + std::to_string(t.steps[0].ops[0].start_ns);
@@ -150,10 +141,7 @@ TEST(RankFile, TimesOutsideTheDomainAreRefused) {
 // tests/fuzz (rank_file_reader_fuzz) found configs that are not JSON read as if they were, and
 // writing such a timeline again then threw nlohmann's parse_error out of `commprof`.
 TEST(RankFile, ConfigThatIsNotJsonIsRefused) {
-  SyntheticSpec spec;
-  spec.steps = 1;
-  spec.warmup_steps = 0;
-  spec.layers = 1;
+  const SyntheticSpec spec = SyntheticSpec::sized(1, 0, 1);
   RankTimeline t = make_synthetic_rank(spec, 0);
   const std::string config = R"({"model":{"heads":4}})";
   t.config = JsonObject::parse(config);
@@ -175,10 +163,7 @@ TEST(RankFile, ConfigThatIsNotJsonIsRefused) {
 
 // The layout the readers rely on to find a torn record: the header, then one line per step.
 TEST(RankFile, OneStepToALineAndThePiecesMakeTheWhole) {
-  SyntheticSpec spec;
-  spec.steps = 3;
-  spec.warmup_steps = 1;
-  spec.layers = 2;
+  const SyntheticSpec spec = SyntheticSpec::sized(3, 1, 2);
   RankTimeline t = make_synthetic_rank(spec, 1);
   t.steps[1].ops[0].name = "a\nname with a newline";
   const std::string whole = to_json(t);
@@ -194,10 +179,7 @@ TEST(RankFile, OneStepToALineAndThePiecesMakeTheWhole) {
 // of the steps before, with a prefix of ",{step}\n]}\n" written over its closing "]}\n". Every
 // such file reads (the torn line dropped) with the complete steps, by both readers.
 TEST(RankFile, TornLastRecordIsDroppedByBothReaders) {
-  SyntheticSpec spec;
-  spec.steps = 3;
-  spec.warmup_steps = 0;
-  spec.layers = 1;
+  const SyntheticSpec spec = SyntheticSpec::sized(3, 0, 1);
   const RankTimeline t = make_synthetic_rank(spec, 0);
   RankTimeline two = t;
   two.steps.resize(2);
@@ -234,10 +216,7 @@ TEST(RankFile, TornLastRecordIsDroppedByBothReaders) {
 
 // Only the last line may be torn: damage before it is an error, as it always was.
 TEST(RankFile, DamageBeforeTheLastLineIsStillAnError) {
-  SyntheticSpec spec;
-  spec.steps = 3;
-  spec.warmup_steps = 0;
-  spec.layers = 1;
+  const SyntheticSpec spec = SyntheticSpec::sized(3, 0, 1);
   const std::string good = to_json(make_synthetic_rank(spec, 0));
   std::string text = good;
   const std::size_t second_step = text.find("\n,{") + 1;
