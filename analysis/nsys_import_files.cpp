@@ -19,7 +19,7 @@ namespace commprof {
 std::string write_nsys_rank_file(const std::string& out_dir, const NsysFileInfo& info,
                                  const NsysImportOptions& options, std::int64_t time_base_utc_ns,
                                  int world_size, NsysFileSummary* summary) {
-  const std::string path = out_dir + "/rank-" + std::to_string(info.rank) + ".json";
+  const std::string path = rank_file_path(out_dir, info.rank);
   write_file_atomically(path, [&](std::ostream& os) {
     // One step at a time through the rank file's own writer: the importer's files are exactly
     // what commprof writes.

@@ -28,7 +28,7 @@ NsysSchema check_schema(Db& db) {
   return schema;
 }
 
-std::string activity_query(const NsysSchema& schema) {
+std::string activity_query(const NsysSchema& schema, bool ordered) {
   std::string acts =
       std::string(
           "SELECT 0 AS kind, start, end, streamId, correlationId, globalPid, 0 AS bytes, ") +
@@ -45,14 +45,14 @@ std::string activity_query(const NsysSchema& schema) {
     return "SELECT a.kind, a.start, a.end, a.streamId, a.bytes, a.ref, a.globalPid, "
            "COALESCE(r.start, a.start) AS launch, r.globalTid, "
            "CASE WHEN a.kind = 0 THEN (SELECT value FROM StringIds WHERE id = a.ref) END FROM (" +
-           acts + ") a LEFT JOIN " + kRuntimeTable +
-           " r ON r.correlationId = a.correlationId ORDER BY launch";
+           acts + ") a LEFT JOIN " + kRuntimeTable + " r ON r.correlationId = a.correlationId" +
+           (ordered ? " ORDER BY launch" : "");
   }
   return "SELECT a.kind, a.start, a.end, a.streamId, a.bytes, a.ref, a.globalPid, "
          "a.start AS launch, NULL, CASE WHEN a.kind = 0 THEN (SELECT value FROM StringIds WHERE id "
          "= a.ref) END "
          "FROM (" +
-         acts + ") a ORDER BY a.start";
+         acts + ") a" + (ordered ? " ORDER BY a.start" : "");
 }
 
 std::string op_range_query(const NsysSchema& schema, const std::vector<std::int64_t>& domains) {

@@ -27,7 +27,8 @@ NsysSchema check_schema(Db& db);
 /// Kernels, memcpys and memsets with their launch (the runtime call of the same correlationId,
 /// the GPU start without one), ordered by launch. Columns: kind, start, end, streamId, bytes,
 /// ref (copyKind for memcpys), globalPid, launch, globalTid of the launch, kernel name.
-std::string activity_query(const NsysSchema& schema);
+/// `ordered` false leaves out the ORDER BY: for aggregates over it, which need no sort.
+std::string activity_query(const NsysSchema& schema, bool ordered = true);
 
 /// commprof's op ranges (push/pop and start/end ranges with a category) in `domains`, by
 /// start. Columns: start, end, globalTid, category, text, uint64 payload, int64 payload.

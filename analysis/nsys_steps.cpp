@@ -11,7 +11,8 @@ namespace {
 // Any export: the whole capture, from the first GPU activity's launch (its CUDA API call, where
 // recorded: steps hold the activities launched within them) to the last one's end.
 StepRange whole_capture(Db& db, const NsysSchema& schema) {
-  Stmt s(db, "SELECT MIN(launch), MAX(end) FROM (" + activity_query(schema) + ")");
+  Stmt s(db,
+         "SELECT MIN(launch), MAX(end) FROM (" + activity_query(schema, /*ordered=*/false) + ")");
   if (!s.step() || s.null(0) || s.null(1)) {
     db.fail("no GPU activity (kernel, memcpy or memset) in the capture: nothing to import");
   }
