@@ -38,6 +38,14 @@
 #              --op-timing activity` on 1 rank, compared by scripts/fidelity/compare.py; first
 #              `commprof gemm` against torch's 8192^3 matmul of randn (and ones) operands.
 #              Needs python3 with torch (PYTHON, default python3)
+#   calibrate  `commprof run --compute-from` against the traced step it learned from (issue #15):
+#              for each preset of CALIBRATE_PRESETS (default "gpt-1.3b llama-8b"; layers from
+#              CALIBRATE_LAYERS, default "24 4"), torch_step.py under nsys (-t cuda,nvtx; each
+#              timed step is an NVTX range "step N"), imported with --step-range "step ", then
+#              `commprof run` of the same shapes calibrated from it; compared by
+#              scripts/fidelity/calibration.py, each side's kernel time from its own rank files
+#   torchtrace PyTorch profiler traces of a small DDP job (scripts/torch/ddp_trace.py): one rank
+#              on NCCL and the GPU, two ranks on gloo and the CPUs (import-torch's test data)
 #   multi      NP=4 or NP=8 (required): bench allreduce, allgather, reducescatter on NP ranks,
 #              then gpt-1.3b workloads with their reports: NP=4: dp4, tp2 x dp2, tp2 x pp2 (1f1b),
 #              pp4 (1f1b, gpipe); NP=8: tp2 x pp2 x dp2, tp8, dp8, pp8 (1f1b, gpipe)
@@ -52,7 +60,7 @@
 # shellcheck source-path=SCRIPTDIR disable=SC2317  # the phase_* functions are called by name
 set -uo pipefail
 
-PHASES=(tests sweep anchors workloads timing nsys fidelity multi)
+PHASES=(tests sweep anchors workloads timing nsys fidelity calibrate torchtrace multi)
 usage() {
   echo "usage: scripts/gpu-bench.sh PHASE...   (PHASE: ${PHASES[*]}; see the comment at the top)" >&2
 }
@@ -455,6 +463,52 @@ phase_fidelity() {
       --commprof "$PD/$p-commprof" --torch "$PD/$p-torch.json" --json "$PD/$p-compare.json"
     cat "$PD/$p-compare.txt" >>"$LOG"
   done
+}
+
+# ---------------------------------------------------------------------------------------------
+phase_calibrate() {
+  need_commprof || return
+  if ! nsys_find >"$PD/nsys-find.txt" 2>&1; then
+    say "FAILED: nsys not found; set NSYS to the nsys CLI (scripts/lib/nsys.sh)"
+    PHASE_RC=1
+    return
+  fi
+  local py=${PYTHON:-python3} fid="$COMMPROF_ROOT/scripts/fidelity" presets layers i p l
+  read -r -a presets <<<"${CALIBRATE_PRESETS:-gpt-1.3b llama-8b}"
+  read -r -a layers <<<"${CALIBRATE_LAYERS:-24 4}"
+  for i in "${!presets[@]}"; do
+    p=${presets[$i]}
+    l=${layers[$i]:-${layers[-1]}}
+    mkdir -p "$PD/$p-nsys"
+    run_to "torch step $p, $l layers, under nsys" "$PD/$p-torch.txt" \
+      nsys_libs "$NSYS" profile -t cuda,nvtx -f true -o "$PD/$p-nsys/torch" \
+      "$py" "$fid/torch_step.py" --preset "$p" --layers "$l" --no-profile \
+      --out "$PD/$p-torch.json" || continue
+    run_to "$p: to sqlite" "$PD/$p-convert.txt" nsys_to_sqlite "$PD/$p-nsys" || continue
+    run_to "$p: import-nsys --step-range \"step \"" "$PD/$p-import.txt" \
+      "$COMMPROF" import-nsys "$PD/$p-nsys/torch.sqlite" --rank 0 --step-range "step " \
+      -o "$PD/$p-traced" || continue
+    run_to "$p: commprof run --compute-from" "$PD/$p-calibrated.txt" \
+      "${MPIRUN_BASE[@]}" -np 1 "$COMMPROF" run --backend cuda --model "$p" --layers "$l" \
+      --workload dp --op-timing activity --steps 5 --warmup-steps 2 \
+      --compute-from "$PD/$p-traced" --out "$PD/$p-calibrated"
+    grep -E "^# compute from|step time|COMP busy" "$PD/$p-calibrated.txt" >>"$LOG"
+    run_to "$p: calibrated against traced" "$PD/$p-compare.txt" "$py" "$fid/calibration.py" \
+      --traced "$PD/$p-traced" --mock "$PD/$p-calibrated" --json "$PD/$p-compare.json"
+    cat "$PD/$p-compare.txt" >>"$LOG"
+    rm -f "$PD/$p-nsys"/*.nsys-rep
+    xz -T0 -6 "$PD/$p-nsys"/*.sqlite 2>>"$LOG"
+  done
+}
+
+# ---------------------------------------------------------------------------------------------
+phase_torchtrace() {
+  local py=${PYTHON:-python3} t="$COMMPROF_ROOT/scripts/torch/ddp_trace.py"
+  run_to "DDP trace, 1 rank, nccl" "$PD/nccl1.txt" "$py" "$t" --out "$PD/nccl-1rank"
+  run_to "DDP trace, 2 ranks, gloo (CPU)" "$PD/gloo2.txt" \
+    "$py" -m torch.distributed.run --nproc-per-node 2 --master-port 29544 "$t" --backend gloo \
+    --out "$PD/gloo-2rank"
+  ls -la "$PD"/*/ >>"$LOG"
 }
 
 # ---------------------------------------------------------------------------------------------

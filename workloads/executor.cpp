@@ -114,6 +114,8 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
             recv = std::max(recv, sz.recv_count);
           } else if constexpr (std::is_same_v<Call, PlannedP2P>) {
             p2p = std::max(p2p, call.count);
+          } else if constexpr (std::is_same_v<Call, PlannedCompute>) {
+            // registers only
           } else {
             static_assert(std::is_same_v<Call, PlannedCopy>, "every planned call has buffers");
             copy = std::max(copy, op.bytes);
@@ -213,6 +215,8 @@ Work PlanExecutor::work_of(const PlannedOp& op) const {
           return P2PCall{
               comm_of(call.group), B.p2p_send.data(), B.p2p_recv.data(), call.count, dtype,
               call.send_peer,      call.recv_peer};
+        } else if constexpr (std::is_same_v<Call, PlannedCompute>) {
+          return ComputeCall{call.ns};
         } else {
           static_assert(std::is_same_v<Call, PlannedCopy>, "every planned call becomes work");
           CopyCall copy{B.copy_dst.data(), B.copy_src.data(), op.bytes, call.kind};

@@ -99,6 +99,14 @@ int OpPlan::elementwise(const std::string& name, std::uint64_t read_bytes,
   return add(std::move(op), deps);
 }
 
+int OpPlan::compute(const std::string& name, std::uint64_t ns, const std::vector<int>& deps) {
+  PlannedOp op;
+  op.name = name;
+  op.stream = Category::kComp;
+  op.call = PlannedCompute{ns};
+  return add(std::move(op), deps);
+}
+
 OpPlan serialized(const OpPlan& plan) {
   OpPlan out;
   out.dtype = plan.dtype;
@@ -131,10 +139,11 @@ void print_plan(std::ostream& os, const OpPlan& plan) {
                    : call.kind == CopyKind::kDeviceToHost ? "D2H"
                                                           : "D2D")
                << "  " << op.bytes << " B";
-          } else {
-            static_assert(std::is_same_v<Call, PlannedElementwise>,
-                          "every planned call is printed");
+          } else if constexpr (std::is_same_v<Call, PlannedElementwise>) {
             os << "  pass  read " << call.read_bytes << " B, write " << call.write_bytes << " B";
+          } else {
+            static_assert(std::is_same_v<Call, PlannedCompute>, "every planned call is printed");
+            os << "  compute " << static_cast<double>(call.ns) / 1e3 << " us";
           }
         },
         op.call);

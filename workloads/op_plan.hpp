@@ -50,8 +50,11 @@ struct PlannedElementwise {  ///< a memory-bound pass; PlannedOp::bytes = read +
   std::uint64_t read_bytes = 0;
   std::uint64_t write_bytes = 0;
 };
-using PlannedCall =
-    std::variant<PlannedGemm, PlannedCollective, PlannedP2P, PlannedCopy, PlannedElementwise>;
+struct PlannedCompute {  ///< arithmetic for a set time, learned from a real trace
+  std::uint64_t ns = 0;
+};
+using PlannedCall = std::variant<PlannedGemm, PlannedCollective, PlannedP2P, PlannedCopy,
+                                 PlannedElementwise, PlannedCompute>;
 
 struct PlannedOp {
   int id = 0;
@@ -91,6 +94,9 @@ struct OpPlan {
   /// A memory-bound op on the COMP stream that reads `read_bytes` and writes `write_bytes`.
   int elementwise(const std::string& name, std::uint64_t read_bytes, std::uint64_t write_bytes,
                   const std::vector<int>& deps);
+
+  /// Compute on the COMP stream lasting about `ns` nanoseconds (ComputeCall).
+  int compute(const std::string& name, std::uint64_t ns, const std::vector<int>& deps);
 
   /// Ops of one kind, for tests and summaries.
   template <class Call>

@@ -85,6 +85,32 @@ ParallelLayout resolve_layout(const RunConfig& c, int world) {
   return l;
 }
 
+nlohmann::ordered_json compute_json(const std::optional<ComputeProfile>& p) {
+  if (!p) return nullptr;
+  return {{"source", p->source},
+          {"samples", p->samples},
+          {"micro_batches", p->micro_batches},
+          {"split_by_names", p->split_by_names},
+          {"forward_ns", p->forward_ns},
+          {"backward_ns", p->backward_ns},
+          {"optimizer_ns", p->optimizer_ns}};
+}
+
+// --compute-from DIR: every rank reads the directory (it must be readable everywhere, as --out's
+// parent is) and learns the same profile from it.
+ComputeProfile read_compute_profile(const std::string& dir, int layers) {
+  std::vector<RankTimeline> ranks;
+  try {
+    for (const std::string& file : expand_rank_inputs({dir}))
+      ranks.push_back(read_rank_file(file));
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const Error& e) {  // a missing directory or a damaged file: the user's input
+    throw ConfigError(log::cat("--compute-from ", dir, ": ", e.what()));
+  }
+  return learn_compute_profile(ranks, layers, dir);
+}
+
 nlohmann::ordered_json config_json(const RunConfig& c, const ParallelLayout& l) {
   const ModelShape& s = c.workload.shape;
   return {{"command", "run"},
@@ -111,7 +137,8 @@ nlohmann::ordered_json config_json(const RunConfig& c, const ParallelLayout& l) 
           {"no_overlap", c.workload.no_overlap},
           {"steps", c.steps},
           {"warmup_steps", c.warmup_steps},
-          {"op_timing", op_timing_name(c.timing)}};
+          {"op_timing", op_timing_name(c.timing)},
+          {"compute_from", compute_json(c.workload.compute)}};
 }
 
 void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l, int rank) {
@@ -146,6 +173,7 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
        << '\n';
   }
   const OpPlan plan = build_plan(c.workload, place);
+  if (c.workload.compute) os << "# " << describe(*c.workload.compute) << '\n';
   os << "# op plan of rank " << rank << ": " << plan.ops.size() << " ops per step\n";
   print_plan(os, plan);
 }
@@ -182,6 +210,10 @@ class RunCommand final : public Command {
         "schedule", po::value<std::string>()->default_value("1f1b"), "pipeline: gpipe | 1f1b")(
         "offload", po::bool_switch(), "activations to pinned host memory and back (MEM stream)")(
         "no-overlap", po::bool_switch(), "every op waits for the previous one: serial baseline")(
+        "compute-from", po::value<std::string>(),
+        "rank files of a one-GPU trace of the real step (commprof import-nsys ... --step-range): "
+        "each layer's compute takes the forward and backward time learned from them, the "
+        "optimizer its time; the model options must give the traced model's layers")(
         "op-timing", po::value<std::string>()->default_value("auto"),
         "auto (activity where available, else pair) | activity (the device's own record of each "
         "op's work: CUPTI on cuda, nothing added to the streams) | pair (events before and after "
@@ -232,6 +264,9 @@ class RunCommand final : public Command {
     c.workload.offload = vm["offload"].as<bool>();
     c.workload.no_overlap = vm["no-overlap"].as<bool>();
     c.timing = parse_op_timing(vm["op-timing"].as<std::string>());
+    if (vm.count("compute-from") != 0) {
+      c.workload.compute = read_compute_profile(vm["compute-from"].as<std::string>(), s.layers);
+    }
     c.dry_run = vm["dry-run"].as<bool>();
     c.dry_run_rank = vm["dry-run-rank"].as<int>();
     if (vm.count("out") != 0) c.out_dir = vm["out"].as<std::string>();
@@ -367,6 +402,7 @@ class RunCommand final : public Command {
               << "# " << plan.ops.size() << " ops per step on rank 0; " << c.steps
               << " measured steps after " << c.warmup_steps << " warm-up; op timing "
               << op_timing_name(c.timing) << "\n"
+              << (c.workload.compute ? "# " + describe(*c.workload.compute) + "\n" : "")
               << "#                                   min       mean        max   (over ranks of "
                  "each rank's mean per step)\n"
               << "  step time (ms)           " << stats(steps) << '\n';

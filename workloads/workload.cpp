@@ -48,6 +48,12 @@ class StepBuilder {
     gemms_ = layer_forward_gemms(c.shape, t_);
     passes_ = layer_passes(c.shape, t_, t_ > 1 && c.sequence_parallel);
     tokens_hidden_ = static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq * c.shape.hidden;
+    double attn_flops = 0, all_flops = 0;
+    for (const LayerGemm& g : gemms_) {
+      all_flops += g.flops();
+      if (!is_ffn(g)) attn_flops += g.flops();
+    }
+    attn_share_ = all_flops > 0 ? attn_flops / all_flops : 0.5;
     first_layer_ = stage_first_layer(c, place.pp_rank);
     layer_count_ = c.shape.layers / c.layout.pp;
     if (d_ > 1 && c.dp_mode == DpMode::kDdp) {
@@ -129,6 +135,11 @@ class StepBuilder {
       if (zero && l + 1 < first_layer_ + layer_count_)
         gathered[l + 1] = zero_gather(l + 1, "fwd", mb);
       const int params = zero ? gathered[l] : -1;
+      if (c_.compute) {
+        x = forward_calibrated(l, mb, x, params);
+        offload(l, mb, x);
+        continue;
+      }
       // Pre-norm: x + attn(norm1(x)), then + mlp(norm2(·)); under sequence parallelism the norms
       // and residual adds run on the rank's part of the sequence, before the gathers.
       int y = pass(lname(l, "ln1", mb) + ".fwd", passes_.norm_fwd, x);
@@ -152,10 +163,7 @@ class StepBuilder {
           y = pass(lname(l, "residual2", mb) + ".fwd", passes_.residual_fwd, y);
         }
       }
-      if (c_.offload) {
-        offloaded_[{l, mb}] = plan_.copy(lname(l, "act", mb) + ".d2h", CopyKind::kDeviceToHost,
-                                         activation_bytes(c_.shape), {y});
-      }
+      offload(l, mb, y);
       x = y;
     }
     return x;
@@ -180,41 +188,48 @@ class StepBuilder {
       const int params = zero ? gathered[l] : -1;
       int first_gemm = -1;
       int last_wgrad = -1;
-      for (auto g = gemms_.rbegin(); g != gemms_.rend(); ++g) {
-        const std::string base = lname(l, g->name.c_str(), mb);
-        if (g->name == "ffn_down") dy = tp_gather(lname(l, "ffn.bwd", mb), dy);
-        if (g->name == "out_proj") dy = tp_gather(lname(l, "attn.bwd", mb), dy);
-        if (g->name == "qkv") {
-          dy = pass(lname(l, "attn_layout", mb) + ".bwd", passes_.attn_layout_bwd, dy);
+      if (c_.compute) {
+        const Calibrated b = backward_calibrated(l, mb, dy, params, h2d, last_pass);
+        dy = b.dy;
+        first_gemm = b.first;
+        last_wgrad = b.last;
+      } else {
+        for (auto g = gemms_.rbegin(); g != gemms_.rend(); ++g) {
+          const std::string base = lname(l, g->name.c_str(), mb);
+          if (g->name == "ffn_down") dy = tp_gather(lname(l, "ffn.bwd", mb), dy);
+          if (g->name == "out_proj") dy = tp_gather(lname(l, "attn.bwd", mb), dy);
+          if (g->name == "qkv") {
+            dy = pass(lname(l, "attn_layout", mb) + ".bwd", passes_.attn_layout_bwd, dy);
+          }
+          // dX = dY·Wᵀ and dW = Xᵀ·dY: the two GEMMs of a weight's backward, 2× its forward FLOPs.
+          const int dgrad = plan_.gemm(base + ".dgrad", g->m, g->k, g->n, {dy, params, h2d});
+          if (first_gemm < 0) first_gemm = dgrad;
+          int next = dgrad;
+          if (g->name == "ffn_up" || g->name == "qkv") {
+            // Megatron overlaps the input-gradient reduction with the weight-gradient GEMM.
+            next = tp_reduce(lname(l, g->name == "qkv" ? "attn.bwd" : "ffn.bwd", mb), dgrad);
+          }
+          const int wgrad = plan_.gemm(base + ".wgrad", g->k, g->n, g->m, {dgrad});
+          last_wgrad = wgrad;
+          if (last_pass && g->has_weight) grad_ready(log::cat("l", l, ".", g->name), wgrad);
+          dy = next == dgrad ? wgrad : next;
+          // The memory-bound ops' backward, in autograd's order: the activation's after the down
+          // projection, each norm's and its residual's gradient sum after the projection it feeds.
+          if (g->name == "ffn_down") dy = pass(lname(l, "act", mb) + ".bwd", passes_.act_bwd, dy);
+          if (g->name == "ffn_up" || g->name == "qkv") {
+            const char* norm = g->name == "qkv" ? "ln1" : "ln2";
+            const char* residual = g->name == "qkv" ? "residual1" : "residual2";
+            dy = pass(lname(l, norm, mb) + ".bwd", passes_.norm_bwd, dy);
+            dy = pass(lname(l, residual, mb) + ".bwd", passes_.residual_bwd, dy);
+          }
         }
-        // dX = dY·Wᵀ and dW = Xᵀ·dY: the two GEMMs of a weight's backward, 2× its forward FLOPs.
-        const int dgrad = plan_.gemm(base + ".dgrad", g->m, g->k, g->n, {dy, params, h2d});
-        if (first_gemm < 0) first_gemm = dgrad;
-        int next = dgrad;
-        if (g->name == "ffn_up" || g->name == "qkv") {
-          // Megatron overlaps the input-gradient reduction with the weight-gradient GEMM.
-          next = tp_reduce(lname(l, g->name == "qkv" ? "attn.bwd" : "ffn.bwd", mb), dgrad);
+        // Bias gradients (column sums of the output gradients), then, after the first
+        // micro-batch, the weight gradients added to those accumulated so far.
+        if (passes_.bias_grad.read > 0) {
+          last_wgrad = pass(lname(l, "bias_grad", mb), passes_.bias_grad, last_wgrad);
         }
-        const int wgrad = plan_.gemm(base + ".wgrad", g->k, g->n, g->m, {dgrad});
-        last_wgrad = wgrad;
-        if (last_pass && g->has_weight) grad_ready(log::cat("l", l, ".", g->name), wgrad);
-        dy = next == dgrad ? wgrad : next;
-        // The memory-bound ops' backward, in autograd's order: the activation's after the down
-        // projection, each norm's and its residual's gradient sum after the projection it feeds.
-        if (g->name == "ffn_down") dy = pass(lname(l, "act", mb) + ".bwd", passes_.act_bwd, dy);
-        if (g->name == "ffn_up" || g->name == "qkv") {
-          const char* norm = g->name == "qkv" ? "ln1" : "ln2";
-          const char* residual = g->name == "qkv" ? "residual1" : "residual2";
-          dy = pass(lname(l, norm, mb) + ".bwd", passes_.norm_bwd, dy);
-          dy = pass(lname(l, residual, mb) + ".bwd", passes_.residual_bwd, dy);
-        }
+        if (mb > 0) last_wgrad = pass(lname(l, "grad_accum", mb), passes_.grad_accum, last_wgrad);
       }
-      // Bias gradients (column sums of the output gradients), then, after the first
-      // micro-batch, the weight gradients added to those accumulated so far.
-      if (passes_.bias_grad.read > 0) {
-        last_wgrad = pass(lname(l, "bias_grad", mb), passes_.bias_grad, last_wgrad);
-      }
-      if (mb > 0) last_wgrad = pass(lname(l, "grad_accum", mb), passes_.grad_accum, last_wgrad);
       if (zero && last_pass) {
         const std::uint64_t shard = zero_shard(l);
         zero_reduce_ = plan_.collective(
@@ -256,11 +271,73 @@ class StepBuilder {
   }
 
   void optimizer() {
+    const int shards = d_ > 1 && c_.dp_mode == DpMode::kZero ? d_ : 1;
+    if (c_.compute) {
+      // The traced optimizer covers every layer's parameters on one GPU: this rank updates its
+      // stage's layers, its TP part of them, and under ZeRO its DP shard.
+      const double ns = c_.compute->optimizer_ns * layer_count_ / c_.shape.layers / t_ / shards;
+      plan_.compute("optimizer", static_cast<std::uint64_t>(ns), {last_dp_sync_, zero_reduce_});
+      return;
+    }
     std::uint64_t params =
         layer_parameters(c_.shape, t_) * static_cast<std::uint64_t>(layer_count_);
-    if (d_ > 1 && c_.dp_mode == DpMode::kZero) params /= static_cast<std::uint64_t>(d_);
+    params /= static_cast<std::uint64_t>(shards);
     const PassBytes adamw = adamw_bytes(params, c_.shape.dtype);
     plan_.elementwise("optimizer.adamw", adamw.read, adamw.write, {last_dp_sync_, zero_reduce_});
+  }
+
+  static bool is_ffn(const LayerGemm& g) { return g.name.rfind("ffn", 0) == 0; }
+
+  // --compute-from: the traced time of one layer and micro-batch in one direction, split between
+  // attention and FFN as the shape's GEMM FLOPs are, and divided by the TP degree (the trace is
+  // of one GPU; Megatron shards every GEMM of a layer over TP).
+  std::uint64_t calibrated_ns(bool backward, bool ffn) const {
+    const double layer =
+        backward ? c_.compute->layer_backward_ns() : c_.compute->layer_forward_ns();
+    return static_cast<std::uint64_t>(layer * (ffn ? 1 - attn_share_ : attn_share_) / t_);
+  }
+
+  // A layer's forward under --compute-from, with its TP collectives where the GEMMs would have
+  // them: compute(attention), reduce, compute(FFN), reduce.
+  int forward_calibrated(int l, int mb, int x, int params) {
+    int y = tp_gather(lname(l, "attn", mb), x);
+    y = plan_.compute(lname(l, "attn", mb) + ".fwd", calibrated_ns(false, false), {y, params});
+    y = tp_reduce(lname(l, "attn", mb), y);
+    y = tp_gather(lname(l, "ffn", mb), y);
+    y = plan_.compute(lname(l, "ffn", mb) + ".fwd", calibrated_ns(false, true), {y});
+    return tp_reduce(lname(l, "ffn", mb), y);
+  }
+
+  struct Calibrated {
+    int dy = -1;     // the input gradient (what the layer below waits for)
+    int first = -1;  // the layer's first compute op
+    int last = -1;   // its last (every weight gradient is ready after it)
+  };
+  // A layer's backward under --compute-from: FFN, then attention, each followed by its weights'
+  // gradients (DDP's bucket hooks) and the TP reduction of its input gradient.
+  Calibrated backward_calibrated(int l, int mb, int dy, int params, int h2d, bool last_pass) {
+    Calibrated out;
+    for (const bool ffn : {true, false}) {
+      const char* part = ffn ? "ffn" : "attn";
+      dy = tp_gather(lname(l, ffn ? "ffn.bwd" : "attn.bwd", mb), dy);
+      const int op =
+          plan_.compute(lname(l, part, mb) + ".bwd", calibrated_ns(true, ffn), {dy, params, h2d});
+      if (out.first < 0) out.first = op;
+      out.last = op;
+      for (auto g = gemms_.rbegin(); g != gemms_.rend(); ++g) {
+        if (last_pass && g->has_weight && is_ffn(*g) == ffn)
+          grad_ready(log::cat("l", l, ".", g->name), op);
+      }
+      dy = tp_reduce(lname(l, ffn ? "ffn.bwd" : "attn.bwd", mb), op);
+    }
+    out.dy = dy;
+    return out;
+  }
+
+  void offload(int l, int mb, int after) {
+    if (!c_.offload) return;
+    offloaded_[{l, mb}] = plan_.copy(lname(l, "act", mb) + ".d2h", CopyKind::kDeviceToHost,
+                                     activation_bytes(c_.shape), {after});
   }
 
   // A memory-bound op on the COMP stream after `after`.
@@ -276,6 +353,7 @@ class StepBuilder {
   std::size_t elem_ = 4;
   std::vector<LayerGemm> gemms_;
   LayerPasses passes_;
+  double attn_share_ = 0.5;  // attention's part of a layer's GEMM FLOPs
   std::uint64_t tokens_hidden_ = 0;
   int first_layer_ = 0;
   int layer_count_ = 0;

@@ -3,8 +3,10 @@
 // generator that turns it into one rank's op plan.
 #pragma once
 
+#include <optional>
 #include <string>
 
+#include "workloads/compute_profile.hpp"
 #include "workloads/dp_buckets.hpp"
 #include "workloads/layout.hpp"
 #include "workloads/model_shape.hpp"
@@ -30,6 +32,9 @@ struct WorkloadConfig {
   PpSchedule schedule = PpSchedule::k1F1B;
   bool offload = false;  ///< activations to pinned host memory after forward, back before backward
   bool no_overlap = false;  ///< every op waits for the one before: the serial baseline
+  /// --compute-from: each layer's compute is one op of the traced duration per part (attention,
+  /// FFN) and direction, the optimizer one op, instead of the shape's GEMMs and passes.
+  std::optional<ComputeProfile> compute;
 };
 
 /// One rank's step. Reads only the layout position, so it runs without MPI (tests, --dry-run).

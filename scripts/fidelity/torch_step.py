@@ -12,7 +12,8 @@ F.scaled_dot_product_attention, GELU MLP for the GPT presets; RMSNorm and a SwiG
 biases for llama-8b), bf16 weights, `micro_batches` micro-batches of `micro_batch` x `seq` tokens
 accumulated, then a fused AdamW step. No embedding or LM head: commprof's mock step has none.
 
-Step time: CUDA events around whole steps (`--steps` after `--warmup`), mean and spread. Kernel
+Step time: CUDA events around whole steps (`--steps` after `--warmup`), mean and spread; each
+timed step is also an NVTX range "step N" for traces taken with nsys. Kernel
 time: one further step under torch.profiler, its kernels summed by class (GEMM: the linear layers;
 attention: flash attention and cuDNN's helpers for it; optimizer; other: element-wise ops,
 reductions and copies: norms, activations, residual adds, bias gradients, layout copies, gradient
@@ -80,6 +81,25 @@ class Layer(nn.Module):
         return x + self.mlp(self.norm2(x))
 
 
+def profile_step(step, args):
+    """One more step under torch.profiler: its kernels' time by class, from the trace's records."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    trace = args.trace or args.out + ".trace.json"
+    prof.export_chrome_trace(trace)
+    with open(trace) as f:
+        events = json.load(f)["traceEvents"]
+    by_class = {"gemm": 0.0, "attention": 0.0, "optimizer": 0.0, "other": 0.0}
+    kernels = 0
+    for e in events:
+        if e.get("cat") == "kernel" and "dur" in e:
+            by_class[kernel_class(e["name"])] += e["dur"] / 1e3
+            kernels += 1
+    return by_class, kernels, trace
+
+
 def run_preset(args):
     p = dict(PRESETS[args.preset])
     if args.layers:
@@ -101,30 +121,23 @@ def run_preset(args):
         step()
     torch.cuda.synchronize()
     times = []
-    for _ in range(args.steps):
+    for i in range(args.steps):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        # An NVTX range per timed step: under nsys, `commprof import-nsys --step-range "step "`
+        # takes these steps (and not the warm-up or the profiled one).
+        torch.cuda.nvtx.range_push(f"step {i}")
         a.record()
         step()
         b.record()
         b.synchronize()
+        torch.cuda.nvtx.range_pop()
         times.append(a.elapsed_time(b))
         print(f"torch_step: {args.preset} step {len(times)}/{args.steps}: {times[-1]:.2f} ms",
               file=sys.stderr, flush=True)
 
-    from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        step()
-        torch.cuda.synchronize()
-    trace = args.trace or args.out + ".trace.json"
-    prof.export_chrome_trace(trace)
-    with open(trace) as f:
-        events = json.load(f)["traceEvents"]
-    by_class = {"gemm": 0.0, "attention": 0.0, "optimizer": 0.0, "other": 0.0}
-    kernels = 0
-    for e in events:
-        if e.get("cat") == "kernel" and "dur" in e:
-            by_class[kernel_class(e["name"])] += e["dur"] / 1e3
-            kernels += 1
+    by_class, kernels, trace = {}, 0, ""
+    if not args.no_profile:
+        by_class, kernels, trace = profile_step(step, args)
     params = sum(t.numel() for t in model.parameters())
     return {
         "tool": "pytorch", "torch": torch.__version__, "device": torch.cuda.get_device_name(),
@@ -132,7 +145,7 @@ def run_preset(args):
         "step_ms": {"mean": statistics.mean(times), "min": min(times), "max": max(times),
                     "all": times},
         "kernels": kernels,
-        "kernel_ms": dict(by_class, total=sum(by_class.values())),
+        "kernel_ms": dict(by_class, total=sum(by_class.values())) if by_class else None,
         "trace": trace,
     }
 
@@ -167,6 +180,8 @@ def main():
     ap.add_argument("--gemm", type=int, default=0, help="time an N^3 bf16 matmul instead")
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--trace", default="")
+    ap.add_argument("--no-profile", action="store_true",
+                    help="skip the profiled step (under nsys, which holds CUPTI itself)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     if not torch.cuda.is_available():

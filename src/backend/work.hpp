@@ -76,6 +76,15 @@ struct GemmCall {
   double flops() const { return 2.0 * m * n * k; }
 };
 
+/// Arithmetic for a set time, where only a step's compute time is known, not its shapes (a mock
+/// calibrated from a real trace): the backend runs fused multiply-adds on all its compute units
+/// for about `ns` nanoseconds. On a GPU the work is fixed when the op is issued (iterations from
+/// the backend's own measurement of its rate), so a kernel that shares the SMs with NCCL's takes
+/// longer, as a real layer's would.
+struct ComputeCall {
+  std::uint64_t ns = 0;
+};
+
 enum class CopyKind : std::uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice };
 
 struct CopyCall {
@@ -91,7 +100,8 @@ struct MemsetCall {
   std::size_t bytes = 0;
 };
 
-using Work = std::variant<GemmCall, CollectiveCall, P2PCall, CopyCall, MemsetCall, ElementwiseCall>;
+using Work = std::variant<GemmCall, CollectiveCall, P2PCall, CopyCall, MemsetCall, ElementwiseCall,
+                          ComputeCall>;
 
 /// What tools see of an op: the NVTX range name and payload, the log and error lines.
 struct OpLabel {

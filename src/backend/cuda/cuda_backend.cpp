@@ -7,6 +7,7 @@
 #include "src/backend/annotation.hpp"
 #include "src/backend/backend_info.hpp"
 #include "src/backend/cuda/cuda_check.hpp"
+#include "src/backend/cuda/cuda_compute.hpp"
 #include "src/backend/cuda/cuda_device.hpp"
 #include "src/backend/cuda/cuda_elementwise.hpp"
 #include "src/backend/cuda/cuda_patterns.hpp"
@@ -77,6 +78,9 @@ CudaBackend::CudaBackend(RankContext& ctx, const BackendOptions& options) : opti
   bind_cublas(Category::kComp);
   COMMPROF_CUDA_CHECK(cudaEventCreate(&origin_));
   COMMPROF_CUDA_CHECK(cudaMalloc(&device_counter_, sizeof(unsigned long long)));
+  // Measured here, before any op is issued, so that no other work shares the GPU with it (a few
+  // ms); the records of these launches carry no op's tag and are dropped.
+  compute_rate_ = ComputeRate::measure(sm_count_, stream(Category::kComp));
 
   world_ = std::make_unique<NcclCommunicator>(ctx.comm(), "world", &communicators_);
   begin_epoch();
@@ -219,6 +223,8 @@ void CudaBackend::submit(Category c, const Work& work, const OpLabel& label) {
     enqueue_nccl_p2p(*p2p, comm->nccl(), stream(c));
   } else if (const auto* pass = std::get_if<ElementwiseCall>(&work)) {
     launch_elementwise(*pass, sm_count_, stream(c));
+  } else if (const auto* compute = std::get_if<ComputeCall>(&work)) {
+    launch_compute(compute_rate_.iterations_for(compute->ns), sm_count_, stream(c));
   } else if (const auto* gemm = std::get_if<GemmCall>(&work)) {
     if (c != Category::kComp) bind_cublas(c);
     run_gemm(*gemm);  // cuBLAS is bound to the COMP stream

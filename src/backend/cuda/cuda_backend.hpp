@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "src/backend/backend.hpp"
+#include "src/backend/cuda/cuda_compute.hpp"
 
 namespace commprof {
 
@@ -73,7 +74,8 @@ class CudaBackend final : public Backend, private ActivityRecorder, private Grap
   // Set once a stream timed out or NCCL failed: nothing is freed or destroyed after that.
   std::shared_ptr<std::atomic<bool>> abandoned_ = std::make_shared<std::atomic<bool>>(false);
   int device_ = -1;
-  int sm_count_ = 1;  ///< streaming multiprocessors: the element-wise passes' grid
+  int sm_count_ = 1;          ///< streaming multiprocessors: the element-wise passes' grid
+  ComputeRate compute_rate_;  ///< how long ComputeCall's kernel runs per iteration
   std::string description_;
   std::array<cudaStream_t, 3> streams_{};
   cublasHandle_t cublas_ = nullptr;

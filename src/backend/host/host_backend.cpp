@@ -140,6 +140,8 @@ void HostBackend::submit(Category c, const Work& work, const OpLabel& label) {
       run_mpi_p2p(*p2p, comm);
     } else if (const auto* pass = std::get_if<ElementwiseCall>(&work)) {
       host_elementwise(*pass);
+    } else if (const auto* compute = std::get_if<ComputeCall>(&work)) {
+      host_compute(*compute);
     } else if (const auto* gemm = std::get_if<GemmCall>(&work)) {
       host_gemm(*gemm);
     } else if (const auto* copy = std::get_if<CopyCall>(&work)) {

@@ -268,6 +268,45 @@ TEST_F(BackendConformance, ActivitySpansLieInsideTheStampsAroundTheirOp) {
   EXPECT_EQ(mismatches(gemm.c.data(), OnesGemm::kElems, OnesGemm::kDim), 0u);
 }
 
+// ComputeCall runs about as long as it asks (the host: at least that long, by its clock; a GPU:
+// from its measured rate, on an otherwise idle device), and in order with the stream's other work.
+TEST_F(BackendConformance, ComputeLastsAboutItsSetTime) {
+  ActivityRecorder* recorder = b().activity();
+  if (recorder == nullptr) {
+    GTEST_SKIP() << "no activity records here: " << b().unavailable_reason(Capability::kActivity);
+  }
+  Buffer scratch = constant(4096, 1.0);
+  b().begin_epoch();
+  const std::uint64_t wanted_ns[] = {200'000, 2'000'000, 8'000'000};
+  std::uint64_t tag = 20;
+  for (std::uint64_t ns : wanted_ns) {
+    OpLabel label{"compute"};
+    label.activity_tag = ++tag;
+    b().submit(Category::kComp, ComputeCall{ns}, label);
+  }
+  OpLabel after{"set after"};
+  after.activity_tag = ++tag;
+  b().submit(Category::kComp, MemsetCall{scratch.data(), 0, 4096 * 4}, after);
+  b().synchronize();
+  std::int64_t previous_end = 0;
+  for (std::size_t i = 0; i <= std::size(wanted_ns); ++i) {
+    const auto span = recorder->span(21 + i);
+    ASSERT_TRUE(span.has_value()) << "no record of op " << i;
+    EXPECT_GE(span->start_ns, previous_end) << "op " << i << " overlaps the one before";
+    previous_end = span->end_ns;
+    if (i == std::size(wanted_ns)) break;
+    const double took = static_cast<double>(span->end_ns - span->start_ns);
+    const double ns = static_cast<double>(wanted_ns[i]);
+    // The host backend reads the clock it is timed by: never shorter. A GPU's kernel length is
+    // set from the rate measured at start-up, to within a few percent on an idle device.
+    EXPECT_GE(took, b().name() == std::string("host") ? ns : 0.8 * ns) << "op " << i;
+    if (b().name() != std::string("host")) {
+      EXPECT_LE(took, 1.25 * ns) << "op " << i;
+    }
+  }
+  EXPECT_EQ(mismatches(scratch.data(), 4096, 0.0), 0u);
+}
+
 // Every collective on the world and on a split communicator of the even or odd ranks, ordered by
 // descending world rank (key = -rank), verified exactly with the spec's data.
 TEST_F(BackendConformance, EveryCollectiveVerifiesOnWorldAndSplit) {

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+// --compute-from: what is learned from a traced step, and the plan built from it.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "src/core/errors.hpp"
+#include "workloads/compute_profile.hpp"
+#include "workloads/workload.hpp"
+
+namespace commprof {
+namespace {
+
+// Appends COMP ops back to back from `*t`, each `us` microseconds long.
+void kernels(StepRecord& step, std::int64_t* t, const std::vector<std::string>& names,
+             std::int64_t us) {
+  for (const std::string& name : names) {
+    OpRecord op;
+    op.name = name;
+    op.category = Category::kComp;
+    op.start_ns = *t;
+    op.end_ns = *t + us * 1000;
+    *t = op.end_ns + 500;  // a launch gap: idle time is not kernel time
+    step.ops.push_back(op);
+  }
+}
+
+// A PyTorch-like step of `layers` layers and `mbs` micro-batches, with names as nsys's
+// shortName gives them: per layer forward 8 ops of 10 µs, backward 12 ops of 20 µs of which
+// every third is a recognised backward kernel; the loss's forward (2 ops of 5 µs) and its
+// backward (1 op of 5 µs), neither recognisable; an optimizer of 3 ops of 100 µs; a NCCL kernel
+// on COMM that is not compute. What the names cannot tell: the loss's backward and the last
+// layer's first two backward GEMMs, before its first recognised kernel, are counted forward.
+StepRecord torch_like_step(int layers, int mbs, std::int64_t origin) {
+  StepRecord step;
+  std::int64_t t = origin;
+  step.start_ns = t;
+  const std::vector<std::string> fwd = {
+      "vectorized_layer_norm_kernel", "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_TNT",
+      "flash_fwd_kernel",             "nvjet_tst_64x8_64x16_4x1_v_bz_TNT",
+      "elementwise_kernel",           "nvjet_tst_256x128_64x4_2x1_v_bz_coopB_TNT",
+      "vectorized_elementwise_kernel", "nvjet_tst_128x128_64x4_1x2_h_bz_TNT"};
+  const std::vector<std::string> bwd = {
+      "nvjet_tst_a", "nvjet_tst_b", "GammaBetaBackwardCUDAKernel",
+      "nvjet_tst_c",       "nvjet_tst_d", "layer_norm_grad_input_kernel",
+      "nvjet_tst_e",       "nvjet_tst_f", "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel",
+      "nvjet_tst_g",       "nvjet_tst_h", "cudnn_generated_fort_native_sdpa_sm90_flash_bprop"};
+  for (int mb = 0; mb < mbs; ++mb) {
+    for (int l = 0; l < layers; ++l) kernels(step, &t, fwd, 10);
+    kernels(step, &t, {"reduce_kernel", "elementwise_kernel"}, 5);
+    kernels(step, &t, {"elementwise_kernel"}, 5);  // starts the backward: unmarked
+    for (int l = 0; l < layers; ++l) kernels(step, &t, bwd, 20);
+  }
+  kernels(step, &t, {"multi_tensor_apply_kernel", "multi_tensor_apply_kernel", "FusedAdamW"},
+          100);
+  OpRecord nccl;
+  nccl.name = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL";
+  nccl.category = Category::kComm;
+  nccl.start_ns = origin;
+  nccl.end_ns = t;
+  step.ops.push_back(nccl);
+  step.end_ns = t;
+  return step;
+}
+
+TEST(ComputeProfile, LearnsForwardBackwardAndOptimizerFromKernelNames) {
+  RankTimeline rank;
+  rank.steps.push_back(torch_like_step(3, 2, 0));
+  rank.steps.push_back(torch_like_step(3, 2, 1'000'000'000));
+  const ComputeProfile p = learn_compute_profile({rank}, 3, "trace");
+  EXPECT_EQ(p.samples, 2);
+  EXPECT_EQ(p.micro_batches, 2);
+  EXPECT_TRUE(p.split_by_names);
+  // Per step: forward 2 × (3 × 8 × 10 + 2 × 5 + 5 + 2 × 20) µs = 590 µs; backward
+  // 2 × (3 × 12 × 20 − 2 × 20) µs = 1360 µs; optimizer 300 µs; the NCCL kernel and the gaps
+  // count nowhere.
+  EXPECT_DOUBLE_EQ(p.forward_ns, 590'000);
+  EXPECT_DOUBLE_EQ(p.backward_ns, 1'360'000);
+  EXPECT_DOUBLE_EQ(p.optimizer_ns, 300'000);
+  EXPECT_DOUBLE_EQ(p.kernel_ns(), 2'250'000);
+  EXPECT_DOUBLE_EQ(p.layer_forward_ns(), 590'000.0 / 6);
+  EXPECT_DOUBLE_EQ(p.layer_backward_ns(), 1'360'000.0 / 6);
+  EXPECT_NE(describe(p).find("2 micro-batch(es) x 3 layers"), std::string::npos) << describe(p);
+}
+
+TEST(ComputeProfile, AveragesOverRanksAndLeavesWarmupOut) {
+  RankTimeline a, b;
+  a.steps.push_back(torch_like_step(2, 1, 0));
+  a.steps.back().warmup = true;
+  a.steps.back().ops.front().end_ns += 1'000'000'000;  // a slow warm-up step must not count
+  a.steps.push_back(torch_like_step(2, 1, 1'000'000'000));
+  b.rank = 1;
+  b.steps.push_back(torch_like_step(2, 1, 0));
+  for (OpRecord& op : b.steps.back().ops) op.end_ns += 1000;  // every op of rank 1 1 µs longer
+  const ComputeProfile p = learn_compute_profile({a, b}, 2, "trace");
+  EXPECT_EQ(p.samples, 2);
+  // forward: (2 × 8 × 10 + 10 + 5 + 40) µs = 215 µs on rank 0, + 21 ops × 1 µs on rank 1:
+  // mean 225.5 µs. backward: (2 × 12 × 20 − 40) µs = 440 µs, + 22 µs on rank 1: mean 451 µs.
+  EXPECT_DOUBLE_EQ(p.forward_ns, 225'500);
+  EXPECT_DOUBLE_EQ(p.backward_ns, 451'000);
+  EXPECT_DOUBLE_EQ(p.optimizer_ns, 301'500);
+}
+
+TEST(ComputeProfile, WithoutBackwardNamesSplitsOneToTwo) {
+  RankTimeline rank;
+  StepRecord step;
+  std::int64_t t = 0;
+  kernels(step, &t, std::vector<std::string>(30, "sm90_xmma_gemm_bf16bf16"), 10);
+  kernels(step, &t, {"adam_update"}, 60);
+  rank.steps.push_back(step);
+  const ComputeProfile p = learn_compute_profile({rank}, 5, "trace");
+  EXPECT_FALSE(p.split_by_names);
+  EXPECT_EQ(p.micro_batches, 1);
+  EXPECT_DOUBLE_EQ(p.forward_ns, 100'000);
+  EXPECT_DOUBLE_EQ(p.backward_ns, 200'000);
+  EXPECT_DOUBLE_EQ(p.optimizer_ns, 60'000);
+  EXPECT_NE(describe(p).find("split 1 : 2"), std::string::npos);
+}
+
+TEST(ComputeProfile, NothingToLearnIsAConfigError) {
+  RankTimeline rank;
+  EXPECT_THROW(learn_compute_profile({rank}, 2, "empty"), ConfigError);
+  StepRecord only_comm = torch_like_step(1, 1, 0);
+  only_comm.ops.erase(only_comm.ops.begin(), only_comm.ops.end() - 1);
+  rank.steps.push_back(only_comm);
+  EXPECT_THROW(learn_compute_profile({rank}, 2, "comm only"), ConfigError);
+  rank.steps.push_back(torch_like_step(1, 1, 0));
+  EXPECT_THROW(learn_compute_profile({rank}, 0, "no layers"), ConfigError);
+}
+
+// The plan built from a profile: each layer's forward and backward compute adds up to what was
+// learned, TP divides it, DDP's buckets still follow the backward, and nothing else computes.
+TEST(ComputeProfile, PlanComputesWhatWasLearned) {
+  RankTimeline rank;
+  rank.steps.push_back(torch_like_step(4, 2, 0));
+  WorkloadConfig c;
+  c.kind = WorkloadKind::kDp;
+  c.shape = model_preset("tiny");  // 4 layers, 4 micro-batches
+  ASSERT_EQ(c.shape.layers, 4);
+  c.compute = learn_compute_profile({rank}, c.shape.layers, "trace");
+  const ComputeProfile& p = *c.compute;
+  for (int tp : {1, 2}) {
+    c.layout = ParallelLayout{tp, 2, 1};
+    const OpPlan plan = build_plan(c, place_rank(c.layout, 0));
+    EXPECT_TRUE(plan.of_kind<PlannedGemm>().empty());
+    EXPECT_TRUE(plan.of_kind<PlannedElementwise>().empty());
+    double fwd = 0, bwd = 0, opt = 0;
+    for (const PlannedOp* op : plan.of_kind<PlannedCompute>()) {
+      const auto ns = static_cast<double>(op->as<PlannedCompute>().ns);
+      if (op->name == "optimizer") {
+        opt += ns;
+      } else if (op->name.find(".fwd") != std::string::npos) {
+        fwd += ns;
+      } else {
+        ASSERT_NE(op->name.find(".bwd"), std::string::npos) << op->name;
+        bwd += ns;
+      }
+    }
+    // Per layer and micro-batch, times the run's 4 layers and 4 micro-batches, over TP; each op
+    // is rounded down to whole nanoseconds.
+    const double n = 4.0 * 4 * 2;  // layers x micro-batches x two parts
+    EXPECT_NEAR(fwd, p.layer_forward_ns() * 16 / tp, n) << "tp " << tp;
+    EXPECT_NEAR(bwd, p.layer_backward_ns() * 16 / tp, n) << "tp " << tp;
+    EXPECT_NEAR(opt, p.optimizer_ns / tp, 1) << "tp " << tp;
+    WorkloadConfig shapes_only = c;
+    shapes_only.compute.reset();
+    const OpPlan reference = build_plan(shapes_only, place_rank(c.layout, 0));
+    EXPECT_EQ(plan.of_kind<PlannedCollective>().size(),
+              reference.of_kind<PlannedCollective>().size())
+        << "the collectives stay those of the shape";
+  }
+}
+
+}  // namespace
+}  // namespace commprof

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+// What a real training step's compute weighs, learned from rank files of a one-GPU trace of it
+// (`commprof import-nsys … --step-range`): the forward and backward kernel time per layer and
+// micro-batch, and the optimizer's. `commprof run --compute-from DIR` then issues compute of
+// those durations where the preset's GEMMs and passes would run, and keeps the collectives real.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "src/timeline/op_record.hpp"
+
+namespace commprof {
+
+struct ComputeProfile {
+  std::string source;          ///< where it was learned (the directory)
+  int layers = 0;              ///< transformer layers of the traced model (the run's --layers)
+  int micro_batches = 0;       ///< forward passes found in a step
+  int samples = 0;             ///< steps learned from, over every rank file
+  bool split_by_names = true;  ///< false: no backward kernel recognised (forward : backward 1 : 2)
+  // Kernel time per step (ns), mean over the samples.
+  double forward_ns = 0;
+  double backward_ns = 0;
+  double optimizer_ns = 0;
+
+  double layer_forward_ns() const { return forward_ns / (layers * micro_batches); }
+  double layer_backward_ns() const { return backward_ns / (layers * micro_batches); }
+  double kernel_ns() const { return forward_ns + backward_ns + optimizer_ns; }
+};
+
+/// How a step's COMP ops divide, by their names (case-insensitive substrings):
+/// - optimizer: "adam", "optimizer", "multi_tensor" (PyTorch's fused and foreach optimizers,
+///   Apex's and Megatron's multi-tensor kernels);
+/// - backward: "bwd", "backward", "bprop", "grad" (flash attention's and cuDNN's backward
+///   kernels, PyTorch's norm and activation gradients; commprof's own .bwd, .dgrad, .wgrad);
+/// - forward: the other ops in a run of unmarked ops at least half as long (in ops) as the
+///   step's longest such run: a forward pass through every layer, with no backward kernel in it.
+///   A backward pass holds a recognised kernel every few ops (each layer's norm and attention
+///   gradients), so its unmarked runs are short. What is neither is backward (the loss, GEMMs
+///   of the weight gradients).
+enum class ComputePart { kForward, kBackward, kOptimizer };
+/// The part of each op of `comp_ops` (COMP ops of one step in start order), as above. Without a
+/// backward-marked op, every non-optimizer op is forward and *split_by_names is set false.
+std::vector<ComputePart> classify_compute(const std::vector<const OpRecord*>& comp_ops,
+                                          int* forward_passes, bool* split_by_names);
+
+/// Learns from the measured steps of `ranks` (warm-up steps left out), each step's COMP ops
+/// classified as above. `layers` is the traced model's layer count. Without a recognised
+/// backward kernel the forward : backward split is 1 : 2 (twice the forward FLOPs) of the
+/// non-optimizer time, over one micro-batch. Throws ConfigError when there is nothing to learn
+/// from (no measured step, no COMP op) or `layers` is not positive.
+ComputeProfile learn_compute_profile(const std::vector<RankTimeline>& ranks, int layers,
+                                     const std::string& source);
+
+/// One line: what was learned, per step and per layer and micro-batch, in ms.
+std::string describe(const ComputeProfile& profile);
+
+}  // namespace commprof
