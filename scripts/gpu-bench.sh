@@ -45,7 +45,8 @@
 #              `commprof run` of the same shapes calibrated from it; compared by
 #              scripts/fidelity/calibration.py, each side's kernel time from its own rank files
 #   torchtrace PyTorch profiler traces of a small DDP job (scripts/torch/ddp_trace.py): one rank
-#              on NCCL and the GPU, two ranks on gloo and the CPUs (import-torch's test data)
+#              on NCCL and the GPU, two ranks on gloo and the CPUs, and two on NCCL where the
+#              host has two GPUs (import-torch's test data)
 #   multi      NP=4 or NP=8 (required): bench allreduce, allgather, reducescatter on NP ranks,
 #              then gpt-1.3b workloads with their reports: NP=4: dp4, tp2 x dp2, tp2 x pp2 (1f1b),
 #              pp4 (1f1b, gpipe); NP=8: tp2 x pp2 x dp2, tp8, dp8, pp8 (1f1b, gpipe)
@@ -508,6 +509,11 @@ phase_torchtrace() {
   run_to "DDP trace, 2 ranks, gloo (CPU)" "$PD/gloo2.txt" \
     "$py" -m torch.distributed.run --nproc-per-node 2 --master-port 29544 "$t" --backend gloo \
     --out "$PD/gloo-2rank"
+  if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -ge 2 ]; then
+    run_to "DDP trace, 2 ranks, nccl" "$PD/nccl2.txt" \
+      "$py" -m torch.distributed.run --nproc-per-node 2 --master-port 29545 "$t" \
+      --out "$PD/nccl-2rank"
+  fi
   ls -la "$PD"/*/ >>"$LOG"
 }
 

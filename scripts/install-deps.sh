@@ -21,7 +21,8 @@ packages=(
   openmpi-bin libopenmpi-dev        # ranks: mpirun and the MPI C API
   libboost-program-options-dev      # command line (static archive included)
   nlohmann-json3-dev                # JSON result files
-  libsimdjson-dev                   # fast rank-file reader (commprof report)
+  libsimdjson-dev                   # fast rank-file reader (commprof report), import-torch
+  zlib1g-dev                        # import-torch: gzip-compressed PyTorch profiler traces
   libsqlite3-dev                    # nsys SQLite exports (commprof import-nsys)
   libgtest-dev                      # tests
 )

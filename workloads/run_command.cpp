@@ -101,8 +101,7 @@ nlohmann::ordered_json compute_json(const std::optional<ComputeProfile>& p) {
 ComputeProfile read_compute_profile(const std::string& dir, int layers) {
   std::vector<RankTimeline> ranks;
   try {
-    for (const std::string& file : expand_rank_inputs({dir}))
-      ranks.push_back(read_rank_file(file));
+    for (const std::string& file : expand_rank_inputs({dir})) ranks.push_back(read_rank_file(file));
   } catch (const ConfigError&) {
     throw;
   } catch (const Error& e) {  // a missing directory or a damaged file: the user's input

@@ -38,7 +38,8 @@ const std::map<std::string, std::vector<std::string>>& direct_arrows() {
       {"workload_commands", {"workloads", "analysis", "cli"}},
       {"analysis", {"timeline", "collective_spec"}},
       {"nsys", {"analysis"}},
-      {"analysis_commands", {"analysis", "nsys", "cli", "runtime"}},
+      {"torch", {"analysis"}},
+      {"analysis_commands", {"analysis", "nsys", "torch", "cli", "runtime"}},
       {"command_list", {"cli", "bench_command", "workload_commands", "analysis_commands"}},
       {"main", {"command_list"}},
   };
@@ -68,7 +69,9 @@ std::string layer_of(const std::string& path) {
       {std::regex("^workloads/(run|gemm)_command\\.(hpp|cpp)$"), "workload_commands"},
       {std::regex("^workloads/"), "workloads"},
       {std::regex("^analysis/tools/"), ""},
-      {std::regex("^analysis/(report|nsys_import)_command\\.(hpp|cpp)$"), "analysis_commands"},
+      {std::regex("^analysis/(report|nsys_import|torch_import)_command\\.(hpp|cpp)$"),
+       "analysis_commands"},
+      {std::regex("^analysis/torch_import\\.(hpp|cpp)$"), "torch"},
       // Every nsys_* file but the classification rules, which other importers share.
       {std::regex("^analysis/(nsys_(?!rules)[a-z_]+|sqlite_reader)\\.(hpp|cpp)$"), "nsys"},
       {std::regex("^analysis/"), "analysis"},

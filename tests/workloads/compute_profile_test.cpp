@@ -36,24 +36,26 @@ StepRecord torch_like_step(int layers, int mbs, std::int64_t origin) {
   StepRecord step;
   std::int64_t t = origin;
   step.start_ns = t;
-  const std::vector<std::string> fwd = {
-      "vectorized_layer_norm_kernel", "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_TNT",
-      "flash_fwd_kernel",             "nvjet_tst_64x8_64x16_4x1_v_bz_TNT",
-      "elementwise_kernel",           "nvjet_tst_256x128_64x4_2x1_v_bz_coopB_TNT",
-      "vectorized_elementwise_kernel", "nvjet_tst_128x128_64x4_1x2_h_bz_TNT"};
+  const std::vector<std::string> fwd = {"vectorized_layer_norm_kernel",
+                                        "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_TNT",
+                                        "flash_fwd_kernel",
+                                        "nvjet_tst_64x8_64x16_4x1_v_bz_TNT",
+                                        "elementwise_kernel",
+                                        "nvjet_tst_256x128_64x4_2x1_v_bz_coopB_TNT",
+                                        "vectorized_elementwise_kernel",
+                                        "nvjet_tst_128x128_64x4_1x2_h_bz_TNT"};
   const std::vector<std::string> bwd = {
       "nvjet_tst_a", "nvjet_tst_b", "GammaBetaBackwardCUDAKernel",
-      "nvjet_tst_c",       "nvjet_tst_d", "layer_norm_grad_input_kernel",
-      "nvjet_tst_e",       "nvjet_tst_f", "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel",
-      "nvjet_tst_g",       "nvjet_tst_h", "cudnn_generated_fort_native_sdpa_sm90_flash_bprop"};
+      "nvjet_tst_c", "nvjet_tst_d", "layer_norm_grad_input_kernel",
+      "nvjet_tst_e", "nvjet_tst_f", "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel",
+      "nvjet_tst_g", "nvjet_tst_h", "cudnn_generated_fort_native_sdpa_sm90_flash_bprop"};
   for (int mb = 0; mb < mbs; ++mb) {
     for (int l = 0; l < layers; ++l) kernels(step, &t, fwd, 10);
     kernels(step, &t, {"reduce_kernel", "elementwise_kernel"}, 5);
     kernels(step, &t, {"elementwise_kernel"}, 5);  // starts the backward: unmarked
     for (int l = 0; l < layers; ++l) kernels(step, &t, bwd, 20);
   }
-  kernels(step, &t, {"multi_tensor_apply_kernel", "multi_tensor_apply_kernel", "FusedAdamW"},
-          100);
+  kernels(step, &t, {"multi_tensor_apply_kernel", "multi_tensor_apply_kernel", "FusedAdamW"}, 100);
   OpRecord nccl;
   nccl.name = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL";
   nccl.category = Category::kComm;
