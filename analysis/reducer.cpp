@@ -80,6 +80,7 @@ class Reducer::Staging final : public RankStepSink {
     offset_ = 0;
     rank_ = 0;
     pending_.clear();
+    r_.unfinished_.discard();
     for (const std::uint32_t slot : touched_) staged_[slot] = Timing{};
     touched_.clear();
   }
@@ -96,6 +97,7 @@ class Reducer::Staging final : public RankStepSink {
       if (r.rank == t.rank) duplicate_of_ = r.source;
     }
     keep_step_ = t.rank == r_.options_.timeline_rank && !r_.report_.timeline_step;
+    r_.unfinished_.stage_header(t.rank, t.config);
   }
 
   void step(const StepView& step) override {
@@ -107,7 +109,10 @@ class Reducer::Staging final : public RankStepSink {
     const StepMetrics m = compute_step_metrics(step, scratch_);
     if (keep_step_ && !timeline_step_) timeline_step_ = to_step_record(step);
     for (const OpView& op : *step.ops) {
-      if (op.category == Category::kComm) pending_.push_back(op);
+      if (op.category == Category::kComm) {
+        pending_.push_back(op);
+        r_.unfinished_.stage_finished(op.comm, op.seq);
+      }
       const std::uint32_t slot = slot_of(op.name, op.category);
       Timing& timing = staged_[slot];
       if (timing.count == 0) touched_.push_back(slot);
@@ -137,6 +142,7 @@ class Reducer::Staging final : public RankStepSink {
       return;
     }
     for (const OpView& op : pending_) r_.matcher_.add(rank_, op, offset_);
+    r_.unfinished_.commit();
     for (const std::uint32_t slot : touched_) {
       Timing& total = totals_[slot];
       const Timing& add = staged_[slot];
@@ -393,6 +399,7 @@ Report Reducer::finish() {
     if (w.collectives > 0) rep.waits.push_back(w);
   }
   warn_about_instances(rep);
+  for (std::string& line : unfinished_.findings()) rep.warnings.push_back(std::move(line));
   add_collective_rows(rep);
   add_group_rows(rep);
   return std::move(report_);

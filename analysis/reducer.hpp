@@ -10,6 +10,7 @@
 
 #include "analysis/collective_matching.hpp"
 #include "analysis/report.hpp"
+#include "analysis/unfinished_collectives.hpp"
 
 namespace commprof {
 
@@ -41,6 +42,7 @@ class Reducer {
   ReduceOptions options_;
   Report report_;
   CollectiveMatcher matcher_;
+  UnfinishedCollectives unfinished_;
   std::unique_ptr<Staging> staging_;
 };
 

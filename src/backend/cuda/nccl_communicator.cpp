@@ -5,12 +5,26 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include "src/backend/cuda/cuda_check.hpp"
 #include "src/runtime/mpi_check.hpp"
 
 namespace commprof {
+namespace {
+
+// A communicator named as commprof names it (world, dp0, tp1, ...): NCCL's logs, its RAS
+// reports and any profiler plugin (commprof's own included) then call it that. NCCL keeps the
+// pointer, not a copy, so the names live as long as the process (a few short strings).
+ncclConfig_t named_config(const std::string& name) {
+  static std::set<std::string> names;
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.commName = names.insert(name).first->c_str();
+  return config;
+}
+
+}  // namespace
 
 NcclCommunicator::NcclCommunicator(MPI_Comm mpi_parent, std::string name, Registry* registry)
     : registry_(registry), name_(std::move(name)) {
@@ -21,7 +35,8 @@ NcclCommunicator::NcclCommunicator(MPI_Comm mpi_parent, std::string name, Regist
   ncclUniqueId id{};
   if (rank_ == 0) COMMPROF_NCCL_CHECK(ncclGetUniqueId(&id));
   COMMPROF_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi_));
-  COMMPROF_NCCL_CHECK(ncclCommInitRank(&nccl_, size_, id, rank_));
+  ncclConfig_t config = named_config(name_);
+  COMMPROF_NCCL_CHECK(ncclCommInitRankConfig(&nccl_, size_, id, rank_, &config));
   if (registry_ != nullptr) registry_->push_back(this);
 }
 
@@ -54,7 +69,8 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key, const 
   MPI_Comm child_mpi = MPI_COMM_NULL;
   COMMPROF_MPI_CHECK(MPI_Comm_split(mpi_, color, key, &child_mpi));
   ncclComm_t child = nullptr;
-  COMMPROF_NCCL_CHECK(ncclCommSplit(nccl_, color, key, &child, nullptr));
+  ncclConfig_t config = named_config(name);
+  COMMPROF_NCCL_CHECK(ncclCommSplit(nccl_, color, key, &child, &config));
   return std::unique_ptr<Communicator>(new NcclCommunicator(child, child_mpi, name, registry_));
 }
 

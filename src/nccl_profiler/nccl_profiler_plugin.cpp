@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+// libnccl-profiler-commprof.so: the two function tables NCCL looks for, ncclProfiler_v5 (NCCL
+// 2.28+) and ncclProfiler_v4 (2.26-2.27), both driving the one Process of profiler_core. Nothing
+// here may throw into NCCL or fail a training job: every call returns success, except init,
+// whose error makes NCCL run without the plugin.
+#include <exception>
+
+#include "src/nccl_profiler/nccl_profiler_abi.hpp"
+#include "src/nccl_profiler/profiler_core.hpp"
+
+namespace commprof::nccl_profiler {
+namespace {
+
+constexpr int kActivation =
+    static_cast<int>(kNcclProfileColl | kNcclProfileP2p | kNcclProfileKernelCh);
+
+NcclResult init_comm(void** context, int* mask, const char* name, std::uint64_t hash, int nnodes,
+                     int nranks, int rank) {
+  try {
+    CommInfo info;
+    info.name = name != nullptr ? name : "";
+    info.hash = hash;
+    info.nnodes = nnodes;
+    info.nranks = nranks;
+    info.rank = rank;
+    *context = process().init_comm(info);
+    *mask = kActivation;
+    return kNcclSuccess;
+  } catch (const std::exception&) {
+    return kNcclInternalError;
+  }
+}
+
+OpInfo coll_info(const NcclCollFieldsV4& c) {
+  OpInfo op;
+  op.func = c.func != nullptr ? c.func : "";
+  op.seq = c.seqNumber;
+  op.count = c.count;
+  op.datatype = c.datatype != nullptr ? c.datatype : "";
+  op.root = c.root;
+  op.channels = c.nChannels;
+  op.algo = c.algo != nullptr ? c.algo : "";
+  op.proto = c.proto != nullptr ? c.proto : "";
+  return op;
+}
+
+OpInfo p2p_info(const NcclP2pFieldsV4& p) {
+  OpInfo op;
+  op.p2p = true;
+  op.func = p.func != nullptr ? p.func : "";
+  op.count = p.count;
+  op.datatype = p.datatype != nullptr ? p.datatype : "";
+  op.peer = p.peer;
+  op.channels = p.nChannels;
+  return op;
+}
+
+// The common part of startEvent: `type` and the fields already read from the version's layout.
+NcclResult start(void* context, void** handle, std::uint64_t type, void* parent, const OpInfo* op,
+                 const NcclKernelChFields* channel) {
+  *handle = nullptr;
+  try {
+    auto* comm = static_cast<Comm*>(context);
+    if ((type == kNcclProfileColl || type == kNcclProfileP2p) && comm != nullptr) {
+      *handle = comm->process->start_op(comm, *op);
+    } else if (type == kNcclProfileKernelCh && comm != nullptr) {
+      *handle = comm->process->start_channel(static_cast<Event*>(parent), channel->pTimer);
+    }
+  } catch (const std::exception&) {
+    *handle = nullptr;
+  }
+  return kNcclSuccess;
+}
+
+NcclResult stop_event(void* handle) {
+  if (handle == nullptr) return kNcclSuccess;
+  try {
+    auto* e = static_cast<Event*>(handle);
+    if (e->kind == Event::Kind::kOp) {
+      process().op_enqueued(e);
+    } else {
+      process().release_channel(e);
+    }
+  } catch (const std::exception&) {
+  }
+  return kNcclSuccess;
+}
+
+NcclResult record_state(void* handle, int state, NcclEventStateArgs* args) {
+  if (handle == nullptr || args == nullptr) return kNcclSuccess;
+  try {
+    auto* e = static_cast<Event*>(handle);
+    if (e->kind == Event::Kind::kChannel && state == kNcclProfilerKernelChStop) {
+      process().channel_stopped(e, args->kernelCh.pTimer);
+    }
+  } catch (const std::exception&) {
+  }
+  return kNcclSuccess;
+}
+
+NcclResult finalize(void* context) {
+  try {
+    if (context != nullptr) process().finalize_comm(static_cast<Comm*>(context));
+  } catch (const std::exception&) {
+  }
+  return kNcclSuccess;
+}
+
+NcclResult init_v5(void** context, std::uint64_t comm_id, int* mask, const char* name, int nnodes,
+                   int nranks, int rank, NcclDebugLogger) {
+  return init_comm(context, mask, name, comm_id, nnodes, nranks, rank);
+}
+NcclResult init_v4(void** context, int* mask, const char* name, std::uint64_t hash, int nnodes,
+                   int nranks, int rank, NcclDebugLogger) {
+  return init_comm(context, mask, name, hash, nnodes, nranks, rank);
+}
+
+NcclResult start_v5(void* context, void** handle, NcclEventDescrV5* d) {
+  OpInfo op;
+  if (d->type == kNcclProfileColl) op = coll_info(d->coll.v4);
+  if (d->type == kNcclProfileP2p) op = p2p_info(d->p2p.v4);
+  return start(context, handle, d->type, d->parentObj, &op, &d->kernelCh);
+}
+NcclResult start_v4(void* context, void** handle, NcclEventDescrV4* d) {
+  OpInfo op;
+  if (d->type == kNcclProfileColl) op = coll_info(d->coll);
+  if (d->type == kNcclProfileP2p) op = p2p_info(d->p2p);
+  return start(context, handle, d->type, d->parentObj, &op, &d->kernelCh);
+}
+
+}  // namespace
+}  // namespace commprof::nccl_profiler
+
+extern "C" {
+__attribute__((visibility("default")))
+NcclProfilerV5 ncclProfiler_v5 = {"commprof",
+                                  commprof::nccl_profiler::init_v5,
+                                  commprof::nccl_profiler::start_v5,
+                                  commprof::nccl_profiler::stop_event,
+                                  commprof::nccl_profiler::record_state,
+                                  commprof::nccl_profiler::finalize};
+__attribute__((visibility("default")))
+NcclProfilerV4 ncclProfiler_v4 = {"commprof",
+                                  commprof::nccl_profiler::init_v4,
+                                  commprof::nccl_profiler::start_v4,
+                                  commprof::nccl_profiler::stop_event,
+                                  commprof::nccl_profiler::record_state,
+                                  commprof::nccl_profiler::finalize};
+}

@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: MIT
+#include "src/nccl_profiler/profiler_core.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include <unistd.h>
+
+#include "src/timeline/rank_file.hpp"
+
+namespace commprof::nccl_profiler {
+namespace {
+
+std::int64_t clock_ns(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// Bytes of one element of NCCL's datatype names ("ncclFloat32", "ncclBfloat16", ...); 0 unknown.
+std::size_t element_bytes(const std::string& datatype) {
+  const std::string t = lower(datatype);
+  if (t.find("64") != std::string::npos || t == "nccldouble") return 8;
+  if (t.find("32") != std::string::npos || t == "ncclfloat" || t == "ncclint") return 4;
+  if (t.find("16") != std::string::npos || t == "ncclhalf") return 2;
+  if (t.find("8") != std::string::npos || t == "ncclchar") return 1;
+  return 0;
+}
+
+// S of nccl-tests' bus-bandwidth formulas from NCCL's count: all-gather's count is what each
+// rank sends and reduce-scatter's what each receives, so S is n times it; the others' S is count.
+std::uint64_t s_bytes(const OpInfo& op, int nranks) {
+  const std::string f = lower(op.func);
+  const std::uint64_t bytes = op.count * element_bytes(op.datatype);
+  return f == "allgather" || f == "reducescatter" ? bytes * static_cast<std::uint64_t>(nranks)
+                                                  : bytes;
+}
+
+std::optional<int> env_int(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  if (*end != '\0' || x < 0 || x > 1 << 30) return std::nullopt;
+  return static_cast<int>(x);
+}
+
+std::string comm_name(const CommInfo& c) {
+  if (!c.name.empty()) return c.name;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "comm-%016llx", static_cast<unsigned long long>(c.hash));
+  return buf;
+}
+
+}  // namespace
+
+Options options_from_environment() {
+  Options o;
+  if (const char* out = std::getenv("COMMPROF_PLUGIN_OUT"); out != nullptr && *out != '\0')
+    o.out_dir = out;
+  if (const char* s = std::getenv("COMMPROF_PLUGIN_FLUSH_S"); s != nullptr && *s != '\0') {
+    const double v = std::atof(s);
+    if (v > 0) o.flush_seconds = v;
+  }
+  for (const char* v : {"RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if (const auto r = env_int(v)) {
+      o.global_rank = *r;
+      break;
+    }
+  }
+  for (const char* v : {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"}) {
+    if (const auto n = env_int(v)) {
+      o.world_size = *n;
+      break;
+    }
+  }
+  return o;
+}
+
+Process::Process(Options options) : options_(std::move(options)) {
+  if (!options_.steady_ns) options_.steady_ns = [] { return clock_ns(CLOCK_MONOTONIC); };
+  if (!options_.realtime_ns) options_.realtime_ns = [] { return clock_ns(CLOCK_REALTIME); };
+  rank_ = options_.global_rank;
+  world_ = options_.world_size;
+  if (options_.flush_thread) flusher_ = std::thread([this] { flush_loop(); });
+}
+
+Process::~Process() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (flusher_.joinable()) flusher_.join();
+  try {
+    flush();
+  } catch (...) {
+    // Nothing to report to at exit; the last periodic write stays.
+  }
+}
+
+void Process::flush_loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const auto period = std::chrono::duration<double>(options_.flush_seconds);
+  while (!stopping_) {
+    wake_.wait_for(lock, period, [this] { return stopping_; });
+    if (stopping_) break;
+    lock.unlock();
+    try {
+      flush();
+    } catch (...) {
+      // A full disk must not take the training job down: the next period tries again.
+    }
+    lock.lock();
+  }
+}
+
+Comm* Process::init_comm(const CommInfo& info) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto comm = std::make_unique<Comm>();
+  comm->process = this;
+  comm->info = info;
+  if (rank_ < 0) rank_ = info.rank;
+  if (world_ < 0) world_ = info.nranks;
+  comms_.push_back(std::move(comm));
+  dirty_ = true;
+  return comms_.back().get();
+}
+
+void Process::finalize_comm(Comm* comm) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    comm->finalized = true;
+    dirty_ = true;
+  }
+  flush();  // a rank that finalizes early leaves its file whole
+}
+
+Event* Process::start_op(Comm* comm, const OpInfo& op) {
+  auto e = std::make_unique<Event>();
+  e->kind = Event::Kind::kOp;
+  e->comm = comm;
+  e->op = op;
+  e->enqueue_ns = options_.steady_ns();
+  std::lock_guard<std::mutex> lock(mutex_);
+  in_flight_.push_back(std::move(e));
+  dirty_ = true;
+  return in_flight_.back().get();
+}
+
+void Process::op_enqueued(Event* op) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  op->enqueued = true;
+  if (op->channels_stopped >= std::max(op->op.channels, op->channels_started) &&
+      (op->op.channels == 0 || op->channels_stopped > 0)) {
+    complete_locked(op);
+  }
+}
+
+std::int64_t Process::realtime_minus_steady() const {
+  // Read between two steady readings, keeping the closest of three pairs: a thread preempted
+  // between the reads would otherwise shift the offset by the time it was away.
+  std::int64_t best_gap = 0, offset = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::int64_t before = options_.steady_ns();
+    const std::int64_t real = options_.realtime_ns();
+    const std::int64_t after = options_.steady_ns();
+    if (i == 0 || after - before < best_gap) {
+      best_gap = after - before;
+      offset = real - (before + (after - before) / 2);
+    }
+  }
+  return offset;
+}
+
+Event* Process::start_channel(Event* parent, std::uint64_t ptimer) {
+  auto e = std::make_unique<Event>();
+  e->kind = Event::Kind::kChannel;
+  e->parent = parent;
+  e->start_ptimer = static_cast<std::int64_t>(ptimer);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (parent != nullptr) ++parent->channels_started;
+  in_flight_.push_back(std::move(e));
+  return in_flight_.back().get();
+}
+
+void Process::channel_stopped(Event* channel, std::uint64_t ptimer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Event* op = channel->parent;
+  if (op == nullptr) return;
+  // The GPU's globaltimer counts ns on the host's realtime clock (the driver keeps them in step):
+  // on the steady clock a timer is its value minus the clocks' difference. That is read again
+  // once a second (NTP slews the realtime clock by microseconds per second at most), so the
+  // channels of one operation all see the same difference.
+  if (offset_read_ns_ == 0 || options_.steady_ns() - offset_read_ns_ > 1'000'000'000) {
+    offset_ = realtime_minus_steady();
+    offset_read_ns_ = options_.steady_ns();
+  }
+  const std::int64_t offset = offset_;
+  std::int64_t start = channel->start_ptimer - offset;
+  std::int64_t end = static_cast<std::int64_t>(ptimer) - offset;
+  const std::int64_t now = options_.steady_ns();
+  // A timer that does not fall between the call and now (a GPU whose globaltimer is not on the
+  // host's clock) is replaced by what the host saw: the call and the stop's arrival.
+  if (start < op->enqueue_ns - 1'000'000'000 || end > now + 1'000'000'000 || end < start) {
+    ++clock_fallbacks_;
+    start = op->enqueue_ns;
+    end = now;
+  }
+  if (op->channels_stopped == 0 || start < op->gpu_start_ns) op->gpu_start_ns = start;
+  if (op->channels_stopped == 0 || end > op->gpu_end_ns) op->gpu_end_ns = end;
+  ++op->channels_stopped;
+  dirty_ = true;
+  if (op->enqueued && op->channels_stopped >= std::max(op->op.channels, op->channels_started)) {
+    complete_locked(op);
+  }
+}
+
+void Process::release_channel(Event* channel) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
+                         [&](const std::unique_ptr<Event>& e) { return e.get() == channel; });
+  if (it != in_flight_.end()) in_flight_.erase(it);
+}
+
+void Process::complete_locked(Event* op) {
+  // Channels that are still to be released point at this op: detach them first.
+  for (const auto& e : in_flight_) {
+    if (e->parent == op) e->parent = nullptr;
+  }
+  if (op->channels_stopped == 0) {
+    ++without_kernel_records_;  // enqueued, but its kernel's channels never reported
+  } else {
+    OpRecord r;
+    const std::string f = lower(op->op.func);
+    r.name = f;
+    r.category = Category::kComm;
+    r.stream = "nccl";
+    r.collective = f;
+    r.comm = comm_name(op->comm->info);
+    r.comm_size = op->comm->info.nranks;
+    r.seq = op->op.p2p ? -1 : static_cast<std::int64_t>(op->op.seq);
+    r.bytes = s_bytes(op->op, op->comm->info.nranks);
+    r.start_ns = op->gpu_start_ns;
+    r.end_ns = op->gpu_end_ns;
+    done_.push_back(std::move(r));
+  }
+  auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
+                         [&](const std::unique_ptr<Event>& e) { return e.get() == op; });
+  if (it != in_flight_.end()) in_flight_.erase(it);
+  dirty_ = true;
+}
+
+std::string Process::path() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return rank_file_path(options_.out_dir, std::max(rank_, 0));
+}
+
+RankTimeline Process::timeline() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  RankTimeline t;
+  t.rank = std::max(rank_, 0);
+  t.world_size = std::max({world_, t.rank + 1, 1});
+  t.backend = "nccl-profiler";
+  t.device = "";
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) t.host = host;
+  nlohmann::ordered_json comms = nlohmann::ordered_json::array();
+  for (const auto& c : comms_) {
+    comms.push_back({{"name", comm_name(c->info)},
+                     {"hash", c->info.hash},
+                     {"nranks", c->info.nranks},
+                     {"rank", c->info.rank},
+                     {"nnodes", c->info.nnodes},
+                     {"finalized", c->finalized}});
+  }
+  // Operations enqueued that have not finished: at the end of a hung job, what it waits for.
+  nlohmann::ordered_json pending = nlohmann::ordered_json::array();
+  for (const auto& e : in_flight_) {
+    if (e->kind != Event::Kind::kOp) continue;
+    pending.push_back({{"comm", comm_name(e->comm->info)},
+                       {"collective", lower(e->op.func)},
+                       {"seq", e->op.p2p ? -1 : static_cast<std::int64_t>(e->op.seq)},
+                       {"enqueue_ns", e->enqueue_ns},
+                       {"channels_stopped", e->channels_stopped},
+                       {"channels", e->op.channels}});
+  }
+  t.config = JsonObject(nlohmann::ordered_json{{"command", "nccl-profiler-plugin"},
+                                               {"communicators", comms},
+                                               {"unfinished", pending},
+                                               {"without_kernel_records", without_kernel_records_},
+                                               {"clock_fallbacks", clock_fallbacks_}});
+  StepRecord step;
+  step.index = 0;
+  std::vector<OpRecord> ops = done_;
+  std::sort(ops.begin(), ops.end(),
+            [](const OpRecord& a, const OpRecord& b) { return a.start_ns < b.start_ns; });
+  if (!ops.empty()) {
+    step.start_ns = ops.front().start_ns;
+    step.end_ns = ops.front().end_ns;
+    for (const OpRecord& op : ops) step.end_ns = std::max(step.end_ns, op.end_ns);
+  }
+  step.ops = std::move(ops);
+  t.steps.push_back(std::move(step));
+  dirty_ = false;
+  return t;
+}
+
+void Process::flush() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!dirty_) return;
+  }
+  const RankTimeline t = timeline();
+  std::error_code ec;
+  std::filesystem::create_directories(options_.out_dir, ec);  // a failure shows in the write
+  write_rank_file(options_.out_dir, t);
+}
+
+Process& process() {
+  static Process instance(options_from_environment());
+  return instance;
+}
+
+}  // namespace commprof::nccl_profiler

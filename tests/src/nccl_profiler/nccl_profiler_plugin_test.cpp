@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+// The plugin as NCCL uses it: libnccl-profiler-commprof.so opened with dlopen, its exported
+// ncclProfiler_v5 (and v4) tables driven with the event sequences NCCL sends, one child process
+// per rank (the plugin keeps one state per process). Then the files it wrote, and what
+// `commprof report` makes of them: collectives matched across ranks, and a hang named.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/reducer.hpp"
+#include "src/nccl_profiler/nccl_profiler_abi.hpp"
+#include "src/timeline/rank_file.hpp"
+
+namespace commprof {
+namespace {
+
+std::uint64_t gpu_now() {  // the GPU's globaltimer reads the host's realtime clock
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = testing::TempDir() + "/" + name;
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+// In a child: fail with a code the parent reports.
+#define CHILD_CHECK(cond, code) \
+  do {                          \
+    if (!(cond)) _exit(code);   \
+  } while (0)
+
+void* open_plugin() {
+  void* so = dlopen(COMMPROF_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+  CHILD_CHECK(so != nullptr, 10);
+  return so;
+}
+
+// One collective through the v5 table: its Coll event, NCCL's stop at enqueue, then `channels`
+// kernel channels that start and (unless `hang`) stop 20 µs later.
+void allreduce_v5(NcclProfilerV5* p, void* ctx, std::uint64_t seq, int channels, bool hang) {
+  NcclEventDescrV5 d{};
+  d.type = kNcclProfileColl;
+  d.coll.v4.seqNumber = seq;
+  d.coll.v4.func = "AllReduce";
+  d.coll.v4.count = 1 << 20;
+  d.coll.v4.datatype = "ncclFloat32";
+  d.coll.v4.nChannels = static_cast<std::uint8_t>(channels);
+  d.coll.v4.algo = "RING";
+  d.coll.v4.proto = "SIMPLE";
+  void* op = nullptr;
+  CHILD_CHECK(p->startEvent(ctx, &op, &d) == kNcclSuccess && op != nullptr, 11);
+  CHILD_CHECK(p->stopEvent(op) == kNcclSuccess, 12);
+  const std::uint64_t kernel_start = gpu_now();  // every channel starts with the kernel
+  for (int c = 0; c < channels; ++c) {
+    NcclEventDescrV5 k{};
+    k.type = kNcclProfileKernelCh;
+    k.parentObj = op;
+    k.kernelCh.channelId = static_cast<std::uint8_t>(c);
+    k.kernelCh.pTimer = kernel_start;
+    void* ch = nullptr;
+    CHILD_CHECK(p->startEvent(ctx, &ch, &k) == kNcclSuccess && ch != nullptr, 13);
+    if (hang) continue;
+    NcclEventStateArgs a{};
+    a.kernelCh.pTimer = k.kernelCh.pTimer + 20'000;
+    CHILD_CHECK(p->recordEventState(ch, kNcclProfilerKernelChStop, &a) == kNcclSuccess, 14);
+    CHILD_CHECK(p->stopEvent(ch) == kNcclSuccess, 15);
+  }
+}
+
+// Rank `rank` of 3: dp0 all-reduces #0..#3; ranks 0 and 1 also start #4, whose kernel never
+// ends, and a send/recv on pp0; rank 2 never reaches #4 and finalizes. Ranks 0 and 1 are then
+// killed (SIGKILL) once the plugin's periodic write holds #4: a hung job's ranks end that way.
+[[noreturn]] void rank_v5(int rank, const std::string& dir) {
+  setenv("COMMPROF_PLUGIN_OUT", dir.c_str(), 1);
+  setenv("COMMPROF_PLUGIN_FLUSH_S", "0.05", 1);
+  setenv("RANK", std::to_string(rank).c_str(), 1);
+  setenv("WORLD_SIZE", "3", 1);
+  void* so = open_plugin();
+  auto* p = static_cast<NcclProfilerV5*>(dlsym(so, "ncclProfiler_v5"));
+  CHILD_CHECK(p != nullptr && std::string(p->name) == "commprof", 16);
+  void* dp = nullptr;
+  int mask = 0;
+  CHILD_CHECK(p->init(&dp, 0x1234, &mask, "dp0", 1, 3, rank, nullptr) == kNcclSuccess, 17);
+  CHILD_CHECK((mask & kNcclProfileColl) && (mask & kNcclProfileKernelCh), 18);
+  for (std::uint64_t seq = 0; seq < 4; ++seq) allreduce_v5(p, dp, seq, 2, false);
+  if (rank == 2) {
+    CHILD_CHECK(p->finalize(dp) == kNcclSuccess, 19);
+    _exit(0);
+  }
+  void* pp = nullptr;
+  CHILD_CHECK(p->init(&pp, 0x99, &mask, "pp0", 1, 2, rank, nullptr) == kNcclSuccess, 20);
+  NcclEventDescrV5 d{};
+  d.type = kNcclProfileP2p;
+  d.p2p.v4.func = rank == 0 ? "Send" : "Recv";
+  d.p2p.v4.count = 4096;
+  d.p2p.v4.datatype = "ncclBfloat16";
+  d.p2p.v4.peer = 1 - rank;
+  d.p2p.v4.nChannels = 1;
+  void* op = nullptr;
+  CHILD_CHECK(p->startEvent(pp, &op, &d) == kNcclSuccess && op != nullptr, 21);
+  CHILD_CHECK(p->stopEvent(op) == kNcclSuccess, 22);
+  NcclEventDescrV5 k{};
+  k.type = kNcclProfileKernelCh;
+  k.parentObj = op;
+  k.kernelCh.pTimer = gpu_now();
+  void* ch = nullptr;
+  CHILD_CHECK(p->startEvent(pp, &ch, &k) == kNcclSuccess, 23);
+  NcclEventStateArgs a{};
+  a.kernelCh.pTimer = k.kernelCh.pTimer + 5'000;
+  p->recordEventState(ch, kNcclProfilerKernelChStop, &a);
+  p->stopEvent(ch);
+  allreduce_v5(p, dp, 4, 2, true);
+  // Wait (up to 20 s) for a periodic write that holds the hung #4, then die without a word.
+  const std::string path = dir + "/rank-" + std::to_string(rank) + ".json";
+  for (int i = 0; i < 2000; ++i) {
+    std::ifstream in(path);
+    const std::string text((std::istreambuf_iterator<char>(in)), {});
+    if (text.find("\"seq\":4") != std::string::npos &&
+        text.find(rank == 0 ? "\"send\"" : "\"recv\"") != std::string::npos)
+      raise(SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  _exit(24);
+}
+
+int run_child(const std::function<void()>& body) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    body();
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) return -WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+TEST(NcclProfilerPlugin, ThreeRanksThroughV5AndAHangNamedByReport) {
+  const std::string dir = fresh_dir("plugin_v5");
+  for (int rank = 0; rank < 3; ++rank) {
+    const int code = run_child([&] { rank_v5(rank, dir); });
+    EXPECT_EQ(code, rank == 2 ? 0 : -SIGKILL) << "rank " << rank << " (child exit code)";
+  }
+  const std::vector<std::string> files = expand_rank_inputs({dir});
+  ASSERT_EQ(files.size(), 3u);
+  const RankTimeline r0 = read_rank_file(files[0]);
+  EXPECT_EQ(r0.rank, 0);
+  EXPECT_EQ(r0.world_size, 3);
+  EXPECT_EQ(r0.backend, "nccl-profiler");
+  ASSERT_EQ(r0.steps.size(), 1u);
+  EXPECT_EQ(r0.steps[0].ops.size(), 5u) << "dp0 #0..#3 and the send";
+  for (const OpRecord& op : r0.steps[0].ops) {
+    EXPECT_EQ(op.category, Category::kComm);
+    EXPECT_EQ(op.duration_ns(), op.collective == "send" ? 5'000 : 20'000) << op.name;
+  }
+  const Report report = reduce_rank_files(files, ReduceOptions{});
+  EXPECT_TRUE(report.problems.empty());
+  int dp0_matched = 0;
+  for (const CollectiveInstance& in : report.instances) {
+    if (in.comm == "dp0" && in.ranks_seen == 3 && in.consistent) ++dp0_matched;
+  }
+  EXPECT_EQ(dp0_matched, 4) << "dp0 #0..#3 matched on all three ranks";
+  const std::string hang =
+      "hang: dp0 allreduce #4 unfinished on ranks 0 1; rank 2 never started it (its last on dp0: "
+      "#3)";
+  EXPECT_NE(std::find(report.warnings.begin(), report.warnings.end(), hang), report.warnings.end())
+      << "warnings: " << ::testing::PrintToString(report.warnings);
+}
+
+TEST(NcclProfilerPlugin, V4TakesItsOwnInitOrder) {
+  const std::string dir = fresh_dir("plugin_v4");
+  const int code = run_child([&] {
+    setenv("COMMPROF_PLUGIN_OUT", dir.c_str(), 1);
+    unsetenv("RANK");
+    void* so = open_plugin();
+    auto* p = static_cast<NcclProfilerV4*>(dlsym(so, "ncclProfiler_v4"));
+    CHILD_CHECK(p != nullptr, 30);
+    void* ctx = nullptr;
+    int mask = 0;
+    // v4: the mask comes before the name, and the communicator's hash after it.
+    CHILD_CHECK(p->init(&ctx, &mask, "tp1", 0xfeed, 1, 2, 1, nullptr) == kNcclSuccess, 31);
+    NcclEventDescrV4 d{};
+    d.type = static_cast<std::uint8_t>(kNcclProfileColl);
+    d.coll.seqNumber = 9;
+    d.coll.func = "AllGather";
+    d.coll.count = 100;
+    d.coll.datatype = "ncclBfloat16";
+    d.coll.nChannels = 1;
+    void* op = nullptr;
+    CHILD_CHECK(p->startEvent(ctx, &op, &d) == kNcclSuccess && op != nullptr, 32);
+    p->stopEvent(op);
+    NcclEventDescrV4 k{};
+    k.type = static_cast<std::uint8_t>(kNcclProfileKernelCh);
+    k.parentObj = op;
+    k.kernelCh.pTimer = gpu_now();
+    void* ch = nullptr;
+    p->startEvent(ctx, &ch, &k);
+    NcclEventStateArgs a{};
+    a.kernelCh.pTimer = k.kernelCh.pTimer + 1'000;
+    p->recordEventState(ch, kNcclProfilerKernelChStop, &a);
+    p->stopEvent(ch);
+    CHILD_CHECK(p->finalize(ctx) == kNcclSuccess, 33);
+  });
+  ASSERT_EQ(code, 0);
+  const RankTimeline t = read_rank_file(dir + "/rank-1.json");  // the communicator's rank
+  ASSERT_EQ(t.steps.at(0).ops.size(), 1u);
+  const OpRecord& op = t.steps[0].ops[0];
+  EXPECT_EQ(op.comm, "tp1");
+  EXPECT_EQ(op.seq, 9);
+  EXPECT_EQ(op.bytes, 100u * 2 * 2);
+  EXPECT_EQ(t.config.json().at("communicators").at(0).at("hash"), 0xfeed);
+}
+
+}  // namespace
+}  // namespace commprof
