@@ -47,6 +47,11 @@
 #   torchtrace PyTorch profiler traces of a small DDP job (scripts/torch/ddp_trace.py): one rank
 #              on NCCL and the GPU, two ranks on gloo and the CPUs, and two on NCCL where the
 #              host has two GPUs (import-torch's test data)
+#   plugin     the NCCL profiler plugin (PLUGIN, default $BUILD/src/nccl_profiler/
+#              libnccl-profiler-commprof.so) on NP >= 2 ranks: nccl-tests (NCCL_TESTS) all_reduce,
+#              all_gather and sendrecv (PLUGIN_OPS) without and with it, ROUNDS (2) interleaved;
+#              commprof report of its files against nccl-tests' own busbw and the cost
+#              (scripts/compare-plugin.py); then commprof run and a PyTorch DDP job under it
 #   multi      NP=4 or NP=8 (required): bench allreduce, allgather, reducescatter on NP ranks,
 #              then gpt-1.3b workloads with their reports: NP=4: dp4, tp2 x dp2, tp2 x pp2 (1f1b),
 #              pp4 (1f1b, gpipe); NP=8: tp2 x pp2 x dp2, tp8, dp8, pp8 (1f1b, gpipe)
@@ -61,7 +66,7 @@
 # shellcheck source-path=SCRIPTDIR disable=SC2317  # the phase_* functions are called by name
 set -uo pipefail
 
-PHASES=(tests sweep anchors workloads timing nsys fidelity calibrate torchtrace multi)
+PHASES=(tests sweep anchors workloads timing nsys fidelity calibrate torchtrace plugin multi)
 usage() {
   echo "usage: scripts/gpu-bench.sh PHASE...   (PHASE: ${PHASES[*]}; see the comment at the top)" >&2
 }
@@ -515,6 +520,54 @@ phase_torchtrace() {
       --out "$PD/nccl-2rank"
   fi
   ls -la "$PD"/*/ >>"$LOG"
+}
+
+# ---------------------------------------------------------------------------------------------
+phase_plugin() {
+  need_commprof || return
+  local plugin=${PLUGIN:-$BUILD/src/nccl_profiler/libnccl-profiler-commprof.so}
+  if [ ! -f "$plugin" ] || [ -z "${NCCL_TESTS:-}" ] || [ "$NP" -lt 2 ]; then
+    say "FAILED: the plugin phase needs the plugin ($plugin), NCCL_TESTS and NP >= 2"
+    PHASE_RC=1
+    return
+  fi
+  plugin=$(abs_path "$plugin")
+  local -A nt_name=([allreduce]=all_reduce [allgather]=all_gather [sendrecv]=sendrecv)
+  local op nt round under
+  for op in ${PLUGIN_OPS:-allreduce allgather sendrecv}; do
+    nt=$NCCL_TESTS/${nt_name[$op]}_perf
+    for round in $(seq 1 "${ROUNDS:-2}"); do
+      run_to "$op round $round, no plugin" "$PD/$op-plain-$round.txt" \
+        "${MPIRUN[@]}" "$nt" "${SWEEP[@]}" -c 0 -J "$PD/$op-plain-$round.json"
+      under=$PD/$op-plugin-$round
+      run_to "$op round $round, plugin" "$PD/$op-plugin-$round.txt" \
+        env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$under" \
+        "${MPIRUN[@]}" -x NCCL_PROFILER_PLUGIN -x COMMPROF_PLUGIN_OUT \
+        "$nt" "${SWEEP[@]}" -c 0 -J "$PD/$op-plugin-$round.json"
+    done
+    run_to "$op: commprof report of the plugin's files" "$PD/$op-report.txt" \
+      "$COMMPROF" report "$PD/$op-plugin-1"
+    "$COMMPROF" report "$PD/$op-plugin-1" --format json >"$PD/$op-report.json" 2>>"$LOG"
+    run_to "$op: against nccl-tests" "$PD/$op-compare.txt" python3 scripts/compare-plugin.py \
+      --op "$op" --nccl-tests "$PD/$op-plugin-1.json" --plugin "$PD/$op-plugin-1" \
+      --report "$PD/$op-report.json" --plain "$PD/$op"-plain-*.json \
+      --with "$PD/$op"-plugin-*.json --json "$PD/$op-compare.json"
+    cat "$PD/$op-compare.txt" >>"$LOG"
+  done
+  run_to "commprof run dp under the plugin" "$PD/run-plugin.txt" \
+    env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$PD/run-plugin" \
+    "${MPIRUN[@]}" -x NCCL_PROFILER_PLUGIN -x COMMPROF_PLUGIN_OUT "${RUN13[@]}" \
+    --workload dp --op-timing step --out "$PD/run-own"
+  run_to "commprof report of the plugin's files of that run" "$PD/run-plugin-report.txt" \
+    "$COMMPROF" report "$PD/run-plugin"
+  head -n 40 "$PD/run-plugin-report.txt" >>"$LOG"
+  run_to "PyTorch DDP (torchrun, $NP ranks) under the plugin" "$PD/ddp-plugin.txt" \
+    env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$PD/ddp-plugin" \
+    "${PYTHON:-python3}" -m torch.distributed.run --nproc-per-node "$NP" --master-port 29546 \
+    scripts/torch/ddp_trace.py --out "$PD/ddp-trace"
+  run_to "commprof report of the DDP job's plugin files" "$PD/ddp-plugin-report.txt" \
+    "$COMMPROF" report "$PD/ddp-plugin"
+  head -n 40 "$PD/ddp-plugin-report.txt" >>"$LOG"
 }
 
 # ---------------------------------------------------------------------------------------------

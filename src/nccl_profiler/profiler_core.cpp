@@ -57,6 +57,10 @@ std::optional<int> env_int(const char* name) {
   return static_cast<int>(x);
 }
 
+std::string log_pair(const std::string& comm, int from, int to) {
+  return comm + "/" + std::to_string(from) + ">" + std::to_string(to);
+}
+
 std::string comm_name(const CommInfo& c) {
   if (!c.name.empty()) return c.name;
   char buf[32];
@@ -155,6 +159,14 @@ Event* Process::start_op(Comm* comm, const OpInfo& op) {
   e->op = op;
   e->enqueue_ns = options_.steady_ns();
   std::lock_guard<std::mutex> lock(mutex_);
+  if (op.p2p) {
+    // A transfer is matched across its two ranks as a collective of the pair: the k-th send from
+    // s to d on this communicator with the k-th receive at d from s.
+    const bool send = lower(op.func) == "send";
+    const int self = comm->info.rank;
+    e->pair_comm = log_pair(comm_name(comm->info), send ? self : op.peer, send ? op.peer : self);
+    e->op.seq = static_cast<std::uint64_t>(p2p_seq_[e->pair_comm]++);
+  }
   in_flight_.push_back(std::move(e));
   dirty_ = true;
   return in_flight_.back().get();
@@ -248,10 +260,10 @@ void Process::complete_locked(Event* op) {
     r.name = f;
     r.category = Category::kComm;
     r.stream = "nccl";
-    r.collective = f;
-    r.comm = comm_name(op->comm->info);
-    r.comm_size = op->comm->info.nranks;
-    r.seq = op->op.p2p ? -1 : static_cast<std::int64_t>(op->op.seq);
+    r.collective = op->op.p2p ? "sendrecv" : f;
+    r.comm = op->op.p2p ? op->pair_comm : comm_name(op->comm->info);
+    r.comm_size = op->op.p2p ? 2 : op->comm->info.nranks;
+    r.seq = static_cast<std::int64_t>(op->op.seq);
     r.bytes = s_bytes(op->op, op->comm->info.nranks);
     r.start_ns = op->gpu_start_ns;
     r.end_ns = op->gpu_end_ns;
@@ -290,9 +302,9 @@ RankTimeline Process::timeline() {
   nlohmann::ordered_json pending = nlohmann::ordered_json::array();
   for (const auto& e : in_flight_) {
     if (e->kind != Event::Kind::kOp) continue;
-    pending.push_back({{"comm", comm_name(e->comm->info)},
-                       {"collective", lower(e->op.func)},
-                       {"seq", e->op.p2p ? -1 : static_cast<std::int64_t>(e->op.seq)},
+    pending.push_back({{"comm", e->op.p2p ? e->pair_comm : comm_name(e->comm->info)},
+                       {"collective", e->op.p2p ? std::string("sendrecv") : lower(e->op.func)},
+                       {"seq", static_cast<std::int64_t>(e->op.seq)},
                        {"enqueue_ns", e->enqueue_ns},
                        {"channels_stopped", e->channels_stopped},
                        {"channels", e->op.channels}});

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -72,6 +73,7 @@ struct Event {
   int channels_started = 0, channels_stopped = 0;
   bool enqueued = false;          ///< NCCL's stopEvent on the op: its host call has returned
   Event* parent = nullptr;        ///< a channel's operation
+  std::string pair_comm;          ///< point-to-point: "<comm>/<from>><to>", what both ends match on
   std::int64_t start_ptimer = 0;  ///< a channel's GPU start, as the GPU's globaltimer gave it
 };
 
@@ -111,6 +113,7 @@ class Process {
   std::vector<std::unique_ptr<Comm>> comms_;
   std::vector<std::unique_ptr<Event>> in_flight_;
   std::vector<OpRecord> done_;
+  std::map<std::string, std::int64_t> p2p_seq_;  // transfers so far per (communicator, from, to)
   std::int64_t without_kernel_records_ = 0;
   std::int64_t clock_fallbacks_ = 0;
   std::int64_t offset_ = 0;          // realtime minus steady clock (ns)

@@ -167,7 +167,7 @@ TEST(NcclProfilerPlugin, ThreeRanksThroughV5AndAHangNamedByReport) {
   EXPECT_EQ(r0.steps[0].ops.size(), 5u) << "dp0 #0..#3 and the send";
   for (const OpRecord& op : r0.steps[0].ops) {
     EXPECT_EQ(op.category, Category::kComm);
-    EXPECT_EQ(op.duration_ns(), op.collective == "send" ? 5'000 : 20'000) << op.name;
+    EXPECT_EQ(op.duration_ns(), op.name == "send" ? 5'000 : 20'000) << op.name;
   }
   const Report report = reduce_rank_files(files, ReduceOptions{});
   EXPECT_TRUE(report.problems.empty());
@@ -176,6 +176,13 @@ TEST(NcclProfilerPlugin, ThreeRanksThroughV5AndAHangNamedByReport) {
     if (in.comm == "dp0" && in.ranks_seen == 3 && in.consistent) ++dp0_matched;
   }
   EXPECT_EQ(dp0_matched, 4) << "dp0 #0..#3 matched on all three ranks";
+  const auto transfer = std::find_if(
+      report.instances.begin(), report.instances.end(),
+      [](const CollectiveInstance& in) { return in.comm == "pp0/0>1" && in.seq == 0; });
+  ASSERT_NE(transfer, report.instances.end()) << "rank 0's send matched with rank 1's recv";
+  EXPECT_EQ(transfer->ranks_seen, 2);
+  EXPECT_EQ(transfer->collective, "sendrecv");
+  EXPECT_TRUE(transfer->consistent);
   const std::string hang =
       "hang: dp0 allreduce #4 unfinished on ranks 0 1; rank 2 never started it (its last on dp0: "
       "#3)";

@@ -128,7 +128,9 @@ TEST(NcclProfilerCore, ATimerOffTheHostClockFallsBackToWhatTheHostSaw) {
   EXPECT_EQ(t.config.json().at("clock_fallbacks"), 1);
 }
 
-TEST(NcclProfilerCore, PointToPointHasNoSequenceToMatch) {
+// A send is matched with its receive as a collective of the pair: the k-th transfer from rank s
+// to rank d of a communicator, counted at each end.
+TEST(NcclProfilerCore, PointToPointIsAPairsCollective) {
   Clocks c;
   Process p(test_options(c));
   Comm* pp = p.init_comm({"pp0", 1, 1, 2, 0});
@@ -145,9 +147,30 @@ TEST(NcclProfilerCore, PointToPointHasNoSequenceToMatch) {
   p.channel_stopped(ch, static_cast<std::uint64_t>(c.gpu(1'000'500)));
   const RankTimeline t = p.timeline();
   ASSERT_EQ(t.steps[0].ops.size(), 1u);
-  EXPECT_EQ(t.steps[0].ops[0].collective, "send");
-  EXPECT_EQ(t.steps[0].ops[0].seq, -1);
+  EXPECT_EQ(t.steps[0].ops[0].name, "send");
+  EXPECT_EQ(t.steps[0].ops[0].collective, "sendrecv");
+  EXPECT_EQ(t.steps[0].ops[0].comm, "pp0/0>1");
+  EXPECT_EQ(t.steps[0].ops[0].comm_size, 2);
+  EXPECT_EQ(t.steps[0].ops[0].seq, 0);
   EXPECT_EQ(t.steps[0].ops[0].bytes, 512u);
+  OpInfo recv = send;
+  recv.func = "Recv";
+  Event* r = p.start_op(pp, recv);  // from rank 1: the pair's other direction
+  Event* again = p.start_op(pp, send);
+  p.op_enqueued(r);
+  p.op_enqueued(again);
+  std::int64_t at = 1'001'000;
+  for (Event* e : {r, again}) {
+    Event* ch2 = p.start_channel(e, static_cast<std::uint64_t>(c.gpu(at)));
+    p.channel_stopped(ch2, static_cast<std::uint64_t>(c.gpu(at + 1'000)));
+    at += 2'000;
+  }
+  const RankTimeline t2 = p.timeline();
+  ASSERT_EQ(t2.steps[0].ops.size(), 3u);
+  EXPECT_EQ(t2.steps[0].ops[1].comm, "pp0/1>0");
+  EXPECT_EQ(t2.steps[0].ops[1].seq, 0);
+  EXPECT_EQ(t2.steps[0].ops[2].comm, "pp0/0>1");
+  EXPECT_EQ(t2.steps[0].ops[2].seq, 1);
 }
 
 }  // namespace
