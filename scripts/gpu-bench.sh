@@ -526,12 +526,21 @@ phase_torchtrace() {
 phase_plugin() {
   need_commprof || return
   local plugin=${PLUGIN:-$BUILD/src/nccl_profiler/libnccl-profiler-commprof.so}
-  if [ ! -f "$plugin" ] || [ -z "${NCCL_TESTS:-}" ] || [ "$NP" -lt 2 ]; then
-    say "FAILED: the plugin phase needs the plugin ($plugin), NCCL_TESTS and NP >= 2"
+  if [ ! -f "$plugin" ] || [ -z "${NCCL_TESTS:-}" ]; then
+    say "FAILED: the plugin phase needs the plugin ($plugin) and NCCL_TESTS"
     PHASE_RC=1
     return
   fi
   plugin=$(abs_path "$plugin")
+  # NCCL says whether it loaded the plugin, and which version of the interface it took. On one
+  # rank NCCL sends a plugin no events: the files then list the communicators and no operation.
+  run_to "all_reduce_perf, 1 MiB, plugin, NCCL_DEBUG=INFO" "$PD/load.txt" \
+    env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$PD/load" NCCL_DEBUG=INFO \
+    NCCL_DEBUG_SUBSYS=INIT,ENV "${MPIRUN[@]}" -x NCCL_PROFILER_PLUGIN -x COMMPROF_PLUGIN_OUT \
+    -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS "$NCCL_TESTS/all_reduce_perf" -b 1M -e 1M -c 0
+  grep -iE "profiler" "$PD/load.txt" | head -n 5 >>"$LOG"
+  head -c 1500 "$PD"/load/rank-0.json >>"$LOG" 2>&1
+  echo >>"$LOG"
   local -A nt_name=([allreduce]=all_reduce [allgather]=all_gather [sendrecv]=sendrecv)
   local op nt round under
   for op in ${PLUGIN_OPS:-allreduce allgather sendrecv}; do
