@@ -73,12 +73,14 @@ def main():
         r = rep.get((a.op, size))
         rb = r["busbw_gbps"] if r else float("nan")
         durations = ours.get(size, [])
-        fb = (size / (statistics.median(durations) * 1e-9) / 1e9 * FACTOR[a.op](n)
+        fb = (size / (statistics.median(durations) * 1e-9) / 1e9 * FACTOR[a.op](max(n, 2))
               if durations else float("nan"))
         tp = statistics.mean(float(p[size]["out_of_place"]["time"]) for p in plain) if plain else float("nan")
         tw = statistics.mean(float(p[size]["out_of_place"]["time"]) for p in with_) if with_ else float("nan")
+        # On one rank nccl-tests reports a busbw of 0 and NCCL sends the plugin no event.
+        diff = (lambda x: 100 * (x - ref) / ref) if ref > 0 else (lambda x: float("nan"))
         row = {"size": size, "nccl_tests_busbw": ref, "report_busbw": rb, "files_busbw": fb,
-               "report_diff_pct": 100 * (rb - ref) / ref, "files_diff_pct": 100 * (fb - ref) / ref,
+               "report_diff_pct": diff(rb), "files_diff_pct": diff(fb),
                "calls": len(durations), "time_plain_us": tp, "time_plugin_us": tw,
                "cost_pct": 100 * (tw - tp) / tp if plain and with_ else None}
         rows.append(row)
