@@ -155,6 +155,7 @@ class Reducer::Staging final : public RankStepSink {
       r_.report_.timeline_step = std::move(*timeline_step_);
       r_.report_.timeline_offset_ns = offset_;
     }
+    finish_summary(summary_);
     r_.report_.ranks.push_back(std::move(summary_));
     restart();
   }

@@ -38,6 +38,30 @@ void table(std::ostream& os, const std::vector<std::vector<std::string>>& rows) 
 
 }  // namespace
 
+// Sampled op timing: which steps the per-op figures come from, and what timing them cost (the
+// timed steps' mean step time against the plain ones', both measured in this run).
+void write_sampling_line(std::ostream& os, const Report& r) {
+  int timed = 0, steps = 0;
+  double cost_sum = 0;
+  int cost_ranks = 0;
+  for (const RankSummary& s : r.ranks) {
+    timed += s.timed_steps;
+    steps += s.steps;
+    if (s.timed_wall_ns.count > 0 && s.plain_wall_ns.count > 0 && s.plain_wall_ns.mean > 0) {
+      cost_sum += (s.timed_wall_ns.mean - s.plain_wall_ns.mean) / s.plain_wall_ns.mean;
+      ++cost_ranks;
+    }
+  }
+  if (cost_ranks == 0) return;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "# per-op timing on %d of %d measured steps (all ranks): busy times and overlap "
+                "from those, step time from the others; timed steps took %+.2f%% (mean over "
+                "%d ranks)\n",
+                timed, steps, 100 * cost_sum / cost_ranks, cost_ranks);
+  os << line;
+}
+
 void write_report_text(std::ostream& os, const Report& r) {
   os << "# commprof report: " << r.ranks.size() << " of " << r.world_size << " ranks ";
   if (r.inputs.empty()) {
@@ -54,6 +78,7 @@ void write_report_text(std::ostream& os, const Report& r) {
     os << '\n';
   }
   for (const std::string& w : r.warnings) os << "# warning: " << w << '\n';
+  write_sampling_line(os, r);
 
   os << "\n## Per rank\n";
   std::vector<std::vector<std::string>> rows = {{"rank", "host", "device", "steps(#)", "step(us)",

@@ -89,7 +89,12 @@ void Stat::add(double v) {
 void add_step(RankSummary& s, const StepMetrics& m, std::int64_t ops) {
   ++s.steps;
   s.ops += ops;
-  s.wall_ns.add(static_cast<double>(m.wall_ns));
+  if (ops == 0) {  // no per-op timing: its busy times are unknown, not zero
+    s.plain_wall_ns.add(static_cast<double>(m.wall_ns));
+    return;
+  }
+  ++s.timed_steps;
+  s.timed_wall_ns.add(static_cast<double>(m.wall_ns));
   s.comp_ns.add(static_cast<double>(m.comp_ns));
   s.comm_ns.add(static_cast<double>(m.comm_ns));
   s.mem_ns.add(static_cast<double>(m.mem_ns));
@@ -99,6 +104,10 @@ void add_step(RankSummary& s, const StepMetrics& m, std::int64_t ops) {
   s.idle_ns.add(static_cast<double>(m.idle_ns));
   if (m.overlap) s.overlap.add(*m.overlap);
   if (m.hidden_fraction) s.hidden_fraction.add(*m.hidden_fraction);
+}
+
+void finish_summary(RankSummary& s) {
+  s.wall_ns = s.plain_wall_ns.count > 0 ? s.plain_wall_ns : s.timed_wall_ns;
 }
 
 RankSummary summarise_rank(const RankTimeline& t, const std::string& source,
@@ -121,6 +130,7 @@ RankSummary summarise_rank(const RankTimeline& t, const std::string& source,
     if (visit) visit(step, m, intervals);
     add_step(s, m, static_cast<std::int64_t>(step.ops.size()));
   }
+  finish_summary(s);
   return s;
 }
 

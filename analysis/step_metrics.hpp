@@ -75,15 +75,23 @@ struct RankSummary {
   std::string backend;
   std::string source;  ///< the file it came from
   std::int64_t clock_offset_ns = 0;
-  int steps = 0;  ///< steps measured (not warm-up)
+  int steps = 0;        ///< steps measured (not warm-up)
+  int timed_steps = 0;  ///< of those, the steps that carry ops (per-op timing)
   int warmup_steps = 0;
   std::int64_t ops = 0;  ///< ops in measured steps
+  /// The step time: of the steps without ops where there are any (sampled op timing's
+  /// uninstrumented steps, or --op-timing step), else of every measured step. The per-op
+  /// quantities come from the steps with ops only.
   Stat wall_ns, comp_ns, comm_ns, mem_ns, busy_ns, comm_comp_ns, exposed_comm_ns, idle_ns;
-  Stat overlap, hidden_fraction;  ///< ratios in [0, 1], over the steps where they are defined
+  Stat timed_wall_ns, plain_wall_ns;  ///< step time of the steps with ops, and without
+  Stat overlap, hidden_fraction;      ///< ratios in [0, 1], over the steps where they are defined
 };
 
-/// Adds one measured step's metrics to `summary` (what summarise_rank does per step).
+/// Adds one measured step's metrics to `summary` (what summarise_rank does per step). A step
+/// without ops adds its step time only.
 void add_step(RankSummary& summary, const StepMetrics& m, std::int64_t ops);
+/// After the last add_step: the step time from the plain steps if any, else from all.
+void finish_summary(RankSummary& summary);
 
 /// Sees each measured step with its metrics and unions (the reducer's per-op pass).
 using StepVisitor =

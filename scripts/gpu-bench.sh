@@ -47,6 +47,8 @@
 #   torchtrace PyTorch profiler traces of a small DDP job (scripts/torch/ddp_trace.py): one rank
 #              on NCCL and the GPU, two ranks on gloo and the CPUs, and two on NCCL where the
 #              host has two GPUs (import-torch's test data)
+#   sampling   sampled op timing (issue #17): gpt-1.3b dp, 20 measured steps, --op-timing step,
+#              sampled (the default) and activity, each a fresh job, three rounds interleaved
 #   plugin     the NCCL profiler plugin (PLUGIN, default $BUILD/src/nccl_profiler/
 #              libnccl-profiler-commprof.so) on NP >= 2 ranks: nccl-tests (NCCL_TESTS) all_reduce,
 #              all_gather and sendrecv (PLUGIN_OPS) without and with it, ROUNDS (2) interleaved;
@@ -66,7 +68,7 @@
 # shellcheck source-path=SCRIPTDIR disable=SC2317  # the phase_* functions are called by name
 set -uo pipefail
 
-PHASES=(tests sweep anchors workloads timing nsys fidelity calibrate torchtrace plugin multi)
+PHASES=(tests sweep anchors workloads timing sampling nsys fidelity calibrate torchtrace plugin multi)
 usage() {
   echo "usage: scripts/gpu-bench.sh PHASE...   (PHASE: ${PHASES[*]}; see the comment at the top)" >&2
 }
@@ -284,6 +286,21 @@ phase_timing() {
     "${MPIRUN[@]}" "$COMMPROF" bench --backend cuda \
     --ops allreduce,allgather,reducescatter,alltoall,broadcast,sendrecv "${SWEEP[@]}" \
     --instrument activity-both --out "$PD/instrument-activity-both"
+}
+
+# ---------------------------------------------------------------------------------------------
+phase_sampling() {
+  need_commprof || return
+  local r t
+  say "sampled op timing, gpt-1.3b dp, 20 steps: step / sampled / activity, fresh jobs, 3 rounds"
+  for r in 1 2 3; do
+    for t in step sampled activity; do
+      run_to "dp-$t-$r" "$PD/dp-$t-$r.txt" "${MPIRUN[@]}" "$COMMPROF" run --backend cuda \
+        --model gpt-1.3b --steps 20 --warmup-steps 3 --workload dp --op-timing "$t" \
+        --out "$PD/dp-$t-$r"
+      grep -E "step time|busy|per-op timing" "$PD/dp-$t-$r.txt" >>"$LOG"
+    done
+  done
 }
 
 # ---------------------------------------------------------------------------------------------

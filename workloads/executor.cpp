@@ -19,11 +19,10 @@
 namespace commprof {
 
 namespace {
-constexpr NamedValue<OpTimingMode> kOpTimingNames[] = {{OpTimingMode::kAuto, "auto"},
-                                                       {OpTimingMode::kActivity, "activity"},
-                                                       {OpTimingMode::kPair, "pair"},
-                                                       {OpTimingMode::kShared, "shared"},
-                                                       {OpTimingMode::kStep, "step"}};
+constexpr NamedValue<OpTimingMode> kOpTimingNames[] = {
+    {OpTimingMode::kAuto, "auto"}, {OpTimingMode::kActivity, "activity"},
+    {OpTimingMode::kPair, "pair"}, {OpTimingMode::kShared, "shared"},
+    {OpTimingMode::kStep, "step"}, {OpTimingMode::kSampled, "sampled"}};
 }  // namespace
 
 OpTimingMode parse_op_timing(const std::string& text) {
@@ -33,14 +32,17 @@ OpTimingMode parse_op_timing(const std::string& text) {
 const char* op_timing_name(OpTimingMode t) { return name_of(kOpTimingNames, t); }
 
 OpTimingMode resolve_op_timing(OpTimingMode requested, Backend& backend, const RankContext& ctx) {
-  if (requested != OpTimingMode::kAuto && requested != OpTimingMode::kActivity) return requested;
+  if (requested != OpTimingMode::kAuto && requested != OpTimingMode::kActivity &&
+      requested != OpTimingMode::kSampled)
+    return requested;
   const bool missing = backend.activity() == nullptr;
-  if (requested == OpTimingMode::kActivity) {
-    ctx.agree(!missing, log::cat("--op-timing activity is unavailable on ", log::identity(), ": ",
-                                 backend.unavailable_reason(Capability::kActivity)));
+  if (requested != OpTimingMode::kAuto) {
+    ctx.agree(!missing,
+              log::cat("--op-timing ", op_timing_name(requested), " is unavailable on ",
+                       log::identity(), ": ", backend.unavailable_reason(Capability::kActivity)));
     return requested;
   }
-  if (!ctx.any(missing)) return OpTimingMode::kActivity;
+  if (!ctx.any(missing)) return OpTimingMode::kSampled;
   if (ctx.rank() == 0) {
     log::warn(log::cat("op timing: activity records unavailable (",
                        missing ? backend.unavailable_reason(Capability::kActivity)
@@ -74,20 +76,23 @@ constexpr double kGradientScale = 1e-3;
 }  // namespace
 
 PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& plan, GroupComms comms,
-                           OpTimingMode timing)
+                           OpTimingMode timing, int sample_every)
     : backend_(backend),
       ctx_(ctx),
       plan_(plan),
       comms_(comms),
       timing_(timing),
+      sample_every_(sample_every),
+      step_timing_(timing),
       buffers_(std::make_unique<Buffers>()) {
   if (timing == OpTimingMode::kAuto)
     throw Error("PlanExecutor needs a resolved op timing, not auto");
-  if (timing == OpTimingMode::kActivity) {
+  if (timing == OpTimingMode::kActivity || timing == OpTimingMode::kSampled) {
     if (backend.activity() == nullptr)
-      throw ConfigError("--op-timing activity is unavailable: " +
-                        backend.unavailable_reason(Capability::kActivity));
+      throw ConfigError(std::string("--op-timing ") + op_timing_name(timing) +
+                        " is unavailable: " + backend.unavailable_reason(Capability::kActivity));
   }
+  if (sample_every < 1) throw ConfigError("--sample-every must be at least 1");
   const std::size_t elem = dtype_size(plan.dtype);
   std::uint64_t a = 1, b = 1, c = 1, pass_read = 16, pass_write = 16, send = 1, recv = 1, p2p = 1,
                 copy = 1, host = 1;
@@ -184,10 +189,28 @@ std::vector<StepRecord> PlanExecutor::run(
       break;
     }
     if (i == warmup) measured.emplace();
+    step_timing_ = timing_of_step(i, warmup);
+    if (timing_ == OpTimingMode::kSampled) {
+      // Between steps the streams are idle: the device's recording stops or resumes here.
+      const bool pause = step_timing_ == OpTimingMode::kStep;
+      if (pause != recording_paused_) backend_.activity()->pause(pause);
+      recording_paused_ = pause;
+    }
     out.push_back(run_step(i, i < warmup));
     if (after_step) after_step(out);
   }
+  if (recording_paused_) {
+    backend_.activity()->pause(false);
+    recording_paused_ = false;
+  }
   return out;
+}
+
+OpTimingMode PlanExecutor::timing_of_step(int index, int warmup) const {
+  if (timing_ != OpTimingMode::kSampled) return timing_;
+  // The last warm-up step is timed, so the first timed measured step finds the recording warm.
+  const bool timed = index >= warmup ? (index - warmup) % sample_every_ == 0 : index == warmup - 1;
+  return timed ? OpTimingMode::kActivity : OpTimingMode::kStep;
 }
 
 Work PlanExecutor::work_of(const PlannedOp& op) const {
@@ -250,7 +273,7 @@ StepRecord PlanExecutor::run_step(int index, bool warmup) {
   step.start_ns = origin;
   step.end_ns = origin;
   for (StampId t : tails) step.end_ns = std::max(step.end_ns, origin + backend_.stamp_ns(t));
-  if (timing_ == OpTimingMode::kStep) return step;
+  if (step_timing_ == OpTimingMode::kStep) return step;
   record_ops(issued, origin, warmup, step);
   return step;
 }
@@ -260,7 +283,8 @@ PlanExecutor::IssuedStep PlanExecutor::issue_step(bool warmup) {
   IssuedStep out{std::vector<StampId>(n, 0), std::vector<StampId>(n, 0),
                  std::vector<std::int64_t>(n, -1), std::vector<std::uint64_t>(n, 0)};
   std::vector<EventId> events(n, 0);
-  const bool per_op_stamps = timing_ == OpTimingMode::kPair || timing_ == OpTimingMode::kShared;
+  const bool per_op_stamps =
+      step_timing_ == OpTimingMode::kPair || step_timing_ == OpTimingMode::kShared;
   // Per stream: the stamp that ended its last op, and whether a wait came after it.
   StampId last_end[3] = {0, 0, 0};
   bool fresh[3] = {true, true, true};
@@ -272,13 +296,15 @@ PlanExecutor::IssuedStep PlanExecutor::issue_step(bool warmup) {
       backend_.wait_event(op.stream, events[static_cast<std::size_t>(d)]);
       fresh[s] = true;
     }
-    if (timing_ == OpTimingMode::kPair || (timing_ == OpTimingMode::kShared && fresh[s])) {
+    if (step_timing_ == OpTimingMode::kPair ||
+        (step_timing_ == OpTimingMode::kShared && fresh[s])) {
       out.starts[i] = backend_.stamp(op.stream);
-    } else if (timing_ == OpTimingMode::kShared) {
+    } else if (step_timing_ == OpTimingMode::kShared) {
       out.starts[i] = last_end[s];
     }
     OpLabel label{op.name, op.bytes, op.flops, -1};
-    if (timing_ == OpTimingMode::kActivity) label.activity_tag = out.tags[i] = next_activity_tag_++;
+    if (step_timing_ == OpTimingMode::kActivity)
+      label.activity_tag = out.tags[i] = next_activity_tag_++;
     if (!silenced(op, warmup)) {  // the test hook's silent peer submits no communication
       const Work work = work_of(op);
       if (const auto* coll = std::get_if<CollectiveCall>(&work)) {
@@ -317,7 +343,7 @@ void PlanExecutor::record_ops(const IssuedStep& issued, std::int64_t origin, boo
       r.comm = comm->name();
       r.comm_size = comm->size();
     }
-    if (timing_ == OpTimingMode::kActivity) {
+    if (step_timing_ == OpTimingMode::kActivity) {
       const std::optional<ActivitySpan> span = backend_.activity()->span(issued.tags[i]);
       if (!span) {
         if (silenced(op, warmup)) continue;  // the test hook never submitted it

@@ -24,13 +24,17 @@ class RankContext;
 /// first kernel starts. kShared: consecutive ops on a stream share their boundary stamp (half
 /// the events; an op's start is then its predecessor's end, which counts any idle gap between
 /// them into the op). kStep: no per-op timing, only the step's end on each stream: the
-/// uninstrumented baseline, whose records carry no ops. kAuto is resolved before a run: activity
-/// where every rank's backend has it, else pair.
-enum class OpTimingMode { kAuto, kActivity, kPair, kShared, kStep };
+/// uninstrumented baseline, whose records carry no ops. kSampled: activity on every k-th measured
+/// step (and the last warm-up step), the device's recording paused on the others, whose records
+/// carry no ops: per-op times from the timed steps, the step time from the plain ones, and the
+/// difference between the two is what timing cost. kAuto is resolved before a run: sampled where
+/// every rank's backend has activity records, else pair.
+enum class OpTimingMode { kAuto, kActivity, kPair, kShared, kStep, kSampled };
 OpTimingMode parse_op_timing(const std::string& text);
 const char* op_timing_name(OpTimingMode t);
-/// Collective. auto becomes activity where every rank's backend has it, else pair (rank 0 says
-/// why); activity where some rank lacks it is an error on every rank; the rest stay as they are.
+/// Collective. auto becomes sampled where every rank's backend has activity records, else pair
+/// (rank 0 says why); activity or sampled where some rank lacks them is an error on every rank;
+/// the rest stay as they are.
 OpTimingMode resolve_op_timing(OpTimingMode requested, Backend& backend, const RankContext& ctx);
 
 /// The communicators the plan's groups resolve to.
@@ -44,8 +48,9 @@ struct GroupComms {
 /// runs it. Not copyable.
 class PlanExecutor {
  public:
+  /// `sample_every`: with kSampled, every how many measured steps one carries per-op timing.
   PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& plan, GroupComms comms,
-               OpTimingMode timing);
+               OpTimingMode timing, int sample_every = 4);
   ~PlanExecutor();
   PlanExecutor(const PlanExecutor&) = delete;
   PlanExecutor& operator=(const PlanExecutor&) = delete;
@@ -73,6 +78,8 @@ class PlanExecutor {
     std::vector<std::uint64_t> tags;    // activity timing
   };
   StepRecord run_step(int index, bool warmup);
+  /// How step `index` of a run with `warmup` warm-up steps is timed (sampled: activity or step).
+  OpTimingMode timing_of_step(int index, int warmup) const;
   /// Submits every op of the plan with its waits, stamps and events; does not wait.
   IssuedStep issue_step(bool warmup);
   /// Appends the ops' records to `step`, after the step has run.
@@ -88,6 +95,9 @@ class PlanExecutor {
   const OpPlan& plan_;
   GroupComms comms_;
   OpTimingMode timing_;
+  int sample_every_ = 4;
+  OpTimingMode step_timing_;  // the running step's: timing_, or under kSampled activity or step
+  bool recording_paused_ = false;
   std::vector<bool> needs_event_;
   int stopped_by_ = 0;
   int test_hang_rank_ = -1;

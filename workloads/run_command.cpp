@@ -39,6 +39,7 @@ struct RunConfig {
   int steps = 10;
   int warmup_steps = 2;
   OpTimingMode timing = OpTimingMode::kAuto;
+  int sample_every = 4;
   bool dry_run = false;
   int dry_run_rank = 0;
   int test_hang_rank = -1;
@@ -112,32 +113,35 @@ ComputeProfile read_compute_profile(const std::string& dir, int layers) {
 
 nlohmann::ordered_json config_json(const RunConfig& c, const ParallelLayout& l) {
   const ModelShape& s = c.workload.shape;
-  return {{"command", "run"},
-          {"workload", workload_name(c.workload.kind)},
-          {"tp", l.tp},
-          {"dp", l.dp},
-          {"pp", l.pp},
-          {"model",
-           {{"name", s.name},
-            {"layers", s.layers},
-            {"hidden", s.hidden},
-            {"heads", s.heads},
-            {"ffn", s.ffn},
-            {"gated_ffn", s.gated_ffn},
-            {"seq", s.seq},
-            {"micro_batch", s.micro_batch},
-            {"micro_batches", s.micro_batches},
-            {"dtype", dtype_name(s.dtype)}}},
-          {"bucket_mb", c.workload.bucket_mb},
-          {"dp_mode", c.workload.dp_mode == DpMode::kDdp ? "ddp" : "zero"},
-          {"sequence_parallel", c.workload.sequence_parallel},
-          {"schedule", schedule_name(c.workload.schedule)},
-          {"offload", c.workload.offload},
-          {"no_overlap", c.workload.no_overlap},
-          {"steps", c.steps},
-          {"warmup_steps", c.warmup_steps},
-          {"op_timing", op_timing_name(c.timing)},
-          {"compute_from", compute_json(c.workload.compute)}};
+  return {
+      {"command", "run"},
+      {"workload", workload_name(c.workload.kind)},
+      {"tp", l.tp},
+      {"dp", l.dp},
+      {"pp", l.pp},
+      {"model",
+       {{"name", s.name},
+        {"layers", s.layers},
+        {"hidden", s.hidden},
+        {"heads", s.heads},
+        {"ffn", s.ffn},
+        {"gated_ffn", s.gated_ffn},
+        {"seq", s.seq},
+        {"micro_batch", s.micro_batch},
+        {"micro_batches", s.micro_batches},
+        {"dtype", dtype_name(s.dtype)}}},
+      {"bucket_mb", c.workload.bucket_mb},
+      {"dp_mode", c.workload.dp_mode == DpMode::kDdp ? "ddp" : "zero"},
+      {"sequence_parallel", c.workload.sequence_parallel},
+      {"schedule", schedule_name(c.workload.schedule)},
+      {"offload", c.workload.offload},
+      {"no_overlap", c.workload.no_overlap},
+      {"steps", c.steps},
+      {"warmup_steps", c.warmup_steps},
+      {"op_timing", op_timing_name(c.timing)},
+      {"sample_every", c.timing == OpTimingMode::kSampled ? nlohmann::ordered_json(c.sample_every)
+                                                          : nlohmann::ordered_json(nullptr)},
+      {"compute_from", compute_json(c.workload.compute)}};
 }
 
 void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l, int rank) {
@@ -214,10 +218,14 @@ class RunCommand final : public Command {
         "each layer's compute takes the forward and backward time learned from them, the "
         "optimizer its time; the model options must give the traced model's layers")(
         "op-timing", po::value<std::string>()->default_value("auto"),
-        "auto (activity where available, else pair) | activity (the device's own record of each "
-        "op's work: CUPTI on cuda, nothing added to the streams) | pair (events before and after "
-        "every op) | shared (one event between ops) | step (no per-op timing: the "
-        "uninstrumented baseline)")(
+        "auto (sampled where activity records exist, else pair) | sampled (activity on every "
+        "--sample-every-th measured step, the others uninstrumented: their step time is "
+        "reported) | activity (the device's own record of each op's work on every step: CUPTI "
+        "on cuda, nothing added to the streams) | pair (events before and after every op) | "
+        "shared (one event between ops) | step (no per-op timing: the uninstrumented "
+        "baseline)")(
+        "sample-every", po::value<int>()->default_value(4),
+        "with sampled op timing: one measured step in this many carries per-op timing")(
         "dry-run", po::bool_switch(),
         "print shapes, FLOPs, bytes, groups and the op plan; run nothing")(
         "dry-run-rank", po::value<int>()->default_value(0), "whose plan --dry-run prints")(
@@ -263,6 +271,8 @@ class RunCommand final : public Command {
     c.workload.offload = vm["offload"].as<bool>();
     c.workload.no_overlap = vm["no-overlap"].as<bool>();
     c.timing = parse_op_timing(vm["op-timing"].as<std::string>());
+    c.sample_every = vm["sample-every"].as<int>();
+    if (c.sample_every < 1) throw ConfigError("--sample-every must be at least 1");
     if (vm.count("compute-from") != 0) {
       c.workload.compute = read_compute_profile(vm["compute-from"].as<std::string>(), s.layers);
     }
@@ -275,8 +285,9 @@ class RunCommand final : public Command {
   std::string backend_name() const override { return config_.dry_run ? "" : runtime_.backend; }
   BackendOptions backend_options() const override {
     BackendOptions options = runtime_.backend_options;
-    options.activity_timing =
-        config_.timing == OpTimingMode::kAuto || config_.timing == OpTimingMode::kActivity;
+    options.activity_timing = config_.timing == OpTimingMode::kAuto ||
+                              config_.timing == OpTimingMode::kActivity ||
+                              config_.timing == OpTimingMode::kSampled;
     return options;
   }
 
@@ -314,7 +325,8 @@ class RunCommand final : public Command {
     auto pp = world.split(place.pp_group_id, place.pp_rank, log::cat("pp", place.pp_group_id));
     const OpPlan plan = build_plan(c.workload, place);
     c.timing = resolve_op_timing(c.timing, *backend, ctx);
-    PlanExecutor executor(*backend, ctx, plan, GroupComms{tp.get(), dp.get(), pp.get()}, c.timing);
+    PlanExecutor executor(*backend, ctx, plan, GroupComms{tp.get(), dp.get(), pp.get()}, c.timing,
+                          c.sample_every);
     RankTimeline timeline;
     timeline.rank = ctx.rank();
     timeline.world_size = ctx.size();
@@ -360,15 +372,23 @@ class RunCommand final : public Command {
   // a category's op durations is exactly the length of the union of its intervals.
   void summarize(RankContext& ctx, const RunConfig& c, const RankTimeline& t, const OpPlan& plan,
                  const BackendChoice&) {
-    double step_ms = 0;
+    // Steps with ops carried per-op timing; steps without (sampled timing's plain steps, or
+    // --op-timing step) give the step time, uninstrumented, when there are any.
+    double plain_ms = 0, timed_ms = 0;
+    int plain = 0, timed = 0;
     double per_cat_ms[3] = {0, 0, 0};
     double gemm_flops = 0;
     double gemm_ms = 0;
-    int measured = 0;
     for (const StepRecord& s : t.steps) {
       if (s.warmup) continue;
-      ++measured;
-      step_ms += static_cast<double>(s.end_ns - s.start_ns) / 1e6;
+      const double wall = static_cast<double>(s.end_ns - s.start_ns) / 1e6;
+      if (s.ops.empty()) {
+        plain_ms += wall;
+        ++plain;
+        continue;
+      }
+      timed_ms += wall;
+      ++timed;
       for (const OpRecord& op : s.ops) {
         const double ms = static_cast<double>(op.duration_ns()) / 1e6;
         per_cat_ms[index_of(op.category)] += ms;
@@ -378,12 +398,15 @@ class RunCommand final : public Command {
         }
       }
     }
-    step_ms /= measured;
+    const double step_ms = plain > 0 ? plain_ms / plain : timed_ms / timed;
     const auto steps = gather_doubles(step_ms, ctx.comm());
     std::vector<std::vector<double>> cats;
-    for (double v : per_cat_ms) cats.push_back(gather_doubles(v / measured, ctx.comm()));
+    for (double v : per_cat_ms)
+      cats.push_back(gather_doubles(timed > 0 ? v / timed : 0, ctx.comm()));
     const auto tflops =
         gather_doubles(gemm_ms > 0 ? gemm_flops / (gemm_ms * 1e-3) / 1e12 : 0, ctx.comm());
+    const auto timed_means = gather_doubles(timed > 0 ? timed_ms / timed : 0, ctx.comm());
+    const auto plain_means = gather_doubles(plain > 0 ? plain_ms / plain : 0, ctx.comm());
     if (ctx.rank() != 0) return;
     auto stats = [](const std::vector<double>& v) {
       const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
@@ -405,7 +428,20 @@ class RunCommand final : public Command {
               << "#                                   min       mean        max   (over ranks of "
                  "each rank's mean per step)\n"
               << "  step time (ms)           " << stats(steps) << '\n';
-    if (c.timing != OpTimingMode::kStep) {
+    if (timed > 0 && plain > 0) {
+      auto mean = [](const std::vector<double>& v) {
+        return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+      };
+      const double tm = mean(timed_means), pm = mean(plain_means);
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "# per-op timing on %d of %d measured steps (every %d-th); step time from "
+                    "the %d plain ones. Timed steps %.3f ms, plain %.3f ms (means over ranks): "
+                    "timing cost %+.2f%%\n",
+                    timed, timed + plain, c.sample_every, plain, tm, pm, 100 * (tm - pm) / pm);
+      std::cout << line;
+    }
+    if (timed > 0) {
       for (Category cat : kAllCategories) {
         std::cout << "  " << category_name(cat) << " busy (ms)"
                   << std::string(15 - std::string(category_name(cat)).size(), ' ')

@@ -41,6 +41,43 @@ TEST(StepMetrics, HandWorkedStep) {
   EXPECT_EQ(*m.hidden_fraction, 0.5);
 }
 
+// Sampled op timing: steps without ops give the step time, steps with ops the per-op figures.
+TEST(StepMetrics, PlainStepsGiveTheStepTimeTimedStepsTheBusyTimes) {
+  RankTimeline t;
+  auto step = [&](int index, std::int64_t wall, bool with_ops) {
+    StepRecord s;
+    s.index = index;
+    s.start_ns = index * 1000;
+    s.end_ns = s.start_ns + wall;
+    if (with_ops) s.ops = {op(Category::kComp, s.start_ns, s.start_ns + wall / 2)};
+    t.steps.push_back(s);
+  };
+  step(0, 110, true);  // timed: 10% slower than the plain ones
+  step(1, 100, false);
+  step(2, 100, false);
+  step(3, 130, true);
+  step(4, 100, false);
+  const RankSummary r = summarise_rank(t, "test");
+  EXPECT_EQ(r.steps, 5);
+  EXPECT_EQ(r.timed_steps, 2);
+  EXPECT_DOUBLE_EQ(r.wall_ns.mean, 100);  // the plain steps'
+  EXPECT_EQ(r.wall_ns.count, 3);
+  EXPECT_DOUBLE_EQ(r.timed_wall_ns.mean, 120);
+  EXPECT_DOUBLE_EQ(r.comp_ns.mean, 60);  // (55 + 65) / 2: the timed steps only
+  EXPECT_EQ(r.comp_ns.count, 2);
+  EXPECT_EQ(r.idle_ns.count, 2);
+  // Every step with ops (activity, pair, shared): as before, all of them.
+  RankTimeline all;
+  all.steps = {t.steps[0], t.steps[3]};
+  EXPECT_DOUBLE_EQ(summarise_rank(all, "test").wall_ns.mean, 120);
+  // No step with ops (--op-timing step): a step time and no busy time at all (n/a, not 0).
+  RankTimeline none;
+  none.steps = {t.steps[1], t.steps[2]};
+  const RankSummary n = summarise_rank(none, "test");
+  EXPECT_DOUBLE_EQ(n.wall_ns.mean, 100);
+  EXPECT_EQ(n.comp_ns.count, 0);
+}
+
 TEST(StepMetrics, SeveralStreamsOfOneCategoryCountOnce) {
   // Two COMM streams: [0,50) and [25,75) → |COMM| = 75, not 100. COMP [0,100) hides all of it.
   StepRecord s;

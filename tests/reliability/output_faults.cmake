@@ -6,6 +6,8 @@
 set(faults ${COMMPROF_TEST_OUT}/output_faults)
 file(MAKE_DIRECTORY ${faults})
 
+# These runs time every step (--op-timing activity): each append is a whole step of ops, the size
+# the limits below are set for.
 # RLIMIT_FSIZE on rank 2 (what `ulimit -f` sets): each step is appended to its rank file, which
 # grows ~23 KB a step (tiny dp model, one micro-batch), so 60,000 bytes let steps 1 and 2 through
 # and stop the third with EFBIG (commprof ignores SIGXFSZ, which would kill it without a word). Rank 2 names
@@ -18,7 +20,7 @@ commprof_add_mpi_test(NAME run_file_size_limit_np4 NPROCS 4 LABELS reliability
     --no-match "signal 25|File size limit exceeded" --
   COMMAND sh ${COMMPROF_TESTS_DIR}/tools/fsize_limit_on_rank.sh 2 60000
           $<TARGET_FILE:commprof> run --backend host --workload dp --micro-batches 1 --steps 6
-          --warmup-steps 0 --out ${faults}/fsize
+          --warmup-steps 0 --op-timing activity --out ${faults}/fsize
   PROPERTIES FIXTURES_SETUP fsize)
 set_tests_properties(run_file_size_limit_np4 PROPERTIES
   ENVIRONMENT_MODIFICATION "OMPI_MCA_btl=set:self,tcp")
@@ -46,6 +48,7 @@ add_test(NAME run_disk_full_np4
     sh ${COMMPROF_TESTS_DIR}/tools/small_tmpfs_run.sh 160k ${faults}/tmpfs
        ${faults}/tmpfs/out $<TARGET_FILE:commprof> ${sigterm_prefix} $<TARGET_FILE:commprof>
        run --backend host --workload dp --micro-batches 1 --steps 6 --warmup-steps 0
+       --op-timing activity
        --out ${faults}/tmpfs/out)
 set_tests_properties(run_disk_full_np4 PROPERTIES LABELS "mpi;reliability" TIMEOUT 120
   SKIP_RETURN_CODE 77 PROCESSORS 4 ENVIRONMENT "${COMMPROF_TEST_MPI_ENV}")
