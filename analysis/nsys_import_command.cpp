@@ -7,6 +7,7 @@
 
 #include <iostream>
 
+#include "analysis/import_options.hpp"
 #include "analysis/nsys_import.hpp"
 #include "src/cli/command.hpp"
 #include "src/cli/parse.hpp"
@@ -27,20 +28,16 @@ class ImportNsysCommand final : public Command {
   }
 
   void define_options(po::options_description& visible, po::options_description& hidden) override {
-    visible.add_options()("output,o", po::value<std::string>(),
-                          "directory for rank-<R>.json (created if missing)")(
-        "rules", po::value<std::string>(),
-        "classification rules file replacing the built-in ones (format: "
-        "analysis/nsys_rules_default.txt; --print-rules shows them)")(
+    ImportArgs::define(visible, hidden,
+                       "from the recorded launcher environment, else the file name's _<rank> "
+                       "suffix");
+    visible.add_options()(
         "step-range", po::value<std::string>(),
         "foreign traces: NVTX ranges whose name starts with this mark the steps (default: "
         "commprof's 'step N' ranges; without either, the whole capture is one step)")(
-        "rank", po::value<int>(),
-        "the rank of the one file given (default: from the recorded launcher environment, "
-        "else the file name's _<rank> suffix)")("warmup-steps", po::value<int>()->default_value(0),
-                                                "with --step-range: the first N steps are warm-up")(
-        "print-rules", po::bool_switch(), "print the built-in rules and exit");
-    hidden.add_options()("inputs", po::value<std::vector<std::string>>(), "SQLite exports");
+        "warmup-steps", po::value<int>()->default_value(0),
+        "with --step-range: the first N steps are warm-up")("print-rules", po::bool_switch(),
+                                                            "print the built-in rules and exit");
   }
   void define_positional(po::positional_options_description& positional) override {
     positional.add("inputs", -1);
@@ -49,24 +46,11 @@ class ImportNsysCommand final : public Command {
   void configure(const po::variables_map& vm) override {
     print_rules_ = vm["print-rules"].as<bool>();
     if (print_rules_) return;
-    if (vm.count("inputs") == 0) {
-      throw ConfigError("no input: give the nsys SQLite exports (one per rank)");
-    }
-    inputs_ = vm["inputs"].as<std::vector<std::string>>();
-    if (vm.count("output") == 0) throw ConfigError("no output directory: give -o DIR");
-    output_ = vm["output"].as<std::string>();
-    if (vm.count("rules") != 0) rules_path_ = vm["rules"].as<std::string>();
+    args_.read(vm, "nsys SQLite exports (one per rank)", "file");
+    options_.rank = args_.rank;
     if (vm.count("step-range") != 0) {
       options_.step_range = vm["step-range"].as<std::string>();
       if (options_.step_range.empty()) throw ConfigError("--step-range must not be empty");
-    }
-    if (vm.count("rank") != 0) {
-      options_.rank = vm["rank"].as<int>();
-      if (options_.rank < 0) throw ConfigError("--rank must not be negative");
-      if (inputs_.size() != 1) {
-        throw ConfigError("--rank names the rank of one file; " + std::to_string(inputs_.size()) +
-                          " were given");
-      }
     }
     options_.warmup_steps = vm["warmup-steps"].as<int>();
     if (options_.warmup_steps < 0) throw ConfigError("--warmup-steps must not be negative");
@@ -78,17 +62,7 @@ class ImportNsysCommand final : public Command {
   std::string backend_name() const override { return ""; }
 
   int run(RankContext& ctx, Backend*, const BackendChoice&) override {
-    int code = kExitOk;
-    if (ctx.rank() == 0) {
-      try {
-        code = run_import();
-      } catch (const std::exception& e) {
-        std::cerr << error_prefix(this) << e.what() << std::endl;
-        code = kExitFailure;
-      }
-    }
-    MPI_Bcast(&code, 1, MPI_INT, 0, ctx.comm());
-    return code;
+    return run_on_rank_zero(ctx, this, [&] { return run_import(); });
   }
 
  private:
@@ -111,11 +85,8 @@ class ImportNsysCommand final : public Command {
       return kExitOk;
     }
     RuleSet rules;
-    if (!rules_path_.empty()) {
-      rules = RuleSet::from_file(rules_path_);
-      options_.rules = &rules;
-    }
-    const auto summaries = import_nsys_files(inputs_, output_, options_);
+    options_.rules = args_.rules(rules);
+    const auto summaries = import_nsys_files(args_.inputs, args_.output, options_);
     for (const NsysFileSummary& s : summaries) {
       std::cout << "rank " << s.rank << " (host " << s.host << ", rank from " << s.rank_source
                 << (s.commprof_nvtx ? ", commprof NVTX" : ", foreign trace") << "): " << s.steps
@@ -131,14 +102,12 @@ class ImportNsysCommand final : public Command {
             << static_cast<double>(s.capture_ns) / 1e6 << " ms), is one step" << std::endl;
       }
     }
-    std::cout << "# wrote " << summaries.size() << " rank file(s) to " << output_
-              << "; reduce with: commprof report " << output_ << std::endl;
+    std::cout << "# wrote " << summaries.size() << " rank file(s) to " << args_.output
+              << "; reduce with: commprof report " << args_.output << std::endl;
     return kExitOk;
   }
 
-  std::vector<std::string> inputs_;
-  std::string output_;
-  std::string rules_path_;
+  ImportArgs args_;
   bool print_rules_ = false;
   NsysImportOptions options_;
 };

@@ -158,18 +158,7 @@ class ReportCommand final : public Command {
   std::string backend_name() const override { return ""; }
 
   int run(RankContext& ctx, Backend*, const BackendChoice&) override {
-    int code = kExitOk;
-    if (ctx.rank() == 0) {
-      try {
-        code = run_report(cfg_);
-      } catch (const std::exception& e) {
-        std::cerr << error_prefix(this) << e.what() << std::endl;
-        code = kExitFailure;
-      }
-    }
-    // The others wait for rank 0 so that every rank exits with the same code.
-    MPI_Bcast(&code, 1, MPI_INT, 0, ctx.comm());
-    return code;
+    return run_on_rank_zero(ctx, this, [&] { return run_report(cfg_); });
   }
 
  private:

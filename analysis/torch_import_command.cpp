@@ -10,6 +10,7 @@
 #include <iostream>
 #include <set>
 
+#include "analysis/import_options.hpp"
 #include "analysis/torch_import.hpp"
 #include "src/cli/parse.hpp"
 #include "src/core/errors.hpp"
@@ -31,74 +32,41 @@ class ImportTorchCommand final : public Command {
   }
 
   void define_options(po::options_description& visible, po::options_description& hidden) override {
-    visible.add_options()("output,o", po::value<std::string>(),
-                          "directory for rank-<R>.json (created if missing)")(
-        "rules", po::value<std::string>(),
-        "classification rules file replacing the built-in ones (import-nsys's format)")(
-        "rank", po::value<int>(),
-        "the rank of the one trace given (default: the trace's distributedInfo, else the order "
-        "of the files)");
-    hidden.add_options()("inputs", po::value<std::vector<std::string>>(), "traces");
+    ImportArgs::define(visible, hidden, "the trace's distributedInfo, else the order of the files");
   }
   void define_positional(po::positional_options_description& positional) override {
     positional.add("inputs", -1);
   }
 
   void configure(const po::variables_map& vm) override {
-    if (vm.count("inputs") == 0) {
-      throw ConfigError("no input: give the PyTorch profiler traces (one per rank)");
-    }
-    inputs_ = vm["inputs"].as<std::vector<std::string>>();
-    if (vm.count("output") == 0) throw ConfigError("no output directory: give -o DIR");
-    output_ = vm["output"].as<std::string>();
-    if (vm.count("rules") != 0) rules_path_ = vm["rules"].as<std::string>();
-    if (vm.count("rank") != 0) {
-      options_.rank = vm["rank"].as<int>();
-      if (options_.rank < 0) throw ConfigError("--rank must not be negative");
-      if (inputs_.size() != 1) {
-        throw ConfigError("--rank names the rank of one trace; " + std::to_string(inputs_.size()) +
-                          " were given");
-      }
-    }
+    args_.read(vm, "PyTorch profiler traces (one per rank)", "trace");
+    options_.rank = args_.rank;
   }
 
   std::string backend_name() const override { return ""; }
 
   int run(RankContext& ctx, Backend*, const BackendChoice&) override {
-    int code = kExitOk;
-    if (ctx.rank() == 0) {
-      try {
-        code = run_import();
-      } catch (const std::exception& e) {
-        std::cerr << error_prefix(this) << e.what() << std::endl;
-        code = kExitFailure;
-      }
-    }
-    MPI_Bcast(&code, 1, MPI_INT, 0, ctx.comm());
-    return code;
+    return run_on_rank_zero(ctx, this, [&] { return run_import(); });
   }
 
  private:
   int run_import() {
     RuleSet rules;
-    if (!rules_path_.empty()) {
-      rules = RuleSet::from_file(rules_path_);
-      options_.rules = &rules;
-    }
+    options_.rules = args_.rules(rules);
     std::vector<RankTimeline> timelines;
-    std::vector<TorchImportSummary> summaries(inputs_.size());
+    std::vector<TorchImportSummary> summaries(args_.inputs.size());
     std::set<int> ranks;
-    const int files = static_cast<int>(inputs_.size());
+    const int files = static_cast<int>(args_.inputs.size());
     for (int i = 0; i < files; ++i) {
-      timelines.push_back(import_torch_trace(inputs_[i], options_, i, files, &summaries[i]));
+      timelines.push_back(import_torch_trace(args_.inputs[i], options_, i, files, &summaries[i]));
       if (!ranks.insert(timelines.back().rank).second) {
-        throw Error(log::cat(inputs_[i], ": rank ", timelines.back().rank,
+        throw Error(log::cat(args_.inputs[i], ": rank ", timelines.back().rank,
                              " was already given by another trace"));
       }
     }
-    std::filesystem::create_directories(output_);
+    std::filesystem::create_directories(args_.output);
     for (std::size_t i = 0; i < timelines.size(); ++i) {
-      write_rank_file(output_, timelines[i]);
+      write_rank_file(args_.output, timelines[i]);
       const TorchImportSummary& s = summaries[i];
       std::cout << "rank " << s.rank << " (rank from " << s.rank_source << "): " << s.steps
                 << " steps, ops COMP " << s.ops[index_of(Category::kComp)] << " COMM "
@@ -113,14 +81,12 @@ class ImportTorchCommand final : public Command {
                   << std::endl;
       }
     }
-    std::cout << "# wrote " << timelines.size() << " rank file(s) to " << output_
-              << "; reduce with: commprof report " << output_ << std::endl;
+    std::cout << "# wrote " << timelines.size() << " rank file(s) to " << args_.output
+              << "; reduce with: commprof report " << args_.output << std::endl;
     return kExitOk;
   }
 
-  std::vector<std::string> inputs_;
-  std::string output_;
-  std::string rules_path_;
+  ImportArgs args_;
   TorchImportOptions options_;
 };
 

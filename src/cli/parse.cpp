@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "src/cli/parse.hpp"
 
+#include <iostream>
 #include <sstream>
 
 #include "commprof/build_config.hpp"
@@ -110,6 +111,20 @@ void agree_on_options(const RankContext& ctx, const std::string& mine) {
 std::string error_prefix(const Command* command, ErrorScope scope) {
   if (command == nullptr || scope == ErrorScope::kProgram) return "commprof: error: ";
   return std::string("commprof ") + command->name() + ": error: ";
+}
+
+int run_on_rank_zero(RankContext& ctx, const Command* command, const std::function<int()>& work) {
+  int code = kExitOk;
+  if (ctx.rank() == 0) {
+    try {
+      code = work();
+    } catch (const std::exception& e) {
+      std::cerr << error_prefix(command) << e.what() << std::endl;
+      code = kExitFailure;
+    }
+  }
+  COMMPROF_MPI_CHECK(MPI_Bcast(&code, 1, MPI_INT, 0, ctx.comm()));
+  return code;
 }
 
 std::string version_text() {

@@ -3,6 +3,7 @@
 // never prints, never exits, so every outcome is testable.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,8 @@
 #include "src/core/errors.hpp"
 
 namespace commprof {
+
+class RankContext;
 
 struct ParseOutcome {
   enum class Kind { kRun, kHelp, kVersion, kUsageError };
@@ -39,6 +42,11 @@ ParseOutcome parse_command_line(int argc, const char* const* argv,
 /// for the program's own (no or unknown command, ranks disagreeing) or where `command` is null.
 /// The one place a message gets its prefix: errors carry only their reason.
 std::string error_prefix(const Command* command, ErrorScope scope = ErrorScope::kCommand);
+
+/// For the commands that work on one process (report and the importers): runs `work` on rank 0
+/// only, prints an error it throws after the command's prefix (exit 1), and returns the same exit
+/// code on every rank (the others wait for rank 0's).
+int run_on_rank_zero(RankContext& ctx, const Command* command, const std::function<int()>& work);
 
 /// The text of `commprof --version`.
 std::string version_text();

@@ -71,7 +71,8 @@ std::string layer_of(const std::string& path) {
       {std::regex("^workloads/(run|gemm)_command\\.(hpp|cpp)$"), "workload_commands"},
       {std::regex("^workloads/"), "workloads"},
       {std::regex("^analysis/tools/"), ""},
-      {std::regex("^analysis/(report|nsys_import|torch_import)_command\\.(hpp|cpp)$"),
+      {std::regex("^analysis/((report|nsys_import|torch_import)_command|import_options)\\."
+                  "(hpp|cpp)$"),
        "analysis_commands"},
       {std::regex("^analysis/torch_import\\.(hpp|cpp)$"), "torch"},
       // Every nsys_* file but the classification rules, which other importers share.

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+// The options every `commprof import-*` command shares: the input files (one per rank),
+// -o DIR, --rules FILE and --rank N.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <string>
+#include <vector>
+
+#include "analysis/nsys_rules.hpp"
+
+namespace commprof {
+
+struct ImportArgs {
+  std::vector<std::string> inputs;
+  std::string output;
+  std::string rules_path;
+  int rank = -1;  ///< -1: from the files
+
+  /// Declares the options; `rank_default` says where a file's rank comes from without --rank.
+  static void define(boost::program_options::options_description& visible,
+                     boost::program_options::options_description& hidden,
+                     const std::string& rank_default);
+  /// Reads them; throws ConfigError naming what is missing or wrong. `inputs_are` names the
+  /// inputs ("nsys SQLite exports"), `one_input` one of them ("file").
+  void read(const boost::program_options::variables_map& vm, const std::string& inputs_are,
+            const std::string& one_input);
+  /// nullptr (the built-in rules) without --rules; else `storage`, loaded from the file.
+  const RuleSet* rules(RuleSet& storage) const;
+};
+
+}  // namespace commprof
