@@ -141,6 +141,31 @@ std::string version_text() {
 
 namespace {
 
+// A test hook (a hidden option named test-*) given without --enable-test-hooks, or set through
+// COMMPROF_TEST_* (a variable left in a user's environment would hang or corrupt a production
+// run): ConfigError naming it.
+void refuse_unasked_test_hooks(const po::options_description& hooks, const po::variables_map& vm,
+                               const char* const* environ_vars) {
+  for (const char* const* v = environ_vars; v != nullptr && *v != nullptr; ++v) {
+    const std::string entry(*v);
+    const std::string variable = entry.substr(0, entry.find('='));
+    if (environment_option_name(hooks, variable).rfind("test-", 0) == 0) {
+      throw ConfigError(variable +
+                        " is a test hook and is never read from the environment: unset it");
+    }
+  }
+  const bool enabled = vm.count("enable-test-hooks") != 0 && vm["enable-test-hooks"].as<bool>();
+  for (const auto& option : hooks.options()) {
+    const std::string name = option->long_name();
+    if (name.rfind("test-", 0) != 0) continue;  // hidden, but no hook (positional inputs)
+    if (vm.count(name) != 0 && !vm[name].defaulted() && !enabled) {
+      throw ConfigError("--" + name +
+                        " is a test hook (it breaks the run on purpose): add "
+                        "--enable-test-hooks to use it");
+    }
+  }
+}
+
 // The options of `command` from argv[1..] (argv[1] is its name) and the environment, into `out`:
 // its help text, or a configured command and its effective options, or one error line.
 void parse_command_options(int argc, const char* const* argv, Command& command,
@@ -152,8 +177,13 @@ void parse_command_options(int argc, const char* const* argv, Command& command,
   po::options_description hidden("test hooks");
   visible.add_options()("help,h", "this text");
   command.define_options(visible, hidden);
+  // The test hooks break a run on purpose (a rank that hangs, data corrupted): they act only
+  // with --enable-test-hooks on the command line, never from the environment.
+  po::options_description hook_switch;
+  hook_switch.add_options()("enable-test-hooks", po::bool_switch(),
+                            "let this run's test hooks act");
   po::options_description all;
-  all.add(visible).add(hidden);
+  all.add(visible).add(hidden).add(hook_switch);
   po::positional_options_description positional;
   command.define_positional(positional);
 
@@ -184,7 +214,10 @@ void parse_command_options(int argc, const char* const* argv, Command& command,
       out.text = os.str();
       return;
     }
-    po::store(parse_env(all, environ_vars), vm);
+    refuse_unasked_test_hooks(hidden, vm, environ_vars);
+    po::options_description mirrored;  // every option but the hooks' switch
+    mirrored.add(visible).add(hidden);
+    po::store(parse_env(mirrored, environ_vars), vm);
     po::notify(vm);
     command.configure(vm);
     out.effective_options = effective_options(vm);

@@ -19,7 +19,7 @@ commprof_add_mpi_test(NAME run_cuda_hung_peer_times_out_np2 NPROCS 2 LABELS "gpu
     --match "error: the COMM stream on rank 0 \\(.*\\) did not finish within --timeout 5 s. last op enqueued on the COMM stream: dp\\.bucket[0-9]+\\.allreduce #[0-9]+ on communicator '[^']+' \\(a peer rank may have stopped participating\\). (NCCL communicators aborted|ncclCommAbort did not return within 5 s)"
     --
   COMMAND commprof run --backend cuda --workload dp --micro-batches 1 --steps 3 --warmup-steps 1
-          --timeout 5 --test-hang-rank 1 --out ${gpu_faults}/hung
+          --timeout 5 --enable-test-hooks --test-hang-rank 1 --out ${gpu_faults}/hung
   PROPERTIES FIXTURES_SETUP cuda_hung SKIP_RETURN_CODE 77)
 # The same with a pipeline: the silent peer's send never comes, so the receiver's ncclRecv is
 # what times out (a point-to-point operation, not a collective kernel).
@@ -29,7 +29,7 @@ commprof_add_mpi_test(NAME run_cuda_hung_pipeline_peer_np2 NPROCS 2 LABELS "gpu;
     --match "error: the COMM stream on rank 1 \\(.*\\) did not finish within --timeout 5 s. last op enqueued on the COMM stream: [^ ]+ on communicator '[^']+' \\(a peer rank may have stopped participating\\). (NCCL communicators aborted|ncclCommAbort did not return within 5 s)"
     --
   COMMAND commprof run --backend cuda --workload pp --pp 2 --steps 3 --warmup-steps 1
-          --timeout 5 --test-hang-rank 0 --out ${gpu_faults}/hung_pp
+          --timeout 5 --enable-test-hooks --test-hang-rank 0 --out ${gpu_faults}/hung_pp
   PROPERTIES SKIP_RETURN_CODE 77)
 # What the ranks wrote before the fault reduces, all 2 files. A skipped run (no GPU) leaves no
 # directory, and the report skips too.

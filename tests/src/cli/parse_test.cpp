@@ -86,6 +86,29 @@ TEST(Parse, CommandHelpListsItsOptions) {
   EXPECT_THAT(p->text, Not(HasSubstr("test-corrupt-rank"))) << "test hooks stay hidden";
 }
 
+// A test hook acts only where a test asks for it on the command line: without
+// --enable-test-hooks it is refused, and from the environment never read (a COMMPROF_TEST_* left
+// in a user's shell would otherwise hang or corrupt a production run).
+TEST(Parse, TestHooksOnlyWhenEnabledOnTheCommandLine) {
+  Parse plain({"run", "--test-hang-rank", "1"});
+  EXPECT_EQ(plain->kind, Kind::kUsageError);
+  EXPECT_THAT(plain->text, HasSubstr("--test-hang-rank is a test hook (it breaks the run on "
+                                     "purpose): add --enable-test-hooks to use it"));
+  Parse enabled({"run", "--enable-test-hooks", "--test-hang-rank", "1"});
+  EXPECT_EQ(enabled->kind, Kind::kRun) << enabled->text;
+  for (const char* variable : {"COMMPROF_TEST_HANG_RANK=1", "COMMPROF_TEST_CORRUPT_RANK=0"}) {
+    const std::string command =
+        std::string(variable).find("CORRUPT") != std::string::npos ? "bench" : "run";
+    Parse env({command, "--enable-test-hooks"}, {variable});
+    EXPECT_EQ(env->kind, Kind::kUsageError) << variable;
+    EXPECT_THAT(env->text, HasSubstr("is a test hook and is never read from the environment: "
+                                     "unset it"))
+        << variable;
+  }
+  Parse off({"run"}, {"COMMPROF_ENABLE_TEST_HOOKS=1"});
+  EXPECT_EQ(off->kind, Kind::kRun) << "the switch itself is no option of the environment";
+}
+
 TEST(Parse, DefaultsRun) {
   Parse p({"bench"});
   ASSERT_EQ(p->kind, Kind::kRun) << p->text;
