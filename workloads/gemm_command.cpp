@@ -31,7 +31,10 @@ class GemmCommand final : public Command {
         "k", po::value<int>()->default_value(0), "inner dimension (0: as for m)")(
         "dtype,d", po::value<std::string>()->default_value("auto"),
         "auto (bfloat16 on cuda, float on host), float (TF32 tensor cores on cuda), bfloat16, "
-        "half, double")("iters,n", po::value<int>()->default_value(20), "timed GEMMs")(
+        "half, double")(
+        // No -n: --n is a matrix dimension here (bench's -n, nccl-tests' iterations, would read
+        // as one).
+        "iters", po::value<int>()->default_value(20), "timed GEMMs")(
         "warmup,w", po::value<int>()->default_value(5), "untimed GEMMs");
     add_runtime_options(visible);
   }

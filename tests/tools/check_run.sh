@@ -62,17 +62,32 @@ fail() { echo "check_run.sh: FAILED: $*"; failed=1; }
 
 [ "$status" -eq "$expect_exit" ] || fail "exit code $status, expected $expect_exit"
 
+# grep -E exits 0 (a line matches), 1 (none) or 2 (the pattern is not a valid ERE): an invalid
+# pattern fails the check whatever it was meant to find or not find.
+matches() {
+  grep -Eq -- "$1" "$out_file"
+  case $? in
+    0) return 0 ;;
+    1) return 1 ;;
+    *) fail "/$1/ is not a valid extended regular expression"; return 2 ;;
+  esac
+}
+
 tab=$(printf '\t')
 while IFS="$tab" read -r kind a b; do
   case "$kind" in
-    match) grep -Eq -- "$a" "$out_file" || fail "no line matches /$a/" ;;
+    match)
+      matches "$a"
+      [ $? -eq 1 ] && fail "no line matches /$a/" ;;
     no-match)
-      if grep -Eq -- "$a" "$out_file"; then
-        fail "a line matches /$a/: $(grep -E -m1 -- "$a" "$out_file")"
-      fi ;;
+      matches "$a"
+      [ $? -eq 0 ] && fail "a line matches /$a/: $(grep -E -m1 -- "$a" "$out_file")" ;;
     count)
-      n=$(grep -Ec -- "$b" "$out_file")
-      [ "$n" -eq "$a" ] || fail "$n lines match /$b/, expected $a" ;;
+      matches "$b"
+      if [ $? -ne 2 ]; then
+        n=$(grep -Ec -- "$b" "$out_file")
+        [ "$n" -eq "$a" ] || fail "$n lines match /$b/, expected $a"
+      fi ;;
   esac
 done <"$checks_file"
 
