@@ -15,8 +15,9 @@ constexpr int kTagPing = 7402;
 constexpr int kTagPong = 7403;
 constexpr int kTagResult = 7404;
 
-// Rank 0's side of the exchange with `peer`: the offset of peer's clock to ours.
-std::int64_t ping_peer(MPI_Comm comm, int peer, int round_trips, const ClockNs& clock) {
+// Rank 0's side of the exchange with `peer`: the offset of peer's clock to ours, and the round
+// trip it came from.
+ClockOffset ping_peer(MPI_Comm comm, int peer, int round_trips, const ClockNs& clock) {
   std::int64_t best_rtt = std::numeric_limits<std::int64_t>::max();
   std::int64_t best_offset = 0;
   for (int i = 0; i < round_trips; ++i) {
@@ -34,24 +35,24 @@ std::int64_t ping_peer(MPI_Comm comm, int peer, int round_trips, const ClockNs& 
       best_offset = t_send + rtt / 2 - t_remote;
     }
   }
-  return best_offset;
+  return {best_offset, best_rtt};
 }
 
 // A peer's side: answer each ping with our clock, then learn the offset rank 0 chose.
-std::int64_t answer_pings(MPI_Comm comm, int round_trips, const ClockNs& clock) {
+ClockOffset answer_pings(MPI_Comm comm, int round_trips, const ClockNs& clock) {
   for (int i = 0; i < round_trips; ++i) {
     std::int64_t t_send = 0;
     COMMPROF_MPI_CHECK(MPI_Recv(&t_send, 1, MPI_INT64_T, 0, kTagPing, comm, MPI_STATUS_IGNORE));
     const std::int64_t t_remote = clock();
     COMMPROF_MPI_CHECK(MPI_Send(&t_remote, 1, MPI_INT64_T, 0, kTagPong, comm));
   }
-  std::int64_t offset = 0;
-  COMMPROF_MPI_CHECK(MPI_Recv(&offset, 1, MPI_INT64_T, 0, kTagResult, comm, MPI_STATUS_IGNORE));
-  return offset;
+  std::int64_t result[2] = {0, 0};
+  COMMPROF_MPI_CHECK(MPI_Recv(result, 2, MPI_INT64_T, 0, kTagResult, comm, MPI_STATUS_IGNORE));
+  return {result[0], result[1]};
 }
 
 // Rank 0 measures each rank that asks to be measured, one after another.
-std::int64_t run_exchange(MPI_Comm comm, bool measure_me, int round_trips, const ClockNs& clock) {
+ClockOffset run_exchange(MPI_Comm comm, bool measure_me, int round_trips, const ClockNs& clock) {
   if (round_trips < 1) round_trips = 1;
   int rank = 0;
   int size = 1;
@@ -64,14 +65,15 @@ std::int64_t run_exchange(MPI_Comm comm, bool measure_me, int round_trips, const
       int measured = 0;
       COMMPROF_MPI_CHECK(MPI_Recv(&measured, 1, MPI_INT, peer, kTagFlag, comm, MPI_STATUS_IGNORE));
       if (measured == 0) continue;
-      const std::int64_t offset = ping_peer(comm, peer, round_trips, clock);
-      COMMPROF_MPI_CHECK(MPI_Send(&offset, 1, MPI_INT64_T, peer, kTagResult, comm));
+      const ClockOffset o = ping_peer(comm, peer, round_trips, clock);
+      const std::int64_t result[2] = {o.offset_ns, o.round_trip_ns};
+      COMMPROF_MPI_CHECK(MPI_Send(result, 2, MPI_INT64_T, peer, kTagResult, comm));
     }
-    return 0;
+    return {};
   }
   const int measured = measure_me ? 1 : 0;
   COMMPROF_MPI_CHECK(MPI_Send(&measured, 1, MPI_INT, 0, kTagFlag, comm));
-  return measure_me ? answer_pings(comm, round_trips, clock) : 0;
+  return measure_me ? answer_pings(comm, round_trips, clock) : ClockOffset{};
 }
 
 }  // namespace
@@ -82,12 +84,21 @@ std::int64_t steady_now_ns() {
       .count();
 }
 
-std::int64_t measure_clock_offset_ns(MPI_Comm comm, int round_trips, const ClockNs& clock) {
+ClockOffset measure_clock_offset(MPI_Comm comm, int round_trips, const ClockNs& clock) {
   return run_exchange(comm, true, round_trips, clock);
+}
+
+std::int64_t measure_clock_offset_ns(MPI_Comm comm, int round_trips, const ClockNs& clock) {
+  return measure_clock_offset(comm, round_trips, clock).offset_ns;
 }
 
 std::int64_t estimate_clock_offset_ns(MPI_Comm comm, const std::string& host, int round_trips,
                                       const ClockNs& clock) {
+  return estimate_clock_offset(comm, host, round_trips, clock).offset_ns;
+}
+
+ClockOffset estimate_clock_offset(MPI_Comm comm, const std::string& host, int round_trips,
+                                  const ClockNs& clock) {
   // Every rank learns rank 0's host name.
   int rank = 0;
   COMMPROF_MPI_CHECK(MPI_Comm_rank(comm, &rank));
