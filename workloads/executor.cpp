@@ -31,25 +31,37 @@ OpTimingMode parse_op_timing(const std::string& text) {
 
 const char* op_timing_name(OpTimingMode t) { return name_of(kOpTimingNames, t); }
 
+OpTimingChoice choose_op_timing(OpTimingMode requested, bool activity_everywhere) {
+  switch (requested) {
+    case OpTimingMode::kAuto:
+      if (activity_everywhere) return {OpTimingMode::kSampled, false, false};
+      return {OpTimingMode::kPair, false, true};
+    case OpTimingMode::kActivity:
+    case OpTimingMode::kSampled:
+      return {requested, !activity_everywhere, false};
+    default:
+      return {requested, false, false};
+  }
+}
+
 OpTimingMode resolve_op_timing(OpTimingMode requested, Backend& backend, const RankContext& ctx) {
   if (requested != OpTimingMode::kAuto && requested != OpTimingMode::kActivity &&
       requested != OpTimingMode::kSampled)
-    return requested;
+    return requested;  // needs nothing of the backend: no collective to agree on
   const bool missing = backend.activity() == nullptr;
-  if (requested != OpTimingMode::kAuto) {
+  const OpTimingChoice choice = choose_op_timing(requested, !ctx.any(missing));
+  if (choice.refused) {
     ctx.agree(!missing,
               log::cat("--op-timing ", op_timing_name(requested), " is unavailable on ",
                        log::identity(), ": ", backend.unavailable_reason(Capability::kActivity)));
-    return requested;
   }
-  if (!ctx.any(missing)) return OpTimingMode::kSampled;
-  if (ctx.rank() == 0) {
+  if (choice.fell_back && ctx.rank() == 0) {
     log::warn(log::cat("op timing: activity records unavailable (",
                        missing ? backend.unavailable_reason(Capability::kActivity)
                                : std::string("on another rank"),
                        "); timing each op with a pair of stamps instead (--op-timing pair)"));
   }
-  return OpTimingMode::kPair;
+  return choice.mode;
 }
 
 /// One set of buffers per kind of op, each as large as the largest op of that kind. Ops of one

@@ -32,6 +32,15 @@ class RankContext;
 enum class OpTimingMode { kAuto, kActivity, kPair, kShared, kStep, kSampled };
 OpTimingMode parse_op_timing(const std::string& text);
 const char* op_timing_name(OpTimingMode t);
+/// What resolve_op_timing decides, without MPI: the mode, whether the request is refused (it
+/// needs activity records some rank lacks) and whether auto fell back to pair.
+struct OpTimingChoice {
+  OpTimingMode mode = OpTimingMode::kAuto;
+  bool refused = false;
+  bool fell_back = false;
+};
+OpTimingChoice choose_op_timing(OpTimingMode requested, bool activity_everywhere);
+
 /// Collective. auto becomes sampled where every rank's backend has activity records, else pair
 /// (rank 0 says why); activity or sampled where some rank lacks them is an error on every rank;
 /// the rest stay as they are.

@@ -1,20 +1,31 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# SIGTERM to every rank of a running `commprof run` (as Slurm does when it preempts a job): each
-# rank must end its current step, keep the steps measured so far in its rank file, and exit
-# 128 + 15. Usage: sigterm_run.sh OUTDIR NRANKS COMMPROF -- launcher-and-command...
+# A signal to a running `commprof run` (as Slurm sends SIGTERM when it preempts a job, a user
+# Ctrl-C SIGINT): the ranks agree at the next step boundary and all stop there, each keeping the
+# steps measured so far in its rank file, and the job exits 128 + the signal.
+# Usage: sigterm_run.sh OUTDIR NRANKS COMMPROF [TERM|INT [all|one]] -- launcher-and-command...
+#   all: every rank gets the signal; one: only one rank does (the others learn it at the step
+#   boundary).
 set -u
-out=$1; nranks=$2; bin=$3; shift 4
+out=$1; nranks=$2; bin=$3; shift 3
+sig=TERM; who=all
+[ "$1" != "--" ] && { sig=$1; shift; }
+[ "$1" != "--" ] && { who=$1; shift; }
+shift  # --
+case $sig in TERM) num=15 ;; INT) num=2 ;; *) echo "FAIL: unknown signal $sig"; exit 1 ;; esac
 . "$(dirname "$0")/run_helpers.sh"
 rm -rf "$out"
 # Once every rank has written its first step, signal the ranks.
 start_run "$out" "$nranks" "$@"
 # Only the ranks: their command line starts with the binary (this script's does not).
-pkill -TERM -f "^$bin run .*--out $out" || { echo "FAIL: no rank to signal"; exit 1; }
+pids=$(pgrep -f "^$bin run .*--out $out")
+[ -n "$pids" ] || { echo "FAIL: no rank to signal"; exit 1; }
+[ "$who" = one ] && pids=$(echo "$pids" | head -n 1)
+kill -"$sig" $pids
 # Bounded wait for the job to end by itself.
 wait_run
 cat "$out.log"
-echo "exit code $rc"
-[ $rc -eq 143 ] || { echo "FAIL: expected exit 143 (128 + SIGTERM)"; exit 1; }
-grep -q "stopped by signal 15 after" "$out.log" || { echo "FAIL: no stop message"; exit 1; }
+echo "exit code $rc (SIG$sig to $who)"
+[ $rc -eq $((128 + num)) ] || { echo "FAIL: expected exit $((128 + num)) (128 + SIG$sig)"; exit 1; }
+grep -q "stopped by signal $num after" "$out.log" || { echo "FAIL: no stop message"; exit 1; }
 echo "ok"
