@@ -174,6 +174,7 @@ Event* Process::start_op(Comm* comm, const OpInfo& op) {
 
 void Process::op_enqueued(Event* op) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (op->done) return;
   op->enqueued = true;
   if (op->channels_stopped >= std::max(op->op.channels, op->channels_started) &&
       (op->op.channels == 0 || op->channels_stopped > 0)) {
@@ -203,7 +204,11 @@ Event* Process::start_channel(Event* parent, std::uint64_t ptimer) {
   e->parent = parent;
   e->start_ptimer = static_cast<std::int64_t>(ptimer);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (parent != nullptr) ++parent->channels_started;
+  if (parent != nullptr && parent->done) {
+    e->parent = nullptr;  // a channel reported after its operation was complete: nothing to add
+  } else if (parent != nullptr) {
+    ++parent->channels_started;
+  }
   in_flight_.push_back(std::move(e));
   return in_flight_.back().get();
 }
@@ -211,7 +216,7 @@ Event* Process::start_channel(Event* parent, std::uint64_t ptimer) {
 void Process::channel_stopped(Event* channel, std::uint64_t ptimer) {
   std::lock_guard<std::mutex> lock(mutex_);
   Event* op = channel->parent;
-  if (op == nullptr) return;
+  if (op == nullptr || op->done) return;
   // The GPU's globaltimer counts ns on the host's realtime clock (the driver keeps them in step):
   // on the steady clock a timer is its value minus the clocks' difference. That is read again
   // once a second (NTP slews the realtime clock by microseconds per second at most), so the
@@ -269,9 +274,16 @@ void Process::complete_locked(Event* op) {
     r.end_ns = op->gpu_end_ns;
     done_.push_back(std::move(r));
   }
+  // The handle stays valid a while: NCCL may still name it as a channel's parent (an operation
+  // that reported no channels, then some). The oldest retired handles go.
+  op->done = true;
   auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
                          [&](const std::unique_ptr<Event>& e) { return e.get() == op; });
-  if (it != in_flight_.end()) in_flight_.erase(it);
+  if (it != in_flight_.end()) {
+    retired_.push_back(std::move(*it));
+    in_flight_.erase(it);
+    if (retired_.size() > kRetiredHandles) retired_.pop_front();
+  }
   dirty_ = true;
 }
 

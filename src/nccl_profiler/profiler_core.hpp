@@ -8,6 +8,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -72,6 +73,7 @@ struct Event {
   std::int64_t gpu_start_ns = 0, gpu_end_ns = 0;  ///< host steady clock, from the channels
   int channels_started = 0, channels_stopped = 0;
   bool enqueued = false;          ///< NCCL's stopEvent on the op: its host call has returned
+  bool done = false;              ///< recorded (or counted); the handle is kept a while, then freed
   Event* parent = nullptr;        ///< a channel's operation
   std::string pair_comm;          ///< point-to-point: "<comm>/<from>><to>", what both ends match on
   std::int64_t start_ptimer = 0;  ///< a channel's GPU start, as the GPU's globaltimer gave it
@@ -112,6 +114,8 @@ class Process {
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Comm>> comms_;
   std::vector<std::unique_ptr<Event>> in_flight_;
+  static constexpr std::size_t kRetiredHandles = 4096;
+  std::deque<std::unique_ptr<Event>> retired_;  // completed operations, newest last
   std::vector<OpRecord> done_;
   std::map<std::string, std::int64_t> p2p_seq_;  // transfers so far per (communicator, from, to)
   std::int64_t without_kernel_records_ = 0;
