@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -201,6 +202,63 @@ TEST(ReportJson, SchemaUnitsAndNullForUndefined) {
   EXPECT_EQ(j["ranks"][0]["comp_busy_ns"]["mean"], 20000.0);
   EXPECT_TRUE(j["across_ranks"]["overlap"]["worst_rank"].is_null());
   EXPECT_EQ(j["missing_ranks"], json::array({1, 2}));
+}
+
+// The JSON report of the three-rank run, against the answers worked out in
+// ThreeRanksWithKnownSkewAcrossHosts: the collective row, every rank's waits, and per rank the
+// steps that carried per-op timing (all of them here).
+TEST(ReportJson, KnownAnswersOfThreeRanks) {
+  std::ostringstream os;
+  write_report_json(os, reduce(three_ranks()));
+  const json j = json::parse(os.str());
+  ASSERT_EQ(j["ranks"].size(), 3u);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(j["ranks"][r]["rank"], r);
+    EXPECT_EQ(j["ranks"][r]["steps"], 2);
+    EXPECT_EQ(j["ranks"][r]["timed_steps"], 2);
+    EXPECT_EQ(j["ranks"][r]["plain_step_time_ns"]["count"], 0);
+    // 2 layers of 10 us COMP per step.
+    EXPECT_EQ(j["ranks"][r]["comp_busy_ns"]["mean"], 20000.0);
+  }
+  ASSERT_EQ(j["collectives"].size(), 1u);
+  const json& row = j["collectives"][0];
+  EXPECT_EQ(row["collective"], "allreduce");
+  EXPECT_EQ(row["comm_size"], 3);
+  EXPECT_EQ(row["bytes"], 1048576);
+  EXPECT_EQ(row["count"], 4);
+  EXPECT_EQ(row["p50_time_ns"], 6400.0);
+  EXPECT_DOUBLE_EQ(row["busbw_gbps"].get<double>(), 1048576.0 / 6400.0 * 4.0 / 3.0);
+  ASSERT_EQ(j["stragglers"].size(), 3u);
+  std::map<int, json> by_rank;
+  for (const json& w : j["stragglers"]) by_rank[w["rank"].get<int>()] = w;
+  EXPECT_EQ(by_rank[0]["wait_ns"], 4 * 200);
+  EXPECT_EQ(by_rank[1]["wait_ns"], 4 * 100);
+  EXPECT_EQ(by_rank[2]["wait_ns"], 0);
+  EXPECT_EQ(by_rank[2]["times_last"], 4);
+  EXPECT_EQ(by_rank[2]["wait_caused_ns"], 4 * 300);
+}
+
+// Sampled op timing in the JSON: a rank whose second measured step carries no ops reports its
+// step time from that plain step and its busy time from the timed one.
+TEST(ReportJson, SampledRanksReportPlainStepTimeAndTimedBusy) {
+  RankTimeline t = make_synthetic_rank(three_ranks(), 0);
+  ASSERT_EQ(t.steps.size(), 3u);  // a warm-up step, then two measured
+  ASSERT_TRUE(t.steps[0].warmup);
+  t.steps[2].ops.clear();
+  const std::int64_t plain_wall = t.steps[2].end_ns - t.steps[2].start_ns;
+  const std::int64_t timed_wall = t.steps[1].end_ns - t.steps[1].start_ns;
+  Reducer reducer({});
+  reducer.add(t, "rank-0.json");
+  std::ostringstream os;
+  write_report_json(os, reducer.finish());
+  const json j = json::parse(os.str());
+  const json& r = j["ranks"][0];
+  EXPECT_EQ(r["steps"], 2);
+  EXPECT_EQ(r["timed_steps"], 1);
+  EXPECT_EQ(r["step_time_ns"]["mean"], static_cast<double>(plain_wall));
+  EXPECT_EQ(r["timed_step_time_ns"]["mean"], static_cast<double>(timed_wall));
+  EXPECT_EQ(r["comp_busy_ns"]["count"], 1);
+  EXPECT_EQ(r["comp_busy_ns"]["mean"], 20000.0);
 }
 
 TEST(ReportCsv, OneTablePerSectionWithUnits) {
