@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -272,10 +273,13 @@ RankTimeline import_torch_trace(const std::string& path, const TorchImportOption
   }
   std::map<std::string, std::int64_t> next_seq;  // per communicator, in launch order
   for (const GpuActivity& a : gpu) {
+    // Steps are in start order: the one that can hold the launch is the last starting at or
+    // before it (a search, not a scan: traces hold millions of kernels and thousands of steps).
     StepRecord* step = nullptr;
-    for (StepRecord& s : t.steps) {
-      if (a.launch >= s.start_ns && a.launch <= s.end_ns) step = &s;
-    }
+    const auto after = std::upper_bound(
+        t.steps.begin(), t.steps.end(), a.launch,
+        [](std::int64_t launch, const StepRecord& s) { return launch < s.start_ns; });
+    if (after != t.steps.begin() && a.launch <= std::prev(after)->end_ns) step = &*std::prev(after);
     ActivityFacts facts;
     facts.kind = a.kind;
     facts.name = a.kind == ActivityKind::kKernel   ? short_kernel_name(a.name)
