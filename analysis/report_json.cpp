@@ -13,8 +13,16 @@ namespace {
 using nlohmann::ordered_json;
 
 ordered_json stat_json(const Stat& s) {
-  if (s.count == 0) return {{"min", nullptr}, {"mean", nullptr}, {"max", nullptr}, {"count", 0}};
-  return {{"min", s.min}, {"mean", s.mean}, {"max", s.max}, {"count", s.count}};
+  if (s.count == 0) {
+    return {
+        {"min", nullptr}, {"mean", nullptr}, {"max", nullptr}, {"stddev", nullptr}, {"count", 0}};
+  }
+  const std::optional<double> sd = s.stddev();
+  return {{"min", s.min},
+          {"mean", s.mean},
+          {"max", s.max},
+          {"stddev", sd ? ordered_json(*sd) : ordered_json(nullptr)},
+          {"count", s.count}};
 }
 ordered_json maybe(double v) { return v < 0 ? ordered_json(nullptr) : ordered_json(v); }
 template <class T>
@@ -183,7 +191,7 @@ void write_report_json(std::ostream& os, const Report& r) {
                 {"bandwidth", "GB/s (1e9 B/s)"},
                 {"bytes", "B"},
                 {"ratio", "fraction in [0, 1]"},
-                {"per_rank", "min/mean/max over measured (non-warm-up) steps"}};
+                {"per_rank", "min/mean/max/stddev over measured (non-warm-up) steps"}};
   j["inputs"] = r.inputs;
   j["world_size"] = r.world_size;
   j["ranks_read"] = r.ranks.size();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 namespace commprof {
 
@@ -83,7 +84,14 @@ void Stat::add(double v) {
   }
   ++count;
   sum_ += v;
+  const double previous_mean = count == 1 ? v : mean;
   mean = sum_ / static_cast<double>(count);
+  m2_ += (v - previous_mean) * (v - mean);
+}
+
+std::optional<double> Stat::stddev() const {
+  if (count < 2) return std::nullopt;
+  return std::sqrt(std::max(0.0, m2_) / static_cast<double>(count - 1));
 }
 
 void add_step(RankSummary& s, const StepMetrics& m, std::int64_t ops) {

@@ -61,9 +61,13 @@ struct Stat {
   /// Index (in add() order) of the largest and smallest value added.
   std::int64_t argmax = -1;
   std::int64_t argmin = -1;
+  /// The sample standard deviation (n − 1); empty below two values. `commprof compare` uses
+  /// it to tell a change from step-to-step noise.
+  std::optional<double> stddev() const;
 
  private:
   double sum_ = 0.0;
+  double m2_ = 0.0;  ///< Σ (v − mean)², kept as values arrive (Welford), so no cancellation
 };
 
 /// One rank, summarised over its steps after warm-up (mean, min and max per step).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "src/command_list.hpp"
 
+#include "analysis/compare_command.hpp"
 #include "analysis/nsys_import_command.hpp"
 #include "analysis/report_command.hpp"
 #include "analysis/torch_import_command.hpp"
@@ -16,6 +17,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   commands.push_back(make_bench_command());
   commands.push_back(make_gemm_command());
   commands.push_back(make_report_command());
+  commands.push_back(make_compare_command());
   commands.push_back(make_import_nsys_command());
   commands.push_back(make_import_torch_command());
   return commands;

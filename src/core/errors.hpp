@@ -9,9 +9,10 @@ namespace commprof {
 
 /// Process exit codes, documented in README.md.
 enum ExitCode : int {
-  kExitOk = 0,       ///< everything ran and every check passed
-  kExitFailure = 1,  ///< a run failed: runtime error, verification mismatch (#wrong > 0)
-  kExitUsage = 2,    ///< bad command line, environment or configuration
+  kExitOk = 0,          ///< everything ran and every check passed
+  kExitFailure = 1,     ///< a run failed: runtime error, verification mismatch (#wrong > 0)
+  kExitUsage = 2,       ///< bad command line, environment or configuration
+  kExitRegression = 3,  ///< `commprof compare`: a --fail-if threshold was crossed
 };
 
 /// Base of every commprof error; `what()` is a complete, user-facing sentence.

@@ -2,6 +2,7 @@
 #include "src/core/units.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -73,6 +74,28 @@ std::string format_bytes(std::uint64_t bytes) {
   } else {
     std::snprintf(buf, sizeof buf, "%.2f %s", value, kUnits[unit]);
   }
+  return buf;
+}
+
+std::string format_duration(double ns) {
+  const double a = std::fabs(ns);
+  double value = ns;
+  const char* unit = "ns";
+  if (a >= 1e9) {
+    value = ns / 1e9;
+    unit = "s";
+  } else if (a >= 1e6) {
+    value = ns / 1e6;
+    unit = "ms";
+  } else if (a >= 1e3) {
+    value = ns / 1e3;
+    unit = "µs";
+  }
+  const double v = std::fabs(value);
+  // 1.25 s, 12.3 µs, 850 ns: three significant digits, never fewer than the integer part.
+  const char* format = (unit[0] == 'n' || v >= 100) ? "%.0f %s" : v >= 10 ? "%.1f %s" : "%.2f %s";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, format, value, unit);
   return buf;
 }
 

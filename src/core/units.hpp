@@ -15,6 +15,11 @@ std::uint64_t parse_bytes(const std::string& text);
 /// "1 KiB", "4 MiB", "1.50 GiB", "512 B": for headers and messages, not for tables.
 std::string format_bytes(std::uint64_t bytes);
 
+/// A duration in the unit that fits it, three significant digits or more: "850 ns",
+/// "12.3 µs", "92.80 ms", "1.25 s" (negative values keep their sign). For reports and
+/// messages; tables that must line up keep one unit per column.
+std::string format_duration(double ns);
+
 /// A byte size option value for Boost.Program_options (see cli/option_values.hpp).
 struct ByteSize {
   std::uint64_t bytes = 0;

@@ -84,6 +84,20 @@ TEST(FormatBytes, PicksTheLargestWholeUnit) {
   EXPECT_EQ(format_bytes(3ull << 29), "1.50 GiB");
 }
 
+TEST(FormatDuration, PicksTheUnitThatFitsWithThreeDigits) {
+  EXPECT_EQ(format_duration(0), "0 ns");
+  EXPECT_EQ(format_duration(850), "850 ns");
+  EXPECT_EQ(format_duration(999), "999 ns");
+  EXPECT_EQ(format_duration(1000), "1.00 µs");
+  EXPECT_EQ(format_duration(12345), "12.3 µs");
+  EXPECT_EQ(format_duration(92.8e6), "92.8 ms");
+  EXPECT_EQ(format_duration(9.28e6), "9.28 ms");
+  EXPECT_EQ(format_duration(313.4e6), "313 ms");
+  EXPECT_EQ(format_duration(1.25e9), "1.25 s");
+  EXPECT_EQ(format_duration(7200e9), "7200 s");  // no unit beyond s
+  EXPECT_EQ(format_duration(-60.3e6), "-60.3 ms");
+}
+
 TEST(FormatBytes, RoundTripsThroughParseForWholeUnits) {
   for (std::uint64_t bytes : {1ull, 1024ull, 1ull << 20, 7ull << 30, 3ull << 40}) {
     std::string text = format_bytes(bytes);
