@@ -69,6 +69,8 @@ int run_report(const ReportConfig& cfg) {
       emit(cfg.output, [&](std::ostream& os) { write_report_json(os, report); });
     } else if (cfg.format == "html") {
       emit(cfg.output, [&](std::ostream& os) { write_report_html(os, report); });
+    } else if (cfg.format == "prometheus") {
+      emit(cfg.output, [&](std::ostream& os) { write_report_prometheus(os, report); });
     } else if (cfg.format == "csv") {
       std::error_code ec;
       const bool to_dir = !cfg.output.empty() && (cfg.output.back() == '/' ||
@@ -113,7 +115,8 @@ class ReportCommand final : public Command {
     visible.add_options()(
         "format", po::value<std::string>()->default_value("text"),
         "text, json (schema commprof.report v1), csv, html (self-contained page with charts), "
-        "chrome (Trace Event JSON for Perfetto / chrome://tracing)")(
+        "chrome (Trace Event JSON for Perfetto / chrome://tracing), prometheus (text exposition "
+        "for node_exporter's textfile collector)")(
         "output,o", po::value<std::string>(),
         "write here instead of stdout; for csv, a directory (existing, or ending in /) gets one "
         "<table>.csv per table")("peak-busbw", po::value<double>(),
@@ -136,9 +139,9 @@ class ReportCommand final : public Command {
     cfg_.inputs = vm["inputs"].as<std::vector<std::string>>();
     cfg_.format = vm["format"].as<std::string>();
     if (cfg_.format != "text" && cfg_.format != "json" && cfg_.format != "csv" &&
-        cfg_.format != "html" && cfg_.format != "chrome") {
+        cfg_.format != "html" && cfg_.format != "chrome" && cfg_.format != "prometheus") {
       throw ConfigError("invalid --format '" + cfg_.format +
-                        "': expected text, json, csv, html or chrome");
+                        "': expected text, json, csv, html, chrome or prometheus");
     }
     if (vm.count("output") != 0) cfg_.output = vm["output"].as<std::string>();
     if (vm.count("peak-busbw") != 0) {

@@ -5,6 +5,7 @@
 //   csv   : one table per file (ranks, across_ranks, groups, collectives, stragglers, problems)
 //   html  : one self-contained page with inline SVG charts (see report_html.cpp)
 //   chrome: Trace Event Format for Perfetto / chrome://tracing (see chrome_trace.hpp)
+//   prometheus: text exposition format 0.0.4, for node_exporter's textfile collector
 #pragma once
 
 #include <iosfwd>
@@ -18,6 +19,7 @@ namespace commprof {
 void write_report_text(std::ostream& os, const Report& report);
 void write_report_json(std::ostream& os, const Report& report);
 void write_report_html(std::ostream& os, const Report& report);
+void write_report_prometheus(std::ostream& os, const Report& report);
 
 /// One CSV table: a name (the file is <name>.csv) and its text, header line first.
 struct CsvTable {

@@ -5,7 +5,8 @@
 # detected at configure time and not installed here.
 #
 #   scripts/install-deps.sh           build and test dependencies
-#   scripts/install-deps.sh --tests   also a headless browser for the HTML report's render test
+#   scripts/install-deps.sh --tests   also a headless browser for the HTML report's render test and
+#                                     Prometheus' promtool, which lints the prometheus export
 #   scripts/install-deps.sh --slurm   also Slurm's daemons, client and munge, for the test that
 #                                     runs slurm/ on a real one-node cluster (ctest -L slurm; CI).
 #                                     Debian starts no daemon under policy-rc.d or without systemd;
@@ -27,12 +28,13 @@ packages=(
   libgtest-dev                      # tests
 )
 # --tests: also what the test suite needs beyond building (a headless browser for the HTML
-# report's render test, which skips itself without one).
+# report's render test, promtool from the prometheus package for the export's lint; both tests
+# skip themselves without them).
 # --slurm: Slurm's daemons, client and munge for `ctest -L slurm`; slurm-wlm-basic-plugins (pulled
 # in by slurmd) carries mpi/pmix, which Open MPI 4.1 needs for srun direct launch.
 for arg in "$@"; do
   case "$arg" in
-    --tests) packages+=(chromium) ;;
+    --tests) packages+=(chromium prometheus) ;;
     --slurm) packages+=(slurmctld slurmd slurm-client munge) ;;
     --fuzz) packages+=(clang libclang-rt-dev llvm) ;;
     *) echo "usage: $0 [--tests] [--slurm] [--fuzz]" >&2; exit 2 ;;
