@@ -75,8 +75,6 @@ class Reducer::Staging final : public RankStepSink {
   void restart() override {
     summary_ = RankSummary{};
     duplicate_of_.reset();
-    keep_step_ = false;
-    timeline_step_.reset();
     offset_ = 0;
     rank_ = 0;
     pending_.clear();
@@ -96,18 +94,19 @@ class Reducer::Staging final : public RankStepSink {
     for (const RankSummary& r : r_.report_.ranks) {
       if (r.rank == t.rank) duplicate_of_ = r.source;
     }
-    keep_step_ = t.rank == r_.options_.timeline_rank && !r_.report_.timeline_step;
     r_.unfinished_.stage_header(t.rank, t.config);
   }
 
   void step(const StepView& step) override {
+    if (duplicate_of_) return;  // read to the end only to check it
+    // Warm-up steps too: the per-step trend shows them.
+    const StepMetrics m = compute_step_metrics(step, scratch_);
+    summary_.step_points.push_back(
+        step_point(step.index, step.warmup, step.ops->size(), step.start_ns, offset_, m));
     if (step.warmup) {
       ++summary_.warmup_steps;
       return;
     }
-    if (duplicate_of_) return;  // read to the end only to check it
-    const StepMetrics m = compute_step_metrics(step, scratch_);
-    if (keep_step_ && !timeline_step_) timeline_step_ = to_step_record(step);
     for (const OpView& op : *step.ops) {
       if (op.category == Category::kComm) {
         pending_.push_back(op);
@@ -150,10 +149,6 @@ class Reducer::Staging final : public RankStepSink {
       add_saturating(total.total_ns, add.total_ns);
       total.overlapped_count += add.overlapped_count;
       add_saturating(total.overlapped_total_ns, add.overlapped_total_ns);
-    }
-    if (timeline_step_) {
-      r_.report_.timeline_step = std::move(*timeline_step_);
-      r_.report_.timeline_offset_ns = offset_;
     }
     finish_summary(summary_);
     r_.report_.ranks.push_back(std::move(summary_));
@@ -199,8 +194,6 @@ class Reducer::Staging final : public RankStepSink {
   std::string source_;
   RankSummary summary_;
   std::optional<std::string> duplicate_of_;
-  bool keep_step_ = false;
-  std::optional<StepRecord> timeline_step_;
   std::int64_t offset_ = 0;
   int rank_ = 0;
   std::vector<OpView> pending_;  // COMM ops, for the matcher once the file is known good
@@ -215,7 +208,6 @@ class Reducer::Staging final : public RankStepSink {
 Reducer::Reducer(ReduceOptions options)
     : options_(options), staging_(std::make_unique<Staging>(*this)) {
   report_.peak_busbw_gbps = options.peak_busbw_gbps;
-  report_.timeline_rank = options.timeline_rank;
 }
 
 Reducer::~Reducer() = default;

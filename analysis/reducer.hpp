@@ -16,7 +16,6 @@ namespace commprof {
 
 struct ReduceOptions {
   double peak_busbw_gbps = 0.0;  ///< 0: no "% of peak" column
-  int timeline_rank = 0;         ///< whose first measured step the HTML timeline shows
 };
 
 /// Accumulates rank timelines one by one (stage 2 of the reduction).

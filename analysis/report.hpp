@@ -98,6 +98,14 @@ struct BaselineComparison {
   std::vector<Interference> interference;  ///< COMP, COMM
 };
 
+/// One step of one rank with what is needed to put it on rank 0's clock.
+struct RankStep {
+  int rank = 0;
+  std::string host;
+  std::int64_t clock_offset_ns = 0;
+  StepRecord step;
+};
+
 struct Report {
   std::vector<std::string> inputs;
   int world_size = 0;
@@ -115,9 +123,10 @@ struct Report {
   double peak_busbw_gbps = 0.0;                                ///< 0: not given
   std::map<std::pair<int, std::string>, OpTiming> op_timings;  ///< (category index, name)
   std::optional<BaselineComparison> baseline;
-  int timeline_rank = 0;
-  std::optional<StepRecord> timeline_step;  ///< first measured step of timeline_rank
-  std::int64_t timeline_offset_ns = 0;
+  /// The step the HTML timeline shows (-1: none) and that step of the ranks it draws, slowest
+  /// first (see step_timelines.hpp); the other ranks are folded to their step time.
+  int timeline_step = -1;
+  std::vector<RankStep> timelines;
 };
 
 }  // namespace commprof

@@ -12,6 +12,7 @@
 #include "analysis/chrome_trace.hpp"
 #include "analysis/reducer.hpp"
 #include "analysis/report_writers.hpp"
+#include "analysis/step_timelines.hpp"
 #include "src/cli/command.hpp"
 #include "src/cli/parse.hpp"
 #include "src/core/atomic_file.hpp"
@@ -30,6 +31,7 @@ struct ReportConfig {
   std::string output;  ///< "" = stdout
   std::string baseline;
   ReduceOptions reduce;
+  TimelineOptions timeline;
 };
 
 // Writes through `write` to `path` atomically, or to stdout when `path` is empty; either
@@ -68,6 +70,8 @@ int run_report(const ReportConfig& cfg) {
     } else if (cfg.format == "json") {
       emit(cfg.output, [&](std::ostream& os) { write_report_json(os, report); });
     } else if (cfg.format == "html") {
+      // The timeline's step is read again from the few rank files it draws.
+      load_step_timelines_from_files(report, cfg.timeline);
       emit(cfg.output, [&](std::ostream& os) { write_report_html(os, report); });
     } else if (cfg.format == "prometheus") {
       emit(cfg.output, [&](std::ostream& os) { write_report_prometheus(os, report); });
@@ -123,8 +127,14 @@ class ReportCommand final : public Command {
                                  "the link's bus bandwidth in GB/s: adds % of peak")(
         "baseline", po::value<std::string>(),
         "a run with every category serialized (run --no-overlap): speed-up, communication "
-        "hidden, interference cost")("timeline-rank", po::value<int>()->default_value(0),
-                                     "rank whose first measured step the html timeline shows");
+        "hidden, interference cost")(
+        "timeline-step", po::value<int>(),
+        "html: the step whose timeline is drawn (default: the measured step with per-op timing "
+        "whose slowest rank took longest)")(
+        "timeline-ranks", po::value<int>()->default_value(16),
+        "html: ranks drawn on the timeline, the slowest and fastest at that step; the others are "
+        "folded to their step time")("timeline-rank", po::value<int>()->default_value(0),
+                                     "html: a rank the timeline always draws");
     hidden.add_options()("inputs", po::value<std::vector<std::string>>(),
                          "result directories or rank files");
   }
@@ -154,8 +164,14 @@ class ReportCommand final : public Command {
       if (cfg_.format == "chrome")
         throw ConfigError("--baseline does not apply to --format chrome");
     }
-    cfg_.reduce.timeline_rank = vm["timeline-rank"].as<int>();
-    if (cfg_.reduce.timeline_rank < 0) throw ConfigError("--timeline-rank must not be negative");
+    cfg_.timeline.always_rank = vm["timeline-rank"].as<int>();
+    if (cfg_.timeline.always_rank < 0) throw ConfigError("--timeline-rank must not be negative");
+    cfg_.timeline.ranks = vm["timeline-ranks"].as<int>();
+    if (cfg_.timeline.ranks < 1) throw ConfigError("--timeline-ranks must be at least 1");
+    if (vm.count("timeline-step") != 0) {
+      cfg_.timeline.step = vm["timeline-step"].as<int>();
+      if (cfg_.timeline.step < 0) throw ConfigError("--timeline-step must not be negative");
+    }
   }
 
   std::string backend_name() const override { return ""; }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 
 namespace commprof {
 
@@ -114,6 +115,18 @@ void add_step(RankSummary& s, const StepMetrics& m, std::int64_t ops) {
   if (m.hidden_fraction) s.hidden_fraction.add(*m.hidden_fraction);
 }
 
+StepPoint step_point(int index, bool warmup, std::size_t ops, std::int64_t start_ns,
+                     std::int64_t clock_offset_ns, const StepMetrics& m) {
+  StepPoint p;
+  p.index = index;
+  p.warmup = warmup;
+  p.ops = static_cast<std::int32_t>(std::min<std::size_t>(ops, INT32_MAX));
+  p.start_ns = start_ns + clock_offset_ns;
+  p.wall_ns = m.wall_ns;
+  if (m.overlap) p.overlap = static_cast<float>(*m.overlap);
+  return p;
+}
+
 void finish_summary(RankSummary& s) {
   s.wall_ns = s.plain_wall_ns.count > 0 ? s.plain_wall_ns : s.timed_wall_ns;
 }
@@ -129,12 +142,14 @@ RankSummary summarise_rank(const RankTimeline& t, const std::string& source,
   s.source = source;
   s.clock_offset_ns = t.clock_offset_ns;
   for (const StepRecord& step : t.steps) {
+    StepIntervals intervals;
+    const StepMetrics m = compute_step_metrics(step, visit ? &intervals : nullptr);
+    s.step_points.push_back(
+        step_point(step.index, step.warmup, step.ops.size(), step.start_ns, t.clock_offset_ns, m));
     if (step.warmup) {
       ++s.warmup_steps;
       continue;
     }
-    StepIntervals intervals;
-    const StepMetrics m = compute_step_metrics(step, visit ? &intervals : nullptr);
     if (visit) visit(step, m, intervals);
     add_step(s, m, static_cast<std::int64_t>(step.ops.size()));
   }

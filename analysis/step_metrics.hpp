@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "analysis/interval_set.hpp"
 #include "src/timeline/op_record.hpp"
@@ -70,6 +71,16 @@ struct Stat {
   double m2_ = 0.0;  ///< Σ (v − mean)², kept as values arrive (Welford), so no cancellation
 };
 
+/// One step of one rank as the per-step trend and the timeline's choice of step need it.
+struct StepPoint {
+  int index = 0;
+  bool warmup = false;
+  std::int32_t ops = 0;
+  std::int64_t start_ns = 0;  ///< on rank 0's clock (the rank's clock offset applied)
+  std::int64_t wall_ns = 0;
+  float overlap = -1.0f;  ///< < 0: undefined (the step has no COMM time)
+};
+
 /// One rank, summarised over its steps after warm-up (mean, min and max per step).
 struct RankSummary {
   int rank = 0;
@@ -87,9 +98,14 @@ struct RankSummary {
   /// uninstrumented steps, or --op-timing step), else of every measured step. The per-op
   /// quantities come from the steps with ops only.
   Stat wall_ns, comp_ns, comm_ns, mem_ns, busy_ns, comm_comp_ns, exposed_comm_ns, idle_ns;
-  Stat timed_wall_ns, plain_wall_ns;  ///< step time of the steps with ops, and without
-  Stat overlap, hidden_fraction;      ///< ratios in [0, 1], over the steps where they are defined
+  Stat timed_wall_ns, plain_wall_ns;   ///< step time of the steps with ops, and without
+  Stat overlap, hidden_fraction;       ///< ratios in [0, 1], over the steps where they are defined
+  std::vector<StepPoint> step_points;  ///< every step, warm-up included, in file order
 };
+
+/// The point of one step with its metrics, for RankSummary::step_points.
+StepPoint step_point(int index, bool warmup, std::size_t ops, std::int64_t start_ns,
+                     std::int64_t clock_offset_ns, const StepMetrics& m);
 
 /// Adds one measured step's metrics to `summary` (what summarise_rank does per step). A step
 /// without ops adds its step time only.

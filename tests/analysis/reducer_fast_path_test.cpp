@@ -72,6 +72,7 @@ std::string all_formats(const Report& r) {
   write_report_json(os, r);
   write_report_text(os, r);
   write_report_csv(os, r);
+  write_report_html(os, r);  // with the per-step trend from every rank's step points
   return os.str();
 }
 
@@ -80,7 +81,6 @@ TEST(ReducerFastPath, SameReportAsTheFullTimelinePath) {
   const std::vector<std::string> files = write_run(dir, spec16());
   ReduceOptions options;
   options.peak_busbw_gbps = 100;
-  options.timeline_rank = 5;
   const Report fast = reduce_rank_files(files, options);
   const Report whole = reduce_whole(files, options);
   // With an observer, reduce_rank_files itself takes the full-timeline path.
@@ -89,7 +89,8 @@ TEST(ReducerFastPath, SameReportAsTheFullTimelinePath) {
       reduce_rank_files(files, options, [&](const RankTimeline&) { ++observed; });
   EXPECT_EQ(observed, 16);
   ASSERT_FALSE(fast.instances.empty());
-  ASSERT_TRUE(fast.timeline_step.has_value());
+  ASSERT_EQ(fast.ranks[5].step_points.size(), 7u);  // 2 warm-up + 5 measured
+  EXPECT_TRUE(fast.ranks[5].step_points[0].warmup);
   EXPECT_EQ(all_formats(fast), all_formats(whole));
   EXPECT_EQ(all_formats(fast), all_formats(observer));
 }

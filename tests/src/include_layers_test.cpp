@@ -71,7 +71,7 @@ std::string layer_of(const std::string& path) {
       {std::regex("^workloads/(run|gemm)_command\\.(hpp|cpp)$"), "workload_commands"},
       {std::regex("^workloads/"), "workloads"},
       {std::regex("^analysis/tools/"), ""},
-      {std::regex("^analysis/((report|nsys_import|torch_import)_command|import_options)\\."
+      {std::regex("^analysis/((report|compare|nsys_import|torch_import)_command|import_options)\\."
                   "(hpp|cpp)$"),
        "analysis_commands"},
       {std::regex("^analysis/torch_import\\.(hpp|cpp)$"), "torch"},

@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: MIT
+// The HTML report's renderer, inlined into every page by report_html.cpp (no network). It reads
+// the data block (#commprof-data) and draws: per-rank bars, busbw against size, the per-step
+// trend (SVG); every drawn rank's timeline of one step and the straggler heatmap (canvas, so a
+// thousand ranks stay fast); it makes the tables sortable. Text from files only ever reaches the
+// page through textContent. What it drew is written to #render-check for headless tests.
+(function () {
+  'use strict';
+  const D = JSON.parse(document.getElementById('commprof-data').textContent);
+  const CAT = ['COMP', 'COMM', 'MEM'];
+  const COLOR = ['#43a047', '#e53935', '#1e88e5'];
+  const SVGNS = 'http://www.w3.org/2000/svg';
+  const checks = [];
+
+  // --- units: the unit that fits, round ticks ---------------------------------------------
+  function fmtDur(ns) {
+    const a = Math.abs(ns);
+    const [v, u] = a >= 1e9 ? [ns / 1e9, 's'] : a >= 1e6 ? [ns / 1e6, 'ms'] :
+      a >= 1e3 ? [ns / 1e3, 'µs'] : [ns, 'ns'];
+    const d = Math.abs(v);
+    return (u === 'ns' || d >= 100 ? v.toFixed(0) : d >= 10 ? v.toFixed(1) : v.toFixed(2)) +
+      ' ' + u;
+  }
+  function fmtBytes(b) {
+    const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+    let i = 0;
+    while (b >= 1024 && i < 4) { b /= 1024; i++; }
+    return (Number.isInteger(b) ? b.toFixed(0) : b.toFixed(2)) + ' ' + units[i];
+  }
+  // The time unit for an axis whose largest value is maxNs.
+  function timeUnit(maxNs) {
+    return maxNs >= 1e9 ? [1e9, 's'] : maxNs >= 1e6 ? [1e6, 'ms'] : maxNs >= 1e3 ? [1e3, 'µs'] :
+      [1, 'ns'];
+  }
+  // Ticks at 1, 2 or 5 × 10^k covering [lo, hi], about n of them.
+  function ticks(lo, hi, n) {
+    const range = hi - lo > 0 ? hi - lo : Math.abs(hi) || 1;
+    const raw = range / n;
+    const p = Math.pow(10, Math.floor(Math.log10(raw)));
+    const f = raw / p;
+    const step = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
+    const out = [];
+    for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) {
+      out.push(Number(v.toPrecision(12)));
+    }
+    return out;
+  }
+  // The first round tick at or above v: the top of an axis that must hold v.
+  function niceMax(v) {
+    const t = ticks(0, v > 0 ? v : 1, 5);
+    const last = t[t.length - 1];
+    return last >= v ? last : last + (t[1] - t[0]);
+  }
+  function num(v) { return String(Number(v.toPrecision(6))); }
+
+  // --- DOM helpers ---------------------------------------------------------------------------
+  function el(tag, attrs, parent, text) {
+    const e = tag.startsWith('svg:') ? document.createElementNS(SVGNS, tag.slice(4)) :
+      document.createElement(tag);
+    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  function title(node, text) { el('svg:title', {}, node, text); }
+  const tip = el('div', { id: 'tip', class: 'tip', hidden: '' }, document.body);
+  function showTip(lines, x, y) {
+    tip.textContent = '';
+    lines.forEach(function (l, i) { el(i ? 'div' : 'b', {}, tip, l); });
+    tip.hidden = false;
+    const w = tip.offsetWidth;
+    tip.style.left = Math.min(x + 14, window.scrollX + document.documentElement.clientWidth - w - 8) + 'px';
+    tip.style.top = (y + 14) + 'px';
+  }
+  function hideTip() { tip.hidden = true; }
+  function width(container) { return Math.max(480, container.clientWidth); }
+
+  // An SVG chart with a left axis in `unit` and room for labels on every side.
+  function chart(container, id, h, m) {
+    const w = width(container);
+    const s = el('svg:svg', { id: id, class: 'chart', width: w, height: h,
+      viewBox: '0 0 ' + w + ' ' + h }, container);
+    return { svg: s, w: w, h: h, x0: m.l, x1: w - m.r, y0: h - m.b, y1: m.t };
+  }
+  function yAxis(c, lo, hi, fmt, label, right) {
+    const x = right ? c.x1 : c.x0;
+    el('svg:line', { x1: x, x2: x, y1: c.y1, y2: c.y0, class: 'axis' }, c.svg);
+    for (const v of ticks(lo, hi, 5)) {
+      const y = c.y0 - (v - lo) / (hi - lo) * (c.y0 - c.y1);
+      if (!right) el('svg:line', { x1: c.x0, x2: c.x1, y1: y, y2: y, class: 'grid' }, c.svg);
+      el('svg:text', { x: right ? x + 6 : x - 6, y: y + 4, 'text-anchor': right ? 'start' : 'end',
+        class: 'tick' }, c.svg, fmt(v));
+    }
+    const ly = (c.y0 + c.y1) / 2;
+    const lx = right ? c.w - 12 : 14;
+    el('svg:text', { x: lx, y: ly, transform: 'rotate(-90 ' + lx + ' ' + ly + ')',
+      'text-anchor': 'middle', class: 'label' }, c.svg, label);
+  }
+  function xLabel(c, text) {
+    el('svg:text', { x: (c.x0 + c.x1) / 2, y: c.h - 6, 'text-anchor': 'middle', class: 'label' },
+      c.svg, text);
+  }
+  function check(id, node) {
+    const b = node.getBBox ? node.getBBox() : node.getBoundingClientRect();
+    checks.push(id + ' ' + Math.round(b.width) + 'x' + Math.round(b.height) + ' shapes=' +
+      node.querySelectorAll('rect,circle,polyline,polygon').length);
+  }
+
+  // --- per-rank step breakdown ---------------------------------------------------------------
+  function rankBars() {
+    const box = document.getElementById('ranks-box');
+    if (!D.ranks.length) return;
+    let max = 1;
+    for (const r of D.ranks) max = Math.max(max, r.comp + r.comm + r.mem + r.idle, r.step);
+    const [div, unit] = timeUnit(max);
+    const c = chart(box, 'chart-ranks', 300, { l: 70, r: 20, t: 14, b: 44 });
+    const defs = el('svg:defs', {}, c.svg);
+    const pat = el('svg:pattern', { id: 'hatch', width: 6, height: 6,
+      patternUnits: 'userSpaceOnUse', patternTransform: 'rotate(45)' }, defs);
+    el('svg:rect', { width: 6, height: 6, fill: COLOR[1] }, pat);
+    el('svg:line', { x1: 0, y1: 0, x2: 0, y2: 6, stroke: '#fff', 'stroke-width': 3 }, pat);
+    const hi = niceMax(max / div);
+    yAxis(c, 0, hi, num, 'time per step (' + unit + ')');
+    const slot = (c.x1 - c.x0) / D.ranks.length;
+    const bar = Math.max(1, slot * 0.8);
+    const every = Math.ceil(D.ranks.length / Math.max(1, Math.floor((c.x1 - c.x0) / 28)));
+    const py = function (ns) { return (ns / div) / hi * (c.y0 - c.y1); };
+    D.ranks.forEach(function (r, i) {
+      const x = c.x0 + slot * i + (slot - bar) / 2;
+      let y = c.y0;
+      const segs = [[r.comp, COLOR[0], 'COMP'], [r.hidden, 'url(#hatch)', 'COMM hidden by COMP'],
+        [r.comm - r.hidden, COLOR[1], 'COMM exposed'], [r.mem, COLOR[2], 'MEM'],
+        [r.idle, '#bdbdbd', 'idle']];
+      for (const [ns, fill, what] of segs) {
+        const h = py(ns);
+        if (!(h > 0)) continue;
+        y -= h;
+        const rect = el('svg:rect', { x: x, y: y, width: bar, height: h, fill: fill }, c.svg);
+        title(rect, 'rank ' + r.r + ' (' + r.h + '): ' + what + ' ' + fmtDur(ns) + ' per step');
+      }
+      const ty = c.y0 - py(r.step);
+      const tick = el('svg:line', { x1: x, x2: x + bar, y1: ty, y2: ty, class: 'steptick' }, c.svg);
+      title(tick, 'rank ' + r.r + ': step ' + fmtDur(r.step));
+      if (i % every === 0) {
+        el('svg:text', { x: x + bar / 2, y: c.y0 + 14, 'text-anchor': 'middle', class: 'tick' },
+          c.svg, String(r.r));
+      }
+    });
+    xLabel(c, 'rank');
+    check('chart-ranks', c.svg);
+  }
+
+  // --- busbw against message size ------------------------------------------------------------
+  function busbwChart() {
+    const box = document.getElementById('busbw-box');
+    const series = D.busbw.series;
+    if (!series.length) { el('p', {}, box, 'No collective with a known bus factor.'); return; }
+    let lo = Infinity, hi = -Infinity, top = D.busbw.peak || 0;
+    for (const s of series) for (const [b, v] of s.points) {
+      lo = Math.min(lo, Math.log2(b)); hi = Math.max(hi, Math.log2(b)); top = Math.max(top, v);
+    }
+    if (hi <= lo) { lo -= 1; hi += 1; }
+    top = niceMax(top * 1.05 || 1);
+    const c = chart(box, 'chart-busbw', 300, { l: 70, r: 20, t: 14, b: 44 });
+    yAxis(c, 0, top, num, 'busbw (GB/s)');
+    const px = function (b) { return c.x0 + 12 + (Math.log2(b) - lo) / (hi - lo) * (c.x1 - c.x0 - 24); };
+    const py = function (v) { return c.y0 - v / top * (c.y0 - c.y1); };
+    const stride = Math.max(1, Math.ceil((hi - lo) / 8));
+    for (let e = Math.ceil(lo); e <= hi; e += stride) {
+      el('svg:text', { x: px(Math.pow(2, e)), y: c.y0 + 14, 'text-anchor': 'middle', class: 'tick' },
+        c.svg, fmtBytes(Math.pow(2, e)));
+    }
+    if (D.busbw.peak) {
+      el('svg:line', { x1: c.x0, x2: c.x1, y1: py(D.busbw.peak), y2: py(D.busbw.peak),
+        class: 'peak' }, c.svg);
+      el('svg:text', { x: c.x1 - 4, y: py(D.busbw.peak) - 4, 'text-anchor': 'end', class: 'tick' },
+        c.svg, 'peak ' + num(D.busbw.peak) + ' GB/s');
+    }
+    const palette = ['#e53935', '#1e88e5', '#43a047', '#fb8c00', '#8e24aa', '#00897b', '#6d4c41',
+      '#3949ab'];
+    const legend = el('p', { class: 'legend' }, box);
+    series.forEach(function (s, k) {
+      const color = palette[k % palette.length];
+      el('svg:polyline', { fill: 'none', stroke: color, points: s.points.map(function (p) {
+        return px(p[0]) + ',' + py(p[1]);
+      }).join(' ') }, c.svg);
+      for (const [b, v] of s.points) {
+        const dot = el('svg:circle', { cx: px(b), cy: py(v), r: 3.5, fill: color }, c.svg);
+        title(dot, s.name + ', ' + fmtBytes(b) + ': ' + v.toFixed(2) + ' GB/s');
+      }
+      el('span', { style: 'color:' + color }, legend, '■ ' + s.name + '  ');
+    });
+    xLabel(c, 'message size (log scale)');
+    check('chart-busbw', c.svg);
+  }
+
+  // --- per-step trend: warm-up, drift, outliers ---------------------------------------------
+  function trendChart() {
+    const box = document.getElementById('trend-box');
+    const T = D.trend;
+    if (!T.length) { el('p', {}, box, 'No steps.'); return; }
+    let max = 1;
+    for (const t of T) max = Math.max(max, t.max);
+    const [div, unit] = timeUnit(max);
+    const top = niceMax(max / div * 1.05);
+    const c = chart(box, 'chart-trend', 280, { l: 70, r: 64, t: 14, b: 44 });
+    const i0 = T[0].i, i1 = Math.max(T[T.length - 1].i, i0 + 1);
+    const px = function (i) { return c.x0 + 8 + (i - i0) / (i1 - i0) * (c.x1 - c.x0 - 16); };
+    const py = function (ns) { return c.y0 - (ns / div) / top * (c.y0 - c.y1); };
+    const warm = T.filter(function (t) { return t.w; });
+    if (warm.length) {
+      const x = px(warm[warm.length - 1].i) + (px(i0 + 1) - px(i0)) / 2;
+      const r = el('svg:rect', { x: c.x0, y: c.y1, width: Math.max(0, x - c.x0),
+        height: c.y0 - c.y1, class: 'warmup' }, c.svg);
+      title(r, 'warm-up steps (left out of every summary)');
+    }
+    yAxis(c, 0, top, num, 'step time (' + unit + ')');
+    yAxis(c, 0, 100, num, 'overlap (%)', true);
+    for (const v of ticks(i0, i1, 8)) {
+      if (!Number.isInteger(v)) continue;
+      el('svg:text', { x: px(v), y: c.y0 + 14, 'text-anchor': 'middle', class: 'tick' }, c.svg,
+        String(v));
+    }
+    const band = T.map(function (t) { return px(t.i) + ',' + py(t.max); }).concat(
+      T.slice().reverse().map(function (t) { return px(t.i) + ',' + py(t.min); }));
+    el('svg:polygon', { points: band.join(' '), class: 'band' }, c.svg);
+    el('svg:polyline', { points: T.map(function (t) { return px(t.i) + ',' + py(t.mean); }).join(' '),
+      class: 'meanline' }, c.svg);
+    const ov = T.filter(function (t) { return t.ov !== null; });
+    if (ov.length) {
+      el('svg:polyline', { points: ov.map(function (t) {
+        return px(t.i) + ',' + (c.y0 - t.ov * (c.y0 - c.y1));
+      }).join(' '), class: 'ovline' }, c.svg);
+    }
+    for (const t of T) {
+      const dot = el('svg:circle', { cx: px(t.i), cy: py(t.max), r: t.timed ? 3.5 : 2.5,
+        class: t.timed ? 'timed' : 'plain' }, c.svg);
+      title(dot, 'step ' + t.i + (t.w ? ' (warm-up)' : '') + (t.timed ? ', per-op timed' : '') +
+        ': slowest rank ' + t.slow + ' ' + fmtDur(t.max) + ', mean ' + fmtDur(t.mean) +
+        ', fastest ' + fmtDur(t.min) + (t.ov !== null ? ', overlap ' + (100 * t.ov).toFixed(1) + '%' : ''));
+    }
+    xLabel(c, 'step');
+    check('chart-trend', c.svg);
+  }
+
+  // --- a canvas sized for the screen's pixel density ----------------------------------------
+  function canvas(container, id, w, h) {
+    const cv = el('canvas', { id: id }, container);
+    const dpr = window.devicePixelRatio || 1;
+    cv.width = Math.round(w * dpr); cv.height = Math.round(h * dpr);
+    cv.style.width = w + 'px'; cv.style.height = h + 'px';
+    const g = cv.getContext('2d');
+    g.scale(dpr, dpr);
+    return [cv, g];
+  }
+
+  // --- every drawn rank's timeline of one step: zoom, pan, hover -----------------------------
+  function timeline() {
+    const box = document.getElementById('timeline-box');
+    const TL = D.timeline;
+    if (!TL || !TL.ranks.length) {
+      el('p', {}, box, 'No measured step with per-op timing was read.');
+      checks.push('timeline lanes=0 ops=0 ranks=0 folded=0');
+      return;
+    }
+    // Per drawn rank a header row, then one lane per stream.
+    const lanes = [];
+    let nops = 0, nlanes = 0;
+    for (const r of TL.ranks) {
+      lanes.push({ r: r, header: true, ops: [] });
+      for (const l of r.lanes) {
+        lanes.push({ r: r, stream: l.s, ops: l.ops });
+        nops += l.ops.length;
+        nlanes++;
+      }
+    }
+    const LH = 18, L = 150, AX = 40;
+    const w = width(box), h = lanes.length * LH + AX;
+    const [cv, g] = canvas(box, 'timeline', w, h);
+    const span = Math.max(1, TL.t1 - TL.t0);
+    let v0 = 0, v1 = span;
+    function draw() {
+      g.clearRect(0, 0, w, h);
+      g.font = '11px sans-serif';
+      g.textBaseline = 'middle';
+      const W = w - L - 10;
+      const sx = W / (v1 - v0);
+      lanes.forEach(function (ln, k) {
+        const y = k * LH;
+        if (ln.header) {
+          g.fillStyle = '#e3e7ee'; g.fillRect(0, y, w, LH);
+          g.fillStyle = '#222'; g.textAlign = 'left';
+          g.fillText('rank ' + ln.r.r + ' (' + ln.r.h + '): step ' + fmtDur(ln.r.wall) +
+            (ln.r.tag ? ', ' + ln.r.tag : ''), 4, y + LH / 2, w - 8);
+          return;
+        }
+        g.fillStyle = k % 2 ? '#fafafa' : '#f3f3f3';
+        g.fillRect(L, y + 1, W, LH - 2);
+        g.fillStyle = '#222';
+        g.textAlign = 'right';
+        g.fillText(ln.stream, L - 6, y + LH / 2, L - 10);
+        g.save();
+        g.beginPath(); g.rect(L, y, W, LH); g.clip();
+        for (const op of ln.ops) {
+          const s = op[0], d = op[1];
+          if (s + d < v0 || s > v1) continue;
+          const x = L + (s - v0) * sx, ww = Math.max(1, d * sx);
+          g.fillStyle = COLOR[op[2]];
+          g.fillRect(x, y + 2, ww, LH - 4);
+          if (ww > 50) {
+            g.fillStyle = '#fff'; g.textAlign = 'left';
+            g.fillText(TL.names[op[3]], Math.max(x, L) + 3, y + LH / 2, ww - 6);
+          }
+        }
+        g.restore();
+      });
+      // Round ticks in the unit that fits the visible range.
+      const [div, unit] = timeUnit(v1 - v0);
+      g.fillStyle = '#222'; g.textAlign = 'center'; g.textBaseline = 'top';
+      const y = lanes.length * LH;
+      for (const t of ticks(v0 / div, v1 / div, 8)) {
+        const x = L + (t * div - v0) * sx;
+        if (x < L - 1 || x > w - 10 + 1) continue;
+        g.fillRect(x, y, 1, 5);
+        g.fillText(num(t) + ' ' + unit, Math.min(Math.max(x, L + 20), w - 30), y + 7);
+      }
+      g.textAlign = 'left';
+      g.fillText('time since the step began on the earliest drawn rank', L, y + 22);
+    }
+    function at(ev) {
+      const b = cv.getBoundingClientRect();
+      return [ev.clientX - b.left, ev.clientY - b.top];
+    }
+    function timeAt(x) { return v0 + (x - L) / (w - L - 10) * (v1 - v0); }
+    cv.addEventListener('wheel', function (ev) {
+      ev.preventDefault();
+      const [x] = at(ev);
+      const t = timeAt(Math.max(L, x));
+      const f = Math.pow(1.2, ev.deltaY / 100);
+      const nv0 = t - (t - v0) * f, nv1 = t + (v1 - t) * f;
+      if (nv1 - nv0 < 100) return;  // 100 ns across the page is enough
+      v0 = Math.max(-span * 0.05, nv0); v1 = Math.min(span * 1.05, nv1);
+      draw();
+    }, { passive: false });
+    let drag = null;
+    cv.addEventListener('mousedown', function (ev) { drag = [at(ev)[0], v0, v1]; });
+    window.addEventListener('mouseup', function () { drag = null; });
+    cv.addEventListener('dblclick', function () { v0 = 0; v1 = span; draw(); });
+    cv.addEventListener('mouseleave', hideTip);
+    cv.addEventListener('mousemove', function (ev) {
+      const [x, y] = at(ev);
+      if (drag) {
+        const dt = (x - drag[0]) / (w - L - 10) * (drag[2] - drag[1]);
+        v0 = drag[1] - dt; v1 = drag[2] - dt;
+        draw();
+        return;
+      }
+      const ln = lanes[Math.floor(y / LH)];
+      if (!ln || ln.header || x < L) { hideTip(); return; }
+      const t = timeAt(x), slack = 2 * (v1 - v0) / (w - L);
+      let hit = null;
+      for (const op of ln.ops) {
+        if (op[0] - slack <= t && t <= op[0] + op[1] + slack) { hit = op; }
+      }
+      if (!hit) { hideTip(); return; }
+      const lines = [TL.names[hit[3]], CAT[hit[2]] + ' on ' + ln.stream + ', rank ' + ln.r.r,
+        'duration ' + fmtDur(hit[1]), 'starts at ' + fmtDur(hit[0])];
+      if (hit[4] > 0) lines.push(fmtBytes(hit[4]));
+      if (hit[5] >= 0) lines.push('communicator ' + TL.comms[hit[5]] + ', seq ' + hit[6]);
+      showTip(lines, ev.pageX, ev.pageY);
+    });
+    for (const [label, f] of [['zoom in', 0.5], ['zoom out', 2], ['reset', 0]]) {
+      const b = el('button', { type: 'button' }, document.getElementById('timeline-tools'), label);
+      b.addEventListener('click', function () {
+        if (!f) { v0 = 0; v1 = span; } else {
+          const m = (v0 + v1) / 2, half = (v1 - v0) * f / 2;
+          v0 = Math.max(-span * 0.05, m - half); v1 = Math.min(span * 1.05, m + half);
+        }
+        draw();
+      });
+    }
+    draw();
+    if (TL.folded.length) {
+      const det = el('details', {}, box);
+      el('summary', {}, det, TL.folded.length + ' more rank(s) folded: step ' + TL.step +
+        ' took ' + fmtDur(TL.folded[TL.folded.length - 1][2]) + ' to ' + fmtDur(TL.folded[0][2]) +
+        ' on them');
+      const tb = el('table', { class: 'sortable', id: 'table-folded' }, det);
+      const hr = el('tr', {}, el('thead', {}, tb));
+      ['rank', 'host', 'step time'].forEach(function (t) { el('th', {}, hr, t); });
+      const body = el('tbody', {}, tb);
+      for (const [r, host, wall] of TL.folded) {
+        const tr = el('tr', {}, body);
+        el('td', { 'data-v': r }, tr, String(r));
+        el('td', {}, tr, host);
+        el('td', { 'data-v': wall }, tr, fmtDur(wall));
+      }
+    }
+    checks.push('timeline lanes=' + nlanes + ' ops=' + nops + ' ranks=' + TL.ranks.length +
+      ' folded=' + TL.folded.length + ' ' + w + 'x' + h);
+  }
+
+  // --- straggler heatmap: ranks × collective instances in time order -----------------------
+  function heatmap() {
+    const box = document.getElementById('heatmap-box');
+    const H = D.heatmap;
+    if (!H || !H.cells.length) {
+      el('p', {}, box, 'No rank made another wait at a collective.');
+      checks.push('heatmap rows=' + (H ? H.rows.length : 0) + ' cols=0 cells=0');
+      return;
+    }
+    const L = 90, AX = 34;
+    const rh = Math.max(1, Math.min(14, Math.floor(520 / H.rows.length)));
+    const w = width(box), h = H.rows.length * rh + AX;
+    const [cv, g] = canvas(box, 'heatmap', w, h);
+    const cw = (w - L - 10) / H.bins.length;
+    const grid = new Map();
+    function color(v) {  // white → amber → dark red, square-root scale
+      const f = Math.sqrt(v / H.max);
+      const r = Math.round(255 - 75 * Math.max(0, f - 0.5) * 2);
+      const gr = Math.round(f < 0.5 ? 255 - 120 * f * 2 : 135 - 135 * (f - 0.5) * 2);
+      const b = Math.round(f < 0.5 ? 255 - 255 * f * 2 : 0);
+      return 'rgb(' + r + ',' + gr + ',' + b + ')';
+    }
+    g.fillStyle = '#fafafa';
+    g.fillRect(L, 0, w - L - 10, H.rows.length * rh);
+    for (const [row, col, v] of H.cells) {
+      grid.set(row * H.bins.length + col, v);
+      g.fillStyle = color(v);
+      g.fillRect(L + col * cw, row * rh, Math.max(1, cw), rh);
+    }
+    g.font = '11px sans-serif'; g.fillStyle = '#222'; g.textAlign = 'right';
+    g.textBaseline = 'middle';
+    const every = Math.ceil(12 / rh);
+    H.rows.forEach(function (r, k) {
+      if (k % every === 0) g.fillText('rank ' + r, L - 6, k * rh + rh / 2);
+    });
+    g.textAlign = 'center'; g.textBaseline = 'top';
+    const y = H.rows.length * rh;
+    for (const t of ticks(0, H.instances, 8)) {
+      if (!Number.isInteger(t) || t > H.instances) continue;
+      const x = L + t / H.instances * (w - L - 10);
+      g.fillRect(x, y, 1, 4);
+      g.fillText(String(t), Math.min(Math.max(x, L + 10), w - 24), y + 6);
+    }
+    g.fillText('collective instances in order of start (' + H.instances + ')', (L + w) / 2, y + 19);
+    cv.addEventListener('mouseleave', hideTip);
+    cv.addEventListener('mousemove', function (ev) {
+      const b = cv.getBoundingClientRect();
+      const x = ev.clientX - b.left, yy = ev.clientY - b.top;
+      const row = Math.floor(yy / rh), col = Math.floor((x - L) / cw);
+      if (x < L || row >= H.rows.length || col >= H.bins.length) { hideTip(); return; }
+      const bin = H.bins[col];
+      const v = grid.get(row * H.bins.length + col) || 0;
+      showTip(['rank ' + H.rows[row], 'made others wait ' + fmtDur(v),
+        'instances ' + bin[0] + '–' + bin[1] + ', starting ' + fmtDur(bin[2]) + ' to ' +
+        fmtDur(bin[3]) + ' into the run'], ev.pageX, ev.pageY);
+    });
+    const legend = el('p', { class: 'legend' }, box,
+      'colour: wait the rank caused others by arriving last, summed per cell; darkest = ' +
+      fmtDur(H.max));
+    legend.id = 'heatmap-legend';
+    checks.push('heatmap rows=' + H.rows.length + ' cols=' + H.bins.length + ' cells=' +
+      H.cells.length + ' ' + w + 'x' + h);
+  }
+
+  // --- sortable tables: click a header; numbers sort by value, not by text ------------------
+  function sortable() {
+    document.querySelectorAll('table.sortable').forEach(function (t) {
+      t.querySelectorAll('thead th').forEach(function (th, col) {
+        th.addEventListener('click', function () {
+          const asc = th.dataset.dir !== 'asc';
+          t.querySelectorAll('thead th').forEach(function (o) { delete o.dataset.dir; });
+          th.dataset.dir = asc ? 'asc' : 'desc';
+          const body = t.tBodies[0];
+          const rows = Array.from(body.rows);
+          const key = function (r) {
+            const c = r.cells[col];
+            const v = c && c.dataset.v !== undefined ? parseFloat(c.dataset.v) : NaN;
+            return isNaN(v) ? (c ? c.textContent : '') : v;
+          };
+          rows.sort(function (a, b) {
+            const x = key(a), y = key(b);
+            const d = typeof x === 'number' && typeof y === 'number' ? x - y :
+              String(x).localeCompare(String(y));
+            return asc ? d : -d;
+          });
+          rows.forEach(function (r) { body.appendChild(r); });
+        });
+      });
+    });
+    const all = document.querySelectorAll('table.sortable');
+    checks.push('tables ' + all.length);
+    all.forEach(function (t) { checks.push('table ' + t.id + ' rows=' + t.tBodies[0].rows.length); });
+  }
+
+  for (const f of [rankBars, busbwChart, trendChart, timeline, heatmap, sortable]) {
+    try { f(); } catch (e) { checks.push('error in ' + f.name + ': ' + e); }
+  }
+  // From navigation start to every chart drawn: what "opens in" means for this page.
+  checks.push('rendered in ' + Math.round(performance.now()) + ' ms');
+  document.getElementById('render-check').textContent = checks.join('\n');
+})();
