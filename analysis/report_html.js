@@ -103,7 +103,7 @@
   function check(id, node) {
     const b = node.getBBox ? node.getBBox() : node.getBoundingClientRect();
     checks.push(id + ' ' + Math.round(b.width) + 'x' + Math.round(b.height) + ' shapes=' +
-      node.querySelectorAll('rect,circle,polyline,polygon').length);
+      node.querySelectorAll('rect,circle,polyline,polygon,path').length);
   }
 
   // --- per-rank step breakdown ---------------------------------------------------------------
@@ -125,26 +125,41 @@
     const bar = Math.max(1, slot * 0.8);
     const every = Math.ceil(D.ranks.length / Math.max(1, Math.floor((c.x1 - c.x0) / 28)));
     const py = function (ns) { return (ns / div) / hi * (c.y0 - c.y1); };
+    // One path per segment kind, not one element per rank and kind: a thousand ranks stay fast.
+    const kinds = [['comp', COLOR[0], 'COMP'], ['hidden', 'url(#hatch)', 'COMM hidden by COMP'],
+      ['exposed', COLOR[1], 'COMM exposed'], ['mem', COLOR[2], 'MEM'], ['idle', '#bdbdbd', 'idle']];
+    const paths = kinds.map(function () { return []; });
+    const steps = [];
     D.ranks.forEach(function (r, i) {
       const x = c.x0 + slot * i + (slot - bar) / 2;
       let y = c.y0;
-      const segs = [[r.comp, COLOR[0], 'COMP'], [r.hidden, 'url(#hatch)', 'COMM hidden by COMP'],
-        [r.comm - r.hidden, COLOR[1], 'COMM exposed'], [r.mem, COLOR[2], 'MEM'],
-        [r.idle, '#bdbdbd', 'idle']];
-      for (const [ns, fill, what] of segs) {
+      [r.comp, r.hidden, r.comm - r.hidden, r.mem, r.idle].forEach(function (ns, k) {
         const h = py(ns);
-        if (!(h > 0)) continue;
+        if (!(h > 0)) return;
         y -= h;
-        const rect = el('svg:rect', { x: x, y: y, width: bar, height: h, fill: fill }, c.svg);
-        title(rect, 'rank ' + r.r + ' (' + r.h + '): ' + what + ' ' + fmtDur(ns) + ' per step');
-      }
-      const ty = c.y0 - py(r.step);
-      const tick = el('svg:line', { x1: x, x2: x + bar, y1: ty, y2: ty, class: 'steptick' }, c.svg);
-      title(tick, 'rank ' + r.r + ': step ' + fmtDur(r.step));
+        paths[k].push('M' + x.toFixed(2) + ' ' + y.toFixed(2) + 'h' + bar.toFixed(2) + 'v' +
+          h.toFixed(2) + 'h' + (-bar).toFixed(2) + 'z');
+      });
+      const ty = (c.y0 - py(r.step)).toFixed(2);
+      steps.push('M' + x.toFixed(2) + ' ' + ty + 'h' + bar.toFixed(2));
       if (i % every === 0) {
         el('svg:text', { x: x + bar / 2, y: c.y0 + 14, 'text-anchor': 'middle', class: 'tick' },
           c.svg, String(r.r));
       }
+    });
+    kinds.forEach(function (k, i) {
+      if (paths[i].length) el('svg:path', { d: paths[i].join(''), fill: k[1] }, c.svg);
+    });
+    el('svg:path', { d: steps.join(''), class: 'steptick' }, c.svg);
+    c.svg.addEventListener('mouseleave', hideTip);
+    c.svg.addEventListener('mousemove', function (ev) {
+      const b = c.svg.getBoundingClientRect();
+      const i = Math.floor((ev.clientX - b.left - c.x0) / slot);
+      const r = D.ranks[i];
+      if (!r) { hideTip(); return; }
+      showTip(['rank ' + r.r + ' (' + r.h + '), per step', 'step ' + fmtDur(r.step),
+        'COMP ' + fmtDur(r.comp), 'COMM ' + fmtDur(r.comm) + ', hidden by COMP ' + fmtDur(r.hidden),
+        'MEM ' + fmtDur(r.mem), 'idle ' + fmtDur(r.idle)], ev.pageX, ev.pageY);
     });
     xLabel(c, 'rank');
     check('chart-ranks', c.svg);
