@@ -176,6 +176,7 @@ PerCall per_call_of(Instrument i) {
     case Instrument::kCompare:
       return PerCall::kStamps;
     case Instrument::kActivity:
+    case Instrument::kActivityEvery:
     case Instrument::kCompareActivity:
       return PerCall::kActivity;
     case Instrument::kOff:
@@ -194,10 +195,11 @@ Instrument parse_instrument(const std::string& text) {
   if (text == "0" || text == "off" || text == "false") return Instrument::kOff;
   if (text == "1" || text == "on" || text == "true") return Instrument::kOn;
   if (text == "activity") return Instrument::kActivity;
+  if (text == "activity-every") return Instrument::kActivityEvery;
   if (text == "both") return Instrument::kCompare;
   if (text == "activity-both") return Instrument::kCompareActivity;
   throw ConfigError("invalid --instrument '" + text +
-                    "': expected 0, 1, activity, both or activity-both");
+                    "': expected 0, 1, activity, activity-every, both or activity-both");
 }
 
 const char* instrument_name(Instrument i) {
@@ -208,6 +210,8 @@ const char* instrument_name(Instrument i) {
       return "on";
     case Instrument::kActivity:
       return "activity";
+    case Instrument::kActivityEvery:
+      return "activity-every";
     case Instrument::kCompare:
       return "both";
     case Instrument::kCompareActivity:
@@ -217,7 +221,8 @@ const char* instrument_name(Instrument i) {
 }
 
 bool uses_activity(Instrument i) {
-  return i == Instrument::kActivity || i == Instrument::kCompareActivity;
+  return i == Instrument::kActivity || i == Instrument::kActivityEvery ||
+         i == Instrument::kCompareActivity;
 }
 
 std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes,
@@ -303,6 +308,22 @@ SizeTiming time_size(const BenchConfig& config, Backend& backend, RankContext& c
   ScopedAnnotation size_range(log::cat(c.spec.name, " ", c.sizes.bytes, " B"), c.sizes.bytes);
 
   SizeTiming t;
+  if (config.instrument == Instrument::kActivity) {
+    // Sampled: the reported loop runs unrecorded, as the user's collectives would; one recorded
+    // loop right after it gives the single-call times and, against it, what recording costs.
+    ActivityRecorder& activity = *backend.activity();  // validate() refused the bench without
+    activity.pause(true);
+    t.loop = time_loop(backend, c.call, c.label, config.iters, PerCall::kNone, c.sizes.bytes,
+                       c.positions, false);
+    activity.pause(false);
+    const LoopTiming recorded = time_loop(backend, c.call, c.label, config.iters,
+                                          PerCall::kActivity, c.sizes.bytes, c.positions, false);
+    t.loop.iter_min_us = recorded.iter_min_us;
+    t.loop.iter_max_us = recorded.iter_max_us;
+    t.plain_us = t.loop.time_us;
+    t.instrumented_us = recorded.time_us;
+    return t;
+  }
   t.loop = time_loop(backend, c.call, c.label, config.iters,
                      compares(config.instrument) ? PerCall::kNone : per_call, c.sizes.bytes,
                      c.positions, config.graph);
@@ -387,7 +408,7 @@ BenchRow reduce_row(const BenchConfig& config, RankContext& ctx, const SizeCall&
   row.busbw_gbps = row.algbw_gbps * row.busbw_factor;
   row.algbw_max_gbps = algbw_gbps(c.sizes.bytes, row.time_max_us);
   row.busbw_max_gbps = row.algbw_max_gbps * row.busbw_factor;
-  if (compares(config.instrument)) {
+  if (compares(config.instrument) || config.instrument == Instrument::kActivity) {
     row.plain_time_us = mean(off_times);
     row.instrumented_time_us = mean(on_times);
   }

@@ -23,11 +23,13 @@ class Backend;
 class RankContext;
 
 /// How much the timed loop is instrumented. kOff keeps only the loop's two stamps; kOn stamps
-/// every call (per-call min/max) with NVTX ranges as --no-nvtx says; kActivity times every call
-/// from the device's activity records (CUPTI: kernel time, nothing added to the stream) with
-/// NVTX ranges. kCompare and kCompareActivity time each size plain (no per-call timing, no NVTX,
-/// activity recording paused) and as kOn or kActivity, interleaved, to measure what that costs.
-enum class Instrument { kOff, kOn, kActivity, kCompare, kCompareActivity };
+/// every call (per-call min/max) with NVTX ranges as --no-nvtx says. kActivity (sampled): the
+/// reported loop runs with activity recording paused, and one more loop per size, recorded
+/// (CUPTI: kernel time, nothing added to the stream), gives the single-call times and what
+/// recording cost; kActivityEvery records the reported loop itself. kCompare and
+/// kCompareActivity time each size plain (no per-call timing, no NVTX, activity recording
+/// paused) and as kOn or kActivityEvery, interleaved, to measure what that costs.
+enum class Instrument { kOff, kOn, kActivity, kActivityEvery, kCompare, kCompareActivity };
 Instrument parse_instrument(const std::string& text);
 const char* instrument_name(Instrument i);
 /// Whether the bench needs the backend's activity timing.
@@ -68,8 +70,9 @@ struct BenchRow {
   double host_time_avg_us = 0;  ///< same loop timed with the host clock, like nccl-tests
   /// Fastest / slowest single call on any rank (per-call stamps only; 0 otherwise).
   double iter_min_us = 0, iter_max_us = 0;
-  /// Instrument::kCompare only: mean over ranks of the per-call time without per-call stamps
-  /// and NVTX, and with them (each the fastest of three interleaved loops).
+  /// Instrument::kCompare*: mean over ranks of the per-call time without per-call stamps and
+  /// NVTX, and with them (each the fastest of three interleaved loops). kActivity: the reported
+  /// loop's time and the recorded loop's that followed it.
   double plain_time_us = 0, instrumented_time_us = 0;
   double algbw_gbps = 0, busbw_gbps = 0;          ///< from the average time
   double algbw_max_gbps = 0, busbw_max_gbps = 0;  ///< from the maximum time

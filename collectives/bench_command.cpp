@@ -46,10 +46,11 @@ class BenchCommand final : public Command {
         "root,r", po::value<int>()->default_value(0), "root rank of broadcast and reduce")(
         "instrument", po::value<std::string>()->default_value("0"),
         "0: two stamps (events) around the timed loop, as nccl-tests times; 1: also one "
-        "between calls (single-call min/max in JSON); activity: single-call times from the "
-        "device's activity records (CUPTI kernel times), nothing added to the stream; both / "
-        "activity-both: time each size plain and as 1 / activity, interleaved, and report what "
-        "that costs")("out,o", po::value<std::string>(),
+        "between calls (single-call min/max in JSON); activity: the timed loop unrecorded, "
+        "then one more loop with the device's activity records (CUPTI kernel times, nothing "
+        "added to the stream) for single-call times and their cost; activity-every: record the "
+        "timed loop itself; both / activity-both: time each size plain and as 1 / "
+        "activity-every, interleaved, and report what that costs")("out,o", po::value<std::string>(),
                       "write bench.json and bench.csv into this directory")(
         "graph", po::bool_switch(),
         "capture the timed loop once as a CUDA graph and time one replay of it, as nccl-tests "

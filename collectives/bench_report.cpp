@@ -90,6 +90,18 @@ void write_bench_text(std::ostream& os, const BenchReport& report) {
          << pad(row->wrong < 0 ? "N/A" : std::to_string(row->wrong), 8) << '\n';
       busbw_sum += row->busbw_gbps;
     }
+    if (c.instrument == Instrument::kActivity) {
+      os << "# single-call times from one more loop per size with activity records (sampled); "
+            "the times above are of the loop without them. What recording cost, mean over "
+            "ranks:\n";
+      for (const BenchRow* row : rows) {
+        os << "#" << pad(std::to_string(row->sizes.bytes), 12)
+           << " B: " << fixed(row->plain_time_us, 2) << " us -> "
+           << fixed(row->instrumented_time_us, 2) << " us recorded, ratio "
+           << fixed(row->plain_time_us > 0 ? row->instrumented_time_us / row->plain_time_us : 0, 4)
+           << '\n';
+      }
+    }
     if (c.instrument == Instrument::kCompare || c.instrument == Instrument::kCompareActivity) {
       os << "# instrumentation cost ("
          << (c.instrument == Instrument::kCompare ? "per-call events" : "per-call activity records")
@@ -168,12 +180,14 @@ nlohmann::ordered_json bench_to_json(const BenchReport& report) {
         {"min", row.time_min_us}, {"avg", row.time_avg_us}, {"max", row.time_max_us}};
     item["rank_time_us"] = row.rank_time_us;
     item["host_clock_time_us_avg"] = row.host_time_avg_us;
-    if (c.instrument != Instrument::kOn && c.instrument != Instrument::kActivity) {
+    if (c.instrument != Instrument::kOn && c.instrument != Instrument::kActivity &&
+        c.instrument != Instrument::kActivityEvery) {
       item["single_call_us"] = nullptr;
     } else {
       item["single_call_us"] = {{"min", row.iter_min_us}, {"max", row.iter_max_us}};
     }
-    if (c.instrument == Instrument::kCompare || c.instrument == Instrument::kCompareActivity) {
+    if (c.instrument == Instrument::kCompare || c.instrument == Instrument::kCompareActivity ||
+        c.instrument == Instrument::kActivity) {
       item["instrumentation"] = {
           {"plain_time_us", row.plain_time_us},
           {"instrumented_time_us", row.instrumented_time_us},

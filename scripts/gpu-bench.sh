@@ -301,6 +301,14 @@ phase_sampling() {
       grep -E "step time|busy|per-op timing" "$PD/dp-$t-$r.txt" >>"$LOG"
     done
   done
+  say "bench allreduce: --instrument 0 against activity (sampled: the reported loop unrecorded), 3 rounds"
+  for r in 1 2 3; do
+    for t in 0 activity; do
+      run_to "bench-$t-$r" "$PD/bench-$t-$r.txt" "${MPIRUN[@]}" "$COMMPROF" bench --backend cuda \
+        --ops allreduce "${SWEEP[@]}" --instrument "$t" --out "$PD/bench-$t-$r"
+      grep -E "^ +[0-9]+ |recorded, ratio" "$PD/bench-$t-$r.txt" >>"$LOG"
+    done
+  done
 }
 
 # ---------------------------------------------------------------------------------------------
