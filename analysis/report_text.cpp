@@ -63,11 +63,13 @@ void write_sampling_line(std::ostream& os, const Report& r) {
 }
 
 void write_report_text(std::ostream& os, const Report& r) {
-  os << "# commprof report: " << r.ranks.size() << " of " << r.world_size << " ranks ";
+  os << "# commprof report: " << r.ranks.size() << " of " << r.world_size << " ranks";
   if (r.inputs.empty()) {
-    os << "received over MPI at the end of the run\n";  // commprof run's own reduction
+    // commprof run's own reduction when it wrote no rank files (no --out).
+    os << " received over MPI at the end of the run\n";
   } else {
-    os << "read from " << r.inputs.size() << " file(s)\n";
+    // Offline, or at the end of a run that wrote them: the same line either way.
+    os << ", from " << r.inputs.size() << " rank file(s)\n";
   }
   os << "# times in us (mean per measured step), ratios in %, bandwidth in GB/s (1e9 B/s)\n";
   for (const FileProblem& p : r.problems)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -454,13 +455,21 @@ class RunCommand final : public Command {
 
   // Stage two of the reduction, as `commprof report` does offline: rank 0 receives every
   // rank's timeline over MPI (not through files, which need not be on a shared file system),
-  // reduces them, prints the report and writes report.txt and report.json beside the rank files.
+  // reduces them, prints the report and writes report.txt and report.json beside the rank files:
+  // byte for byte what `commprof report DIR` and `--format json` write from them.
   void reduce_on_rank0(RankContext& ctx, const RunConfig& c, const RankTimeline& mine) {
     std::ostringstream text;
     write_rank_json(text, mine);
     Reducer reducer(ReduceOptions{});
+    std::vector<std::string> files;
     stream_to_root(text.str(), ctx.comm(), [&](int rank, const std::string& json) {
-      const std::string source = log::cat("rank ", rank, " (over MPI)");
+      // With rank files written, the report names them as `commprof report DIR` would (the
+      // bytes received are those of the file): the two reports are then the same bytes.
+      const std::string source =
+          c.out_dir.empty()
+              ? log::cat("rank ", rank, " (over MPI)")
+              : (std::filesystem::path(c.out_dir) / log::cat("rank-", rank, ".json")).string();
+      if (!c.out_dir.empty()) files.push_back(source);
       try {
         reducer.add(parse_rank_json(json, source), source);
       } catch (const Error& e) {
@@ -468,7 +477,8 @@ class RunCommand final : public Command {
       }
     });
     if (ctx.rank() != 0) return;
-    const Report report = reducer.finish();
+    Report report = reducer.finish();
+    report.inputs = files;
     std::cout << '\n';
     write_report_text(std::cout, report);
     std::cout << std::flush;

@@ -261,23 +261,54 @@ TEST(ReportJson, SampledRanksReportPlainStepTimeAndTimedBusy) {
   EXPECT_EQ(r["comp_busy_ns"]["mean"], 20000.0);
 }
 
-TEST(ReportCsv, OneTablePerSectionWithUnits) {
-  const auto tables = report_csv_tables(reduce(three_ranks()));
-  std::vector<std::string> names;
-  for (const CsvTable& t : tables) names.push_back(t.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"ranks", "across_ranks", "groups", "collectives",
-                                             "stragglers", "problems"}));
-  EXPECT_THAT(tables[0].text, HasSubstr("rank,host,device,steps,step_time_ns,"));
-  EXPECT_THAT(tables[0].text, HasSubstr("\n2,node2,synthetic,2,26600,"));
-  EXPECT_THAT(tables[3].text, HasSubstr("\nallreduce,3,1048576,4,6400,6400,"));
-}
-
 TEST(ReportText, NamesTheStraggler) {
   std::ostringstream os;
   write_report_text(os, reduce(three_ranks()));
   EXPECT_THAT(os.str(), HasSubstr("# straggler: rank 2 (node2) arrived last at 4 of 4"));
   EXPECT_TRUE(
       std::regex_search(os.str(), std::regex(R"(\n allreduce +3 +1048576 +4 +6\.4 +6\.4 )")));
+}
+
+// --baseline: the run against one with every category serialized. Here the baseline's COMP
+// ops take 8 us where the run's take 10 us and its collectives are alike: every COMP op that
+// overlapped COMM is 25% slower than its name's mean alone, COMM ops 0%.
+TEST(Baseline, KnownAnswers) {
+  const Report run = reduce(three_ranks());
+  SyntheticSpec alone_spec = three_ranks();
+  alone_spec.comp_ns = 8000;
+  const Report alone = reduce(alone_spec);
+  Report r = run;
+  compare_with_baseline(r, alone, "serial/");
+  ASSERT_TRUE(r.baseline.has_value());
+  const BaselineComparison& b = *r.baseline;
+  EXPECT_EQ(b.source, "serial/");
+  auto step_mean = [](const Report& x) {
+    double sum = 0;
+    for (const RankSummary& s : x.ranks) sum += s.wall_ns.mean;
+    return sum / static_cast<double>(x.ranks.size());
+  };
+  EXPECT_DOUBLE_EQ(b.run_step_ns, 26600.0);
+  EXPECT_DOUBLE_EQ(b.baseline_step_ns, step_mean(alone));
+  EXPECT_DOUBLE_EQ(*b.speedup, step_mean(alone) / 26600.0);
+  // Per step: 6600, 6500 and 6400 ns of COMM hidden (layer 0's collective, under layer 1).
+  EXPECT_DOUBLE_EQ(b.comm_hidden_ns, 6500.0);
+  EXPECT_DOUBLE_EQ(b.run_comm_ns, 13000.0);
+  ASSERT_EQ(b.interference.size(), 2u);
+  const Interference& comp = b.interference[0];
+  EXPECT_EQ(comp.category, "COMP");
+  EXPECT_GT(comp.ops, 0);
+  EXPECT_DOUBLE_EQ(comp.run_mean_ns, 10000.0);
+  EXPECT_DOUBLE_EQ(comp.baseline_mean_ns, 8000.0);
+  EXPECT_DOUBLE_EQ(*comp.slowdown, 0.25);
+  const Interference& comm = b.interference[1];
+  EXPECT_EQ(comm.category, "COMM");
+  EXPECT_GT(comm.ops, 0);
+  EXPECT_NEAR(*comm.slowdown, 0.0, 1e-12);
+  // And what the text report says of it.
+  std::ostringstream os;
+  write_report_text(os, r);
+  EXPECT_THAT(os.str(), HasSubstr(" interference COMP: "));
+  EXPECT_THAT(os.str(), HasSubstr(" us alone: +25.0 %\n"));
 }
 
 TEST(ChromeTrace, FollowsTheTraceEventFormat) {
@@ -314,6 +345,17 @@ TEST(ChromeTrace, FollowsTheTraceEventFormat) {
   EXPECT_EQ(processes.size(), 3u);
   EXPECT_EQ(processes[2], "rank 2 (node2)");
   EXPECT_EQ(threads.size(), 9u);  // COMP, MEM, COMM on each rank
+  // Per rank and stream: one event per op, 3 steps (warm-up included) × 2 layers.
+  std::map<std::pair<int, std::string>, int> per_stream;
+  for (const json& e : j["traceEvents"]) {
+    if (e["ph"] == "X") ++per_stream[{e["pid"].get<int>(), threads[{e["pid"], e["tid"]}]}];
+  }
+  ASSERT_EQ(per_stream.size(), 9u);
+  for (int pid = 0; pid < 3; ++pid) {
+    for (const char* stream : {"COMP", "COMM", "MEM"}) {
+      EXPECT_EQ((per_stream[{pid, stream}]), 6) << "rank " << pid << " " << stream;
+    }
+  }
   // Times are on rank 0's clock: every rank's first COMP op starts at the same instant.
   EXPECT_EQ(j["traceEvents"][3]["ts"].get<double>(), 1000000.0);
 }

@@ -36,7 +36,7 @@ commprof_add_mpi_test(NAME run_cuda_hung_pipeline_peer_np2 NPROCS 2 LABELS "gpu;
 function(commprof_gpu_report_after name dir fixture)
   add_test(NAME ${name}
     COMMAND ${CHECK_RUN} --skip-on "cannot read '[^']*': No such file or directory" --exit 0
-      --match "^# commprof report: 2 of 2 ranks read from 2 file\\(s\\)$"
+      --match "^# commprof report: 2 of 2 ranks, from 2 rank file\\(s\\)$"
       -- $<TARGET_FILE:commprof> report ${dir})
   set_tests_properties(${name} PROPERTIES LABELS "gpu;reliability" TIMEOUT 60
     SKIP_RETURN_CODE 77 FIXTURES_REQUIRED ${fixture})

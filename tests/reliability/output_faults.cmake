@@ -27,7 +27,7 @@ set_tests_properties(run_file_size_limit_np4 PROPERTIES
 # What was written stays: all four files reduce; rank 2 holds exactly its two steps, the others
 # two or three (the job may end while they write their third).
 commprof_add_cli_test(report_after_file_size_limit --exit 0
-  --match "^# commprof report: 4 of 4 ranks read from 4 file\\(s\\)$"
+  --match "^# commprof report: 4 of 4 ranks, from 4 rank file\\(s\\)$"
   --count "^ 2 +[^ ]+ +cpu +2 " 1 --count "^ [013] +[^ ]+ +cpu +[23] " 3
   -- ${prog} report ${faults}/fsize)
 set_tests_properties(report_after_file_size_limit PROPERTIES FIXTURES_REQUIRED fsize)
@@ -43,7 +43,7 @@ set_tests_properties(run_file_size_limit_no_temp_file PROPERTIES LABELS reliabil
 add_test(NAME run_disk_full_np4
   COMMAND ${CHECK_RUN} --skip 77 --exit 0 --match "^run exit code 1$"
     --match "error: cannot write '${faults}/tmpfs/out/rank-[0-3]\\.json': No space left on device"
-    --match "^# commprof report: 4 of 4 ranks read from 4 file\\(s\\)$"
+    --match "^# commprof report: 4 of 4 ranks, from 4 rank file\\(s\\)$"
     --match "^report exit code 0$" --
     sh ${COMMPROF_TESTS_DIR}/tools/small_tmpfs_run.sh 160k ${faults}/tmpfs
        ${faults}/tmpfs/out $<TARGET_FILE:commprof> ${sigterm_prefix} $<TARGET_FILE:commprof>

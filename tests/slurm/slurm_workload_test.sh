@@ -139,7 +139,7 @@ fi
 host=$(hostname)
 if [ -s "$results/report.txt" ]; then
   pass "report.txt written"
-  grep -q "^# commprof report: 4 of 4 ranks read" "$results/report.txt" ||
+  grep -q "^# commprof report: 4 of 4 ranks, from 4 rank file(s)$" "$results/report.txt" ||
     fail "report.txt does not say it read 4 of 4 ranks"
   per_rank=$(sed -n '/^## Per rank/,/^$/p' "$results/report.txt")
   missing=""

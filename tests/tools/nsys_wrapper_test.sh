@@ -117,7 +117,7 @@ check "rank 0 says where its report goes" grep -q "^nsys-profile-rank.sh: rank 0
 (OMPI_COMM_WORLD_RANK) -> $nsys_out/commprof_<host>_0.nsys-rep; capturing the measured steps$" "$log"
 check "only rank 0 speaks" [ "$(grep -c '^nsys-profile-rank.sh: ' "$log")" -eq 1 ]
 check "commprof's own report covers 4 ranks" \
-  grep -q "^# commprof report: 4 of 4 ranks received over MPI at the end of the run$" "$log"
+  grep -q "^# commprof report: 4 of 4 ranks, from 4 rank file(s)$" "$log"
 
 reports=$(find "$nsys_out" -name '*.nsys-rep' | wc -l)
 check "4 reports (found $reports)" [ "$reports" -eq 4 ]
