@@ -124,6 +124,11 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
           } else if constexpr (std::is_same_v<Call, PlannedElementwise>) {
             pass_read = std::max(pass_read, elementwise_span(call.read_bytes));
             pass_write = std::max(pass_write, elementwise_span(call.write_bytes));
+          } else if constexpr (std::is_same_v<Call, PlannedAdamw>) {
+            // Four regions read, three written, each at least one group of four elements.
+            const std::uint64_t region = std::max<std::uint64_t>(call.parameters(), 4) * elem;
+            pass_read = std::max(pass_read, elementwise_span(4 * region));
+            pass_write = std::max(pass_write, elementwise_span(3 * region));
           } else if constexpr (std::is_same_v<Call, PlannedCollective>) {
             const CollectiveSizes sz = collective_spec(call.kind).sizes_for_count(
                 call.count, plan.dtype, comm_of(call.group)->size());
@@ -252,6 +257,10 @@ Work PlanExecutor::work_of(const PlannedOp& op) const {
               call.send_peer,      call.recv_peer};
         } else if constexpr (std::is_same_v<Call, PlannedCompute>) {
           return ComputeCall{call.ns};
+        } else if constexpr (std::is_same_v<Call, PlannedAdamw>) {
+          return AdamwCall{call.tensors,      dtype,
+                           B.pass_src.data(), B.pass_src.bytes(),
+                           B.pass_dst.data(), B.pass_dst.bytes()};
         } else {
           static_assert(std::is_same_v<Call, PlannedCopy>, "every planned call becomes work");
           CopyCall copy{B.copy_dst.data(), B.copy_src.data(), op.bytes, call.kind};

@@ -93,6 +93,23 @@ std::uint64_t layer_parameters(const ModelShape& s, int tp) {
   return total;
 }
 
+std::vector<std::uint64_t> layer_parameter_tensors(const ModelShape& s, int tp) {
+  using U = std::uint64_t;
+  const bool biases = !s.gated_ffn;
+  const U h = static_cast<U>(s.hidden);
+  std::vector<U> out;
+  for (int norm = 0; norm < 2; ++norm) {
+    out.push_back(h);              // weight
+    if (biases) out.push_back(h);  // LayerNorm's bias; RMSNorm has none
+  }
+  for (const LayerGemm& g : layer_forward_gemms(s, tp)) {
+    if (!g.has_weight) continue;
+    out.push_back(static_cast<U>(g.n) * static_cast<U>(g.k));
+    if (biases) out.push_back(static_cast<U>(g.n));  // n: the GEMM's output width on the rank
+  }
+  return out;
+}
+
 std::uint64_t activation_bytes(const ModelShape& s) {
   return static_cast<std::uint64_t>(s.micro_batch) * static_cast<std::uint64_t>(s.seq) *
          static_cast<std::uint64_t>(s.hidden) * dtype_size(s.dtype);

@@ -47,6 +47,12 @@ std::vector<LayerGemm> layer_forward_gemms(const ModelShape& shape, int tp);
 
 /// Parameters of one layer on one TP rank (weights only: norms and biases are < 0.1%).
 std::uint64_t layer_parameters(const ModelShape& shape, int tp);
+/// The parameter tensors of one layer on one TP rank, element counts in the order a PyTorch
+/// pre-norm layer registers them (scripts/fidelity/torch_step.py): the two norms' weights (and
+/// biases: LayerNorm), then qkv, out, up and down weights, each followed by its bias where the
+/// preset has biases (not the gated, llama presets). Row-parallel layers' biases and the norms
+/// are whole on every TP rank. What a fused AdamW step iterates over.
+std::vector<std::uint64_t> layer_parameter_tensors(const ModelShape& shape, int tp);
 /// Bytes of one micro-batch's activations between layers: b·s·h·E (what a pipeline sends).
 std::uint64_t activation_bytes(const ModelShape& shape);
 /// Forward FLOPs of one layer and micro-batch on one TP rank (backward is twice that).

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "collectives/collective_spec.hpp"
+#include "workloads/model_shape.hpp"
 
 namespace commprof {
 
@@ -99,6 +100,18 @@ int OpPlan::elementwise(const std::string& name, std::uint64_t read_bytes,
   return add(std::move(op), deps);
 }
 
+int OpPlan::adamw(const std::string& name, std::vector<std::uint64_t> tensors,
+                  const std::vector<int>& deps) {
+  PlannedOp op;
+  op.name = name;
+  op.stream = Category::kComp;
+  PlannedAdamw call{std::move(tensors)};
+  const PassBytes bytes = adamw_bytes(call.parameters(), dtype);
+  op.bytes = bytes.read + bytes.write;
+  op.call = std::move(call);
+  return add(std::move(op), deps);
+}
+
 int OpPlan::compute(const std::string& name, std::uint64_t ns, const std::vector<int>& deps) {
   PlannedOp op;
   op.name = name;
@@ -122,7 +135,7 @@ void print_plan(std::ostream& os, const OpPlan& plan) {
   for (const PlannedOp& op : plan.ops) {
     os << "  " << op.id << "  " << category_name(op.stream) << "  " << op.name;
     std::visit(
-        [&os, &op](const auto& call) {
+        [&os, &op, &plan](const auto& call) {
           using Call = std::decay_t<decltype(call)>;
           if constexpr (std::is_same_v<Call, PlannedGemm>) {
             os << "  gemm " << call.m << "x" << call.n << "x" << call.k << "  " << op.flops / 1e9
@@ -141,6 +154,10 @@ void print_plan(std::ostream& os, const OpPlan& plan) {
                << "  " << op.bytes << " B";
           } else if constexpr (std::is_same_v<Call, PlannedElementwise>) {
             os << "  pass  read " << call.read_bytes << " B, write " << call.write_bytes << " B";
+          } else if constexpr (std::is_same_v<Call, PlannedAdamw>) {
+            const PassBytes bytes = adamw_bytes(call.parameters(), plan.dtype);
+            os << "  adamw  " << call.tensors.size() << " tensors, " << call.parameters()
+               << " parameters: read " << bytes.read << " B, write " << bytes.write << " B";
           } else {
             static_assert(std::is_same_v<Call, PlannedCompute>, "every planned call is printed");
             os << "  compute " << static_cast<double>(call.ns) / 1e3 << " us";

@@ -53,8 +53,18 @@ struct PlannedElementwise {  ///< a memory-bound pass; PlannedOp::bytes = read +
 struct PlannedCompute {  ///< arithmetic for a set time, learned from a real trace
   std::uint64_t ns = 0;
 };
+/// A fused AdamW step over parameter tensors (AdamwCall); PlannedOp::bytes = read + written
+/// (adamw_bytes).
+struct PlannedAdamw {
+  std::vector<std::uint64_t> tensors;  ///< element counts, in the optimizer's order
+  std::uint64_t parameters() const {
+    std::uint64_t n = 0;
+    for (std::uint64_t t : tensors) n += t;
+    return n;
+  }
+};
 using PlannedCall = std::variant<PlannedGemm, PlannedCollective, PlannedP2P, PlannedCopy,
-                                 PlannedElementwise, PlannedCompute>;
+                                 PlannedElementwise, PlannedCompute, PlannedAdamw>;
 
 struct PlannedOp {
   int id = 0;
@@ -94,6 +104,10 @@ struct OpPlan {
   /// A memory-bound op on the COMP stream that reads `read_bytes` and writes `write_bytes`.
   int elementwise(const std::string& name, std::uint64_t read_bytes, std::uint64_t write_bytes,
                   const std::vector<int>& deps);
+
+  /// A fused AdamW step on the COMP stream over `tensors` (element counts) of the plan's dtype.
+  int adamw(const std::string& name, std::vector<std::uint64_t> tensors,
+            const std::vector<int>& deps);
 
   /// Compute on the COMP stream lasting about `ns` nanoseconds (ComputeCall).
   int compute(const std::string& name, std::uint64_t ns, const std::vector<int>& deps);

@@ -279,11 +279,20 @@ class StepBuilder {
       plan_.compute("optimizer", static_cast<std::uint64_t>(ns), {last_dp_sync_, zero_reduce_});
       return;
     }
-    std::uint64_t params =
-        layer_parameters(c_.shape, t_) * static_cast<std::uint64_t>(layer_count_);
-    params /= static_cast<std::uint64_t>(shards);
-    const PassBytes adamw = adamw_bytes(params, c_.shape.dtype);
-    plan_.elementwise("optimizer.adamw", adamw.read, adamw.write, {last_dp_sync_, zero_reduce_});
+    // Every parameter tensor of the rank's layers, as torch's fused AdamW iterates them; under
+    // ZeRO each layer's parameters are one flat shard per rank (FSDP's flat parameter).
+    const std::vector<std::uint64_t> layer = layer_parameter_tensors(c_.shape, t_);
+    std::vector<std::uint64_t> tensors;
+    for (int l = 0; l < layer_count_; ++l) {
+      if (shards > 1) {
+        std::uint64_t total = 0;
+        for (std::uint64_t n : layer) total += n;
+        tensors.push_back(total / static_cast<std::uint64_t>(shards));
+      } else {
+        tensors.insert(tensors.end(), layer.begin(), layer.end());
+      }
+    }
+    plan_.adamw("optimizer.adamw", std::move(tensors), {last_dp_sync_, zero_reduce_});
   }
 
   static bool is_ffn(const LayerGemm& g) { return g.name.rfind("ffn", 0) == 0; }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "src/backend/collective_kind.hpp"
 #include "src/core/dtype.hpp"
@@ -94,6 +95,44 @@ struct CopyCall {
   CopyKind kind = CopyKind::kDeviceToDevice;
 };
 
+/// One AdamW step as PyTorch's fused AdamW (torch._fused_adamw_, ATen's
+/// multi_tensor_apply_for_fused_optimizer, depth 4) runs it over a model's parameter tensors:
+/// per element it reads the parameter, its gradient and both moments and writes the parameter
+/// and both moments, all of `dtype`, computing in fp32 with the kAdamw* constants at step 1:
+///   p ← p·(1 − lr·wd);  m ← β₁m + (1 − β₁)g;  v ← β₂|v| + (1 − β₂)g²;
+///   p ← p − lr/(1 − β₁) · m / (√v / √(1 − β₂) + eps)
+/// (the second moment read as |v|: a real one is never negative, the executor's buffers hold
+/// normal values). `src` holds four equal regions (parameters, gradients, first and
+/// second moments) and `dst` three (the results); element i of the flat parameter list is
+/// element i modulo a region's length there, so buffers smaller than the model still stream
+/// every byte from memory. Backends that model launch structure cut the tensors into chunks
+/// and launches as multi_tensor_apply does (see kAdamwChunk).
+struct AdamwCall {
+  std::vector<std::uint64_t> tensors;  ///< element counts, in the optimizer's order
+  DType dtype = DType::kFloat32;
+  const void* src = nullptr;
+  std::uint64_t src_bytes = 0;
+  void* dst = nullptr;
+  std::uint64_t dst_bytes = 0;
+};
+
+/// multi_tensor_apply's cut of a fused optimizer step (ATen's MultiTensorApply.cuh, PyTorch
+/// 2.x, depth 4): chunks of 65536 elements, one block of 512 threads each, at most 320 blocks
+/// and 36 tensors per launch.
+inline constexpr std::uint64_t kAdamwChunk = 65536;
+inline constexpr int kAdamwMaxBlocks = 320;
+inline constexpr int kAdamwMaxTensors = 36;
+
+/// Elements per region of an AdamwCall's source (four regions) or destination (three), a
+/// multiple of 4 so that groups of four stay within a region.
+inline std::uint64_t adamw_region(std::uint64_t bytes, int regions, std::uint64_t elem) {
+  return bytes / static_cast<std::uint64_t>(regions) / elem / 4 * 4;
+}
+
+/// The update's constants, which every backend and the tests use.
+inline constexpr float kAdamwLr = 1e-3f, kAdamwBeta1 = 0.9f, kAdamwBeta2 = 0.999f,
+                       kAdamwEps = 1e-8f, kAdamwWeightDecay = 0.01f;
+
 struct MemsetCall {
   void* dst = nullptr;
   int value = 0;
@@ -101,7 +140,7 @@ struct MemsetCall {
 };
 
 using Work = std::variant<GemmCall, CollectiveCall, P2PCall, CopyCall, MemsetCall, ElementwiseCall,
-                          ComputeCall>;
+                          ComputeCall, AdamwCall>;
 
 /// What tools see of an op: the NVTX range name and payload, the log and error lines.
 struct OpLabel {

@@ -88,6 +88,24 @@ TEST(ModelShape, MemoryBoundOpsMoveWhatPyTorchsKernelsMove) {
   EXPECT_EQ(adamw_bytes(1000, DType::kFloat32).read, 16000u);
 }
 
+// The tensors a fused AdamW iterates, in a PyTorch layer's registration order: norms first,
+// then each linear layer's weight and bias; llama has RMSNorm and no biases, and with TP the
+// column- and row-parallel weights shrink while the norms stay whole.
+TEST(ModelShape, ParameterTensorsInRegistrationOrder) {
+  ModelShape gpt;
+  gpt.hidden = 64;
+  gpt.heads = 4;
+  gpt.ffn = 256;
+  const std::uint64_t h = 64, f = 256;
+  EXPECT_EQ(
+      layer_parameter_tensors(gpt, 1),
+      (std::vector<std::uint64_t>{h, h, h, h, 3 * h * h, 3 * h, h * h, h, f * h, f, h * f, h}));
+  ModelShape llama = gpt;
+  llama.gated_ffn = true;
+  EXPECT_EQ(layer_parameter_tensors(llama, 2),
+            (std::vector<std::uint64_t>{h, h, 3 * h / 2 * h, h * h / 2, 2 * f / 2 * h, h * f / 2}));
+}
+
 // Every layer and micro-batch carries its norms, residual adds and activation, forward and
 // backward, in a pre-norm layer's order; gradients accumulate after the first micro-batch; the
 // step ends with one AdamW pass over the rank's parameters.
@@ -138,12 +156,19 @@ TEST(ModelShape, PlanCarriesTheMemoryBoundOpsInLayerOrder) {
   const ModelShape& s = c.shape;
   const std::uint64_t per_layer_mb = 13;  // 6 forward, 6 backward, bias gradients
   const std::uint64_t accum = static_cast<std::uint64_t>(s.micro_batches - 1) * s.layers;
-  EXPECT_EQ(passes.size(), per_layer_mb * s.layers * s.micro_batches + accum + 1);
-  const PlannedOp* adam = passes.back();
+  EXPECT_EQ(passes.size(), per_layer_mb * s.layers * s.micro_batches + accum);
+  const auto adams = plan.of_kind<PlannedAdamw>();
+  ASSERT_EQ(adams.size(), 1u);
+  const PlannedOp* adam = adams.front();
   EXPECT_EQ(adam->name, "optimizer.adamw");
-  const std::uint64_t params = layer_parameters(s, 1) * s.layers;
-  EXPECT_EQ(adam->as<PlannedElementwise>().read_bytes, 4 * params * dtype_size(s.dtype));
-  EXPECT_EQ(adam->bytes, 7 * params * dtype_size(s.dtype));
+  // Every layer's 12 tensors (two LayerNorms and four linear layers, weights and biases).
+  const PlannedAdamw& call = adam->as<PlannedAdamw>();
+  EXPECT_EQ(call.tensors.size(), 12u * static_cast<std::size_t>(s.layers));
+  const std::uint64_t h = s.hidden, f = s.ffn;
+  const std::uint64_t per_layer =
+      4 * h + (3 * h * h + 3 * h) + (h * h + h) + (f * h + f) + (h * f + h);
+  EXPECT_EQ(call.parameters(), per_layer * s.layers);
+  EXPECT_EQ(adam->bytes, 7 * per_layer * s.layers * dtype_size(s.dtype));
   EXPECT_EQ(adam->stream, Category::kComp);
 }
 

@@ -6,6 +6,7 @@
 
 #include "src/backend/annotation.hpp"
 #include "src/backend/backend_info.hpp"
+#include "src/backend/cuda/cuda_adamw.hpp"
 #include "src/backend/cuda/cuda_check.hpp"
 #include "src/backend/cuda/cuda_compute.hpp"
 #include "src/backend/cuda/cuda_device.hpp"
@@ -223,6 +224,8 @@ void CudaBackend::submit(Category c, const Work& work, const OpLabel& label) {
     enqueue_nccl_p2p(*p2p, comm->nccl(), stream(c));
   } else if (const auto* pass = std::get_if<ElementwiseCall>(&work)) {
     launch_elementwise(*pass, sm_count_, stream(c));
+  } else if (const auto* adamw = std::get_if<AdamwCall>(&work)) {
+    launch_adamw(*adamw, stream(c));
   } else if (const auto* compute = std::get_if<ComputeCall>(&work)) {
     launch_compute(compute_rate_.iterations_for(compute->ns), sm_count_, stream(c));
   } else if (const auto* gemm = std::get_if<GemmCall>(&work)) {

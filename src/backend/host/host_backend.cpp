@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "src/backend/backend_info.hpp"
+#include "src/backend/host/host_adamw.hpp"
 #include "src/backend/host/host_communicator.hpp"
 #include "src/backend/host/host_gemm.hpp"
 #include "src/backend/host/mpi_collectives.hpp"
@@ -140,6 +141,8 @@ void HostBackend::submit(Category c, const Work& work, const OpLabel& label) {
       run_mpi_p2p(*p2p, comm);
     } else if (const auto* pass = std::get_if<ElementwiseCall>(&work)) {
       host_elementwise(*pass);
+    } else if (const auto* adamw = std::get_if<AdamwCall>(&work)) {
+      host_adamw(*adamw);
     } else if (const auto* compute = std::get_if<ComputeCall>(&work)) {
       host_compute(*compute);
     } else if (const auto* gemm = std::get_if<GemmCall>(&work)) {

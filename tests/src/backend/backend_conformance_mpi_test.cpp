@@ -9,7 +9,9 @@
 // Collectives make every rank wait for the others, so no test returns early between two of them:
 // checks are EXPECT_*, and ASSERT_* only guards code that runs no collective.
 #include <gtest/gtest.h>
+
 #include <mpi.h>
+#include <cmath>
 
 #include <cstdint>
 #include <cstdlib>
@@ -187,6 +189,74 @@ TEST_F(BackendConformance, ElementwisePassWritesItsBytesAndStaysInItsBuffers) {
   b().synchronize();
   EXPECT_EQ(mismatches(out + kFloats, kFloats, -1.0), 0u) << "the pass wrote past its buffer";
   EXPECT_EQ(mismatches(src.data(), kFloats, 3.0), 0u) << "the pass wrote into its source";
+}
+
+// AdamW over a model's tensors, cut as multi_tensor_apply cuts them on cuda: a tensor of 330
+// chunks (past the 320 blocks a launch holds, so it carries over), 40 small ones (past the 36
+// tensors a launch holds) and odd sizes. The destination holds every parameter once (no wrap):
+// every element must be updated from its own regions' values, and nothing beyond written.
+TEST_F(BackendConformance, AdamwUpdatesEveryParameterFromItsRegions) {
+  std::vector<std::uint64_t> tensors = {3, 330 * kAdamwChunk + 5};
+  for (int i = 0; i < 40; ++i) tensors.push_back(100);
+  tensors.push_back(7);
+  std::uint64_t slots = 0;  // each tensor starts at a multiple of four elements
+  for (std::uint64_t n : tensors) slots += (n + 3) / 4 * 4;
+  constexpr std::uint64_t kIn = 1 << 16;                       // source regions wrap: 4 × 256 KiB
+  const float p = 0.5f, g = -0.25f, m = 0.125f, v = -0.0625f;  // v read as |v|
+  Buffer src = b().allocate(4 * kIn * sizeof(float), MemorySpace::kDevice);
+  auto* in = static_cast<float*>(src.data());
+  const float values[4] = {p, g, m, v};
+  for (int r = 0; r < 4; ++r) {
+    b().fill(in + r * kIn, DType::kFloat32, kIn,
+             FillPattern{FillKind::kConstant, 0, 0, 1, 0, values[r]});
+  }
+  const std::uint64_t out_elems = 3 * slots + 4096;  // three regions, then a guard
+  Buffer dst = constant(out_elems, -7.0);
+  b().submit(Category::kComp,
+             AdamwCall{tensors, DType::kFloat32, src.data(), 4 * kIn * sizeof(float), dst.data(),
+                       3 * slots * sizeof(float)},
+             {"optimizer.adamw"});
+  b().synchronize();
+  Buffer host = b().allocate(out_elems * sizeof(float), MemorySpace::kHostPinned);
+  b().submit(Category::kMem,
+             CopyCall{host.data(), dst.data(), out_elems * sizeof(float), CopyKind::kDeviceToHost},
+             {"readback"});
+  b().synchronize();
+  // The update worked out here in double: p·(1 − lr·wd) − lr/(1 − β₁) · m' / (√v'/√(1 − β₂) + eps).
+  const double m1 = 0.9 * m + 0.1 * g;
+  const double v1 = 0.999 * 0.0625 + 0.001 * g * g;
+  const double p1 =
+      p * (1 - 1e-3 * 0.01) - 1e-3 / 0.1 * m1 / (std::sqrt(v1) / std::sqrt(0.001) + 1e-8);
+  const auto* out = static_cast<const float*>(host.data());
+  std::uint64_t updated = 0, wrong = 0, offset = 0;
+  std::vector<bool> touched(slots, false);
+  for (std::uint64_t n : tensors) {
+    for (std::uint64_t i = offset; i < offset + n; ++i) touched[i] = true;
+    offset += (n + 3) / 4 * 4;
+  }
+  for (std::uint64_t i = 0; i < slots; ++i) {
+    const float want[3] = {static_cast<float>(p1), static_cast<float>(m1), static_cast<float>(v1)};
+    for (int r = 0; r < 3; ++r) {
+      const float got = out[r * slots + i];
+      if (!touched[i]) {
+        wrong += got != -7.0f;  // padding between tensors: not a parameter
+      } else if (std::fabs(got - want[r]) > 1e-6f * std::fabs(want[r])) {
+        ++wrong;
+      } else {
+        ++updated;
+      }
+    }
+  }
+  std::uint64_t params = 0;
+  for (std::uint64_t n : tensors) params += n;
+  EXPECT_EQ(wrong, 0u);
+  EXPECT_EQ(updated, 3 * params);
+  for (std::uint64_t i = 3 * slots; i < out_elems; ++i) {
+    if (out[i] != -7.0f) {
+      ADD_FAILURE() << "AdamW wrote past its destination at element " << i;
+      break;
+    }
+  }
 }
 
 TEST_F(BackendConformance, StampsAreNonDecreasingWithinAStream) {
