@@ -308,25 +308,12 @@ SizeTiming time_size(const BenchConfig& config, Backend& backend, RankContext& c
   ScopedAnnotation size_range(log::cat(c.spec.name, " ", c.sizes.bytes, " B"), c.sizes.bytes);
 
   SizeTiming t;
-  if (config.instrument == Instrument::kActivity) {
-    // Sampled: the reported loop runs unrecorded, as the user's collectives would; one recorded
-    // loop right after it gives the single-call times and, against it, what recording costs.
-    ActivityRecorder& activity = *backend.activity();  // validate() refused the bench without
-    activity.pause(true);
-    t.loop = time_loop(backend, c.call, c.label, config.iters, PerCall::kNone, c.sizes.bytes,
-                       c.positions, false);
-    activity.pause(false);
-    const LoopTiming recorded = time_loop(backend, c.call, c.label, config.iters,
-                                          PerCall::kActivity, c.sizes.bytes, c.positions, false);
-    t.loop.iter_min_us = recorded.iter_min_us;
-    t.loop.iter_max_us = recorded.iter_max_us;
-    t.plain_us = t.loop.time_us;
-    t.instrumented_us = recorded.time_us;
-    return t;
-  }
-  t.loop = time_loop(backend, c.call, c.label, config.iters,
-                     compares(config.instrument) ? PerCall::kNone : per_call, c.sizes.bytes,
-                     c.positions, config.graph);
+  // Sampled activity timing times the reported loop here, unrecorded (recording has not started
+  // yet: see run_bench); record_size() adds the recorded loop afterwards.
+  const bool plain = compares(config.instrument) || config.instrument == Instrument::kActivity;
+  t.loop = time_loop(backend, c.call, c.label, config.iters, plain ? PerCall::kNone : per_call,
+                     c.sizes.bytes, c.positions, config.graph);
+  t.plain_us = t.loop.time_us;
   if (compares(config.instrument)) {
     // Alternate plain and instrumented loops so drift (clocks, thermals) hits both alike; each
     // side keeps its fastest of three. Plain loops run with activity recording paused, so its
@@ -349,6 +336,21 @@ SizeTiming time_size(const BenchConfig& config, Backend& backend, RankContext& c
     }
   }
   return t;
+}
+
+// Sampled activity timing's second pass, once every size has been timed unrecorded: one loop
+// of the size with per-call activity records gives the single-call times and, against the
+// unrecorded loop, what recording costs.
+void record_size(const BenchConfig& config, Backend& backend, RankContext& ctx, const SizeCall& c,
+                 SizeTiming& t) {
+  for (int i = 0; i < config.warmup; ++i) submit_call(backend, c.call, c.label);
+  backend.synchronize();
+  ctx.barrier();
+  const LoopTiming recorded = time_loop(backend, c.call, c.label, config.iters, PerCall::kActivity,
+                                        c.sizes.bytes, c.positions, false);
+  t.loop.iter_min_us = recorded.iter_min_us;
+  t.loop.iter_max_us = recorded.iter_max_us;
+  t.instrumented_us = recorded.time_us;
 }
 
 // One more call into a poisoned buffer, checked exactly: the wrong elements over all ranks
@@ -438,6 +440,12 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
                FillPattern{FillKind::kConstant, 0, 0, 1, 0, 1.0});
   const bool annotate = annotations_enabled();
   std::uint64_t seed = 0;
+  struct Swept {
+    SizeCall call;
+    SizeTiming timing;
+    std::int64_t wrong;
+  };
+  std::vector<Swept> swept;
 
   for (CollectiveKind op : config.ops) {
     const CollectiveSpec& spec = collective_spec(op);
@@ -461,8 +469,17 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
                    spec.input(me, n, config.dtype, c.seed));
       const SizeTiming timing = time_size(config, backend, ctx, c, annotate);
       const std::int64_t wrong = verify_size(config, backend, ctx, buffers, c, me, n);
-      report.rows.push_back(reduce_row(config, ctx, c, timing, wrong, me, n));
+      swept.push_back({c, timing, wrong});
     }
+  }
+  if (config.instrument == Instrument::kActivity) {
+    // Recording starts only now: CUPTI, once enabled, slows every NCCL call of the process
+    // (docs/BENCHMARKS.md), so every reported loop above ran without it.
+    backend.activity()->pause(false);  // validate() refused the bench without a recorder
+    for (Swept& s : swept) record_size(config, backend, ctx, s.call, s.timing);
+  }
+  for (const Swept& s : swept) {
+    report.rows.push_back(reduce_row(config, ctx, s.call, s.timing, s.wrong, me, n));
   }
   report.end_time = utc_now();
   return report;

@@ -50,8 +50,8 @@ class BenchCommand final : public Command {
         "then one more loop with the device's activity records (CUPTI kernel times, nothing "
         "added to the stream) for single-call times and their cost; activity-every: record the "
         "timed loop itself; both / activity-both: time each size plain and as 1 / "
-        "activity-every, interleaved, and report what that costs")("out,o", po::value<std::string>(),
-                      "write bench.json and bench.csv into this directory")(
+        "activity-every, interleaved, and report what that costs")(
+        "out,o", po::value<std::string>(), "write bench.json and bench.csv into this directory")(
         "graph", po::bool_switch(),
         "capture the timed loop once as a CUDA graph and time one replay of it, as nccl-tests "
         "-G 1 (cuda backend; with --instrument 0)");
@@ -97,6 +97,8 @@ class BenchCommand final : public Command {
   BackendOptions backend_options() const override {
     BackendOptions options = runtime_.backend_options;
     options.activity_timing = uses_activity(config_.instrument);
+    // Sampled: every reported loop runs before recording starts (see run_bench).
+    options.activity_deferred = config_.instrument == Instrument::kActivity;
     return options;
   }
 

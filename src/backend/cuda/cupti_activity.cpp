@@ -166,6 +166,18 @@ constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
 
 }  // namespace
 
+bool CuptiActivity::available(std::string* why) {
+  if (const auto tool = injected_tool()) {
+    *why = *tool;
+    return false;
+  }
+  if (const auto other = cupti_already_loaded()) {
+    *why = *other;
+    return false;
+  }
+  return load(why) != nullptr;  // loaded, nothing registered: start() registers later
+}
+
 std::unique_ptr<CuptiActivity> CuptiActivity::start(std::string* why) {
   if (const auto tool = injected_tool()) {
     *why = *tool;

@@ -28,6 +28,10 @@ class CuptiActivity {
   /// Loads CUPTI and starts recording kernels, memcpys and memsets; nullptr with `why` set when
   /// CUPTI is missing or taken by another tool (Nsight Systems and Nsight Compute hold it).
   static std::unique_ptr<CuptiActivity> start(std::string* why);
+  /// Whether start() would find CUPTI, without subscribing to it or enabling anything: a
+  /// process that ever enabled an activity kind pays for it on every NCCL call until it exits
+  /// (docs/BENCHMARKS.md), so a recorder started late is probed early.
+  static bool available(std::string* why);
   ~CuptiActivity();
   CuptiActivity(const CuptiActivity&) = delete;
   CuptiActivity& operator=(const CuptiActivity&) = delete;
