@@ -308,8 +308,8 @@ SizeTiming time_size(const BenchConfig& config, Backend& backend, RankContext& c
   ScopedAnnotation size_range(log::cat(c.spec.name, " ", c.sizes.bytes, " B"), c.sizes.bytes);
 
   SizeTiming t;
-  // Sampled activity timing times the reported loop here, unrecorded (recording has not started
-  // yet: see run_bench); record_size() adds the recorded loop afterwards.
+  // Sampled activity timing times the reported loop here, unrecorded (recording is paused until
+  // every size has been timed: see run_bench); record_size() adds the recorded loop afterwards.
   const bool plain = compares(config.instrument) || config.instrument == Instrument::kActivity;
   t.loop = time_loop(backend, c.call, c.label, config.iters, plain ? PerCall::kNone : per_call,
                      c.sizes.bytes, c.positions, config.graph);
@@ -446,6 +446,7 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
     std::int64_t wrong;
   };
   std::vector<Swept> swept;
+  if (config.instrument == Instrument::kActivity) backend.activity()->pause(true);
 
   for (CollectiveKind op : config.ops) {
     const CollectiveSpec& spec = collective_spec(op);
@@ -473,8 +474,8 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
     }
   }
   if (config.instrument == Instrument::kActivity) {
-    // Recording starts only now: CUPTI, once enabled, slows every NCCL call of the process
-    // (docs/BENCHMARKS.md), so every reported loop above ran without it.
+    // Recording resumes only now, for one recorded loop per size: every reported loop above
+    // ran with it paused (no activity kinds, no launch API records).
     backend.activity()->pause(false);  // validate() refused the bench without a recorder
     for (Swept& s : swept) record_size(config, backend, ctx, s.call, s.timing);
   }

@@ -97,8 +97,6 @@ class BenchCommand final : public Command {
   BackendOptions backend_options() const override {
     BackendOptions options = runtime_.backend_options;
     options.activity_timing = uses_activity(config_.instrument);
-    // Sampled: every reported loop runs before recording starts (see run_bench).
-    options.activity_deferred = config_.instrument == Instrument::kActivity;
     return options;
   }
 

@@ -28,10 +28,6 @@ struct BackendOptions {
   /// Record when each tagged op's own work runs (see ActivityRecorder); cuda starts CUPTI
   /// for it before touching the GPU.
   bool activity_timing = false;
-  /// With activity_timing: start recording only at the first ActivityRecorder::pause(false),
-  /// so that everything before runs as without it (cuda: CUPTI, once enabled, slows every NCCL
-  /// call of the process). Its availability is still checked at start.
-  bool activity_deferred = false;
 };
 
 /// When an op's work ran: nanoseconds since the epoch origin.
@@ -57,7 +53,6 @@ class ActivityRecorder {
   /// in this epoch; nullopt when none of it was recorded.
   virtual std::optional<ActivitySpan> span(std::uint64_t tag) = 0;
   /// Stops (true) or resumes the recording itself, streams idle: to measure what it costs.
-  /// With BackendOptions::activity_deferred the first resume starts it.
   virtual void pause(bool paused) = 0;
 };
 

@@ -45,13 +45,7 @@ cudaMemcpyKind memcpy_kind(CopyKind kind) {
 CudaBackend::CudaBackend(RankContext& ctx, const BackendOptions& options) : options_(options) {
   set_annotations_enabled(options.annotate);
   // Before the first CUDA call, so that CUPTI sees the context being made.
-  if (options.activity_timing) {
-    if (options.activity_deferred) {
-      activity_deferred_ = CuptiActivity::available(&activity_problem_);
-    } else {
-      activity_ = CuptiActivity::start(&activity_problem_);
-    }
-  }
+  if (options.activity_timing) activity_ = CuptiActivity::start(&activity_problem_);
   const VisibleDevices visible = visible_cuda_devices();
   std::string why = visible.problem;
   std::optional<int> device;
@@ -355,14 +349,12 @@ void CudaBackend::begin_epoch() {
   COMMPROF_CUDA_CHECK(cudaEventSynchronize(origin_));
 }
 
-ActivityRecorder* CudaBackend::activity() {
-  return activity_ || activity_deferred_ ? this : nullptr;
-}
+ActivityRecorder* CudaBackend::activity() { return activity_ ? this : nullptr; }
 
 std::string CudaBackend::unavailable_reason(Capability capability) const {
   switch (capability) {
     case Capability::kActivity:
-      return activity_ || activity_deferred_ ? "" : activity_problem_;
+      return activity_ ? "" : activity_problem_;
     case Capability::kGraphs:
       return "";
   }
@@ -386,15 +378,6 @@ std::optional<ActivitySpan> CudaBackend::span(std::uint64_t tag) {
 }
 
 void CudaBackend::pause(bool paused) {
-  if (!activity_ && activity_deferred_ && !paused) {
-    synchronize();
-    activity_ = CuptiActivity::start(&activity_problem_);
-    if (!activity_)
-      throw DeviceError(log::cat("CUPTI activity recording could not start on ", log::identity(),
-                                 ": ", activity_problem_));
-    activity_deferred_ = false;
-    return;
-  }
   if (!activity_) return;
   synchronize();
   activity_->set_recording(!paused);

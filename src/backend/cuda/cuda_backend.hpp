@@ -95,7 +95,6 @@ class CudaBackend final : public Backend, private ActivityRecorder, private Grap
   std::string last_comm_op_ = "none";
   // Activity timing: CUPTI records, or why there are none.
   std::unique_ptr<CuptiActivity> activity_;
-  bool activity_deferred_ = false;  ///< available, to be started by the first pause(false)
   std::string activity_problem_ = "activity timing was not requested";
   bool activity_pending_ = false;  // tagged work submitted since the last collect
 };

@@ -166,18 +166,6 @@ constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
 
 }  // namespace
 
-bool CuptiActivity::available(std::string* why) {
-  if (const auto tool = injected_tool()) {
-    *why = *tool;
-    return false;
-  }
-  if (const auto other = cupti_already_loaded()) {
-    *why = *other;
-    return false;
-  }
-  return load(why) != nullptr;  // loaded, nothing registered: start() registers later
-}
-
 std::unique_ptr<CuptiActivity> CuptiActivity::start(std::string* why) {
   if (const auto tool = injected_tool()) {
     *why = *tool;
@@ -224,15 +212,19 @@ std::unique_ptr<CuptiActivity> CuptiActivity::start(std::string* why) {
     const char* name = nullptr;
     if (L.callback_name(CUPTI_CB_DOMAIN_DRIVER_API, static_cast<std::uint32_t>(cbid), &name) ==
             CUPTI_SUCCESS &&
-        name != nullptr && launches_work(name))
+        name != nullptr && launches_work(name)) {
       L.enable_driver_api(static_cast<CUpti_CallbackId>(cbid), 1);
+      self->driver_cbids_.push_back(cbid);
+    }
   }
   for (int cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid) {
     const char* name = nullptr;
     if (L.callback_name(CUPTI_CB_DOMAIN_RUNTIME_API, static_cast<std::uint32_t>(cbid), &name) ==
             CUPTI_SUCCESS &&
-        name != nullptr && launches_work(name))
+        name != nullptr && launches_work(name)) {
       L.enable_runtime_api(static_cast<CUpti_CallbackId>(cbid), 1);
+      self->runtime_cbids_.push_back(cbid);
+    }
   }
   return self;
 }
@@ -340,6 +332,9 @@ std::optional<TaggedSpan> CuptiActivity::span(std::uint64_t tag) const {
 }
 
 void CuptiActivity::set_recording(bool on) {
+  // The API records too: paused, no launch should pass through CUPTI at all.
+  for (int cbid : driver_cbids_) lib_->enable_driver_api(static_cast<CUpti_CallbackId>(cbid), on);
+  for (int cbid : runtime_cbids_) lib_->enable_runtime_api(static_cast<CUpti_CallbackId>(cbid), on);
   for (CUpti_ActivityKind kind : kKinds) {
     const CUptiResult rc = on ? lib_->enable(kind) : lib_->disable(kind);
     if (rc != CUPTI_SUCCESS)

@@ -28,10 +28,6 @@ class CuptiActivity {
   /// Loads CUPTI and starts recording kernels, memcpys and memsets; nullptr with `why` set when
   /// CUPTI is missing or taken by another tool (Nsight Systems and Nsight Compute hold it).
   static std::unique_ptr<CuptiActivity> start(std::string* why);
-  /// Whether start() would find CUPTI, without subscribing to it or enabling anything: a
-  /// process that ever enabled an activity kind pays for it on every NCCL call until it exits
-  /// (docs/BENCHMARKS.md), so a recorder started late is probed early.
-  static bool available(std::string* why);
   ~CuptiActivity();
   CuptiActivity(const CuptiActivity&) = delete;
   CuptiActivity& operator=(const CuptiActivity&) = delete;
@@ -49,7 +45,8 @@ class CuptiActivity {
   std::optional<TaggedSpan> span(std::uint64_t tag) const;
   /// Forgets every record collected so far.
   void clear();
-  /// Disables (false) or re-enables the activity kinds; recording starts enabled.
+  /// Disables (false) or re-enables the activity kinds and the launch API callbacks that
+  /// correlate work with tags; recording starts enabled.
   void set_recording(bool on);
 
   /// Called by CUPTI's buffer-completed callback (any thread): parses one buffer.
@@ -58,6 +55,7 @@ class CuptiActivity {
   struct Library;  // CUPTI's entry points (defined in the .cpp)
 
  private:
+  std::vector<int> driver_cbids_, runtime_cbids_;  ///< the launch API records enabled
   struct WorkRecord {
     std::uint32_t correlation;
     std::int64_t start_ns;
