@@ -33,7 +33,7 @@ commprof_add_cli_test(report_after_file_size_limit --exit 0
 set_tests_properties(report_after_file_size_limit PROPERTIES FIXTURES_REQUIRED fsize)
 set_property(TEST report_after_file_size_limit APPEND PROPERTY LABELS reliability)
 add_test(NAME run_file_size_limit_no_temp_file
-  COMMAND sh -c "ls ${faults}/fsize; ! ls ${faults}/fsize | grep -q '^rank-2\\.json\\.tmp'")
+  COMMAND sh -c "test -d ${faults}/fsize && ls ${faults}/fsize && ! ls ${faults}/fsize | grep -q '^rank-2\\.json\\.tmp'")
 set_tests_properties(run_file_size_limit_no_temp_file PROPERTIES LABELS reliability
                                                              FIXTURES_REQUIRED fsize)
 

@@ -10,11 +10,18 @@ rm -rf "$out"; mkdir -p "$(dirname "$out")"
 start=$(date +%s)
 start_run "$out" "$nranks" "$@"
 # The victim is the rank process whose environment says it is rank $victim.
+killed=0
 for pid in $(pgrep -f "^$bin run .*--out $out"); do
   if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$victim"; then
-    kill -KILL "$pid" && echo "killed rank $victim (pid $pid)"
+    kill -KILL "$pid" && echo "killed rank $victim (pid $pid)" && killed=1
   fi
 done
+# Without a victim the test would fail later as "still running", naming the wrong cause.
+if [ $killed -eq 0 ]; then
+  echo "FAIL: no process of rank $victim found (OMPI_COMM_WORLD_RANK in its environment)"
+  wait_run
+  exit 1
+fi
 wait_run
 echo "job exit code $rc after $(( $(date +%s) - start )) s"
 [ $rc -ne 0 ] || { echo "FAIL: the job reported success"; exit 1; }
