@@ -23,4 +23,6 @@ void install_stop_signals() {
 
 int stop_signal() { return g_signal; }
 
+void clear_stop_signal() { g_signal = 0; }
+
 }  // namespace commprof

@@ -9,5 +9,7 @@ namespace commprof {
 void install_stop_signals();
 /// The signal received since install_stop_signals(), or 0.
 int stop_signal();
+/// Forgets a recorded signal, so that one process can run several stoppable loops (tests).
+void clear_stop_signal();
 
 }  // namespace commprof
