@@ -144,11 +144,21 @@ TEST_F(CudaBackendTest, GemmMatchesHostReference) {
     if (t == DType::kFloat32) {
       EXPECT_EQ(download(c, expected.size()), expected);
     } else {
-      // bf16: compare the first element exactly through the checker (value ≤ k = 64).
-      ExpectPattern e;
-      e.kind = ExpectKind::kConstant;
-      e.constant = expected[0];
-      EXPECT_EQ(backend_->count_mismatches(c.data(), t, 1, e), 0u);
+      // bf16: every element, exactly. Each is an integer ≤ k = 64, which bf16's 8-bit
+      // significand holds exactly; a bf16 value is the upper half of the float of equal value.
+      const std::size_t count = expected.size();
+      std::vector<float> halves = download(c, (count + 1) / 2);  // count bf16 = count/2 floats
+      std::vector<std::uint16_t> raw(count);
+      std::memcpy(raw.data(), halves.data(), count * sizeof(std::uint16_t));
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < count; ++i) {
+        const std::uint32_t bits = static_cast<std::uint32_t>(raw[i]) << 16;
+        float value = 0;
+        std::memcpy(&value, &bits, sizeof value);
+        if (value != expected[i] && wrong++ < 5)
+          ADD_FAILURE() << "C[" << i << "] = " << value << ", expected " << expected[i];
+      }
+      EXPECT_EQ(wrong, 0u) << "of " << count << " elements";
     }
   }
 }
