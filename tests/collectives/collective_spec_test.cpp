@@ -133,7 +133,8 @@ TEST(CollectiveSpec, TooSmallForTheRanksGivesCountZero) {
   }
 }
 
-// nccl-tests' rule, restated: chunk = (bytes / s / n) & ~(16 / s - 1).
+// nccl-tests' rule, restated: chunk = (bytes / s / n) & ~(16 / s - 1). A documentation invariant
+// (the product computes it the same way); the hand-worked sizes above are the oracle.
 TEST(CollectiveSpec, AccountingInvariantsOverManySizes) {
   for (K kind : all_collective_kinds()) {
     const CollectiveSpec& spec = collective_spec(kind);

@@ -17,7 +17,8 @@ int count_leading_forwards(const std::vector<PipeItem>& items) {
 
 TEST(PipelineSchedule, OneFOneBWarmupIsStagesMinusStageMinusOne) {
   // Megatron: each stage runs min(p − r − 1, m) forwards before its first backward, plus the
-  // steady state's first forward.
+  // steady state's first forward. A documentation invariant: it restates the schedule's formula
+  // (pipeline_schedule.cpp) over many shapes; the worked examples below are the oracle.
   for (int p : {2, 4, 8}) {
     for (int r = 0; r < p; ++r) {
       for (int m : {1, 2, 4, 8, 16}) {

@@ -197,8 +197,15 @@ TEST(DdpBuckets, PlanAllReducesEachBucketOnceWithCopiesAroundIt) {
   ASSERT_EQ(grads.size(), 96u);
   EXPECT_EQ(grads.front().name, "l23.ffn_down");  // gradient-ready order: last layer first
   const auto buckets = assign_buckets(grads, kDdpFirstBucketBytes, kDdpDefaultCapBytes);
+  // Worked out by hand: per layer, in gradient order, ffn_down and ffn_up 2048 × 8192 × 2 B =
+  // 32 MiB each, out_proj 8 MiB, qkv 24 MiB. The first bucket (1 MiB cap) closes on l23's
+  // ffn_down; then every 25 MiB bucket closes on ffn_up alone, on out_proj + qkv (32 MiB), on the
+  // next layer's ffn_down alone, ...: 3 buckets of 32 MiB per layer, 72 in all.
+  ASSERT_EQ(buckets.size(), 72u);
+  for (const auto& b : buckets) EXPECT_EQ(b.bytes, 32ull << 20);
   std::uint64_t total = 0;
   for (const auto& g : grads) total += g.bytes;
+  EXPECT_EQ(total, 24ull * (96ull << 20));
   const OpPlan plan = build_plan(c, place_rank(c.layout, 0));
   const auto ars = collectives(plan, CollectiveKind::kAllReduce, Group::kDp);
   ASSERT_EQ(ars.size(), buckets.size());

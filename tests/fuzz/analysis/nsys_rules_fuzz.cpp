@@ -100,14 +100,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         facts(ActivityKind::kMemcpy, "Memcpy DtoD", kCommStream, std::nullopt),
         facts(ActivityKind::kMemset, "Memset", 0, Category::kComp),
         facts(ActivityKind::kKernel, "", 7, Category::kMem)}) {
-    RuleClass expected = RuleClass::kIgnore;
-    for (const Rule& r : set.rules()) {
-      if (r.matches(a)) {
-        expected = r.cls;
-        break;
+    // Rules are tried in order: a rule added after the last one changes nothing for an activity
+    // an earlier rule matches, and decides only the ones none matches.
+    bool matched = false;
+    for (const Rule& r : set.rules()) matched = matched || r.matches(a);
+    for (const char* tail : {"IGNORE any", "COMM any", "MEM any"}) {
+      const RuleSet longer = RuleSet::parse(printed + tail + "\n", "longer.rules");
+      if (matched) {
+        FUZZ_CHECK(longer.classify(a) == set.classify(a),
+                   std::string("a rule after the last, ") + tail + ", changed a matched activity");
+      } else {
+        FUZZ_CHECK(longer.classify(a) == longer.rules().back().cls,
+                   std::string("an unmatched activity did not fall to the added ") + tail);
       }
     }
-    FUZZ_CHECK(set.classify(a) == expected, "classify is not the first matching rule");
   }
   return 0;
 }

@@ -16,6 +16,7 @@
 #include "src/backend/cuda/cuda_device.hpp"
 #include "src/backend/cuda/cupti_activity.hpp"
 #include "src/runtime/rank_context.hpp"
+#include "support/collective_model.hpp"
 
 namespace commprof {
 namespace {
@@ -250,6 +251,35 @@ TEST_F(CudaBackendTest, EveryCollectiveVerifiesOnWorldAndSplit) {
             0u)
             << spec.name << " on " << comm->name();
       }
+    }
+  }
+}
+
+// NCCL's results in float against the tests' own model of each collective
+// (tests/support/collective_model: written apart from the product's expected patterns), with
+// rank 0 and the last rank as root.
+TEST_F(CudaBackendTest, CollectivesMatchTheIndependentModel) {
+  Communicator& world = backend_->world();
+  const int n = world.size();
+  for (int root : {0, n - 1}) {
+    for (CollectiveKind kind : all_collective_kinds()) {
+      const CollectiveSpec& spec = collective_spec(kind);
+      const CollectiveSizes sz = spec.sizes(64 << 10, DType::kFloat32, n);
+      if (sz.count == 0) continue;
+      const CollectiveBuffers b = inputs_for(spec, sz, DType::kFloat32, world, 11);
+      backend_->submit(Category::kComm,
+                       CollectiveCall{kind, &world, b.send.data(), b.recv.data(), sz.count,
+                                      DType::kFloat32, root},
+                       {spec.name, sz.bytes});
+      backend_->synchronize();
+      if (!spec.output_defined(world.rank(), root)) continue;
+      const testing::RankBuffers model = testing::simulate_collective(
+          kind, sz, root, testing::make_inputs(spec, n, DType::kFloat32, 11, sz));
+      const std::vector<double>& want = model[static_cast<std::size_t>(world.rank())];
+      const std::vector<float> got = download(b.recv, sz.recv_count);
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < got.size(); ++i) wrong += static_cast<double>(got[i]) != want[i];
+      EXPECT_EQ(wrong, 0u) << spec.name << " root " << root << " on " << n << " rank(s)";
     }
   }
 }
