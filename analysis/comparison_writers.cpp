@@ -7,16 +7,13 @@
 #include <ostream>
 
 #include "analysis/report_writers.hpp"
+#include "analysis/text_table.hpp"
 #include "src/core/units.hpp"
 
 namespace commprof {
 namespace {
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
+std::string fmt(const char* format, double v) { return format_number(format, v); }
 
 const char* unit_name(MetricUnit u) {
   switch (u) {
@@ -78,28 +75,6 @@ std::string run_line(const RunMetrics& r) {
          " measured step(s) per rank)";
 }
 
-void table(std::ostream& os, const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> width;
-  auto length = [](const std::string& s) {  // display width: UTF-8 continuation bytes are free
-    return static_cast<std::size_t>(
-        std::count_if(s.begin(), s.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
-  };
-  for (const auto& row : rows) {
-    width.resize(std::max(width.size(), row.size()), 0);
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], length(row[i]));
-  }
-  for (const auto& row : rows) {
-    std::string line = " ";
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      const std::string pad(width[i] - length(row[i]), ' ');
-      const bool left = i == 0 || i + 1 == row.size();
-      line += (i == 0 ? "" : "  ") + (left ? row[i] + pad : pad + row[i]);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    os << line << '\n';
-  }
-}
-
 std::vector<std::string> cells(const MetricComparison& c) {
   const MetricUnit u = c.base_metric.unit;
   std::string relative = "n/a";
@@ -129,7 +104,7 @@ void write_comparison_text(std::ostream& os, const Comparison& c) {
   std::vector<std::vector<std::string>> rows{
       {"metric", "base", "new", "change", "change %", "noise", "verdict"}};
   for (const MetricComparison& m : c.rows) rows.push_back(cells(m));
-  table(os, rows);
+  write_table(os, rows, /*last_left=*/true);
   for (const MetricComparison& m : c.rows) {
     if (!m.base_metric.note.empty() || !m.new_metric.note.empty()) {
       os << "# " << m.base_metric.key() << ": base " << (m.in_base ? m.base_metric.note : "-")

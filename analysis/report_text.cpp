@@ -5,35 +5,18 @@
 #include <ostream>
 
 #include "analysis/report_writers.hpp"
+#include "analysis/text_table.hpp"
 
 namespace commprof {
 namespace {
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
+std::string fmt(const char* format, double v) { return format_number(format, v); }
 std::string us(double ns) { return fmt("%.1f", ns / 1e3); }
 std::string us_or_na(const Stat& s) { return s.count > 0 ? us(s.mean) : "n/a"; }
 std::string pct_or_na(const Stat& s) { return s.count > 0 ? fmt("%.1f", 100.0 * s.mean) : "n/a"; }
 std::string gbps_or_na(double v) { return v < 0 ? "n/a" : fmt("%.2f", v); }
-
-// Prints rows with every column padded to its widest cell; first column left-aligned.
 void table(std::ostream& os, const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> width;
-  for (const auto& row : rows) {
-    width.resize(std::max(width.size(), row.size()), 0);
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  }
-  for (const auto& row : rows) {
-    std::string line = " ";
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      const std::string pad(width[i] - row[i].size(), ' ');
-      line += i == 0 ? row[i] + pad : "  " + pad + row[i];
-    }
-    os << line << '\n';
-  }
+  write_table(os, rows);
 }
 
 }  // namespace

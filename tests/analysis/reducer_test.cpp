@@ -16,6 +16,7 @@
 #include "analysis/chrome_trace.hpp"
 #include "analysis/report_writers.hpp"
 #include "analysis/synthetic_timeline.hpp"
+#include "analysis/three_ranks.hpp"
 #include "src/timeline/rank_file.hpp"
 
 namespace commprof {
@@ -24,20 +25,8 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-SyntheticSpec three_ranks() {
-  SyntheticSpec spec;
-  spec.world_size = 3;
-  spec.ranks_per_host = 1;  // three hosts, clocks 1 ms apart: offsets must be applied
-  spec.steps = 2;
-  spec.layers = 2;
-  return spec;
-}
-
-Report reduce(const SyntheticSpec& spec, ReduceOptions options = {}) {
-  Reducer reducer(options);
-  for (int r = 0; r < spec.world_size; ++r) reducer.add(make_synthetic_rank(spec, r), "mem");
-  return reducer.finish();
-}
+using testing::reduce;
+using testing::three_ranks;
 
 TEST(Reducer, ThreeRanksWithKnownSkewAcrossHosts) {
   // Layer = 10 us COMP, then an allreduce: ranks 0, 1, 2 arrive 0, 100, 200 ns late (rank 2

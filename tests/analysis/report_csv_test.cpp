@@ -11,6 +11,7 @@
 #include "analysis/reducer.hpp"
 #include "analysis/report_writers.hpp"
 #include "analysis/synthetic_timeline.hpp"
+#include "analysis/three_ranks.hpp"
 
 namespace commprof {
 namespace {
@@ -51,16 +52,8 @@ Rows parse_csv(const std::string& text) {
   return rows;
 }
 
-Report three_ranks() {
-  SyntheticSpec spec;
-  spec.world_size = 3;
-  spec.ranks_per_host = 1;
-  spec.steps = 2;
-  spec.layers = 2;
-  Reducer reducer({});
-  for (int r = 0; r < 3; ++r) reducer.add(make_synthetic_rank(spec, r), "mem");
-  return reducer.finish();
-}
+using testing::reduce;
+using testing::three_ranks;
 
 std::map<std::string, Rows> tables_of(const Report& r) {
   std::map<std::string, Rows> out;
@@ -90,7 +83,7 @@ void expect_row(const std::vector<std::string>& got, const std::vector<std::stri
 }
 
 TEST(ReportCsv, EveryTableKnownAnswers) {
-  const auto t = tables_of(three_ranks());
+  const auto t = tables_of(reduce(three_ranks()));
   ASSERT_EQ(t.size(), 6u);
 
   const Rows& ranks = t.at("ranks");
@@ -175,7 +168,7 @@ TEST(ReportCsv, ProblemsAndMissingRanksAreRowsAndTextIsQuoted) {
 }
 
 TEST(ReportCsv, OneStreamHoldsEveryTableUnderItsName) {
-  const Report r = three_ranks();
+  const Report r = reduce(three_ranks());
   std::ostringstream os;
   write_report_csv(os, r);
   std::string expected;

@@ -14,6 +14,7 @@
 #include "analysis/reducer.hpp"
 #include "analysis/report_writers.hpp"
 #include "analysis/synthetic_timeline.hpp"
+#include "analysis/three_ranks.hpp"
 #include "src/core/errors.hpp"
 
 namespace commprof {
@@ -68,14 +69,7 @@ TEST(StepTimelines, DrawsTheAlwaysRankThenSlowestAndFastestInTurn) {
   EXPECT_TRUE(choose_timeline_ranks(r, 5, 0, 4).empty());                   // nobody has step 5
 }
 
-SyntheticSpec three_ranks() {
-  SyntheticSpec spec;
-  spec.world_size = 3;
-  spec.ranks_per_host = 1;
-  spec.steps = 2;
-  spec.layers = 2;
-  return spec;
-}
+using testing::three_ranks;
 
 // The page's data block, parsed.
 json data_of(const std::string& html) {

@@ -13,6 +13,7 @@
 #include "analysis/reducer.hpp"
 #include "analysis/report_writers.hpp"
 #include "analysis/synthetic_timeline.hpp"
+#include "analysis/three_ranks.hpp"
 
 namespace commprof {
 namespace {
@@ -47,14 +48,7 @@ std::map<std::string, double> parse_exposition(const std::string& text) {
 }
 
 TEST(ReportPrometheus, ThreeRanksKnownAnswers) {
-  SyntheticSpec spec;
-  spec.world_size = 3;
-  spec.ranks_per_host = 1;
-  spec.steps = 2;
-  spec.layers = 2;
-  Reducer reducer({});
-  for (int r = 0; r < 3; ++r) reducer.add(make_synthetic_rank(spec, r), "mem");
-  const Report report = reducer.finish();
+  const Report report = testing::reduce(testing::three_ranks());
   std::ostringstream os;
   write_report_prometheus(os, report);
   const auto s = parse_exposition(os.str());

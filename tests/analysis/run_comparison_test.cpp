@@ -14,6 +14,7 @@
 #include "analysis/reducer.hpp"
 #include "analysis/report_writers.hpp"
 #include "analysis/synthetic_timeline.hpp"
+#include "analysis/three_ranks.hpp"
 #include "src/core/errors.hpp"
 
 namespace commprof {
@@ -150,21 +151,14 @@ TEST(CompareRuns, ChangeWithinNoiseIsSaidToBe) {
               ::testing::ContainsRegex(" step +100 ms +105 ms +\\+5.00 ms +\\+5.00% +±14.1 ms"));
 }
 
+// The three-rank run with four measured steps and collectives of `comm_ns`.
 SyntheticSpec spec_with(std::int64_t comm_ns) {
-  SyntheticSpec spec;
-  spec.world_size = 3;
-  spec.ranks_per_host = 1;
+  SyntheticSpec spec = testing::three_ranks();
   spec.steps = 4;
-  spec.layers = 2;
   spec.comm_ns = comm_ns;
   return spec;
 }
-
-Report reduce(const SyntheticSpec& spec) {
-  Reducer reducer({});
-  for (int r = 0; r < spec.world_size; ++r) reducer.add(make_synthetic_rank(spec, r), "mem");
-  return reducer.finish();
-}
+using testing::reduce;
 
 const RunMetric* find(const RunMetrics& m, const std::string& key) {
   for (const RunMetric& x : m.metrics)
