@@ -64,6 +64,9 @@ void CollectiveMatcher::add_op(int rank, const Op& op, std::int64_t offset) {
     instances_.push_back(std::move(c));
   }
   CollectiveInstance& c = instances_[it->second];
+  if (c.algo.empty() && !op.algo.empty()) {
+    c.algo = std::string(op.algo) + (op.proto.empty() ? "" : "/" + std::string(op.proto));
+  }
   if (!inserted) {
     if (c.collective != op.collective || c.bytes != op.bytes || c.comm_size != op.comm_size) {
       c.consistent = false;

@@ -325,6 +325,10 @@ void add_collective_rows(Report& rep) {
       times.push_back(static_cast<double>(rep.instances[i].time_ns()));
       skew += static_cast<double>(rep.instances[i].start_skew_ns());
       add_saturating(row.wait_ns, rep.instances[i].wait_caused_ns);
+      const std::string& algo = rep.instances[i].algo;
+      if (!algo.empty() && (" " + row.algo + " ").find(" " + algo + " ") == std::string::npos) {
+        row.algo += (row.algo.empty() ? "" : " ") + algo;
+      }
     }
     std::sort(times.begin(), times.end());
     row.p50_ns = percentile(times, 50);

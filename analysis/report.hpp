@@ -51,6 +51,9 @@ struct CollectiveRow {
   double peak_fraction = -1.0;  ///< busbw / --peak-busbw; < 0 when not given
   double mean_skew_ns = 0.0;    ///< mean start skew
   std::int64_t wait_ns = 0;     ///< Σ waits of all ranks
+  /// NCCL's algorithm/protocol of these calls ("RING/LL128"), as NCCL's profiler plugin recorded
+  /// them; several, space-separated, if NCCL chose differently between calls; "" not known.
+  std::string algo;
 };
 
 /// Communicators of one kind: "dp", "tp", "pp", "world" (the name without trailing digits).

@@ -107,6 +107,7 @@ ordered_json collectives_json(const Report& r) {
                      {"peak_busbw_fraction", maybe(c.peak_fraction)},
                      {"mean_start_skew_ns", c.mean_skew_ns},
                      {"wait_ns", c.wait_ns}});
+    if (!c.algo.empty()) colls.back()["nccl_algo"] = c.algo;  // only what NCCL's plugin told
   }
   return colls;
 }

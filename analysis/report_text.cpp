@@ -110,12 +110,17 @@ void write_report_text(std::ostream& os, const Report& r) {
     os << "\n## Collectives by message size (time: shortest rank's duration per call)\n";
     rows = {{"collective", "n(ranks)", "bytes(B)", "count(#)", "p50(us)", "p95(us)", "algbw(GB/s)",
              "busbw(GB/s)", "peak(%)", "skew(us)"}};
+    // NCCL's choice of algorithm and protocol, where the files say (NCCL's profiler plugin).
+    const bool algo = std::any_of(r.collectives.begin(), r.collectives.end(),
+                                  [](const CollectiveRow& c) { return !c.algo.empty(); });
+    if (algo) rows[0].push_back("nccl algo/proto");
     for (const CollectiveRow& c : r.collectives) {
       rows.push_back({c.collective, std::to_string(c.comm_size), std::to_string(c.bytes),
                       std::to_string(c.count), us(c.p50_ns), us(c.p95_ns),
                       fmt("%.2f", c.algbw_gbps), gbps_or_na(c.busbw_gbps),
                       c.peak_fraction < 0 ? "n/a" : fmt("%.1f", 100.0 * c.peak_fraction),
                       us(c.mean_skew_ns)});
+      if (algo) rows.back().push_back(c.algo.empty() ? "?" : c.algo);
     }
     table(os, rows);
   }

@@ -316,6 +316,9 @@ RankTimeline import_torch_trace(const std::string& path, const TorchImportOption
       // S of the bus-bandwidth formulas (docs/reference: nccl-tests): the larger of the two
       // buffers: all-gather's output, reduce-scatter's input, an all-reduce's either.
       op.bytes = std::max(in, out) * elem;
+      // NCCL's count: the smaller buffer (all-gather's input, reduce-scatter's output).
+      op.count = in > 0 && out > 0 ? std::min(in, out) : std::max(in, out);
+      op.dtype = text(a.args, "dtype");
       op.seq = next_seq[op.comm]++;
       op.name = op.collective;
     }

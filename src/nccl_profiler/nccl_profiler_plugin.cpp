@@ -11,11 +11,23 @@
 namespace commprof::nccl_profiler {
 namespace {
 
-constexpr int kActivation =
+constexpr int kActivationV4 =
     static_cast<int>(kNcclProfileColl | kNcclProfileP2p | kNcclProfileKernelCh);
+// v5 also: the API calls' events, for one fact only: whether the call was captured into a graph.
+constexpr int kActivationV5 =
+    kActivationV4 | static_cast<int>(kNcclProfileCollApi | kNcclProfileP2pApi);
 
-NcclResult init_comm(void** context, int* mask, const char* name, std::uint64_t hash, int nnodes,
-                     int nranks, int rank) {
+// The handle of a v5 Coll or P2p API event. NCCL names it again as the parent of the operation's
+// Coll or P2p event, after it has stopped it, and for a graph-captured call at every replay of
+// the graph, for as long as the graph lives. So the handle is not an object of the call (which
+// would have to live that long) but one of two fixed addresses, which say what the operation
+// needs of its call: captured or not.
+char captured_call;
+char uncaptured_call;
+bool is_api_handle(const void* h) { return h == &captured_call || h == &uncaptured_call; }
+
+NcclResult init_comm(void** context, int* mask, int activation, const char* name,
+                     std::uint64_t hash, int nnodes, int nranks, int rank) {
   try {
     CommInfo info;
     info.name = name != nullptr ? name : "";
@@ -24,7 +36,7 @@ NcclResult init_comm(void** context, int* mask, const char* name, std::uint64_t 
     info.nranks = nranks;
     info.rank = rank;
     *context = process().init_comm(info);
-    *mask = kActivation;
+    *mask = activation;
     return kNcclSuccess;
   } catch (const std::exception&) {
     return kNcclInternalError;
@@ -73,7 +85,7 @@ NcclResult start(void* context, void** handle, std::uint64_t type, void* parent,
 }
 
 NcclResult stop_event(void* handle) {
-  if (handle == nullptr) return kNcclSuccess;
+  if (handle == nullptr || is_api_handle(handle)) return kNcclSuccess;
   try {
     auto* e = static_cast<Event*>(handle);
     if (e->kind == Event::Kind::kOp) {
@@ -87,7 +99,7 @@ NcclResult stop_event(void* handle) {
 }
 
 NcclResult record_state(void* handle, int state, NcclEventStateArgs* args) {
-  if (handle == nullptr || args == nullptr) return kNcclSuccess;
+  if (handle == nullptr || args == nullptr || is_api_handle(handle)) return kNcclSuccess;
   try {
     auto* e = static_cast<Event*>(handle);
     if (e->kind == Event::Kind::kChannel && state == kNcclProfilerKernelChStop) {
@@ -108,17 +120,25 @@ NcclResult finalize(void* context) {
 
 NcclResult init_v5(void** context, std::uint64_t comm_id, int* mask, const char* name, int nnodes,
                    int nranks, int rank, NcclDebugLogger) {
-  return init_comm(context, mask, name, comm_id, nnodes, nranks, rank);
+  return init_comm(context, mask, kActivationV5, name, comm_id, nnodes, nranks, rank);
 }
 NcclResult init_v4(void** context, int* mask, const char* name, std::uint64_t hash, int nnodes,
                    int nranks, int rank, NcclDebugLogger) {
-  return init_comm(context, mask, name, hash, nnodes, nranks, rank);
+  return init_comm(context, mask, kActivationV4, name, hash, nnodes, nranks, rank);
 }
 
 NcclResult start_v5(void* context, void** handle, NcclEventDescrV5* d) {
+  if (d->type == kNcclProfileCollApi || d->type == kNcclProfileP2pApi) {
+    const bool captured =
+        d->type == kNcclProfileCollApi ? d->collApi.graphCaptured : d->p2pApi.graphCaptured;
+    *handle = captured ? &captured_call : &uncaptured_call;
+    return kNcclSuccess;
+  }
   OpInfo op;
   if (d->type == kNcclProfileColl) op = coll_info(d->coll.v4);
   if (d->type == kNcclProfileP2p) op = p2p_info(d->p2p.v4);
+  // Without API events (or on v4) the parent is null or a group: not captured, as far as known.
+  op.graph_captured = d->parentObj == &captured_call;
   return start(context, handle, d->type, d->parentObj, &op, &d->kernelCh);
 }
 NcclResult start_v4(void* context, void** handle, NcclEventDescrV4* d) {

@@ -272,6 +272,13 @@ void Process::complete_locked(Event* op) {
     r.bytes = s_bytes(op->op, op->comm->info.nranks);
     r.start_ns = op->gpu_start_ns;
     r.end_ns = op->gpu_end_ns;
+    r.dtype = op->op.datatype;
+    r.count = op->op.count;
+    r.algo = op->op.algo;
+    r.proto = op->op.proto;
+    r.channels = std::max(op->op.channels, op->channels_stopped);
+    r.enqueue_ns = op->enqueue_ns;
+    r.graph = op->op.graph_captured;
     done_.push_back(std::move(r));
   }
   // The handle stays valid a while: NCCL may still name it as a channel's parent (an operation
@@ -318,6 +325,7 @@ RankTimeline Process::timeline() {
                        {"collective", e->op.p2p ? std::string("sendrecv") : lower(e->op.func)},
                        {"seq", static_cast<std::int64_t>(e->op.seq)},
                        {"enqueue_ns", e->enqueue_ns},
+                       {"graph", e->op.graph_captured},
                        {"channels_stopped", e->channels_stopped},
                        {"channels", e->op.channels}});
   }

@@ -32,6 +32,15 @@ struct OpRecord {
   double flops = 0.0;
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
+  // What the source said of a collective beyond the above (NCCL's profiler plugin; traces whose
+  // events carry it). Optional in the file: the default means "not known".
+  std::string dtype;            ///< element type as the source names it ("ncclBfloat16", "bf16")
+  std::uint64_t count = 0;      ///< elements of the call (NCCL's count: per rank for all-gather)
+  std::string algo;             ///< NCCL's algorithm ("Ring", "Tree", "NVLS", ...)
+  std::string proto;            ///< NCCL's protocol ("Simple", "LL", "LL128")
+  int channels = 0;             ///< channels NCCL ran it on
+  std::int64_t enqueue_ns = 0;  ///< when the host enqueued it (same clock as start_ns)
+  bool graph = false;           ///< launched as part of a captured CUDA graph
   std::int64_t duration_ns() const { return end_ns - start_ns; }
 };
 

@@ -26,7 +26,10 @@ enum class Check {
   kNonNegative,  ///< not below zero (and, for a number, not NaN); checked once the record is read
 };
 
-/// One field: its key in the file, its member in the record and in the view.
+/// One field: its key in the file, its member in the record and in the view. An optional field
+/// is written only when its value is not the member's default, and a file without it reads as
+/// that default: what only some sources know (NCCL's algorithm of a collective) costs the other
+/// files nothing, and files of earlier writers stay readable.
 template <class Record, class RecordValue, class View, class ViewValue>
 struct Field {
   using record_type = Record;
@@ -35,12 +38,18 @@ struct Field {
   RecordValue Record::*record;
   ViewValue View::*view;
   Check check;
+  bool optional;
 };
 
 template <class R, class RV, class V, class VV>
 constexpr Field<R, RV, V, VV> field(std::string_view key, RV R::*record, VV V::*view,
                                     Check check = Check::kNone) {
-  return {key, record, view, check};
+  return {key, record, view, check, false};
+}
+template <class R, class RV, class V, class VV>
+constexpr Field<R, RV, V, VV> optional_field(std::string_view key, RV R::*record, VV V::*view,
+                                             Check check = Check::kNone) {
+  return {key, record, view, check, true};
 }
 
 /// Every field of the header but the structural ones, in the order the writer writes them (and
@@ -73,10 +82,18 @@ inline constexpr auto kOp = std::make_tuple(
     field("seq", &OpRecord::seq, &OpView::seq), field("bytes", &OpRecord::bytes, &OpView::bytes),
     field("flops", &OpRecord::flops, &OpView::flops, Check::kNonNegative),
     field("start_ns", &OpRecord::start_ns, &OpView::start_ns, Check::kTime),
-    field("end_ns", &OpRecord::end_ns, &OpView::end_ns, Check::kTime));
+    field("end_ns", &OpRecord::end_ns, &OpView::end_ns, Check::kTime),
+    optional_field("dtype", &OpRecord::dtype, &OpView::dtype),
+    optional_field("count", &OpRecord::count, &OpView::count),
+    optional_field("algo", &OpRecord::algo, &OpView::algo),
+    optional_field("proto", &OpRecord::proto, &OpView::proto),
+    optional_field("channels", &OpRecord::channels, &OpView::channels, Check::kNonNegative),
+    optional_field("enqueue_ns", &OpRecord::enqueue_ns, &OpView::enqueue_ns, Check::kTime),
+    optional_field("graph", &OpRecord::graph, &OpView::graph));
 
 template <class Table>
 inline constexpr std::size_t kCount = std::tuple_size_v<Table>;
+static_assert(kCount<decltype(kOp)> <= 32, "readers mark the fields seen in 32-bit masks");
 
 namespace detail {
 template <class Table, class F, std::size_t... I>
@@ -109,6 +126,16 @@ constexpr void for_each(const Table& table, F&& f) {
 template <class Table, class F>
 bool find(const Table& table, std::string_view key, F&& f) {
   return detail::find(table, key, f, std::make_index_sequence<std::tuple_size_v<Table>>{});
+}
+
+/// The bits (1 << index) of the fields of `table` that every record must have.
+template <class Table>
+constexpr unsigned required_mask(const Table& table) {
+  unsigned mask = 0;
+  for_each(table, [&](const auto& f, std::size_t i) {
+    if (!f.optional) mask |= 1u << i;
+  });
+  return mask;
 }
 
 /// `f`'s value in `r`, a record or a view.

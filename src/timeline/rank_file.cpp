@@ -60,6 +60,8 @@ void append_value(std::string& out, T v) {
 template <class Table, class R>
 void append_fields(std::string& out, const Table& table, const R& r, bool open) {
   rank_fields::for_each(table, [&](const auto& f, std::size_t i) {
+    using V = std::decay_t<decltype(r.*(f.record))>;
+    if (f.optional && r.*(f.record) == V{}) return;  // not known: left out (the first is required)
     out += (open && i == 0) ? "\"" : ",\"";
     out += f.key;
     out += "\":";

@@ -12,6 +12,9 @@
 //                       "bytes": 1048576, "flops": 0, "start_ns": ..., "end_ns": ...}]}]
 // }
 //
+// An op may also carry the optional fields dtype, count, algo, proto, channels, enqueue_ns and
+// graph (what NCCL's profiler plugin reports of a collective); they are written only when known.
+//
 // commprof writes it compact, one step to a line: the header up to `"steps":[`, a newline, each
 // step followed by a newline, then `]}` and a newline. Strings escape their control characters, so
 // these are the file's only newlines, and a file cut short while a step was appended ends in one
@@ -62,6 +65,11 @@ struct OpView {
   double flops = 0.0;
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
+  std::string_view dtype, algo, proto;  // optional fields: empty / 0 / false when absent
+  std::uint64_t count = 0;
+  int channels = 0;
+  std::int64_t enqueue_ns = 0;
+  bool graph = false;
   std::int64_t duration_ns() const { return end_ns - start_ns; }
 };
 

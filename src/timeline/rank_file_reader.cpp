@@ -151,11 +151,13 @@ bool read_field(const Where& w, const Table& table, std::string_view key, sj::va
   });
 }
 
-// Every field of `table` must have been read.
+// Every required field of `table` must have been read.
 template <class Table>
 void require_all(const Where& w, unsigned seen, const Table& table) {
   rank_fields::for_each(table, [&](const auto& f, std::size_t i) {
-    if ((seen & (1u << i)) == 0) w.fail("missing field '" + std::string(f.key) + "'");
+    if (!f.optional && (seen & (1u << i)) == 0) {
+      w.fail("missing field '" + std::string(f.key) + "'");
+    }
   });
 }
 

@@ -302,7 +302,7 @@ class Reader {
       }
       if (!ok) return false;
     } while (lit(','));
-    if (!lit('}') || !has_ops || seen != all_of(rank_fields::kStep) ||
+    if (!lit('}') || !has_ops || (seen & all_of(rank_fields::kStep)) != all_of(rank_fields::kStep) ||
         !rank_fields::record_valid(rank_fields::kStep, s)) {
       return false;
     }
@@ -333,7 +333,7 @@ class Reader {
       if (!fields_value(rank_fields::kOp, k, o, seen, ok)) ok = skip_value(0);
       if (!ok) return false;
     } while (lit(','));
-    return lit('}') && seen == all_of(rank_fields::kOp) &&
+    return lit('}') && (seen & all_of(rank_fields::kOp)) == all_of(rank_fields::kOp) &&
            rank_fields::record_valid(rank_fields::kOp, o);
   }
 
@@ -346,9 +346,10 @@ class Reader {
       seen |= 1u << i;
     });
   }
+  // The fields a record must have (optional ones may be absent).
   template <class Table>
-  static constexpr unsigned all_of(const Table&) {
-    return (1u << rank_fields::kCount<Table>)-1;
+  static constexpr unsigned all_of(const Table& table) {
+    return rank_fields::required_mask(table);
   }
   // A value of the member's type. Integers have at most 18 digits here, so every one is also a
   // valid time (rank_fields::Check::kTime) without a further check.

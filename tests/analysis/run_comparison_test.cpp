@@ -213,7 +213,9 @@ TEST(RunMetrics, ReportJsonGivesTheReportsOwnMetrics) {
     EXPECT_EQ(d.key(), p.key());
     EXPECT_DOUBLE_EQ(d.value, p.value) << d.key();
     EXPECT_EQ(d.spread.has_value(), p.spread.has_value()) << d.key();
-    if (d.spread && p.spread) EXPECT_DOUBLE_EQ(*d.spread, *p.spread) << d.key();
+    if (d.spread && p.spread) {
+      EXPECT_DOUBLE_EQ(*d.spread, *p.spread) << d.key();
+    }
     EXPECT_EQ(d.samples, p.samples) << d.key();
     EXPECT_EQ(d.note, p.note) << d.key();
   }

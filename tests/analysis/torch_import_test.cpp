@@ -122,6 +122,8 @@ TEST(TorchImport, RealDdpTracesMatchTheJsonReadIndependently) {
       EXPECT_EQ(comm[i]->comm_size, 2);
       EXPECT_EQ(comm[i]->seq, static_cast<std::int64_t>(i));
       EXPECT_EQ(comm[i]->bytes, static_cast<std::uint64_t>(nccl_elems[i]) * 2) << "bf16";
+      EXPECT_EQ(comm[i]->count, static_cast<std::uint64_t>(nccl_elems[i]));
+      EXPECT_EQ(comm[i]->dtype, "BFloat16") << "as PyTorch names it";
     }
   }
 }

@@ -14,12 +14,14 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "analysis/reducer.hpp"
+#include "analysis/report_writers.hpp"
 #include "src/nccl_profiler/nccl_profiler_abi.hpp"
 #include "src/timeline/rank_file.hpp"
 
@@ -183,6 +185,16 @@ TEST(NcclProfilerPlugin, ThreeRanksThroughV5AndAHangNamedByReport) {
   EXPECT_EQ(transfer->ranks_seen, 2);
   EXPECT_EQ(transfer->collective, "sendrecv");
   EXPECT_TRUE(transfer->consistent);
+  // NCCL's algorithm and protocol reach the report's table of collectives.
+  const auto allreduce =
+      std::find_if(report.collectives.begin(), report.collectives.end(),
+                   [](const CollectiveRow& c) { return c.collective == "allreduce"; });
+  ASSERT_NE(allreduce, report.collectives.end());
+  EXPECT_EQ(allreduce->algo, "RING/SIMPLE");
+  EXPECT_EQ(allreduce->count, 4);
+  std::ostringstream text;
+  write_report_text(text, report);
+  EXPECT_NE(text.str().find("nccl algo/proto"), std::string::npos) << text.str();
   const std::string hang =
       "hang: dp0 allreduce #4 unfinished on ranks 0 1; rank 2 never started it (its last on dp0: "
       "#3)";
@@ -202,6 +214,8 @@ TEST(NcclProfilerPlugin, V4TakesItsOwnInitOrder) {
     int mask = 0;
     // v4: the mask comes before the name, and the communicator's hash after it.
     CHILD_CHECK(p->init(&ctx, &mask, "tp1", 0xfeed, 1, 2, 1, nullptr) == kNcclSuccess, 31);
+    // v4 has no API events: asking for bits it does not define is left to v5.
+    CHILD_CHECK((mask & ~0xff) == 0, 34);
     NcclEventDescrV4 d{};
     d.type = static_cast<std::uint8_t>(kNcclProfileColl);
     d.coll.seqNumber = 9;
@@ -209,6 +223,8 @@ TEST(NcclProfilerPlugin, V4TakesItsOwnInitOrder) {
     d.coll.count = 100;
     d.coll.datatype = "ncclBfloat16";
     d.coll.nChannels = 1;
+    d.coll.algo = "RING";
+    d.coll.proto = "LL";
     void* op = nullptr;
     CHILD_CHECK(p->startEvent(ctx, &op, &d) == kNcclSuccess && op != nullptr, 32);
     p->stopEvent(op);
@@ -231,7 +247,94 @@ TEST(NcclProfilerPlugin, V4TakesItsOwnInitOrder) {
   EXPECT_EQ(op.comm, "tp1");
   EXPECT_EQ(op.seq, 9);
   EXPECT_EQ(op.bytes, 100u * 2 * 2);
+  EXPECT_EQ(op.dtype, "ncclBfloat16");
+  EXPECT_EQ(op.count, 100u);
+  EXPECT_EQ(op.algo, "RING");
+  EXPECT_EQ(op.proto, "LL");
+  EXPECT_EQ(op.channels, 1);
+  EXPECT_FALSE(op.graph);
   EXPECT_EQ(t.config.json().at("communicators").at(0).at("hash"), 0xfeed);
+}
+
+// A collective captured into a CUDA graph, as NCCL 2.28 reports it: its Coll API event once, at
+// capture (graphCaptured set), stopped at once; then at every replay of the graph a Coll event
+// whose parent is that long-stopped API handle, with the communicator's next sequence number,
+// and its kernel channels. Beside it an ordinary call. Each replay is an op of its own, marked
+// `graph`, with NCCL's algorithm, protocol, channels, count and type and its enqueue time.
+TEST(NcclProfilerPlugin, GraphReplaysAreOpsOfTheirOwn) {
+  const std::string dir = fresh_dir("plugin_graph");
+  const int code = run_child([&] {
+    setenv("COMMPROF_PLUGIN_OUT", dir.c_str(), 1);
+    setenv("RANK", "0", 1);
+    void* so = open_plugin();
+    auto* p = static_cast<NcclProfilerV5*>(dlsym(so, "ncclProfiler_v5"));
+    CHILD_CHECK(p != nullptr, 40);
+    void* ctx = nullptr;
+    int mask = 0;
+    CHILD_CHECK(p->init(&ctx, 0x77, &mask, "dp0", 1, 2, 0, nullptr) == kNcclSuccess, 41);
+    CHILD_CHECK((mask & kNcclProfileCollApi) && (mask & kNcclProfileP2pApi), 42);
+    const auto api = [&](bool captured) {
+      NcclEventDescrV5 d{};
+      d.type = kNcclProfileCollApi;
+      d.collApi.func = "AllReduce";
+      d.collApi.count = 1 << 20;
+      d.collApi.datatype = "ncclBfloat16";
+      d.collApi.graphCaptured = captured;
+      void* h = nullptr;
+      CHILD_CHECK(p->startEvent(ctx, &h, &d) == kNcclSuccess && h != nullptr, 43);
+      CHILD_CHECK(p->stopEvent(h) == kNcclSuccess, 44);  // before its operation even starts
+      return h;
+    };
+    const auto run = [&](void* call, std::uint64_t seq) {
+      NcclEventDescrV5 d{};
+      d.type = kNcclProfileColl;
+      d.parentObj = call;
+      d.coll.v4.seqNumber = seq;
+      d.coll.v4.func = "AllReduce";
+      d.coll.v4.count = 1 << 20;
+      d.coll.v4.datatype = "ncclBfloat16";
+      d.coll.v4.nChannels = 4;
+      d.coll.v4.algo = "RING";
+      d.coll.v4.proto = "SIMPLE";
+      void* op = nullptr;
+      CHILD_CHECK(p->startEvent(ctx, &op, &d) == kNcclSuccess && op != nullptr, 45);
+      p->stopEvent(op);
+      const std::uint64_t t0 = gpu_now() + 1'000;
+      for (int c = 0; c < 4; ++c) {
+        NcclEventDescrV5 k{};
+        k.type = kNcclProfileKernelCh;
+        k.parentObj = op;
+        k.kernelCh.channelId = static_cast<std::uint8_t>(c);
+        k.kernelCh.pTimer = t0;
+        void* ch = nullptr;
+        p->startEvent(ctx, &ch, &k);
+        NcclEventStateArgs a{};
+        a.kernelCh.pTimer = t0 + 30'000;
+        p->recordEventState(ch, kNcclProfilerKernelChStop, &a);
+        p->stopEvent(ch);
+      }
+    };
+    void* captured = api(true);
+    run(api(false), 0);
+    for (std::uint64_t replay = 1; replay <= 3; ++replay) run(captured, replay);
+    CHILD_CHECK(p->finalize(ctx) == kNcclSuccess, 46);
+  });
+  ASSERT_EQ(code, 0);
+  const RankTimeline t = read_rank_file(dir + "/rank-0.json");
+  ASSERT_EQ(t.steps.at(0).ops.size(), 4u);
+  for (const OpRecord& op : t.steps[0].ops) {
+    EXPECT_EQ(op.graph, op.seq > 0) << "#" << op.seq << ": only the replays are graph work";
+    EXPECT_EQ(op.algo, "RING");
+    EXPECT_EQ(op.proto, "SIMPLE");
+    EXPECT_EQ(op.channels, 4);
+    EXPECT_EQ(op.count, 1u << 20);
+    EXPECT_EQ(op.dtype, "ncclBfloat16");
+    EXPECT_EQ(op.bytes, 2u << 20);
+    EXPECT_EQ(op.duration_ns(), 30'000);
+    EXPECT_GT(op.enqueue_ns, 0);
+    EXPECT_LE(op.enqueue_ns, op.start_ns) << "enqueued before its kernel started";
+  }
+  EXPECT_EQ(t.steps[0].ops[3].seq, 3);
 }
 
 }  // namespace

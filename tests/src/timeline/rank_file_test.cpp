@@ -71,6 +71,72 @@ TEST(RankFile, RoundTripsEveryField) {
   }
 }
 
+// What NCCL's profiler plugin knows of a collective: written only where known, read back by both
+// readers, and absent (the defaults) everywhere else, so files of commprof's own runs are
+// unchanged and files of earlier writers still read.
+TEST(RankFile, OptionalCollectiveFieldsOnlyWhereKnown) {
+  RankTimeline t = make_synthetic_rank(SyntheticSpec::sized(1, 0, 1), 0);
+  ASSERT_GE(t.steps.at(0).ops.size(), 2u);
+  OpRecord& known = t.steps[0].ops[1];
+  known.dtype = "ncclBfloat16";
+  known.count = 524288;
+  known.algo = "RING";
+  known.proto = "LL128";
+  known.channels = 24;
+  known.enqueue_ns = known.start_ns - 7000;
+  known.graph = true;
+  const std::string text = to_json(t);
+  EXPECT_THAT(text, HasSubstr(R"("dtype":"ncclBfloat16","count":524288,"algo":"RING",)"
+                              R"("proto":"LL128","channels":24,"enqueue_ns":)"));
+  EXPECT_THAT(text, HasSubstr(R"("graph":true})"));
+  const std::size_t first_op = text.find("{\"name\":");
+  const std::string first = text.substr(first_op, text.find('}', first_op) - first_op);
+  for (const char* key : {"dtype", "count", "algo", "proto", "channels", "enqueue_ns", "graph"}) {
+    EXPECT_EQ(first.find(key), std::string::npos) << key << " written for an op that has none";
+  }
+
+  const auto check = [&](const StepRecord& step, const char* reader) {
+    ASSERT_EQ(step.ops.size(), t.steps[0].ops.size()) << reader;
+    const OpRecord& b = step.ops[1];
+    EXPECT_EQ(b.dtype, "ncclBfloat16") << reader;
+    EXPECT_EQ(b.count, 524288u) << reader;
+    EXPECT_EQ(b.algo, "RING") << reader;
+    EXPECT_EQ(b.proto, "LL128") << reader;
+    EXPECT_EQ(b.channels, 24) << reader;
+    EXPECT_EQ(b.enqueue_ns, known.start_ns - 7000) << reader;
+    EXPECT_TRUE(b.graph) << reader;
+    const OpRecord& a = step.ops[0];
+    EXPECT_TRUE(a.dtype.empty() && a.algo.empty() && a.proto.empty()) << reader;
+    EXPECT_EQ(a.count + static_cast<std::uint64_t>(a.channels) +
+                  static_cast<std::uint64_t>(a.enqueue_ns),
+              0u)
+        << reader;
+    EXPECT_FALSE(a.graph) << reader;
+  };
+  check(parse_rank_json(text, "x").steps.at(0), "complete reader");
+
+  // The one-pass reader, through a file.
+  const std::string dir = testing::TempDir() + "/optional_fields";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = write_rank_file(dir, t);
+  struct Keep : RankStepSink {
+    std::vector<StepRecord> steps;
+    void header(const RankTimeline&) override {}
+    void step(const StepView& s) override { steps.push_back(to_step_record(s)); }
+    void end() override {}
+    void restart() override { steps.clear(); }
+  } sink;
+  stream_rank_file(path, sink);
+  ASSERT_FALSE(sink.steps.empty());
+  check(sink.steps[0], "one-pass reader");
+
+  // A negative channel count or an enqueue time outside the clock's domain is refused.
+  std::string bad = text;
+  bad.replace(bad.find("\"channels\":24"), 13, "\"channels\":-1");
+  EXPECT_THAT(error_of(bad), HasSubstr("channels is negative"));
+}
+
 TEST(RankFile, UnknownFieldsAreSkipped) {
   const SyntheticSpec spec = SyntheticSpec::sized(1, 0, 1);
   std::string text = to_json(make_synthetic_rank(spec, 0));
