@@ -136,6 +136,9 @@ class Backend {
   /// Why `capability` is null here (not requested, CUPTI missing, no graphs on the host); ""
   /// when it is available.
   virtual std::string unavailable_reason(Capability capability) const = 0;
+  /// Why AttentionCall of `dtype` cannot run here, "" when it can (cuda: cuDNN 9 and bf16 or
+  /// fp16; host: fp32 or fp64). May load a library the first time it is asked.
+  virtual std::string attention_problem(DType dtype) = 0;
 };
 
 }  // namespace commprof

@@ -133,6 +133,43 @@ inline std::uint64_t adamw_region(std::uint64_t bytes, int regions, std::uint64_
 inline constexpr float kAdamwLr = 1e-3f, kAdamwBeta1 = 0.9f, kAdamwBeta2 = 0.999f,
                        kAdamwEps = 1e-8f, kAdamwWeightDecay = 0.01f;
 
+/// Scaled dot-product attention of one layer and micro-batch as frameworks run it in training:
+/// one fused flash-attention kernel forward, one backward (PyTorch's SDPA on cuDNN, FlashAttention),
+/// never materialising the seq × seq scores. `batch` sequences of `seq` tokens, `heads` heads of
+/// `head_dim`, scale 1/√head_dim, causal (token i attends to tokens ≤ i) unless `causal` is false.
+/// Layouts are PyTorch's after a fused QKV projection viewed per head: `qkv` holds
+/// [batch][seq][3][heads][head_dim] (Q, K, V of a token side by side); O, dO and the gradients dQ,
+/// dK, dV are [batch][seq][heads][head_dim] each; `stats`, the forward's softmax log-sum-exp per
+/// row that the backward reads, is fp32 [batch][heads][seq].
+/// Forward reads qkv, writes o and stats. Backward reads qkv, o, d_o and stats, writes dq, dk, dv.
+struct AttentionCall {
+  bool backward = false;
+  int batch = 1;
+  int heads = 1;
+  int seq = 1;
+  int head_dim = 1;
+  bool causal = true;
+  DType dtype = DType::kBFloat16;
+  const void* qkv = nullptr;
+  void* o = nullptr;
+  void* stats = nullptr;
+  const void* d_o = nullptr;
+  void* dq = nullptr;
+  void* dk = nullptr;
+  void* dv = nullptr;
+  /// Elements of one of O, dO, dQ, dK, dV (qkv holds three times as many).
+  std::uint64_t elements() const {
+    return static_cast<std::uint64_t>(batch) * static_cast<std::uint64_t>(seq) *
+           static_cast<std::uint64_t>(heads) * static_cast<std::uint64_t>(head_dim);
+  }
+  /// The matrix FLOPs the kernel does: forward QKᵀ and PV, backward five products (the scores
+  /// recomputed, dV, dP, dQ, dK), 2·seq²·head_dim each per head, halved under the causal mask.
+  double flops() const {
+    const double per = 2.0 * batch * heads * static_cast<double>(seq) * seq * head_dim;
+    return per * (backward ? 5 : 2) * (causal ? 0.5 : 1.0);
+  }
+};
+
 struct MemsetCall {
   void* dst = nullptr;
   int value = 0;
@@ -140,7 +177,7 @@ struct MemsetCall {
 };
 
 using Work = std::variant<GemmCall, CollectiveCall, P2PCall, CopyCall, MemsetCall, ElementwiseCall,
-                          ComputeCall, AdamwCall>;
+                          ComputeCall, AdamwCall, AttentionCall>;
 
 /// What tools see of an op: the NVTX range name and payload, the log and error lines.
 struct OpLabel {

@@ -8,6 +8,7 @@
 #include "src/backend/backend_info.hpp"
 #include "src/backend/cuda/cuda_adamw.hpp"
 #include "src/backend/cuda/cuda_check.hpp"
+#include "src/backend/cuda/cudnn_attention.hpp"
 #include "src/backend/cuda/cuda_compute.hpp"
 #include "src/backend/cuda/cuda_device.hpp"
 #include "src/backend/cuda/cuda_elementwise.hpp"
@@ -92,6 +93,7 @@ CudaBackend::~CudaBackend() {
     // After a timeout or NCCL error the job is being aborted: touch nothing that could wait for
     // the device. The communicators were released; CUPTI's buffers are left to the exit.
     static_cast<void>(activity_.release());
+    static_cast<void>(attention_.release());
     return;
   }
   // Best effort: a destructor must not throw, and the process is ending anyway.
@@ -100,6 +102,7 @@ CudaBackend::~CudaBackend() {
   }
   world_.reset();
   activity_.reset();
+  attention_.reset();
   for (cudaEvent_t e : stamp_events_) cudaEventDestroy(e);
   for (cudaEvent_t e : sync_events_) cudaEventDestroy(e);
   if (origin_ != nullptr) cudaEventDestroy(origin_);
@@ -228,6 +231,10 @@ void CudaBackend::submit(Category c, const Work& work, const OpLabel& label) {
     launch_adamw(*adamw, stream(c));
   } else if (const auto* compute = std::get_if<ComputeCall>(&work)) {
     launch_compute(compute_rate_.iterations_for(compute->ns), sm_count_, stream(c));
+  } else if (const auto* att = std::get_if<AttentionCall>(&work)) {
+    const std::string problem = attention_problem(att->dtype);
+    if (!problem.empty()) throw ConfigError("fused attention: " + problem);
+    attention()->run(*att, stream(c));
   } else if (const auto* gemm = std::get_if<GemmCall>(&work)) {
     if (c != Category::kComp) bind_cublas(c);
     run_gemm(*gemm);  // cuBLAS is bound to the COMP stream
@@ -350,6 +357,22 @@ void CudaBackend::begin_epoch() {
 }
 
 ActivityRecorder* CudaBackend::activity() { return activity_ ? this : nullptr; }
+
+CudnnAttention* CudaBackend::attention() {
+  if (!attention_opened_) {
+    attention_opened_ = true;
+    attention_ = CudnnAttention::open(attention_unavailable_);
+  }
+  return attention_.get();
+}
+
+std::string CudaBackend::attention_problem(DType dtype) {
+  if (attention() == nullptr) return "cuDNN is unavailable: " + attention_unavailable_;
+  if (dtype != DType::kBFloat16 && dtype != DType::kFloat16) {
+    return log::cat("cuDNN's flash attention takes bf16 or fp16, not ", dtype_name(dtype));
+  }
+  return "";
+}
 
 std::string CudaBackend::unavailable_reason(Capability capability) const {
   switch (capability) {

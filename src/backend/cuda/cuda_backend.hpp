@@ -21,6 +21,7 @@ namespace commprof {
 class RankContext;
 class NcclCommunicator;
 class CuptiActivity;
+class CudnnAttention;
 
 class CudaBackend final : public Backend, private ActivityRecorder, private GraphCapture {
  public:
@@ -50,6 +51,7 @@ class CudaBackend final : public Backend, private ActivityRecorder, private Grap
   ActivityRecorder* activity() override;
   GraphCapture* graphs() override { return this; }
   std::string unavailable_reason(Capability capability) const override;
+  std::string attention_problem(DType dtype) override;
   // ActivityRecorder: CUPTI kernel, memcpy and memset records (cupti_activity.cpp).
   std::optional<ActivitySpan> span(std::uint64_t tag) override;
   void pause(bool paused) override;
@@ -62,6 +64,8 @@ class CudaBackend final : public Backend, private ActivityRecorder, private Grap
   cudaStream_t stream(Category c) const { return streams_[index_of(c)]; }
   cudaEvent_t next_event(std::vector<cudaEvent_t>& pool, std::size_t& used, unsigned flags);
   void run_gemm(const GemmCall& call);
+  /// cuDNN's fused attention, opened at the first question or call (cudnn_attention.cpp).
+  CudnnAttention* attention();
   /// cuBLAS onto `stream`, with this backend's workspace.
   void bind_cublas(Category stream);
   [[noreturn]] void abort_on_timeout(Category stuck);
@@ -77,6 +81,9 @@ class CudaBackend final : public Backend, private ActivityRecorder, private Grap
   int sm_count_ = 1;          ///< streaming multiprocessors: the element-wise passes' grid
   ComputeRate compute_rate_;  ///< how long ComputeCall's kernel runs per iteration
   std::string description_;
+  std::unique_ptr<CudnnAttention> attention_;
+  bool attention_opened_ = false;
+  std::string attention_unavailable_;
   std::array<cudaStream_t, 3> streams_{};
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<NcclCommunicator> world_;

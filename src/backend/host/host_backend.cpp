@@ -10,6 +10,7 @@
 
 #include "src/backend/backend_info.hpp"
 #include "src/backend/host/host_adamw.hpp"
+#include "src/backend/host/host_attention.hpp"
 #include "src/backend/host/host_communicator.hpp"
 #include "src/backend/host/host_gemm.hpp"
 #include "src/backend/host/mpi_collectives.hpp"
@@ -143,6 +144,8 @@ void HostBackend::submit(Category c, const Work& work, const OpLabel& label) {
       host_elementwise(*pass);
     } else if (const auto* adamw = std::get_if<AdamwCall>(&work)) {
       host_adamw(*adamw);
+    } else if (const auto* attention = std::get_if<AttentionCall>(&work)) {
+      host_attention(*attention);
     } else if (const auto* compute = std::get_if<ComputeCall>(&work)) {
       host_compute(*compute);
     } else if (const auto* gemm = std::get_if<GemmCall>(&work)) {
@@ -157,6 +160,13 @@ void HostBackend::submit(Category c, const Work& work, const OpLabel& label) {
 }
 
 ActivityRecorder* HostBackend::activity() { return options_.activity_timing ? this : nullptr; }
+
+std::string HostBackend::attention_problem(DType dtype) {
+  return dtype == DType::kFloat32 || dtype == DType::kFloat64
+             ? ""
+             : std::string("the host backend computes attention in float or double, not ") +
+                   dtype_name(dtype);
+}
 
 std::string HostBackend::unavailable_reason(Capability capability) const {
   switch (capability) {

@@ -46,6 +46,7 @@ class HostBackend final : public Backend, private ActivityRecorder {
   std::int64_t epoch_origin_host_ns() const override { return origin_ns_; }
   ActivityRecorder* activity() override;
   std::string unavailable_reason(Capability capability) const override;
+  std::string attention_problem(DType dtype) override;
   // ActivityRecorder: the worker threads' own clock reads around each task.
   std::optional<ActivitySpan> span(std::uint64_t tag) override;
   // Two clock reads per task cost nothing worth pausing for.

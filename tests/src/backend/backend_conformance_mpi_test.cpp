@@ -13,7 +13,9 @@
 #include <mpi.h>
 #include <cmath>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -257,6 +259,187 @@ TEST_F(BackendConformance, AdamwUpdatesEveryParameterFromItsRegions) {
       break;
     }
   }
+}
+
+// bf16 bits of a float, rounded to nearest even (the GPU's conversion), and back.
+std::uint16_t to_bf16(float f) {
+  std::uint32_t u = 0;
+  std::memcpy(&u, &f, 4);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<std::uint16_t>(u >> 16);
+}
+float from_bf16(std::uint16_t h) {
+  const std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
+  float f = 0;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// Causal attention forward and backward against the definition, worked out here in double from
+// the same inputs (as stored: bf16 on cuda, whose fused kernels take no fp32; fp32 on host):
+// P = softmax(QKᵀ/√d) below the diagonal, O = PV, stats = log Σ exp; dV = PᵀdO,
+// dS = P∘(dO Vᵀ − rowsum(dO∘O)), dQ = dS K/√d, dK = dSᵀQ/√d. Every element of O, the statistics
+// and the three gradients is compared, relative to the largest of its tensor.
+TEST_F(BackendConformance, AttentionForwardAndBackwardAsDefined) {
+  const DType t = b().attention_problem(DType::kBFloat16).empty() ? DType::kBFloat16
+                                                                   : DType::kFloat32;
+  const std::string problem = b().attention_problem(t);
+  ASSERT_TRUE(problem.empty()) << problem;
+  constexpr int B = 2, H = 3, S = 128, D = 128;
+  constexpr std::size_t X = static_cast<std::size_t>(B) * S * H * D;  // one of O, dO, dQ, ...
+  const std::size_t e = dtype_size(t);
+  std::vector<double> qkv(3 * X), d_o(X);
+  std::uint64_t state = 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(rank());
+  auto uniform = [&] {  // splitmix64 in [-1, 1), stored precision applied below
+    state += 0x9e3779b97f4a7c15ull;
+    std::uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return static_cast<double>((z ^ (z >> 31)) >> 11) / 4503599627370496.0 - 1.0;
+  };
+  auto stored = [&](double v) {
+    return t == DType::kBFloat16 ? static_cast<double>(from_bf16(to_bf16(static_cast<float>(v))))
+                                 : static_cast<double>(static_cast<float>(v));
+  };
+  for (double& v : qkv) v = stored(2.0 * uniform());
+  for (double& v : d_o) v = stored(uniform());
+  // Device buffers, filled through pinned memory.
+  auto upload = [&](const std::vector<double>& values) {
+    Buffer host = b().allocate(values.size() * e, MemorySpace::kHostPinned);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (t == DType::kBFloat16) {
+        static_cast<std::uint16_t*>(host.data())[i] = to_bf16(static_cast<float>(values[i]));
+      } else {
+        static_cast<float*>(host.data())[i] = static_cast<float>(values[i]);
+      }
+    }
+    Buffer dev = b().allocate(values.size() * e, MemorySpace::kDevice);
+    b().submit(Category::kMem,
+               CopyCall{dev.data(), host.data(), values.size() * e, CopyKind::kHostToDevice},
+               {"upload"});
+    b().synchronize();
+    return dev;
+  };
+  auto download = [&](const Buffer& dev, std::size_t count, bool fp32) {
+    const std::size_t bytes = count * (fp32 ? 4 : e);
+    Buffer host = b().allocate(bytes, MemorySpace::kHostPinned);
+    b().submit(Category::kMem,
+               CopyCall{host.data(), dev.data(), bytes, CopyKind::kDeviceToHost}, {"readback"});
+    b().synchronize();
+    std::vector<double> out(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      out[i] = fp32 || t == DType::kFloat32
+                   ? static_cast<const float*>(host.data())[i]
+                   : from_bf16(static_cast<const std::uint16_t*>(host.data())[i]);
+    }
+    return out;
+  };
+  Buffer qkv_d = upload(qkv), do_d = upload(d_o);
+  Buffer o_d = b().allocate(X * e, MemorySpace::kDevice);
+  Buffer stats_d = b().allocate(static_cast<std::size_t>(B) * H * S * 4, MemorySpace::kDevice);
+  Buffer dq_d = b().allocate(X * e, MemorySpace::kDevice);
+  Buffer dk_d = b().allocate(X * e, MemorySpace::kDevice);
+  Buffer dv_d = b().allocate(X * e, MemorySpace::kDevice);
+  AttentionCall call;
+  call.batch = B;
+  call.heads = H;
+  call.seq = S;
+  call.head_dim = D;
+  call.dtype = t;
+  call.qkv = qkv_d.data();
+  call.o = o_d.data();
+  call.stats = stats_d.data();
+  call.d_o = do_d.data();
+  call.dq = dq_d.data();
+  call.dk = dk_d.data();
+  call.dv = dv_d.data();
+  b().submit(Category::kComp, call, {"attention.fwd"});
+  call.backward = true;
+  b().submit(Category::kComp, call, {"attention.bwd"});
+  b().synchronize();
+  const std::vector<double> o = download(o_d, X, false);
+  const std::vector<double> stats = download(stats_d, static_cast<std::size_t>(B) * H * S, true);
+  const std::vector<double> dq = download(dq_d, X, false), dk = download(dk_d, X, false),
+                            dv = download(dv_d, X, false);
+
+  // The reference: per (batch, head), the whole probability matrix, then the products.
+  std::vector<double> o_ref(X), stats_ref(stats.size()), dq_ref(X), dk_ref(X), dv_ref(X);
+  auto at = [&](int bi, int tok, int which, int hi) {  // into qkv [b][s][3][h][d]
+    return ((static_cast<std::size_t>(bi) * S + tok) * 3 + which) * H * D +
+           static_cast<std::size_t>(hi) * D;
+  };
+  auto row = [&](int bi, int tok, int hi) {  // into [b][s][h][d]
+    return (static_cast<std::size_t>(bi) * S + tok) * H * D + static_cast<std::size_t>(hi) * D;
+  };
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  std::vector<double> p(static_cast<std::size_t>(S) * S), dp(p.size());
+  for (int bi = 0; bi < B; ++bi) {
+    for (int hi = 0; hi < H; ++hi) {
+      for (int i = 0; i < S; ++i) {
+        double max = -1e300;
+        for (int j = 0; j <= i; ++j) {
+          double x = 0;
+          for (int k = 0; k < D; ++k) x += qkv[at(bi, i, 0, hi) + k] * qkv[at(bi, j, 1, hi) + k];
+          p[static_cast<std::size_t>(i) * S + j] = x * scale;
+          max = std::max(max, x * scale);
+        }
+        double sum = 0;
+        for (int j = 0; j <= i; ++j) sum += std::exp(p[static_cast<std::size_t>(i) * S + j] - max);
+        for (int j = 0; j < S; ++j) {
+          double& pij = p[static_cast<std::size_t>(i) * S + j];
+          pij = j <= i ? std::exp(pij - max) / sum : 0.0;
+        }
+        stats_ref[(static_cast<std::size_t>(bi) * H + hi) * S + i] = max + std::log(sum);
+      }
+      for (int i = 0; i < S; ++i) {
+        for (int k = 0; k < D; ++k) {
+          double x = 0;
+          for (int j = 0; j < S; ++j) x += p[static_cast<std::size_t>(i) * S + j] * qkv[at(bi, j, 2, hi) + k];
+          o_ref[row(bi, i, hi) + k] = x;
+        }
+      }
+      for (int i = 0; i < S; ++i) {
+        double rowsum = 0;
+        for (int k = 0; k < D; ++k) rowsum += d_o[row(bi, i, hi) + k] * o_ref[row(bi, i, hi) + k];
+        for (int j = 0; j < S; ++j) {
+          double x = 0;
+          for (int k = 0; k < D; ++k) x += d_o[row(bi, i, hi) + k] * qkv[at(bi, j, 2, hi) + k];
+          const std::size_t ij = static_cast<std::size_t>(i) * S + j;
+          dp[ij] = p[ij] * (x - rowsum) * scale;  // dS, scaled
+        }
+      }
+      for (int j = 0; j < S; ++j) {
+        for (int k = 0; k < D; ++k) {
+          double v = 0, kk = 0, q = 0;
+          for (int i = 0; i < S; ++i) {
+            const std::size_t ij = static_cast<std::size_t>(i) * S + j;
+            v += p[ij] * d_o[row(bi, i, hi) + k];
+            kk += dp[ij] * qkv[at(bi, i, 0, hi) + k];
+            q += dp[static_cast<std::size_t>(j) * S + i] * qkv[at(bi, i, 1, hi) + k];
+          }
+          dv_ref[row(bi, j, hi) + k] = v;
+          dk_ref[row(bi, j, hi) + k] = kk;
+          dq_ref[row(bi, j, hi) + k] = q;
+        }
+      }
+    }
+  }
+  // bf16 outputs carry 8 bits of mantissa, the kernels accumulate in fp32: 2% of the largest
+  // element of each tensor on cuda; fp32 throughout on host.
+  const double tol = t == DType::kBFloat16 ? 2e-2 : 1e-4;
+  auto relative_error = [](const std::vector<double>& got, const std::vector<double>& want) {
+    double err = 0, top = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      err = std::max(err, std::fabs(got[i] - want[i]));
+      top = std::max(top, std::fabs(want[i]));
+    }
+    return err / top;
+  };
+  EXPECT_LT(relative_error(o, o_ref), tol) << "O";
+  EXPECT_LT(relative_error(stats, stats_ref), tol) << "softmax statistics";
+  EXPECT_LT(relative_error(dq, dq_ref), tol) << "dQ";
+  EXPECT_LT(relative_error(dk, dk_ref), tol) << "dK";
+  EXPECT_LT(relative_error(dv, dv_ref), tol) << "dV";
 }
 
 TEST_F(BackendConformance, StampsAreNonDecreasingWithinAStream) {
