@@ -35,7 +35,8 @@
 #              (issue #15): for each preset of FIDELITY_PRESETS (default "gpt-1.3b gpt-7b
 #              llama-8b"; layers from FIDELITY_LAYERS, default 24, 8, 4, the same for both
 #              tools), scripts/fidelity/torch_step.py then `commprof run --workload dp
-#              --op-timing activity` on 1 rank, compared by scripts/fidelity/compare.py; first
+#              --op-timing activity` on 1 rank with --attention fused and with --attention gemm,
+#              each compared by scripts/fidelity/compare.py; first
 #              `commprof gemm` against torch's 8192^3 matmul of randn (and ones) operands.
 #              Needs python3 with torch (PYTHON, default python3)
 #   calibrate  `commprof run --compute-from` against the traced step it learned from (issue #15):
@@ -487,12 +488,18 @@ phase_fidelity() {
     run_to "torch step $p, $l layers" "$PD/$p-torch.txt" \
       "$py" "$fid/torch_step.py" --preset "$p" --layers "$l" --out "$PD/$p-torch.json" \
       --trace "$PD/$p-torch-trace.json"
-    run_to "commprof run $p, $l layers" "$PD/$p-commprof.txt" \
-      "${MPIRUN_BASE[@]}" -np 1 "$COMMPROF" run --backend cuda --model "$p" --layers "$l" \
-      --workload dp --op-timing activity --steps 5 --warmup-steps 2 --out "$PD/$p-commprof"
-    run_to "compare $p" "$PD/$p-compare.txt" "$py" "$fid/compare.py" \
-      --commprof "$PD/$p-commprof" --torch "$PD/$p-torch.json" --json "$PD/$p-compare.json"
-    cat "$PD/$p-compare.txt" >>"$LOG"
+    # The default (fused attention), then attention as GEMMs: both against the same torch step.
+    local a
+    for a in fused gemm; do
+      run_to "commprof run $p, $l layers, --attention $a" "$PD/$p-commprof-$a.txt" \
+        "${MPIRUN_BASE[@]}" -np 1 "$COMMPROF" run --backend cuda --model "$p" --layers "$l" \
+        --workload dp --op-timing activity --steps 5 --warmup-steps 2 --attention "$a" \
+        --out "$PD/$p-commprof-$a"
+      run_to "compare $p ($a)" "$PD/$p-compare-$a.txt" "$py" "$fid/compare.py" \
+        --commprof "$PD/$p-commprof-$a" --torch "$PD/$p-torch.json" \
+        --json "$PD/$p-compare-$a.json"
+      { echo "## $p, --attention $a"; cat "$PD/$p-compare-$a.txt"; } >>"$LOG"
+    done
   done
 }
 

@@ -73,6 +73,7 @@ struct PlanExecutor::Buffers {
   Buffer p2p_send, p2p_recv;      // COMM
   Buffer copy_src, copy_dst;      // MEM, device side
   Buffer host_pinned;             // MEM, host side of H2D and D2H
+  Buffer attn_qkv, attn_o, attn_do, attn_dq, attn_dk, attn_dv, attn_stats;  // COMP, attention
 };
 
 namespace {
@@ -107,7 +108,7 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
   if (sample_every < 1) throw ConfigError("--sample-every must be at least 1");
   const std::size_t elem = dtype_size(plan.dtype);
   std::uint64_t a = 1, b = 1, c = 1, pass_read = 16, pass_write = 16, send = 1, recv = 1, p2p = 1,
-                copy = 1, host = 1;
+                copy = 1, host = 1, attention = 0, attention_rows = 0;
   needs_event_.assign(plan.ops.size(), false);
   for (const PlannedOp& op : plan.ops) {
     for (int d : op.deps) needs_event_[static_cast<std::size_t>(d)] = true;
@@ -138,6 +139,12 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
             p2p = std::max(p2p, call.count);
           } else if constexpr (std::is_same_v<Call, PlannedCompute>) {
             // registers only
+          } else if constexpr (std::is_same_v<Call, PlannedAttention>) {
+            const std::uint64_t x = static_cast<std::uint64_t>(call.batch) * call.seq *
+                                    static_cast<std::uint64_t>(call.heads) * call.head_dim;
+            attention = std::max(attention, x);
+            attention_rows = std::max(
+                attention_rows, static_cast<std::uint64_t>(call.batch) * call.heads * call.seq);
           } else {
             static_assert(std::is_same_v<Call, PlannedCopy>, "every planned call has buffers");
             copy = std::max(copy, op.bytes);
@@ -170,6 +177,18 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
   B.coll_recv = device(recv, 0);
   B.p2p_send = device(p2p, kActivationScale);
   B.p2p_recv = device(p2p, 0);
+  if (attention > 0) {
+    // Q, K and V of one projection side by side; O and dO with activation-like values (the
+    // forward's O is overwritten by each forward, which the backward then reads with the
+    // statistics that forward wrote: the backward's softmax is that of real scores).
+    B.attn_qkv = device(3 * attention, kActivationScale);
+    B.attn_o = device(attention, kActivationScale);
+    B.attn_do = device(attention, kGradientScale);
+    B.attn_dq = device(attention, 0);
+    B.attn_dk = device(attention, 0);
+    B.attn_dv = device(attention, 0);
+    B.attn_stats = backend.allocate(attention_rows * sizeof(float), MemorySpace::kDevice);
+  }
   B.copy_src = backend.allocate(copy, MemorySpace::kDevice);
   B.copy_dst = backend.allocate(copy, MemorySpace::kDevice);
   B.host_pinned = backend.allocate(host, MemorySpace::kHostPinned);
@@ -257,6 +276,23 @@ Work PlanExecutor::work_of(const PlannedOp& op) const {
               call.send_peer,      call.recv_peer};
         } else if constexpr (std::is_same_v<Call, PlannedCompute>) {
           return ComputeCall{call.ns};
+        } else if constexpr (std::is_same_v<Call, PlannedAttention>) {
+          AttentionCall a;
+          a.backward = call.backward;
+          a.batch = call.batch;
+          a.heads = call.heads;
+          a.seq = call.seq;
+          a.head_dim = call.head_dim;
+          a.causal = call.causal;
+          a.dtype = dtype;
+          a.qkv = B.attn_qkv.data();
+          a.o = B.attn_o.data();
+          a.stats = B.attn_stats.data();
+          a.d_o = B.attn_do.data();
+          a.dq = B.attn_dq.data();
+          a.dk = B.attn_dk.data();
+          a.dv = B.attn_dv.data();
+          return a;
         } else if constexpr (std::is_same_v<Call, PlannedAdamw>) {
           return AdamwCall{call.tensors,      dtype,
                            B.pass_src.data(), B.pass_src.bytes(),

@@ -112,6 +112,30 @@ int OpPlan::adamw(const std::string& name, std::vector<std::uint64_t> tensors,
   return add(std::move(op), deps);
 }
 
+int OpPlan::attention(const std::string& name, const PlannedAttention& call,
+                      const std::vector<int>& deps) {
+  AttentionCall work;
+  work.backward = call.backward;
+  work.batch = call.batch;
+  work.heads = call.heads;
+  work.seq = call.seq;
+  work.head_dim = call.head_dim;
+  work.causal = call.causal;
+  PlannedOp op;
+  op.name = name;
+  op.stream = Category::kComp;
+  op.call = call;
+  op.flops = work.flops();
+  // Forward: reads Q, K, V, writes O and the fp32 statistics; backward: reads Q, K, V, O, dO
+  // and the statistics, writes dQ, dK, dV.
+  const std::uint64_t x = work.elements() * dtype_size(dtype);
+  const std::uint64_t stats = static_cast<std::uint64_t>(call.batch) *
+                              static_cast<std::uint64_t>(call.heads) *
+                              static_cast<std::uint64_t>(call.seq) * 4;
+  op.bytes = call.backward ? 8 * x + stats : 4 * x + stats;
+  return add(std::move(op), deps);
+}
+
 int OpPlan::compute(const std::string& name, std::uint64_t ns, const std::vector<int>& deps) {
   PlannedOp op;
   op.name = name;
@@ -158,6 +182,11 @@ void print_plan(std::ostream& os, const OpPlan& plan) {
             const PassBytes bytes = adamw_bytes(call.parameters(), plan.dtype);
             os << "  adamw  " << call.tensors.size() << " tensors, " << call.parameters()
                << " parameters: read " << bytes.read << " B, write " << bytes.write << " B";
+          } else if constexpr (std::is_same_v<Call, PlannedAttention>) {
+            os << "  attention " << (call.backward ? "bwd" : "fwd") << "  batch " << call.batch
+               << ", " << call.heads << " heads, seq " << call.seq << ", head dim "
+               << call.head_dim << (call.causal ? ", causal  " : "  ") << op.flops / 1e9
+               << " GFLOP, " << op.bytes << " B";
           } else {
             static_assert(std::is_same_v<Call, PlannedCompute>, "every planned call is printed");
             os << "  compute " << static_cast<double>(call.ns) / 1e3 << " us";

@@ -63,8 +63,16 @@ struct PlannedAdamw {
     return n;
   }
 };
+/// Fused scaled-dot-product attention of one layer and micro-batch (AttentionCall): forward, or
+/// backward; PlannedOp::flops its matrix FLOPs, PlannedOp::bytes what it reads and writes.
+struct PlannedAttention {
+  bool backward = false;
+  int batch = 1, heads = 1, seq = 1, head_dim = 1;  ///< heads: the rank's (divided by TP)
+  bool causal = true;
+};
 using PlannedCall = std::variant<PlannedGemm, PlannedCollective, PlannedP2P, PlannedCopy,
-                                 PlannedElementwise, PlannedCompute, PlannedAdamw>;
+                                 PlannedElementwise, PlannedCompute, PlannedAdamw,
+                                 PlannedAttention>;
 
 struct PlannedOp {
   int id = 0;
@@ -108,6 +116,10 @@ struct OpPlan {
   /// A fused AdamW step on the COMP stream over `tensors` (element counts) of the plan's dtype.
   int adamw(const std::string& name, std::vector<std::uint64_t> tensors,
             const std::vector<int>& deps);
+
+  /// Fused attention on the COMP stream (AttentionCall of the plan's dtype).
+  int attention(const std::string& name, const PlannedAttention& call,
+                const std::vector<int>& deps);
 
   /// Compute on the COMP stream lasting about `ns` nanoseconds (ComputeCall).
   int compute(const std::string& name, std::uint64_t ns, const std::vector<int>& deps);

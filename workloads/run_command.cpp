@@ -45,6 +45,8 @@ struct RunConfig {
   int dry_run_rank = 0;
   int test_hang_rank = -1;
   std::string out_dir;
+  bool attention_auto = true;    // --attention auto: fused where every rank's backend can
+  std::string attention_note;    // why auto chose GEMMs, for the summary
 };
 
 // Degrees the user left at 0 are inferred: the workload's own axis takes the whole world (dp,
@@ -137,12 +139,33 @@ nlohmann::ordered_json config_json(const RunConfig& c, const ParallelLayout& l) 
       {"schedule", schedule_name(c.workload.schedule)},
       {"offload", c.workload.offload},
       {"no_overlap", c.workload.no_overlap},
+      {"attention", attention_mode_name(c.workload.attention)},
       {"steps", c.steps},
       {"warmup_steps", c.warmup_steps},
       {"op_timing", op_timing_name(c.timing)},
       {"sample_every", c.timing == OpTimingMode::kSampled ? nlohmann::ordered_json(c.sample_every)
                                                           : nlohmann::ordered_json(nullptr)},
       {"compute_from", compute_json(c.workload.compute)}};
+}
+
+// --attention auto becomes fused where every rank's backend can run it in the model's type
+// (else GEMMs, and the summary says why); fused asked for and impossible is a usage error.
+void resolve_attention(RankContext& ctx, Backend& backend, RunConfig& c) {
+  if (c.workload.compute) return;  // calibrated compute: no attention op of its own
+  const std::string problem = backend.attention_problem(c.workload.shape.dtype);
+  if (!c.attention_auto) {
+    if (c.workload.attention == AttentionMode::kFused) {
+      ctx.agree(problem.empty(), "--attention fused: " + problem +
+                                     " (--attention gemm computes attention as GEMMs)");
+    }
+    return;
+  }
+  const bool somewhere = ctx.any(!problem.empty());
+  c.workload.attention = somewhere ? AttentionMode::kGemm : AttentionMode::kFused;
+  if (somewhere) {
+    c.attention_note = problem.empty() ? " (fused attention unavailable on another rank)"
+                                       : " (fused attention unavailable: " + problem + ")";
+  }
 }
 
 void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l, int rank) {
@@ -154,9 +177,24 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
      << ", micro-batch " << s.micro_batch << " x " << s.micro_batches << ", " << dtype_name(s.dtype)
      << ")\n";
   os << "# per layer and micro-batch on one TP rank (tp " << l.tp << "):\n";
+  const bool fused = c.workload.attention == AttentionMode::kFused && !c.workload.compute;
   for (const LayerGemm& g : layer_forward_gemms(s, l.tp)) {
+    if (fused && (g.name == "attn_scores" || g.name == "attn_context")) continue;
     os << "#   " << g.name << ": " << g.m << " x " << g.n << " x " << g.k << ", " << g.flops() / 1e9
        << " GFLOP forward, " << 2 * g.flops() / 1e9 << " GFLOP backward\n";
+  }
+  if (fused) {
+    AttentionCall a;
+    a.batch = s.micro_batch;
+    a.heads = s.heads / l.tp;
+    a.seq = s.seq;
+    a.head_dim = s.hidden / s.heads;
+    const double fwd = a.flops();
+    a.backward = true;
+    os << "#   attention (fused, causal): " << a.heads << " heads of " << a.head_dim << ", seq "
+       << a.seq << ", batch " << a.batch << ", " << fwd / 1e9 << " GFLOP forward, "
+       << a.flops() / 1e9 << " GFLOP backward (--attention " << (c.attention_auto ? "auto" : "fused")
+       << ")\n";
   }
   const std::uint64_t params = layer_parameters(s, l.tp);
   os << "#   parameters " << params << " per layer (" << params * dtype_size(s.dtype)
@@ -214,6 +252,10 @@ class RunCommand final : public Command {
         "schedule", po::value<std::string>()->default_value("1f1b"), "pipeline: gpipe | 1f1b")(
         "offload", po::bool_switch(), "activations to pinned host memory and back (MEM stream)")(
         "no-overlap", po::bool_switch(), "every op waits for the previous one: serial baseline")(
+        "attention", po::value<std::string>()->default_value("auto"),
+        "auto | fused (one causal flash-attention kernel forward, one backward, as frameworks "
+        "run it: cuDNN on cuda, bf16/fp16) | gemm (QKᵀ and PV as GEMMs over the whole s x s); "
+        "auto: fused where every rank's backend can")(
         "compute-from", po::value<std::string>(),
         "rank files of a one-GPU trace of the real step (commprof import-nsys ... --step-range): "
         "each layer's compute takes the forward and backward time learned from them, the "
@@ -271,6 +313,9 @@ class RunCommand final : public Command {
     c.workload.schedule = parse_schedule(vm["schedule"].as<std::string>());
     c.workload.offload = vm["offload"].as<bool>();
     c.workload.no_overlap = vm["no-overlap"].as<bool>();
+    const std::string attention = vm["attention"].as<std::string>();
+    c.attention_auto = attention == "auto";
+    if (!c.attention_auto) c.workload.attention = parse_attention_mode(attention);
     c.timing = parse_op_timing(vm["op-timing"].as<std::string>());
     c.sample_every = vm["sample-every"].as<int>();
     if (c.sample_every < 1) throw ConfigError("--sample-every must be at least 1");
@@ -313,6 +358,7 @@ class RunCommand final : public Command {
     ctx.agree(backend->supports(c.workload.shape.dtype),
               std::string("the ") + backend->name() + " backend cannot run " +
                   dtype_name(c.workload.shape.dtype) + " (try --dtype float)");
+    resolve_attention(ctx, *backend, c);
     if (!c.out_dir.empty()) {
       // Before measuring: a bad --out must not cost the whole run.
       prepare_output_directory(ctx, c.out_dir, runtime_.force);
@@ -425,7 +471,10 @@ class RunCommand final : public Command {
               << "# " << plan.ops.size() << " ops per step on rank 0; " << c.steps
               << " measured steps after " << c.warmup_steps << " warm-up; op timing "
               << op_timing_name(c.timing) << "\n"
-              << (c.workload.compute ? "# " + describe(*c.workload.compute) + "\n" : "")
+              << (c.workload.compute ? "# " + describe(*c.workload.compute) + "\n"
+                  : c.workload.attention == AttentionMode::kFused
+                      ? std::string("# attention: fused (causal, one kernel forward, one backward)\n")
+                      : "# attention: GEMMs over the whole s x s" + c.attention_note + "\n")
               << "#                                   min       mean        max   (over ranks of "
                  "each rank's mean per step)\n"
               << "  step time (ms)           " << stats(steps) << '\n';

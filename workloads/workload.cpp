@@ -17,7 +17,15 @@ constexpr NamedValue<WorkloadKind> kWorkloadNames[] = {{WorkloadKind::kDp, "dp"}
                                                        {WorkloadKind::kPp, "pp"},
                                                        {WorkloadKind::kHybrid, "hybrid"}};
 constexpr NamedValue<DpMode> kDpModeNames[] = {{DpMode::kDdp, "ddp"}, {DpMode::kZero, "zero"}};
+constexpr NamedValue<AttentionMode> kAttentionNames[] = {{AttentionMode::kFused, "fused"},
+                                                         {AttentionMode::kGemm, "gemm"}};
 }  // namespace
+
+AttentionMode parse_attention_mode(const std::string& text) {
+  return parse_name(kAttentionNames, text, "unknown --attention");
+}
+
+const char* attention_mode_name(AttentionMode m) { return name_of(kAttentionNames, m); }
 
 WorkloadKind parse_workload(const std::string& text) {
   return parse_name(kWorkloadNames, text, "unknown workload");
@@ -149,7 +157,12 @@ class StepBuilder {
           y = pass(lname(l, "ln2", mb) + ".fwd", passes_.norm_fwd, y);
           y = tp_gather(lname(l, "ffn", mb), y);
         }
-        y = plan_.gemm(lname(l, g.name.c_str(), mb) + ".fwd", g.m, g.n, g.k, {y, params});
+        if (fused_attention() && g.name == "attn_scores") continue;  // inside the fused kernel
+        if (fused_attention() && g.name == "attn_context") {
+          y = plan_.attention(lname(l, "attention", mb) + ".fwd", attention(false), {y});
+        } else {
+          y = plan_.gemm(lname(l, g.name.c_str(), mb) + ".fwd", g.m, g.n, g.k, {y, params});
+        }
         if (g.name == "attn_context") {
           y = pass(lname(l, "attn_layout", mb) + ".fwd", passes_.attn_layout_fwd, y);
         }
@@ -200,6 +213,12 @@ class StepBuilder {
           if (g->name == "out_proj") dy = tp_gather(lname(l, "attn.bwd", mb), dy);
           if (g->name == "qkv") {
             dy = pass(lname(l, "attn_layout", mb) + ".bwd", passes_.attn_layout_bwd, dy);
+          }
+          if (fused_attention() && g->name == "attn_scores") continue;  // in the fused backward
+          if (fused_attention() && g->name == "attn_context") {
+            dy = plan_.attention(lname(l, "attention", mb) + ".bwd", attention(true),
+                                 {dy, h2d});
+            continue;
           }
           // dX = dY·Wᵀ and dW = Xᵀ·dY: the two GEMMs of a weight's backward, 2× its forward FLOPs.
           const int dgrad = plan_.gemm(base + ".dgrad", g->m, g->k, g->n, {dy, params, h2d});
@@ -363,6 +382,19 @@ class StepBuilder {
   std::vector<LayerGemm> gemms_;
   LayerPasses passes_;
   double attn_share_ = 0.5;  // attention's part of a layer's GEMM FLOPs
+
+  bool fused_attention() const { return c_.attention == AttentionMode::kFused; }
+  // One micro-batch's attention on this rank: its heads (TP splits them), causal.
+  PlannedAttention attention(bool backward) const {
+    PlannedAttention a;
+    a.backward = backward;
+    a.batch = c_.shape.micro_batch;
+    a.heads = c_.shape.heads / t_;
+    a.seq = c_.shape.seq;
+    a.head_dim = c_.shape.hidden / c_.shape.heads;
+    a.causal = true;
+    return a;
+  }
   std::uint64_t tokens_hidden_ = 0;
   int first_layer_ = 0;
   int layer_count_ = 0;

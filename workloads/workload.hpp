@@ -22,6 +22,14 @@ const char* workload_name(WorkloadKind k);
 enum class DpMode { kDdp, kZero };
 DpMode parse_dp_mode(const std::string& text);
 
+/// How a layer's attention is computed: one fused flash-attention kernel forward and one
+/// backward, causal, as frameworks run it (AttentionCall), or the two products QKᵀ and PV as
+/// plain GEMMs over the whole s × s (their dgrad and wgrad backward): non-causal FLOPs at GEMM
+/// speed, for backends or types without fused attention.
+enum class AttentionMode { kFused, kGemm };
+AttentionMode parse_attention_mode(const std::string& text);
+const char* attention_mode_name(AttentionMode m);
+
 struct WorkloadConfig {
   WorkloadKind kind = WorkloadKind::kDp;
   ModelShape shape;
@@ -32,6 +40,7 @@ struct WorkloadConfig {
   PpSchedule schedule = PpSchedule::k1F1B;
   bool offload = false;  ///< activations to pinned host memory after forward, back before backward
   bool no_overlap = false;  ///< every op waits for the one before: the serial baseline
+  AttentionMode attention = AttentionMode::kFused;
   /// --compute-from: each layer's compute is one op of the traced duration per part (attention,
   /// FFN) and direction, the optimizer one op, instead of the shape's GEMMs and passes.
   std::optional<ComputeProfile> compute;

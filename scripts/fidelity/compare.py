@@ -12,7 +12,8 @@ commprof / PyTorch (1.00 is a perfect mock). Rank 0's measured steps, averaged:
   COMP busy   commprof: the COMP ops' time (one in-order stream, so their sum is the busy time);
               PyTorch: every kernel's time
   linear GEMM commprof: the qkv, out_proj and ffn GEMMs; PyTorch: GEMM kernels
-  attention   commprof: the attn_scores and attn_context GEMMs; PyTorch: flash attention (cuDNN)
+  attention   commprof: the fused attention ops (or, --attention gemm, the attn_scores and
+              attn_context GEMMs); PyTorch: flash attention (cuDNN)
   other       commprof: the memory-bound ops but the optimizer; PyTorch: every other kernel
   optimizer   commprof: optimizer.*; PyTorch: the fused AdamW kernels
 """
@@ -40,7 +41,7 @@ def commprof_metrics(run_dir):
             name = op["name"]
             if name.startswith("optimizer"):
                 sums["optimizer"] += ms
-            elif re.search(r"\.attn_(scores|context)\.", name):
+            elif re.search(r"\.(attn_scores|attn_context|attention)\.", name):
                 sums["attention"] += ms
             elif op["flops"] > 0:
                 sums["gemm"] += ms

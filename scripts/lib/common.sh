@@ -34,6 +34,15 @@ COMMPROF=$BUILD/commprof
 NP=${NP:-2}
 LOG=$OUT/gpu-bench.log
 
+# commprof's fused attention opens libcudnn.so.9 (cuDNN 9); on a host whose only cuDNN is the one
+# in PyTorch's wheels (site-packages/nvidia/cudnn/lib), that directory goes onto the library path.
+if ! ldconfig -p 2>/dev/null | grep -q 'libcudnn\.so\.9 '; then
+  _cudnn_dir=$(${PYTHON:-python3} -c 'import os, nvidia.cudnn as c; print(os.path.join(list(c.__path__)[0], "lib"))' 2>/dev/null)
+  if [ -n "$_cudnn_dir" ] && [ -e "$_cudnn_dir/libcudnn.so.9" ]; then
+    export LD_LIBRARY_PATH=$_cudnn_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  fi
+fi
+
 MPIRUN_BASE=(mpirun)
 [ "$(id -u)" = 0 ] && MPIRUN_BASE+=(--allow-run-as-root)
 MPIRUN_BASE+=(-x NCCL_NVLS_ENABLE=0 -x NCCL_DEBUG=WARN)

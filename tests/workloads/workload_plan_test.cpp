@@ -2,6 +2,7 @@
 // The op plans against the formulas of docs/workloads.md.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "workloads/dp_buckets.hpp"
@@ -109,16 +110,22 @@ TEST(ModelShape, ParameterTensorsInRegistrationOrder) {
 // Every layer and micro-batch carries its norms, residual adds and activation, forward and
 // backward, in a pre-norm layer's order; gradients accumulate after the first micro-batch; the
 // step ends with one AdamW pass over the rank's parameters.
-TEST(ModelShape, PlanCarriesTheMemoryBoundOpsInLayerOrder) {
-  WorkloadConfig c = config(WorkloadKind::kDp, ParallelLayout{1, 1, 1});
-  const OpPlan plan = build_plan(c, place_rank(c.layout, 0));
-  std::vector<std::string> layer0_mb1;
+std::vector<std::string> layer0_mb1_comp_ops(const OpPlan& plan) {
+  std::vector<std::string> names;
   for (const PlannedOp& op : plan.ops) {
     if (op.name.rfind("l0.", 0) == 0 && op.name.find(".mb1") != std::string::npos &&
         op.stream == Category::kComp) {
-      layer0_mb1.push_back(op.name);
+      names.push_back(op.name);
     }
   }
+  return names;
+}
+
+TEST(ModelShape, PlanCarriesTheMemoryBoundOpsInLayerOrder) {
+  WorkloadConfig c = config(WorkloadKind::kDp, ParallelLayout{1, 1, 1});
+  c.attention = AttentionMode::kGemm;
+  const OpPlan plan = build_plan(c, place_rank(c.layout, 0));
+  const std::vector<std::string> layer0_mb1 = layer0_mb1_comp_ops(plan);
   const std::vector<std::string> expected = {"l0.ln1.mb1.fwd",
                                              "l0.qkv.mb1.fwd",
                                              "l0.attn_scores.mb1.fwd",
@@ -172,6 +179,44 @@ TEST(ModelShape, PlanCarriesTheMemoryBoundOpsInLayerOrder) {
   EXPECT_EQ(adam->stream, Category::kComp);
 }
 
+
+// The default, fused attention: one op forward where the GEMM model has the score and context
+// GEMMs, one backward where it has their four; the rank's heads (TP splits them), causal, with
+// the FLOPs of causal flash attention (forward 2 products, backward 5, each 2·b·h·s²·d, halved).
+TEST(ModelShape, FusedAttentionTakesThePlaceOfTheScoreAndContextGemms) {
+  WorkloadConfig c = config(WorkloadKind::kTp, ParallelLayout{2, 1, 1});
+  ASSERT_EQ(c.attention, AttentionMode::kFused) << "fused is the default";
+  const OpPlan plan = build_plan(c, place_rank(c.layout, 1));
+  const std::vector<std::string> names = layer0_mb1_comp_ops(plan);
+  const std::vector<std::string> fwd = {"l0.qkv.mb1.fwd", "l0.attention.mb1.fwd",
+                                        "l0.attn_layout.mb1.fwd", "l0.out_proj.mb1.fwd"};
+  const std::vector<std::string> bwd = {"l0.out_proj.mb1.wgrad", "l0.attention.mb1.bwd",
+                                        "l0.attn_layout.mb1.bwd", "l0.qkv.mb1.dgrad"};
+  for (const auto& run : {fwd, bwd}) {
+    const auto at = std::search(names.begin(), names.end(), run.begin(), run.end());
+    EXPECT_NE(at, names.end()) << "in order: " << ::testing::PrintToString(run) << "\nops: "
+                               << ::testing::PrintToString(names);
+  }
+  for (const std::string& n : names) EXPECT_EQ(n.find("attn_scores"), std::string::npos) << n;
+  const auto attention = plan.of_kind<PlannedAttention>();
+  const ModelShape& s = c.shape;
+  ASSERT_EQ(attention.size(), 2u * static_cast<std::size_t>(s.layers) * s.micro_batches);
+  for (const PlannedOp* op : attention) {
+    const auto& a = op->as<PlannedAttention>();
+    EXPECT_EQ(a.heads, s.heads / 2);
+    EXPECT_EQ(a.head_dim, s.hidden / s.heads);
+    EXPECT_EQ(a.seq, s.seq);
+    EXPECT_EQ(a.batch, s.micro_batch);
+    EXPECT_TRUE(a.causal);
+    const double per_product = 2.0 * s.micro_batch * (s.heads / 2) * double(s.seq) * s.seq *
+                               (s.hidden / s.heads);
+    EXPECT_DOUBLE_EQ(op->flops, per_product * (a.backward ? 5 : 2) / 2) << op->name;
+    const std::uint64_t x = static_cast<std::uint64_t>(s.micro_batch) * s.seq * s.hidden / 2 *
+                            dtype_size(s.dtype);
+    const std::uint64_t stats = static_cast<std::uint64_t>(s.micro_batch) * (s.heads / 2) * s.seq * 4;
+    EXPECT_EQ(op->bytes, (a.backward ? 8 : 4) * x + stats) << op->name;
+  }
+}
 TEST(DdpBuckets, FirstBucketOneMiBThenCapInReverseOrder) {
   // 10 parameters of 3 MiB: [1 MiB cap → one 3 MiB param], then 25 MiB caps: 9 params of
   // 3 MiB close at 27 MiB (9 params) → buckets of 1 and 9 params.
