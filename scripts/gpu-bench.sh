@@ -36,8 +36,8 @@
 #              llama-8b"; layers from FIDELITY_LAYERS, default 24, 8, 4, the same for both
 #              tools), scripts/fidelity/torch_step.py then `commprof run --workload dp
 #              --op-timing activity` on 1 rank with --attention fused and with --attention gemm,
-#              each compared by scripts/fidelity/compare.py; first
-#              `commprof gemm` against torch's 8192^3 matmul of randn (and ones) operands.
+#              each compared by scripts/fidelity/compare.py; first GEMM_ROUNDS (3) pairs of
+#              `commprof gemm` and torch's 8192^3 matmul of randn (and ones) operands, alternately.
 #              Needs python3 with torch (PYTHON, default python3)
 #   calibrate  `commprof run --compute-from` against the traced step it learned from (issue #15):
 #              for each preset of CALIBRATE_PRESETS (default "gpt-1.3b llama-8b"; layers from
@@ -473,21 +473,45 @@ phase_fidelity() {
   local presets layers
   read -r -a presets <<<"${FIDELITY_PRESETS:-gpt-1.3b gpt-7b llama-8b}"
   read -r -a layers <<<"${FIDELITY_LAYERS:-24 8 4}"
-  run_to "torch matmul 8192^3 bf16" "$PD/gemm-torch.txt" \
-    "$py" "$fid/torch_step.py" --gemm 8192 --out "$PD/gemm-torch.json"
-  run_to "commprof gemm 8192^3 bf16" "$PD/gemm-commprof.txt" \
-    "${MPIRUN_BASE[@]}" -np 1 "$COMMPROF" gemm --backend cuda --iters 50 --warmup 10
-  run_to "compare gemm" "$PD/gemm-compare.txt" "$py" "$fid/compare.py" \
-    --gemm-commprof "$PD/gemm-commprof.txt" --gemm-torch "$PD/gemm-torch.json" \
-    --json "$PD/gemm-compare.json"
-  cat "$PD/gemm-compare.txt" >>"$LOG"
+  # The GPU's clock follows the power its operands draw, and one pair of runs differs by a few
+  # percent from the next: GEMM_ROUNDS (3) pairs, torch and commprof alternately.
+  local r
+  for r in $(seq 1 "${GEMM_ROUNDS:-3}"); do
+    run_to "torch matmul 8192^3 bf16, round $r" "$PD/gemm-torch-$r.txt" \
+      "$py" "$fid/torch_step.py" --gemm 8192 --out "$PD/gemm-torch-$r.json"
+    run_to "commprof gemm 8192^3 bf16, round $r" "$PD/gemm-commprof-$r.txt" \
+      "${MPIRUN_BASE[@]}" -np 1 "$COMMPROF" gemm --backend cuda --iters 50 --warmup 10
+    run_to "compare gemm, round $r" "$PD/gemm-compare-$r.txt" "$py" "$fid/compare.py" \
+      --gemm-commprof "$PD/gemm-commprof-$r.txt" --gemm-torch "$PD/gemm-torch-$r.json" \
+      --json "$PD/gemm-compare-$r.json"
+    cat "$PD/gemm-compare-$r.txt" >>"$LOG"
+  done
   local i p l
   for i in "${!presets[@]}"; do
     p=${presets[$i]}
     l=${layers[$i]:-${layers[-1]}}
-    run_to "torch step $p, $l layers" "$PD/$p-torch.txt" \
-      "$py" "$fid/torch_step.py" --preset "$p" --layers "$l" --out "$PD/$p-torch.json" \
-      --trace "$PD/$p-torch-trace.json"
+    # PyTorch's step is host-bound at the small presets and varies by several percent from one
+    # process to the next: FIDELITY_TORCH_ROUNDS (3) processes, the one of median step time
+    # compared (every round's step time is in the log).
+    local r steps=()
+    for r in $(seq 1 "${FIDELITY_TORCH_ROUNDS:-3}"); do
+      run_to "torch step $p, $l layers, round $r" "$PD/$p-torch-$r.txt" \
+        "$py" "$fid/torch_step.py" --preset "$p" --layers "$l" --out "$PD/$p-torch-$r.json" \
+        --trace "$PD/$p-torch-$r.trace.json"
+      steps+=("$PD/$p-torch-$r.json")
+    done
+    "$py" - "${steps[@]}" >"$PD/$p-torch-median.txt" 2>>"$LOG" <<'PY'
+import json, sys
+runs = sorted((json.load(open(f))["step_ms"]["mean"], f) for f in sys.argv[1:])
+print(" ".join(f"{ms:.2f}" for ms, _ in runs))
+print(runs[len(runs) // 2][1])
+PY
+    say "  torch step $p (ms, each round, sorted): $(head -n 1 "$PD/$p-torch-median.txt")"
+    local median
+    median=$(sed -n 2p "$PD/$p-torch-median.txt")
+    cp "$median" "$PD/$p-torch.json"
+    mv "${median%.json}.trace.json" "$PD/$p-torch-trace.json" 2>/dev/null
+    rm -f "$PD/$p"-torch-*.trace.json
     # The default (fused attention), then attention as GEMMs: both against the same torch step.
     local a
     for a in fused gemm; do

@@ -184,9 +184,9 @@ void print_plan(std::ostream& os, const OpPlan& plan) {
                << " parameters: read " << bytes.read << " B, write " << bytes.write << " B";
           } else if constexpr (std::is_same_v<Call, PlannedAttention>) {
             os << "  attention " << (call.backward ? "bwd" : "fwd") << "  batch " << call.batch
-               << ", " << call.heads << " heads, seq " << call.seq << ", head dim "
-               << call.head_dim << (call.causal ? ", causal  " : "  ") << op.flops / 1e9
-               << " GFLOP, " << op.bytes << " B";
+               << ", " << call.heads << " heads, seq " << call.seq << ", head dim " << call.head_dim
+               << (call.causal ? ", causal  " : "  ") << op.flops / 1e9 << " GFLOP, " << op.bytes
+               << " B";
           } else {
             static_assert(std::is_same_v<Call, PlannedCompute>, "every planned call is printed");
             os << "  compute " << static_cast<double>(call.ns) / 1e3 << " us";

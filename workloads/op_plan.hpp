@@ -70,9 +70,9 @@ struct PlannedAttention {
   int batch = 1, heads = 1, seq = 1, head_dim = 1;  ///< heads: the rank's (divided by TP)
   bool causal = true;
 };
-using PlannedCall = std::variant<PlannedGemm, PlannedCollective, PlannedP2P, PlannedCopy,
-                                 PlannedElementwise, PlannedCompute, PlannedAdamw,
-                                 PlannedAttention>;
+using PlannedCall =
+    std::variant<PlannedGemm, PlannedCollective, PlannedP2P, PlannedCopy, PlannedElementwise,
+                 PlannedCompute, PlannedAdamw, PlannedAttention>;
 
 struct PlannedOp {
   int id = 0;

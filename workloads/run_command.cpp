@@ -45,8 +45,8 @@ struct RunConfig {
   int dry_run_rank = 0;
   int test_hang_rank = -1;
   std::string out_dir;
-  bool attention_auto = true;    // --attention auto: fused where every rank's backend can
-  std::string attention_note;    // why auto chose GEMMs, for the summary
+  bool attention_auto = true;  // --attention auto: fused where every rank's backend can
+  std::string attention_note;  // why auto chose GEMMs, for the summary
 };
 
 // Degrees the user left at 0 are inferred: the workload's own axis takes the whole world (dp,
@@ -193,8 +193,8 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
     a.backward = true;
     os << "#   attention (fused, causal): " << a.heads << " heads of " << a.head_dim << ", seq "
        << a.seq << ", batch " << a.batch << ", " << fwd / 1e9 << " GFLOP forward, "
-       << a.flops() / 1e9 << " GFLOP backward (--attention " << (c.attention_auto ? "auto" : "fused")
-       << ")\n";
+       << a.flops() / 1e9 << " GFLOP backward (--attention "
+       << (c.attention_auto ? "auto" : "fused") << ")\n";
   }
   const std::uint64_t params = layer_parameters(s, l.tp);
   os << "#   parameters " << params << " per layer (" << params * dtype_size(s.dtype)
@@ -473,7 +473,8 @@ class RunCommand final : public Command {
               << op_timing_name(c.timing) << "\n"
               << (c.workload.compute ? "# " + describe(*c.workload.compute) + "\n"
                   : c.workload.attention == AttentionMode::kFused
-                      ? std::string("# attention: fused (causal, one kernel forward, one backward)\n")
+                      ? std::string(
+                            "# attention: fused (causal, one kernel forward, one backward)\n")
                       : "# attention: GEMMs over the whole s x s" + c.attention_note + "\n")
               << "#                                   min       mean        max   (over ranks of "
                  "each rank's mean per step)\n"

@@ -216,8 +216,7 @@ class StepBuilder {
           }
           if (fused_attention() && g->name == "attn_scores") continue;  // in the fused backward
           if (fused_attention() && g->name == "attn_context") {
-            dy = plan_.attention(lname(l, "attention", mb) + ".bwd", attention(true),
-                                 {dy, h2d});
+            dy = plan_.attention(lname(l, "attention", mb) + ".bwd", attention(true), {dy, h2d});
             continue;
           }
           // dX = dY·Wᵀ and dW = Xᵀ·dY: the two GEMMs of a weight's backward, 2× its forward FLOPs.

@@ -134,14 +134,14 @@ inline constexpr float kAdamwLr = 1e-3f, kAdamwBeta1 = 0.9f, kAdamwBeta2 = 0.999
                        kAdamwEps = 1e-8f, kAdamwWeightDecay = 0.01f;
 
 /// Scaled dot-product attention of one layer and micro-batch as frameworks run it in training:
-/// one fused flash-attention kernel forward, one backward (PyTorch's SDPA on cuDNN, FlashAttention),
-/// never materialising the seq × seq scores. `batch` sequences of `seq` tokens, `heads` heads of
-/// `head_dim`, scale 1/√head_dim, causal (token i attends to tokens ≤ i) unless `causal` is false.
-/// Layouts are PyTorch's after a fused QKV projection viewed per head: `qkv` holds
-/// [batch][seq][3][heads][head_dim] (Q, K, V of a token side by side); O, dO and the gradients dQ,
-/// dK, dV are [batch][seq][heads][head_dim] each; `stats`, the forward's softmax log-sum-exp per
-/// row that the backward reads, is fp32 [batch][heads][seq].
-/// Forward reads qkv, writes o and stats. Backward reads qkv, o, d_o and stats, writes dq, dk, dv.
+/// one fused flash-attention kernel forward, one backward (PyTorch's SDPA on cuDNN,
+/// FlashAttention), never materialising the seq × seq scores. `batch` sequences of `seq` tokens,
+/// `heads` heads of `head_dim`, scale 1/√head_dim, causal (token i attends to tokens ≤ i) unless
+/// `causal` is false. Layouts are PyTorch's after a fused QKV projection viewed per head: `qkv`
+/// holds [batch][seq][3][heads][head_dim] (Q, K, V of a token side by side); O, dO and the
+/// gradients dQ, dK, dV are [batch][seq][heads][head_dim] each; `stats`, the forward's softmax
+/// log-sum-exp per row that the backward reads, is fp32 [batch][heads][seq]. Forward reads qkv,
+/// writes o and stats. Backward reads qkv, o, d_o and stats, writes dq, dk, dv.
 struct AttentionCall {
   bool backward = false;
   int batch = 1;

@@ -302,7 +302,8 @@ class Reader {
       }
       if (!ok) return false;
     } while (lit(','));
-    if (!lit('}') || !has_ops || (seen & all_of(rank_fields::kStep)) != all_of(rank_fields::kStep) ||
+    if (!lit('}') || !has_ops ||
+        (seen & all_of(rank_fields::kStep)) != all_of(rank_fields::kStep) ||
         !rank_fields::record_valid(rank_fields::kStep, s)) {
       return false;
     }

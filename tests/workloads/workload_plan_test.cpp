@@ -179,7 +179,6 @@ TEST(ModelShape, PlanCarriesTheMemoryBoundOpsInLayerOrder) {
   EXPECT_EQ(adam->stream, Category::kComp);
 }
 
-
 // The default, fused attention: one op forward where the GEMM model has the score and context
 // GEMMs, one backward where it has their four; the rank's heads (TP splits them), causal, with
 // the FLOPs of causal flash attention (forward 2 products, backward 5, each 2·b·h·s²·d, halved).
@@ -194,8 +193,8 @@ TEST(ModelShape, FusedAttentionTakesThePlaceOfTheScoreAndContextGemms) {
                                         "l0.attn_layout.mb1.bwd", "l0.qkv.mb1.dgrad"};
   for (const auto& run : {fwd, bwd}) {
     const auto at = std::search(names.begin(), names.end(), run.begin(), run.end());
-    EXPECT_NE(at, names.end()) << "in order: " << ::testing::PrintToString(run) << "\nops: "
-                               << ::testing::PrintToString(names);
+    EXPECT_NE(at, names.end()) << "in order: " << ::testing::PrintToString(run)
+                               << "\nops: " << ::testing::PrintToString(names);
   }
   for (const std::string& n : names) EXPECT_EQ(n.find("attn_scores"), std::string::npos) << n;
   const auto attention = plan.of_kind<PlannedAttention>();
@@ -208,12 +207,13 @@ TEST(ModelShape, FusedAttentionTakesThePlaceOfTheScoreAndContextGemms) {
     EXPECT_EQ(a.seq, s.seq);
     EXPECT_EQ(a.batch, s.micro_batch);
     EXPECT_TRUE(a.causal);
-    const double per_product = 2.0 * s.micro_batch * (s.heads / 2) * double(s.seq) * s.seq *
-                               (s.hidden / s.heads);
+    const double per_product =
+        2.0 * s.micro_batch * (s.heads / 2) * double(s.seq) * s.seq * (s.hidden / s.heads);
     EXPECT_DOUBLE_EQ(op->flops, per_product * (a.backward ? 5 : 2) / 2) << op->name;
-    const std::uint64_t x = static_cast<std::uint64_t>(s.micro_batch) * s.seq * s.hidden / 2 *
-                            dtype_size(s.dtype);
-    const std::uint64_t stats = static_cast<std::uint64_t>(s.micro_batch) * (s.heads / 2) * s.seq * 4;
+    const std::uint64_t x =
+        static_cast<std::uint64_t>(s.micro_batch) * s.seq * s.hidden / 2 * dtype_size(s.dtype);
+    const std::uint64_t stats =
+        static_cast<std::uint64_t>(s.micro_batch) * (s.heads / 2) * s.seq * 4;
     EXPECT_EQ(op->bytes, (a.backward ? 8 : 4) * x + stats) << op->name;
   }
 }

@@ -222,8 +222,9 @@ class Graph {
     std::vector<cudnnBackendDescriptor_t> raw;
     for (const Desc& op : ops_) raw.push_back(op.get());
     p.graph = std::make_unique<Desc>(api_, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-    p.graph->set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                 static_cast<int64_t>(raw.size()), raw.data())
+    p.graph
+        ->set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+              static_cast<int64_t>(raw.size()), raw.data())
         .set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle)
         .finalize("the operation graph of " + what);
     Desc heur(api_, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
@@ -233,8 +234,8 @@ class Graph {
         .finalize("the engine heuristics of " + what);
     int64_t count = 0;
     check(api_,
-          api_.get_attr(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                        0, &count, nullptr),
+          api_.get_attr(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
+                        &count, nullptr),
           "counting the engine configurations for " + what);
     std::vector<std::unique_ptr<Desc>> configs;
     std::vector<cudnnBackendDescriptor_t> raw_configs;
@@ -380,8 +381,7 @@ class CudnnAttentionImpl final : public CudnnAttention {
         .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace_)
         .finalize("the variant pack");
     check(api_, api_.set_stream(handle_, stream), "cannot set the stream");
-    check(api_, api_.execute(handle_, b.plan.plan->get(), pack.get()),
-          "executing " + describe(c));
+    check(api_, api_.execute(handle_, b.plan.plan->get(), pack.get()), "executing " + describe(c));
   }
 
  private:
@@ -505,8 +505,9 @@ std::unique_ptr<CudnnAttention> CudnnAttention::open(std::string& why_not) {
     if (api.lib != nullptr) break;
   }
   if (api.lib == nullptr) {
-    why_not = "libcudnn.so.9 not found (install cuDNN 9, or add its lib directory to "
-              "LD_LIBRARY_PATH: PyTorch's wheels carry it in site-packages/nvidia/cudnn/lib)";
+    why_not =
+        "libcudnn.so.9 not found (install cuDNN 9, or add its lib directory to "
+        "LD_LIBRARY_PATH: PyTorch's wheels carry it in site-packages/nvidia/cudnn/lib)";
     return nullptr;
   }
   const bool ok = resolve(api.lib, "cudnnGetVersion", api.get_version) &&

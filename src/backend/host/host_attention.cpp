@@ -123,8 +123,9 @@ void host_attention(const AttentionCall& call) {
     case DType::kFloat64:
       return call.backward ? backward<double>(call) : forward<double>(call);
     default:
-      throw ConfigError(std::string("the host backend computes attention in float or double, not ") +
-                        dtype_name(call.dtype));
+      throw ConfigError(
+          std::string("the host backend computes attention in float or double, not ") +
+          dtype_name(call.dtype));
   }
 }
 

@@ -15,8 +15,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -281,8 +281,8 @@ float from_bf16(std::uint16_t h) {
 // dS = P∘(dO Vᵀ − rowsum(dO∘O)), dQ = dS K/√d, dK = dSᵀQ/√d. Every element of O, the statistics
 // and the three gradients is compared, relative to the largest of its tensor.
 TEST_F(BackendConformance, AttentionForwardAndBackwardAsDefined) {
-  const DType t = b().attention_problem(DType::kBFloat16).empty() ? DType::kBFloat16
-                                                                   : DType::kFloat32;
+  const DType t =
+      b().attention_problem(DType::kBFloat16).empty() ? DType::kBFloat16 : DType::kFloat32;
   const std::string problem = b().attention_problem(t);
   ASSERT_TRUE(problem.empty()) << problem;
   constexpr int B = 2, H = 3, S = 128, D = 128;
@@ -323,8 +323,8 @@ TEST_F(BackendConformance, AttentionForwardAndBackwardAsDefined) {
   auto download = [&](const Buffer& dev, std::size_t count, bool fp32) {
     const std::size_t bytes = count * (fp32 ? 4 : e);
     Buffer host = b().allocate(bytes, MemorySpace::kHostPinned);
-    b().submit(Category::kMem,
-               CopyCall{host.data(), dev.data(), bytes, CopyKind::kDeviceToHost}, {"readback"});
+    b().submit(Category::kMem, CopyCall{host.data(), dev.data(), bytes, CopyKind::kDeviceToHost},
+               {"readback"});
     b().synchronize();
     std::vector<double> out(count);
     for (std::size_t i = 0; i < count; ++i) {
@@ -394,7 +394,8 @@ TEST_F(BackendConformance, AttentionForwardAndBackwardAsDefined) {
       for (int i = 0; i < S; ++i) {
         for (int k = 0; k < D; ++k) {
           double x = 0;
-          for (int j = 0; j < S; ++j) x += p[static_cast<std::size_t>(i) * S + j] * qkv[at(bi, j, 2, hi) + k];
+          for (int j = 0; j < S; ++j)
+            x += p[static_cast<std::size_t>(i) * S + j] * qkv[at(bi, j, 2, hi) + k];
           o_ref[row(bi, i, hi) + k] = x;
         }
       }

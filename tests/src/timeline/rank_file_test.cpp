@@ -107,9 +107,9 @@ TEST(RankFile, OptionalCollectiveFieldsOnlyWhereKnown) {
     EXPECT_TRUE(b.graph) << reader;
     const OpRecord& a = step.ops[0];
     EXPECT_TRUE(a.dtype.empty() && a.algo.empty() && a.proto.empty()) << reader;
-    EXPECT_EQ(a.count + static_cast<std::uint64_t>(a.channels) +
-                  static_cast<std::uint64_t>(a.enqueue_ns),
-              0u)
+    EXPECT_EQ(
+        a.count + static_cast<std::uint64_t>(a.channels) + static_cast<std::uint64_t>(a.enqueue_ns),
+        0u)
         << reader;
     EXPECT_FALSE(a.graph) << reader;
   };
