@@ -140,9 +140,7 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
           } else if constexpr (std::is_same_v<Call, PlannedCompute>) {
             // registers only
           } else if constexpr (std::is_same_v<Call, PlannedAttention>) {
-            const std::uint64_t x = static_cast<std::uint64_t>(call.batch) * call.seq *
-                                    static_cast<std::uint64_t>(call.heads) * call.head_dim;
-            attention = std::max(attention, x);
+            attention = std::max(attention, call.work(plan.dtype).elements());
             attention_rows = std::max(
                 attention_rows, static_cast<std::uint64_t>(call.batch) * call.heads * call.seq);
           } else {
@@ -277,14 +275,7 @@ Work PlanExecutor::work_of(const PlannedOp& op) const {
         } else if constexpr (std::is_same_v<Call, PlannedCompute>) {
           return ComputeCall{call.ns};
         } else if constexpr (std::is_same_v<Call, PlannedAttention>) {
-          AttentionCall a;
-          a.backward = call.backward;
-          a.batch = call.batch;
-          a.heads = call.heads;
-          a.seq = call.seq;
-          a.head_dim = call.head_dim;
-          a.causal = call.causal;
-          a.dtype = dtype;
+          AttentionCall a = call.work(dtype);
           a.qkv = B.attn_qkv.data();
           a.o = B.attn_o.data();
           a.stats = B.attn_stats.data();

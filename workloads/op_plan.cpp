@@ -114,13 +114,7 @@ int OpPlan::adamw(const std::string& name, std::vector<std::uint64_t> tensors,
 
 int OpPlan::attention(const std::string& name, const PlannedAttention& call,
                       const std::vector<int>& deps) {
-  AttentionCall work;
-  work.backward = call.backward;
-  work.batch = call.batch;
-  work.heads = call.heads;
-  work.seq = call.seq;
-  work.head_dim = call.head_dim;
-  work.causal = call.causal;
+  const AttentionCall work = call.work(dtype);
   PlannedOp op;
   op.name = name;
   op.stream = Category::kComp;

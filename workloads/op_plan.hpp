@@ -69,6 +69,18 @@ struct PlannedAttention {
   bool backward = false;
   int batch = 1, heads = 1, seq = 1, head_dim = 1;  ///< heads: the rank's (divided by TP)
   bool causal = true;
+  /// The AttentionCall of this shape in `dtype`, its buffers still to be set.
+  AttentionCall work(DType dtype) const {
+    AttentionCall a;
+    a.backward = backward;
+    a.batch = batch;
+    a.heads = heads;
+    a.seq = seq;
+    a.head_dim = head_dim;
+    a.causal = causal;
+    a.dtype = dtype;
+    return a;
+  }
 };
 using PlannedCall =
     std::variant<PlannedGemm, PlannedCollective, PlannedP2P, PlannedCopy, PlannedElementwise,

@@ -184,11 +184,9 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
        << " GFLOP forward, " << 2 * g.flops() / 1e9 << " GFLOP backward\n";
   }
   if (fused) {
-    AttentionCall a;
-    a.batch = s.micro_batch;
-    a.heads = s.heads / l.tp;
-    a.seq = s.seq;
-    a.head_dim = s.hidden / s.heads;
+    AttentionCall a =
+        PlannedAttention{false, s.micro_batch, s.heads / l.tp, s.seq, s.hidden / s.heads, true}
+            .work(s.dtype);
     const double fwd = a.flops();
     a.backward = true;
     os << "#   attention (fused, causal): " << a.heads << " heads of " << a.head_dim << ", seq "

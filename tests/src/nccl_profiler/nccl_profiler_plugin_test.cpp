@@ -53,6 +53,26 @@ void* open_plugin() {
   return so;
 }
 
+// `channels` kernel channels of `op` through the v5 table, all starting at `start` (the GPU's
+// globaltimer) and, unless `hang`, stopping `ns` later.
+void channels_v5(NcclProfilerV5* p, void* ctx, void* op, int channels, std::uint64_t start,
+                 std::uint64_t ns, bool hang) {
+  for (int c = 0; c < channels; ++c) {
+    NcclEventDescrV5 k{};
+    k.type = kNcclProfileKernelCh;
+    k.parentObj = op;
+    k.kernelCh.channelId = static_cast<std::uint8_t>(c);
+    k.kernelCh.pTimer = start;
+    void* ch = nullptr;
+    CHILD_CHECK(p->startEvent(ctx, &ch, &k) == kNcclSuccess && ch != nullptr, 13);
+    if (hang) continue;
+    NcclEventStateArgs a{};
+    a.kernelCh.pTimer = start + ns;
+    CHILD_CHECK(p->recordEventState(ch, kNcclProfilerKernelChStop, &a) == kNcclSuccess, 14);
+    CHILD_CHECK(p->stopEvent(ch) == kNcclSuccess, 15);
+  }
+}
+
 // One collective through the v5 table: its Coll event, NCCL's stop at enqueue, then `channels`
 // kernel channels that start and (unless `hang`) stop 20 µs later.
 void allreduce_v5(NcclProfilerV5* p, void* ctx, std::uint64_t seq, int channels, bool hang) {
@@ -68,21 +88,7 @@ void allreduce_v5(NcclProfilerV5* p, void* ctx, std::uint64_t seq, int channels,
   void* op = nullptr;
   CHILD_CHECK(p->startEvent(ctx, &op, &d) == kNcclSuccess && op != nullptr, 11);
   CHILD_CHECK(p->stopEvent(op) == kNcclSuccess, 12);
-  const std::uint64_t kernel_start = gpu_now();  // every channel starts with the kernel
-  for (int c = 0; c < channels; ++c) {
-    NcclEventDescrV5 k{};
-    k.type = kNcclProfileKernelCh;
-    k.parentObj = op;
-    k.kernelCh.channelId = static_cast<std::uint8_t>(c);
-    k.kernelCh.pTimer = kernel_start;
-    void* ch = nullptr;
-    CHILD_CHECK(p->startEvent(ctx, &ch, &k) == kNcclSuccess && ch != nullptr, 13);
-    if (hang) continue;
-    NcclEventStateArgs a{};
-    a.kernelCh.pTimer = k.kernelCh.pTimer + 20'000;
-    CHILD_CHECK(p->recordEventState(ch, kNcclProfilerKernelChStop, &a) == kNcclSuccess, 14);
-    CHILD_CHECK(p->stopEvent(ch) == kNcclSuccess, 15);
-  }
+  channels_v5(p, ctx, op, channels, gpu_now(), 20'000, hang);  // channels start with the kernel
 }
 
 // Rank `rank` of 3: dp0 all-reduces #0..#3; ranks 0 and 1 also start #4, whose kernel never
@@ -299,20 +305,7 @@ TEST(NcclProfilerPlugin, GraphReplaysAreOpsOfTheirOwn) {
       void* op = nullptr;
       CHILD_CHECK(p->startEvent(ctx, &op, &d) == kNcclSuccess && op != nullptr, 45);
       p->stopEvent(op);
-      const std::uint64_t t0 = gpu_now() + 1'000;
-      for (int c = 0; c < 4; ++c) {
-        NcclEventDescrV5 k{};
-        k.type = kNcclProfileKernelCh;
-        k.parentObj = op;
-        k.kernelCh.channelId = static_cast<std::uint8_t>(c);
-        k.kernelCh.pTimer = t0;
-        void* ch = nullptr;
-        p->startEvent(ctx, &ch, &k);
-        NcclEventStateArgs a{};
-        a.kernelCh.pTimer = t0 + 30'000;
-        p->recordEventState(ch, kNcclProfilerKernelChStop, &a);
-        p->stopEvent(ch);
-      }
+      channels_v5(p, ctx, op, 4, gpu_now() + 1'000, 30'000, false);
     };
     void* captured = api(true);
     run(api(false), 0);
