@@ -307,6 +307,9 @@ std::string Process::path() const {
 RankTimeline Process::timeline() {
   std::lock_guard<std::mutex> lock(mutex_);
   RankTimeline t;
+  // The offset the kernels' times were moved by, so that start + offset is their globaltimer
+  // reading less the epoch; read now if no kernel has been seen yet.
+  t.clock_offset_ns = (offset_read_ns_ != 0 ? offset_ : realtime_minus_steady()) - kRealtimeEpochNs;
   t.rank = std::max(rank_, 0);
   t.world_size = std::max({world_, t.rank + 1, 1});
   t.backend = "nccl-profiler";

@@ -79,6 +79,13 @@ struct Event {
   std::int64_t start_ptimer = 0;  ///< a channel's GPU start, as the GPU's globaltimer gave it
 };
 
+/// The plugin's ranks run in jobs commprof does not launch, so it cannot measure how far their
+/// hosts' clocks are apart as `commprof run` does. Its files put every rank on its host's
+/// realtime clock instead (UTC, which NTP or PTP keeps together across hosts, and which the GPU's
+/// globaltimer already follows): clock_offset_ns is this host's realtime minus steady clock, less
+/// this constant (2023-11-14 22:13:20 UTC), which keeps times within the rank file's domain.
+inline constexpr std::int64_t kRealtimeEpochNs = 1'700'000'000'000'000'000;
+
 /// Everything the plugin holds in one process (all communicators write one rank file).
 class Process {
  public:

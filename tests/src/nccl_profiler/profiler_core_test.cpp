@@ -72,6 +72,39 @@ TEST(NcclProfilerCore, AnOperationSpansItsChannelsOnTheHostClock) {
   EXPECT_EQ(t.config.json().at("unfinished").size(), 0u);
 }
 
+// Two hosts whose steady clocks started days apart, one realtime (UTC) clock: each file's
+// clock_offset_ns puts its times on that clock (less kRealtimeEpochNs), so one collective whose
+// kernels ran at the same instant on both hosts starts at the same time in both files.
+TEST(NcclProfilerCore, RanksOfTwoHostsMeetOnTheRealtimeClock) {
+  constexpr std::int64_t kUtc = kRealtimeEpochNs + 86'400'000'000'000;  // a day past the epoch
+  std::int64_t start[2] = {0, 0};
+  for (int host = 0; host < 2; ++host) {
+    const std::int64_t boot = host == 0 ? 3'600'000'000'000 : 400'000'000'000'000;  // 1 h, 4.6 d
+    std::int64_t steady = boot;
+    Options o;
+    o.out_dir = testing::TempDir();
+    o.flush_thread = false;
+    o.global_rank = host;
+    o.steady_ns = [&steady] { return steady; };
+    o.realtime_ns = [&steady, boot] { return steady - boot + kUtc; };
+    Process p(o);
+    Comm* world = p.init_comm({"world", 0x5, 2, 2, host});
+    Event* op = p.start_op(world, allreduce(0, 1));
+    p.op_enqueued(op);
+    steady += 10'000;
+    Event* ch = p.start_channel(op, static_cast<std::uint64_t>(kUtc + 5'000));
+    steady += 30'000;
+    p.channel_stopped(ch, static_cast<std::uint64_t>(kUtc + 25'000));
+    p.release_channel(ch);
+    const RankTimeline t = p.timeline();
+    ASSERT_EQ(t.steps.at(0).ops.size(), 1u);
+    EXPECT_EQ(t.clock_offset_ns, kUtc - boot - kRealtimeEpochNs) << "host " << host;
+    start[host] = t.steps[0].ops[0].start_ns + t.clock_offset_ns;
+    EXPECT_EQ(start[host], kUtc + 5'000 - kRealtimeEpochNs) << "host " << host;
+  }
+  EXPECT_EQ(start[0], start[1]);
+}
+
 TEST(NcclProfilerCore, ChannelsBeforeTheEnqueueAndAllGathersBytes) {
   Clocks c;
   Process p(test_options(c));
