@@ -22,7 +22,7 @@ RankPlace place_rank(const ParallelLayout& l, int rank) {
   return p;
 }
 
-void validate_layout(const ParallelLayout& l, int world_size, int layers, int heads, int ffn) {
+void validate_layout(const ParallelLayout& l, int world_size, const ModelShape& shape) {
   if (l.tp < 1 || l.dp < 1 || l.pp < 1) {
     throw ConfigError(log::cat("--tp, --dp and --pp must be at least 1 (got ", describe(l), ")"));
   }
@@ -30,13 +30,17 @@ void validate_layout(const ParallelLayout& l, int world_size, int layers, int he
     throw ConfigError(log::cat("--tp ", l.tp, " x --dp ", l.dp, " x --pp ", l.pp, " = ", l.world(),
                                " ranks, but the job has ", world_size));
   }
-  if (heads % l.tp != 0) {
-    throw ConfigError(log::cat("--heads ", heads, " is not divisible by --tp ", l.tp));
+  if (shape.heads % l.tp != 0) {
+    throw ConfigError(log::cat("--heads ", shape.heads, " is not divisible by --tp ", l.tp));
   }
-  if (ffn % l.tp != 0)
-    throw ConfigError(log::cat("--ffn ", ffn, " is not divisible by --tp ", l.tp));
-  if (layers % l.pp != 0) {
-    throw ConfigError(log::cat("--layers ", layers, " is not divisible by --pp ", l.pp));
+  if (shape.key_value_heads() % l.tp != 0) {  // Megatron: each rank holds whole K/V heads
+    throw ConfigError(
+        log::cat("--kv-heads ", shape.key_value_heads(), " is not divisible by --tp ", l.tp));
+  }
+  if (shape.ffn % l.tp != 0)
+    throw ConfigError(log::cat("--ffn ", shape.ffn, " is not divisible by --tp ", l.tp));
+  if (shape.layers % l.pp != 0) {
+    throw ConfigError(log::cat("--layers ", shape.layers, " is not divisible by --pp ", l.pp));
   }
 }
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "workloads/model_shape.hpp"
+
 namespace commprof {
 
 struct ParallelLayout {
@@ -28,9 +30,9 @@ struct RankPlace {
 
 RankPlace place_rank(const ParallelLayout& layout, int rank);
 
-/// Checks degrees against the world size and the model (heads and ffn divisible by tp, layers by
-/// pp); throws ConfigError naming what does not fit.
-void validate_layout(const ParallelLayout& layout, int world_size, int layers, int heads, int ffn);
+/// Checks degrees against the world size and the model (heads, key/value heads and ffn divisible
+/// by tp, layers by pp); throws ConfigError naming what does not fit.
+void validate_layout(const ParallelLayout& layout, int world_size, const ModelShape& shape);
 
 /// "tp2 x dp2 x pp1"
 std::string describe(const ParallelLayout& layout);

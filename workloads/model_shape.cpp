@@ -37,10 +37,11 @@ ModelShape model_preset(const std::string& name) {
     s.seq = 2048;
     s.micro_batch = 1;
     s.micro_batches = 4;
-  } else if (name == "llama-8b") {  // Llama 3 8B (MHA here; GQA's smaller K/V not modelled)
+  } else if (name == "llama-8b") {  // Llama 3 8B: 32 query heads sharing 8 key/value heads
     s.layers = 32;
     s.hidden = 4096;
     s.heads = 32;
+    s.kv_heads = 8;
     s.ffn = 14336;
     s.gated_ffn = true;
     s.seq = 8192;
@@ -68,15 +69,20 @@ void validate_shape(const ModelShape& s) {
   if (s.hidden % s.heads != 0) {
     throw ConfigError(log::cat("--hidden ", s.hidden, " is not divisible by --heads ", s.heads));
   }
+  if (s.kv_heads < 0 || s.heads % s.key_value_heads() != 0) {
+    throw ConfigError(log::cat("--kv-heads ", s.kv_heads, " must divide --heads ", s.heads,
+                               " (0: as many as heads)"));
+  }
 }
 
 std::vector<LayerGemm> layer_forward_gemms(const ModelShape& s, int tp) {
   const int bs = s.micro_batch * s.seq;
   const int h = s.hidden;
   const int ht = s.hidden / tp;
+  const int qkv = (s.heads + 2 * s.key_value_heads()) * s.head_dim() / tp;
   const int ft = s.ffn / tp * (s.gated_ffn ? 2 : 1);  // up and gate fused into one GEMM
   return {
-      {"qkv", bs, 3 * ht, h, true},            // column-parallel
+      {"qkv", bs, qkv, h, true},               // column-parallel
       {"attn_scores", bs, s.seq, ht, false},   // Q·Kᵀ over the rank's heads
       {"attn_context", bs, ht, s.seq, false},  // softmax(QKᵀ)·V
       {"out_proj", bs, h, ht, true},           // row-parallel
@@ -123,6 +129,7 @@ LayerPasses layer_passes(const ModelShape& s, int tp, bool sequence_parallel) {
   const U a = tokens * static_cast<U>(s.hidden) / (sequence_parallel ? t : 1) * e;
   const U f = tokens * static_cast<U>(s.ffn) / t * e;
   const U heads = tokens * static_cast<U>(s.hidden) / t * e;
+  const U kv = tokens * static_cast<U>(s.key_value_heads() * s.head_dim()) / t * e;
   const U p = layer_parameters(s, tp) * e;
   LayerPasses x;
   x.norm_fwd = {a, a};
@@ -130,12 +137,13 @@ LayerPasses layer_passes(const ModelShape& s, int tp, bool sequence_parallel) {
   x.residual_fwd = {2 * a, a};
   x.residual_bwd = {2 * a, a};
   x.attn_layout_fwd = {heads, heads};
-  x.attn_layout_bwd = {3 * heads, 3 * heads};
+  x.attn_layout_bwd = {heads + 2 * kv, heads + 2 * kv};
   x.act_fwd = s.gated_ffn ? PassBytes{3 * f, 2 * f} : PassBytes{f, f};
   x.act_bwd = s.gated_ffn ? PassBytes{8 * f, 5 * f} : PassBytes{2 * f, f};
   if (!s.gated_ffn) {
     const U h = static_cast<U>(s.hidden);
-    const U out_widths = 3 * h / t + h + static_cast<U>(s.ffn) / t + h;
+    const U qkv = static_cast<U>((s.heads + 2 * s.key_value_heads()) * s.head_dim()) / t;
+    const U out_widths = qkv + h + static_cast<U>(s.ffn) / t + h;
     x.bias_grad = {tokens * out_widths * e, out_widths * e};
   }
   x.grad_accum = {2 * p, p};

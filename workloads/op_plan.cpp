@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "collectives/collective_spec.hpp"
+#include "src/core/log.hpp"
 #include "workloads/model_shape.hpp"
 
 namespace commprof {
@@ -121,12 +122,14 @@ int OpPlan::attention(const std::string& name, const PlannedAttention& call,
   op.call = call;
   op.flops = work.flops();
   // Forward: reads Q, K, V, writes O and the fp32 statistics; backward: reads Q, K, V, O, dO
-  // and the statistics, writes dQ, dK, dV.
+  // and the statistics, writes dQ, dK, dV. X: one of Q, O, dO, dQ; Y: one of K, V, dK, dV
+  // (fewer heads under GQA).
   const std::uint64_t x = work.elements() * dtype_size(dtype);
+  const std::uint64_t y = work.kv_elements() * dtype_size(dtype);
   const std::uint64_t stats = static_cast<std::uint64_t>(call.batch) *
                               static_cast<std::uint64_t>(call.heads) *
                               static_cast<std::uint64_t>(call.seq) * 4;
-  op.bytes = call.backward ? 8 * x + stats : 4 * x + stats;
+  op.bytes = call.backward ? 4 * x + 4 * y + stats : 2 * x + 2 * y + stats;
   return add(std::move(op), deps);
 }
 
@@ -147,6 +150,23 @@ OpPlan serialized(const OpPlan& plan) {
     out.add(op, deps);
   }
   return out;
+}
+
+PlannedAttention layer_attention(const ModelShape& shape, int tp, bool backward) {
+  PlannedAttention a;
+  a.backward = backward;
+  a.batch = shape.micro_batch;
+  a.heads = shape.heads / tp;
+  a.kv_heads = shape.key_value_heads() / tp;
+  a.seq = shape.seq;
+  a.head_dim = shape.head_dim();
+  a.causal = true;
+  return a;
+}
+
+std::string kv_heads_note(const AttentionCall& a) {
+  if (a.key_value_heads() == a.heads) return "";
+  return log::cat(" sharing ", a.key_value_heads(), " key/value heads");
 }
 
 void print_plan(std::ostream& os, const OpPlan& plan) {
@@ -178,9 +198,9 @@ void print_plan(std::ostream& os, const OpPlan& plan) {
                << " parameters: read " << bytes.read << " B, write " << bytes.write << " B";
           } else if constexpr (std::is_same_v<Call, PlannedAttention>) {
             os << "  attention " << (call.backward ? "bwd" : "fwd") << "  batch " << call.batch
-               << ", " << call.heads << " heads, seq " << call.seq << ", head dim " << call.head_dim
-               << (call.causal ? ", causal  " : "  ") << op.flops / 1e9 << " GFLOP, " << op.bytes
-               << " B";
+               << ", " << call.heads << " heads" << kv_heads_note(call.work(plan.dtype)) << ", seq "
+               << call.seq << ", head dim " << call.head_dim << (call.causal ? ", causal  " : "  ")
+               << op.flops / 1e9 << " GFLOP, " << op.bytes << " B";
           } else {
             static_assert(std::is_same_v<Call, PlannedCompute>, "every planned call is printed");
             os << "  compute " << static_cast<double>(call.ns) / 1e3 << " us";

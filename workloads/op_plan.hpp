@@ -14,6 +14,7 @@
 #include "src/backend/work.hpp"
 #include "src/core/dtype.hpp"
 #include "src/timeline/category.hpp"
+#include "workloads/model_shape.hpp"
 
 namespace commprof {
 
@@ -69,12 +70,14 @@ struct PlannedAttention {
   bool backward = false;
   int batch = 1, heads = 1, seq = 1, head_dim = 1;  ///< heads: the rank's (divided by TP)
   bool causal = true;
+  int kv_heads = 0;  ///< the rank's key/value heads (GQA); 0: as many as heads
   /// The AttentionCall of this shape in `dtype`, its buffers still to be set.
   AttentionCall work(DType dtype) const {
     AttentionCall a;
     a.backward = backward;
     a.batch = batch;
     a.heads = heads;
+    a.kv_heads = kv_heads;
     a.seq = seq;
     a.head_dim = head_dim;
     a.causal = causal;
@@ -82,6 +85,11 @@ struct PlannedAttention {
     return a;
   }
 };
+/// One micro-batch's attention of a layer of `shape` on a rank of `tp` TP ranks: its query and
+/// key/value heads (TP splits both), causal.
+PlannedAttention layer_attention(const ModelShape& shape, int tp, bool backward);
+/// " sharing K key/value heads" under grouped-query attention, "" otherwise (dry-run lines).
+std::string kv_heads_note(const AttentionCall& a);
 using PlannedCall =
     std::variant<PlannedGemm, PlannedCollective, PlannedP2P, PlannedCopy, PlannedElementwise,
                  PlannedCompute, PlannedAdamw, PlannedAttention>;

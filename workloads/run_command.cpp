@@ -127,6 +127,7 @@ nlohmann::ordered_json config_json(const RunConfig& c, const ParallelLayout& l) 
         {"layers", s.layers},
         {"hidden", s.hidden},
         {"heads", s.heads},
+        {"kv_heads", s.key_value_heads()},
         {"ffn", s.ffn},
         {"gated_ffn", s.gated_ffn},
         {"seq", s.seq},
@@ -173,9 +174,10 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
   const RankPlace place = place_rank(l, rank);
   os << "# commprof run --dry-run: workload " << workload_name(c.workload.kind) << ", "
      << describe(l) << ", model " << s.name << " (" << s.layers << " layers, h " << s.hidden << ", "
-     << s.heads << " heads, ffn " << s.ffn << (s.gated_ffn ? " gated" : "") << ", seq " << s.seq
-     << ", micro-batch " << s.micro_batch << " x " << s.micro_batches << ", " << dtype_name(s.dtype)
-     << ")\n";
+     << s.heads << " heads"
+     << (s.key_value_heads() != s.heads ? log::cat(" sharing ", s.key_value_heads(), " K/V") : "")
+     << ", ffn " << s.ffn << (s.gated_ffn ? " gated" : "") << ", seq " << s.seq << ", micro-batch "
+     << s.micro_batch << " x " << s.micro_batches << ", " << dtype_name(s.dtype) << ")\n";
   os << "# per layer and micro-batch on one TP rank (tp " << l.tp << "):\n";
   const bool fused = c.workload.attention == AttentionMode::kFused && !c.workload.compute;
   for (const LayerGemm& g : layer_forward_gemms(s, l.tp)) {
@@ -184,14 +186,12 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
        << " GFLOP forward, " << 2 * g.flops() / 1e9 << " GFLOP backward\n";
   }
   if (fused) {
-    AttentionCall a =
-        PlannedAttention{false, s.micro_batch, s.heads / l.tp, s.seq, s.hidden / s.heads, true}
-            .work(s.dtype);
+    AttentionCall a = layer_attention(s, l.tp, false).work(s.dtype);
     const double fwd = a.flops();
     a.backward = true;
-    os << "#   attention (fused, causal): " << a.heads << " heads of " << a.head_dim << ", seq "
-       << a.seq << ", batch " << a.batch << ", " << fwd / 1e9 << " GFLOP forward, "
-       << a.flops() / 1e9 << " GFLOP backward (--attention "
+    os << "#   attention (fused, causal): " << a.heads << " heads of " << a.head_dim
+       << kv_heads_note(a) << ", seq " << a.seq << ", batch " << a.batch << ", " << fwd / 1e9
+       << " GFLOP forward, " << a.flops() / 1e9 << " GFLOP backward (--attention "
        << (c.attention_auto ? "auto" : "fused") << ")\n";
   }
   const std::uint64_t params = layer_parameters(s, l.tp);
@@ -236,7 +236,10 @@ class RunCommand final : public Command {
         "model", po::value<std::string>()->default_value("tiny"),
         "preset: tiny, gpt-1.3b, gpt-7b, llama-8b; the options below override its fields")(
         "layers", po::value<int>(), "transformer layers")(
-        "hidden", po::value<int>(), "hidden size h")("heads", po::value<int>(), "attention heads")(
+        "hidden", po::value<int>(), "hidden size h")("heads", po::value<int>(),
+                                                     "attention heads (query heads)")(
+        "kv-heads", po::value<int>(),
+        "key/value heads: grouped-query attention where fewer than --heads (0: as many)")(
         "ffn", po::value<int>(), "FFN hidden size")("seq", po::value<int>(), "sequence length s")(
         "micro-batch", po::value<int>(), "sequences per micro-batch b")(
         "micro-batches", po::value<int>(), "micro-batches per step m")(
@@ -294,6 +297,7 @@ class RunCommand final : public Command {
     override_int("layers", s.layers);
     override_int("hidden", s.hidden);
     override_int("heads", s.heads);
+    override_int("kv-heads", s.kv_heads);
     override_int("ffn", s.ffn);
     override_int("seq", s.seq);
     override_int("micro-batch", s.micro_batch);
@@ -339,8 +343,7 @@ class RunCommand final : public Command {
     RunConfig c = config_;
     if (c.dry_run) {
       ParallelLayout l = resolve_layout(c, 1);
-      validate_layout(l, l.world(), c.workload.shape.layers, c.workload.shape.heads,
-                      c.workload.shape.ffn);
+      validate_layout(l, l.world(), c.workload.shape);
       if (c.dry_run_rank < 0 || c.dry_run_rank >= l.world()) {
         throw ConfigError(
             log::cat("--dry-run-rank ", c.dry_run_rank, " is not a rank of ", describe(l)));
@@ -350,8 +353,7 @@ class RunCommand final : public Command {
     }
     // Deterministic on every rank (same options, same world size), so every rank agrees.
     const ParallelLayout layout = resolve_layout(c, ctx.size());
-    validate_layout(layout, ctx.size(), c.workload.shape.layers, c.workload.shape.heads,
-                    c.workload.shape.ffn);
+    validate_layout(layout, ctx.size(), c.workload.shape);
     c.workload.layout = layout;
     ctx.agree(backend->supports(c.workload.shape.dtype),
               std::string("the ") + backend->name() + " backend cannot run " +

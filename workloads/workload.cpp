@@ -383,16 +383,8 @@ class StepBuilder {
   double attn_share_ = 0.5;  // attention's part of a layer's GEMM FLOPs
 
   bool fused_attention() const { return c_.attention == AttentionMode::kFused; }
-  // One micro-batch's attention on this rank: its heads (TP splits them), causal.
   PlannedAttention attention(bool backward) const {
-    PlannedAttention a;
-    a.backward = backward;
-    a.batch = c_.shape.micro_batch;
-    a.heads = c_.shape.heads / t_;
-    a.seq = c_.shape.seq;
-    a.head_dim = c_.shape.hidden / c_.shape.heads;
-    a.causal = true;
-    return a;
+    return layer_attention(c_.shape, t_, backward);
   }
   std::uint64_t tokens_hidden_ = 0;
   int first_layer_ = 0;

@@ -8,8 +8,9 @@ PyTorch, on one GPU, timed and its kernels classified.
 
 The model is what commprof's presets describe (workloads/model_shape.cpp), built from PyTorch's
 own modules: `layers` pre-norm decoder layers (LayerNorm, causal attention through
-F.scaled_dot_product_attention, GELU MLP for the GPT presets; RMSNorm and a SwiGLU MLP without
-biases for llama-8b), bf16 weights, `micro_batches` micro-batches of `micro_batch` x `seq` tokens
+F.scaled_dot_product_attention, GELU MLP for the GPT presets; RMSNorm, grouped-query attention
+(32 query heads sharing 8 key/value heads, SDPA's enable_gqa) and a SwiGLU MLP without biases
+for llama-8b), bf16 weights, `micro_batches` micro-batches of `micro_batch` x `seq` tokens
 accumulated, then a fused AdamW step. No embedding or LM head: commprof's mock step has none.
 
 Step time: CUDA events around whole steps (`--steps` after `--warmup`), mean and spread; each
@@ -32,25 +33,34 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-# commprof's presets (workloads/model_shape.cpp): layers, hidden, heads, ffn, gated, seq, b, m.
+# commprof's presets (workloads/model_shape.cpp): layers, hidden, heads, key/value heads, ffn,
+# gated, seq, b, m.
 PRESETS = {
-    "gpt-1.3b": dict(layers=24, hidden=2048, heads=16, ffn=8192, gated=False, seq=2048, mb=1, m=4),
-    "gpt-7b": dict(layers=32, hidden=4096, heads=32, ffn=16384, gated=False, seq=2048, mb=1, m=4),
-    "llama-8b": dict(layers=32, hidden=4096, heads=32, ffn=14336, gated=True, seq=8192, mb=1, m=4),
+    "gpt-1.3b": dict(layers=24, hidden=2048, heads=16, kv=16, ffn=8192, gated=False, seq=2048,
+                     mb=1, m=4),
+    "gpt-7b": dict(layers=32, hidden=4096, heads=32, kv=32, ffn=16384, gated=False, seq=2048,
+                   mb=1, m=4),
+    "llama-8b": dict(layers=32, hidden=4096, heads=32, kv=8, ffn=14336, gated=True, seq=8192,
+                     mb=1, m=4),
 }
 
 
 class Attention(nn.Module):
-    def __init__(self, h, heads, bias):
+    """One fused QKV projection: a token's query heads, then its key heads, then its value heads
+    (commprof's AttentionCall layout); K and V have `kv` heads, each shared by heads/kv queries."""
+
+    def __init__(self, h, heads, kv, bias):
         super().__init__()
-        self.heads = heads
-        self.qkv = nn.Linear(h, 3 * h, bias=bias)
+        self.heads, self.kv = heads, kv
+        self.qkv = nn.Linear(h, (heads + 2 * kv) * (h // heads), bias=bias)
         self.out = nn.Linear(h, h, bias=bias)
 
     def forward(self, x):
         b, s, h = x.shape
-        q, k, v = self.qkv(x).view(b, s, 3, self.heads, h // self.heads).permute(2, 0, 3, 1, 4)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        qkv = self.qkv(x).view(b, s, self.heads + 2 * self.kv, h // self.heads).transpose(1, 2)
+        q, k, v = qkv.split([self.heads, self.kv, self.kv], dim=1)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                           enable_gqa=self.kv != self.heads)
         return self.out(y.transpose(1, 2).reshape(b, s, h))
 
 
@@ -73,7 +83,7 @@ class Layer(nn.Module):
         super().__init__()
         norm = (lambda: nn.RMSNorm(p["hidden"])) if p["gated"] else (lambda: nn.LayerNorm(p["hidden"]))
         self.norm1, self.norm2 = norm(), norm()
-        self.attn = Attention(p["hidden"], p["heads"], bias=not p["gated"])
+        self.attn = Attention(p["hidden"], p["heads"], p["kv"], bias=not p["gated"])
         self.mlp = Mlp(p["hidden"], p["ffn"], p["gated"])
 
     def forward(self, x):

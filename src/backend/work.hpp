@@ -136,16 +136,20 @@ inline constexpr float kAdamwLr = 1e-3f, kAdamwBeta1 = 0.9f, kAdamwBeta2 = 0.999
 /// Scaled dot-product attention of one layer and micro-batch as frameworks run it in training:
 /// one fused flash-attention kernel forward, one backward (PyTorch's SDPA on cuDNN,
 /// FlashAttention), never materialising the seq × seq scores. `batch` sequences of `seq` tokens,
-/// `heads` heads of `head_dim`, scale 1/√head_dim, causal (token i attends to tokens ≤ i) unless
-/// `causal` is false. Layouts are PyTorch's after a fused QKV projection viewed per head: `qkv`
-/// holds [batch][seq][3][heads][head_dim] (Q, K, V of a token side by side); O, dO and the
-/// gradients dQ, dK, dV are [batch][seq][heads][head_dim] each; `stats`, the forward's softmax
-/// log-sum-exp per row that the backward reads, is fp32 [batch][heads][seq]. Forward reads qkv,
-/// writes o and stats. Backward reads qkv, o, d_o and stats, writes dq, dk, dv.
+/// `heads` query heads of `head_dim`, scale 1/√head_dim, causal (token i attends to tokens ≤ i)
+/// unless `causal` is false. Grouped-query attention (Llama 3, Mistral): `kv_heads` key/value
+/// heads, each shared by heads / kv_heads consecutive query heads; 0 means as many as `heads`
+/// (multi-head attention). Layouts are PyTorch's after a fused QKV projection viewed per head:
+/// `qkv` holds [batch][seq][heads + 2·kv][head_dim] (a token's query heads, then its key heads,
+/// then its value heads; [batch][seq][3][heads][head_dim] without GQA); O, dO and dQ are
+/// [batch][seq][heads][head_dim], dK and dV [batch][seq][kv][head_dim]; `stats`, the forward's
+/// softmax log-sum-exp per row that the backward reads, is fp32 [batch][heads][seq]. Forward
+/// reads qkv, writes o and stats. Backward reads qkv, o, d_o and stats, writes dq, dk, dv.
 struct AttentionCall {
   bool backward = false;
   int batch = 1;
   int heads = 1;
+  int kv_heads = 0;
   int seq = 1;
   int head_dim = 1;
   bool causal = true;
@@ -157,16 +161,26 @@ struct AttentionCall {
   void* dq = nullptr;
   void* dk = nullptr;
   void* dv = nullptr;
-  /// Elements of one of O, dO, dQ, dK, dV (qkv holds three times as many).
-  std::uint64_t elements() const {
-    return static_cast<std::uint64_t>(batch) * static_cast<std::uint64_t>(seq) *
-           static_cast<std::uint64_t>(heads) * static_cast<std::uint64_t>(head_dim);
-  }
+  /// Key/value heads: kv_heads, or heads when it is 0.
+  int key_value_heads() const { return kv_heads > 0 ? kv_heads : heads; }
+  /// Elements of one of O, dO, dQ.
+  std::uint64_t elements() const { return rows_of(heads); }
+  /// Elements of one of K, V, dK, dV.
+  std::uint64_t kv_elements() const { return rows_of(key_value_heads()); }
+  /// Elements of qkv: Q, K and V.
+  std::uint64_t qkv_elements() const { return elements() + 2 * kv_elements(); }
   /// The matrix FLOPs the kernel does: forward QKᵀ and PV, backward five products (the scores
-  /// recomputed, dV, dP, dQ, dK), 2·seq²·head_dim each per head, halved under the causal mask.
+  /// recomputed, dV, dP, dQ, dK), 2·seq²·head_dim each per query head (GQA shares K and V, not
+  /// the products), halved under the causal mask.
   double flops() const {
     const double per = 2.0 * batch * heads * static_cast<double>(seq) * seq * head_dim;
     return per * (backward ? 5 : 2) * (causal ? 0.5 : 1.0);
+  }
+
+ private:
+  std::uint64_t rows_of(int n) const {
+    return static_cast<std::uint64_t>(batch) * static_cast<std::uint64_t>(seq) *
+           static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(head_dim);
   }
 };
 

@@ -42,16 +42,42 @@ TEST(Layout, TwoByTwoByTwoGroupMembershipOfEveryRank) {
   }
 }
 
+// 8 layers, 8 heads sharing `kv` key/value heads, ffn 64.
+ModelShape shape_for_layout(int kv = 0) {
+  ModelShape s;
+  s.layers = 8;
+  s.hidden = 64;
+  s.heads = 8;
+  s.kv_heads = kv;
+  s.ffn = 64;
+  return s;
+}
+
 TEST(Layout, RejectsWhatDoesNotFit) {
-  EXPECT_THROW(validate_layout({2, 2, 2}, 4, 8, 8, 64), ConfigError);  // 8 ranks ≠ 4
-  EXPECT_THROW(validate_layout({3, 1, 1}, 3, 8, 8, 64), ConfigError);  // heads % tp
-  EXPECT_THROW(validate_layout({1, 1, 3}, 3, 8, 8, 64), ConfigError);  // layers % pp
-  EXPECT_THROW(validate_layout({0, 1, 1}, 1, 8, 8, 64), ConfigError);
-  EXPECT_NO_THROW(validate_layout({2, 1, 2}, 4, 8, 8, 64));
+  const ModelShape s = shape_for_layout();
+  EXPECT_THROW(validate_layout({2, 2, 2}, 4, s), ConfigError);  // 8 ranks ≠ 4
+  EXPECT_THROW(validate_layout({3, 1, 1}, 3, s), ConfigError);  // heads % tp
+  EXPECT_THROW(validate_layout({1, 1, 3}, 3, s), ConfigError);  // layers % pp
+  EXPECT_THROW(validate_layout({0, 1, 1}, 1, s), ConfigError);
+  EXPECT_NO_THROW(validate_layout({2, 1, 2}, 4, s));
   try {
-    validate_layout({2, 2, 2}, 4, 8, 8, 64);
+    validate_layout({2, 2, 2}, 4, s);
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("the job has 4"), std::string::npos) << e.what();
+  }
+}
+
+// Megatron keeps whole key/value heads on a TP rank: 8 heads sharing 2 split over 2 ranks, not 4.
+TEST(Layout, KeyValueHeadsSplitWholeOverTensorParallelRanks) {
+  const ModelShape s = shape_for_layout(2);
+  EXPECT_NO_THROW(validate_layout({2, 1, 1}, 2, s));
+  try {
+    validate_layout({4, 1, 1}, 4, s);
+    ADD_FAILURE() << "4 TP ranks accepted for 2 key/value heads";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--kv-heads 2 is not divisible by --tp 4"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -40,9 +40,17 @@ TEST(ModelShape, GemmFlopsAndParametersFollowMegatronFormulas) {
   EXPECT_EQ(layer_parameters(s, 1), static_cast<std::uint64_t>(12 * h * h));
   EXPECT_EQ(layer_parameters(s, 2), static_cast<std::uint64_t>(6 * h * h));
   EXPECT_EQ(activation_bytes(s), static_cast<std::uint64_t>(bs * h * 2));
-  // Llama's gated FFN has three matrices: 4h² + 3hf.
+  // Llama's gated FFN has three matrices, and its 32 query heads share 8 key/value heads, so K
+  // and V are h × h/4 each: 2h² + h²/2 + 3hf. With the embedding and output matrices (2 ×
+  // 128256 × h) and the RMSNorm weights (2 per layer and a final one, h each) that is Llama 3
+  // 8B's published parameter count.
   ModelShape l = model_preset("llama-8b");
-  EXPECT_EQ(layer_parameters(l, 1), 4ull * l.hidden * l.hidden + 3ull * l.hidden * l.ffn);
+  const std::uint64_t lh = 4096, lf = 14336;
+  EXPECT_EQ(layer_parameters(l, 1), 2 * lh * lh + 2 * lh * (lh / 4) + 3 * lh * lf);
+  EXPECT_EQ(32 * layer_parameters(l, 1) + 2 * 128256 * lh + (2 * 32 + 1) * lh, 8030261248ull);
+  ModelShape mha = l;
+  mha.kv_heads = 0;  // as many as heads: 4h² + 3hf
+  EXPECT_EQ(layer_parameters(mha, 1), 4 * lh * lh + 3 * lh * lf);
 }
 
 // The memory-bound ops' bytes, from the formulas of docs/workloads.md written out here again.
@@ -83,6 +91,10 @@ TEST(ModelShape, MemoryBoundOpsMoveWhatPyTorchsKernelsMove) {
   EXPECT_EQ(q.act_bwd.read, 8 * fl);
   EXPECT_EQ(q.act_bwd.write, 5 * fl);
   EXPECT_EQ(q.bias_grad.read, 0u);
+  // Its 8 key/value heads of 32: the Q, K and V gradients joined are H + 2·H/4.
+  const std::uint64_t hl = static_cast<std::uint64_t>(l.seq) * l.hidden * 2;
+  EXPECT_EQ(q.attn_layout_bwd.read, hl + 2 * hl / 4);
+  EXPECT_EQ(q.attn_layout_bwd.write, hl + 2 * hl / 4);
   // AdamW reads parameters, gradients and two moments and writes three of them.
   EXPECT_EQ(adamw_bytes(1000, DType::kBFloat16).read, 8000u);
   EXPECT_EQ(adamw_bytes(1000, DType::kBFloat16).write, 6000u);
@@ -217,6 +229,35 @@ TEST(ModelShape, FusedAttentionTakesThePlaceOfTheScoreAndContextGemms) {
     EXPECT_EQ(op->bytes, (a.backward ? 8 : 4) * x + stats) << op->name;
   }
 }
+// Grouped-query attention: the tiny model's 4 heads sharing 2 key/value heads, over 2 TP ranks:
+// each rank has 2 query heads and 1 K/V head; the QKV GEMM is (a + 2·kv)·d/t wide, and the
+// fused attention moves the smaller K and V (Y) beside Q, O and their gradients (X).
+TEST(ModelShape, GroupedQueryAttentionShrinksKeysAndValuesNotTheProducts) {
+  WorkloadConfig c = config(WorkloadKind::kTp, ParallelLayout{2, 1, 1});
+  c.shape.kv_heads = 2;
+  const ModelShape& s = c.shape;
+  const int d = s.hidden / s.heads;
+  const std::vector<LayerGemm> gemms = layer_forward_gemms(s, 2);
+  ASSERT_EQ(gemms.front().name, "qkv");
+  EXPECT_EQ(gemms.front().n, (4 + 2 * 2) * d / 2);
+  const OpPlan plan = build_plan(c, place_rank(c.layout, 1));
+  const auto attention = plan.of_kind<PlannedAttention>();
+  ASSERT_FALSE(attention.empty());
+  ModelShape mha = s;
+  mha.kv_heads = 0;
+  for (const PlannedOp* op : attention) {
+    const auto& a = op->as<PlannedAttention>();
+    EXPECT_EQ(a.heads, 2);
+    EXPECT_EQ(a.kv_heads, 1);
+    const std::uint64_t x = static_cast<std::uint64_t>(s.micro_batch) * s.seq * 2 * d * 4;
+    const std::uint64_t y = x / 2;
+    const std::uint64_t stats = static_cast<std::uint64_t>(s.micro_batch) * 2 * s.seq * 4;
+    EXPECT_EQ(op->bytes, (a.backward ? 4 * x + 4 * y : 2 * x + 2 * y) + stats) << op->name;
+    // The same FLOPs as multi-head attention: every query head still multiplies.
+    EXPECT_DOUBLE_EQ(op->flops, layer_attention(mha, 2, a.backward).work(s.dtype).flops());
+  }
+}
+
 TEST(DdpBuckets, FirstBucketOneMiBThenCapInReverseOrder) {
   // 10 parameters of 3 MiB: [1 MiB cap → one 3 MiB param], then 25 MiB caps: 9 params of
   // 3 MiB close at 27 MiB (9 params) → buckets of 1 and 9 params.

@@ -11,6 +11,9 @@
 // Backward: D = Σ_row dO∘O (fp32 workspace); S = scale·Q·Kᵀ − Stats, masked; P = exp(S);
 //           dV = Pᵀ·dO; dP = dO·Vᵀ; dS = scale·P∘(dP − D); dK = dSᵀ·Q; dQ = dS·K (fp32
 //           accumulator in a workspace, then converted).
+// Grouped-query attention as the frontend builds it: K and V have fewer heads, which the
+// matmuls broadcast over their query heads; dK and dV are computed per query head (virtual
+// tensors) and summed over each group by a reduction.
 #include "src/backend/cuda/cudnn_attention.hpp"
 
 #include <cudnn_graph.h>  // types and constants only: every function is resolved with dlsym
@@ -330,8 +333,8 @@ class CudnnAttentionImpl final : public CudnnAttention {
   }
 
   void run(const AttentionCall& c, cudaStream_t stream) override {
-    const auto key = std::make_tuple(c.backward, c.batch, c.heads, c.seq, c.head_dim, c.causal,
-                                     static_cast<int>(c.dtype));
+    const auto key = std::make_tuple(c.backward, c.batch, c.heads, c.key_value_heads(), c.seq,
+                                     c.head_dim, c.causal, static_cast<int>(c.dtype));
     auto it = built_.find(key);
     if (it == built_.end()) it = built_.emplace(key, build(c)).first;
     Built& b = it->second;
@@ -346,11 +349,13 @@ class CudnnAttentionImpl final : public CudnnAttention {
     const float neg_inf = -std::numeric_limits<float>::infinity();
     const float one = 1.0f;
     const std::size_t e = dtype_size(c.dtype);
-    const std::size_t hd = static_cast<std::size_t>(c.heads) * static_cast<std::size_t>(c.head_dim);
+    const auto d = static_cast<std::size_t>(c.head_dim);
+    const auto h = static_cast<std::size_t>(c.heads);
+    const auto kv = static_cast<std::size_t>(c.key_value_heads());
     const auto* qkv = static_cast<const char*>(c.qkv);
-    void* q = const_cast<char*>(qkv);
-    void* k = const_cast<char*>(qkv + hd * e);
-    void* v = const_cast<char*>(qkv + 2 * hd * e);
+    void* q = const_cast<char*>(qkv);  // a token's query heads, then its key and value heads
+    void* k = const_cast<char*>(qkv + h * d * e);
+    void* v = const_cast<char*>(qkv + (h + kv) * d * e);
     std::vector<int64_t> uids;
     std::vector<void*> ptrs;
     auto bind = [&](int64_t uid, const void* p) {
@@ -387,8 +392,11 @@ class CudnnAttentionImpl final : public CudnnAttention {
  private:
   static std::string describe(const AttentionCall& c) {
     return log::cat(c.causal ? "causal " : "", "attention ", c.backward ? "backward" : "forward",
-                    " (batch ", c.batch, ", ", c.heads, " heads, seq ", c.seq, ", head dim ",
-                    c.head_dim, ", ", dtype_name(c.dtype), ")");
+                    " (batch ", c.batch, ", ", c.heads, " heads",
+                    c.key_value_heads() != c.heads
+                        ? log::cat(" sharing ", c.key_value_heads(), " key/value heads")
+                        : std::string(),
+                    ", seq ", c.seq, ", head dim ", c.head_dim, ", ", dtype_name(c.dtype), ")");
   }
 
   void* scratch(std::size_t bytes) {
@@ -400,25 +408,33 @@ class CudnnAttentionImpl final : public CudnnAttention {
 
   Built build(const AttentionCall& c) {
     const cudnnDataType_t io = cudnn_type(c.dtype);
-    const int64_t b = c.batch, h = c.heads, s = c.seq, d = c.head_dim;
+    const int64_t b = c.batch, h = c.heads, kv = c.key_value_heads(), s = c.seq, d = c.head_dim;
+    if (h % kv != 0) {
+      throw ConfigError(log::cat("attention: ", h, " query heads are not a multiple of ", kv,
+                                 " key/value heads"));
+    }
     Graph g(api_);
-    // Q, K and V inside the fused projection's output, [b][s][3][h][d], seen as [b, h, s, d].
-    const Dims qkv_strides = {s * 3 * h * d, d, 3 * h * d, 1};
+    // Q, K and V inside the fused projection's output, [b][s][h + 2·kv][d], seen as [b, h, s, d]
+    // (Q) and [b, kv, s, d] (K, V).
+    const int64_t width = (h + 2 * kv) * d;
+    const Dims qkv_strides = {s * width, d, width, 1};
     const Dims bhsd = {b, h, s, d};
-    const Dims bhds = {b, h, d, s};
+    const Dims kv_dims = {b, kv, s, d};
+    const Dims kv_transposed_dims = {b, kv, d, s};
     const Dims transposed = {qkv_strides[0], qkv_strides[1], 1, qkv_strides[2]};
-    const Dims bshd_strides = {s * h * d, d, h * d, 1};  // O, dO, dQ, dK, dV: [b][s][h][d]
+    const Dims bshd_strides = {s * h * d, d, h * d, 1};       // O, dO, dQ: [b][s][h][d]
+    const Dims kv_grad_strides = {s * kv * d, d, kv * d, 1};  // dK, dV: [b][s][kv][d]
     const Dims scores = {b, h, s, s};
     const Dims row = {b, h, s, 1};
     const Desc& q = g.tensor(kQ, io, bhsd, qkv_strides, false);
-    const Desc& kt = g.tensor(kKt, io, bhds, transposed, false);
+    const Desc& kt = g.tensor(kKt, io, kv_transposed_dims, transposed, false);
     const Desc& o = g.tensor(kO, io, bhsd, bshd_strides, false);
     const Desc& stats = g.tensor(kStats, CUDNN_DATA_FLOAT, row, packed(row), false);
     const Desc& scale = g.scalar(kScale);
     const Desc* neg_inf = c.causal ? &g.scalar(kNegInf) : nullptr;
     Built out;
     if (!c.backward) {
-      const Desc& v = g.tensor(kVt, io, bhsd, qkv_strides, false);
+      const Desc& v = g.tensor(kVt, io, kv_dims, qkv_strides, false);
       const Desc& sc = g.virt(CUDNN_DATA_FLOAT, scores);
       g.matmul(q, kt, sc);
       const Desc* x = &g.virt(CUDNN_DATA_FLOAT, scores);
@@ -439,14 +455,21 @@ class CudnnAttentionImpl final : public CudnnAttention {
       g.pointwise(CUDNN_POINTWISE_DIV, ex, &sum, nullptr, p);
       g.matmul(p, v, o);
     } else {
-      const Desc& vt = g.tensor(kVt, io, bhds, transposed, false);
+      const Desc& vt = g.tensor(kVt, io, kv_transposed_dims, transposed, false);
       const Desc& d_o = g.tensor(kDo, io, bhsd, bshd_strides, false);
       const Desc& one = g.scalar(kOne);
       const Desc& row_sum = g.tensor(kRowSum, CUDNN_DATA_FLOAT, row, packed(row), false);
       const Desc& dq_accum = g.tensor(kDqAccum, CUDNN_DATA_FLOAT, bhsd, packed(bhsd), false);
       const Desc& dq = g.tensor(kDq, io, bhsd, bshd_strides, false);
-      const Desc& dk = g.tensor(kDk, io, bhsd, bshd_strides, false);
-      const Desc& dv = g.tensor(kDv, io, bhsd, bshd_strides, false);
+      const Desc& dk = g.tensor(kDk, io, kv_dims, kv_grad_strides, false);
+      const Desc& dv = g.tensor(kDv, io, kv_dims, kv_grad_strides, false);
+      // dK or dV: directly under MHA; per query head, then summed over each group, under GQA.
+      auto kv_gradient = [&](const Desc& a, const Desc& x, const Desc& out) {
+        if (kv == h) return g.matmul(a, x, out);
+        const Desc& full = g.virt(io, bhsd);
+        g.matmul(a, x, full);
+        g.reduction(CUDNN_REDUCE_TENSOR_ADD, full, out);
+      };
       // D = Σ_row dO∘O, the softmax backward's row term.
       const Desc& prod = g.virt(CUDNN_DATA_FLOAT, bhsd, {h * s * d, s * d, h * d, 1});
       g.pointwise(CUDNN_POINTWISE_MUL, d_o, &o, nullptr, prod);
@@ -465,7 +488,7 @@ class CudnnAttentionImpl final : public CudnnAttention {
       g.pointwise(CUDNN_POINTWISE_EXP, *x, nullptr, nullptr, p);
       const Desc& pt = g.virt(io, {b, h, s, s}, {h * s * s, s * s, 1, s});
       g.reshape(p, pt);
-      g.matmul(pt, d_o, dv);
+      kv_gradient(pt, d_o, dv);
       const Desc& dp = g.virt(CUDNN_DATA_FLOAT, scores);
       g.matmul(d_o, vt, dp);
       const Desc& centred = g.virt(CUDNN_DATA_FLOAT, scores);
@@ -476,8 +499,8 @@ class CudnnAttentionImpl final : public CudnnAttention {
       g.pointwise(CUDNN_POINTWISE_MUL, weighted, &scale, nullptr, ds);
       const Desc& dst = g.virt(io, {b, h, s, s}, {h * s * s, s * s, 1, s});
       g.reshape(ds, dst);
-      g.matmul(dst, q, dk);
-      const Desc& k = g.virt(CUDNN_DATA_FLOAT, bhsd, qkv_strides);
+      kv_gradient(dst, q, dk);
+      const Desc& k = g.virt(CUDNN_DATA_FLOAT, kv_dims, qkv_strides);
       g.reshape(kt, k);
       g.matmul(ds, k, dq_accum);
       g.pointwise(CUDNN_POINTWISE_IDENTITY, dq_accum, nullptr, nullptr, dq);
@@ -490,7 +513,7 @@ class CudnnAttentionImpl final : public CudnnAttention {
 
   Api api_;
   cudnnHandle_t handle_ = nullptr;
-  std::map<std::tuple<bool, int, int, int, int, bool, int>, Built> built_;
+  std::map<std::tuple<bool, int, int, int, int, int, bool, int>, Built> built_;
   std::vector<void*> allocations_;
   void* workspace_ = nullptr;
   int64_t workspace_bytes_ = 0;

@@ -8,18 +8,31 @@
 #include <vector>
 
 #include "src/core/errors.hpp"
+#include "src/core/log.hpp"
 
 namespace commprof {
 namespace {
 
-// Element offsets in the layouts of AttentionCall: qkv [b][s][3][h][d], the others [b][s][h][d].
+// Element offsets in the layouts of AttentionCall: qkv [b][s][h + 2·kv][d] (query heads, key
+// heads, value heads), O, dO, dQ [b][s][h][d], dK, dV [b][s][kv][d]. Query head `head` reads the
+// key and value head head / (h / kv).
 struct Layout {
-  std::size_t s, h, d;
-  std::size_t qkv(std::size_t b, std::size_t t, std::size_t which, std::size_t head) const {
-    return ((b * s + t) * 3 + which) * h * d + head * d;
+  std::size_t s, h, kv, d;
+  std::size_t group(std::size_t head) const { return head / (h / kv); }
+  std::size_t q(std::size_t b, std::size_t t, std::size_t head) const {
+    return (b * s + t) * (h + 2 * kv) * d + head * d;
+  }
+  std::size_t k(std::size_t b, std::size_t t, std::size_t head) const {
+    return q(b, t, h + group(head));
+  }
+  std::size_t v(std::size_t b, std::size_t t, std::size_t head) const {
+    return q(b, t, h + kv + group(head));
   }
   std::size_t row(std::size_t b, std::size_t t, std::size_t head) const {
     return (b * s + t) * h * d + head * d;
+  }
+  std::size_t kv_row(std::size_t b, std::size_t t, std::size_t kv_head) const {
+    return (b * s + t) * kv * d + kv_head * d;
   }
 };
 
@@ -34,7 +47,7 @@ template <class T>
 void forward(const AttentionCall& c) {
   const auto B = static_cast<std::size_t>(c.batch), H = static_cast<std::size_t>(c.heads),
              S = static_cast<std::size_t>(c.seq), D = static_cast<std::size_t>(c.head_dim);
-  const Layout L{S, H, D};
+  const Layout L{S, H, static_cast<std::size_t>(c.key_value_heads()), D};
   const auto* qkv = static_cast<const T*>(c.qkv);
   auto* o = static_cast<T*>(c.o);
   auto* stats = static_cast<float*>(c.stats);
@@ -46,7 +59,7 @@ void forward(const AttentionCall& c) {
         const std::size_t last = c.causal ? i : S - 1;  // the keys row i attends to: 0..last
         double max = -std::numeric_limits<double>::infinity();
         for (std::size_t j = 0; j <= last; ++j) {
-          x[j] = scale * dot(qkv + L.qkv(b, i, 0, h), qkv + L.qkv(b, j, 1, h), D);
+          x[j] = scale * dot(qkv + L.q(b, i, h), qkv + L.k(b, j, h), D);
           max = std::max(max, x[j]);
         }
         double sum = 0;
@@ -54,7 +67,7 @@ void forward(const AttentionCall& c) {
         for (std::size_t j = 0; j <= last; ++j) {
           const double e = std::exp(x[j] - max);
           sum += e;
-          const T* v = qkv + L.qkv(b, j, 2, h);
+          const T* v = qkv + L.v(b, j, h);
           for (std::size_t k = 0; k < D; ++k) acc[k] += e * static_cast<double>(v[k]);
         }
         T* out = o + L.row(b, i, h);
@@ -69,7 +82,7 @@ template <class T>
 void backward(const AttentionCall& c) {
   const auto B = static_cast<std::size_t>(c.batch), H = static_cast<std::size_t>(c.heads),
              S = static_cast<std::size_t>(c.seq), D = static_cast<std::size_t>(c.head_dim);
-  const Layout L{S, H, D};
+  const Layout L{S, H, static_cast<std::size_t>(c.key_value_heads()), D};
   const auto* qkv = static_cast<const T*>(c.qkv);
   const auto* o = static_cast<const T*>(c.o);
   const auto* d_o = static_cast<const T*>(c.d_o);
@@ -80,34 +93,37 @@ void backward(const AttentionCall& c) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   std::vector<double> gq(D), gk(S * D), gv(S * D);
   for (std::size_t b = 0; b < B; ++b) {
-    for (std::size_t h = 0; h < H; ++h) {
+    // dK and dV of a key/value head sum over the query heads that share it.
+    for (std::size_t g = 0; g < L.kv; ++g) {
       std::fill(gk.begin(), gk.end(), 0.0);
       std::fill(gv.begin(), gv.end(), 0.0);
-      for (std::size_t i = 0; i < S; ++i) {
-        const T* q = qkv + L.qkv(b, i, 0, h);
-        const T* g = d_o + L.row(b, i, h);
-        const double row_term = dot(g, o + L.row(b, i, h), D);  // Σ_k dO·O of row i
-        const double lse = stats[(b * H + h) * S + i];
-        std::fill(gq.begin(), gq.end(), 0.0);
-        const std::size_t last = c.causal ? i : S - 1;
-        for (std::size_t j = 0; j <= last; ++j) {
-          const T* k = qkv + L.qkv(b, j, 1, h);
-          const T* v = qkv + L.qkv(b, j, 2, h);
-          const double p = std::exp(scale * dot(q, k, D) - lse);
-          const double ds = p * (dot(g, v, D) - row_term) * scale;
-          for (std::size_t t = 0; t < D; ++t) {
-            gv[j * D + t] += p * static_cast<double>(g[t]);
-            gq[t] += ds * static_cast<double>(k[t]);
-            gk[j * D + t] += ds * static_cast<double>(q[t]);
+      for (std::size_t h = g * (H / L.kv); h < (g + 1) * (H / L.kv); ++h) {
+        for (std::size_t i = 0; i < S; ++i) {
+          const T* q = qkv + L.q(b, i, h);
+          const T* grad = d_o + L.row(b, i, h);
+          const double row_term = dot(grad, o + L.row(b, i, h), D);  // Σ_k dO·O of row i
+          const double lse = stats[(b * H + h) * S + i];
+          std::fill(gq.begin(), gq.end(), 0.0);
+          const std::size_t last = c.causal ? i : S - 1;
+          for (std::size_t j = 0; j <= last; ++j) {
+            const T* k = qkv + L.k(b, j, h);
+            const T* v = qkv + L.v(b, j, h);
+            const double p = std::exp(scale * dot(q, k, D) - lse);
+            const double ds = p * (dot(grad, v, D) - row_term) * scale;
+            for (std::size_t t = 0; t < D; ++t) {
+              gv[j * D + t] += p * static_cast<double>(grad[t]);
+              gq[t] += ds * static_cast<double>(k[t]);
+              gk[j * D + t] += ds * static_cast<double>(q[t]);
+            }
           }
+          T* out = dq + L.row(b, i, h);
+          for (std::size_t t = 0; t < D; ++t) out[t] = static_cast<T>(gq[t]);
         }
-        T* out = dq + L.row(b, i, h);
-        for (std::size_t t = 0; t < D; ++t) out[t] = static_cast<T>(gq[t]);
       }
       for (std::size_t j = 0; j < S; ++j) {
         for (std::size_t t = 0; t < D; ++t) {
-          dk[L.row(b, j, h) + t] = static_cast<T>(gk[j * D + t]);
-          dv[L.row(b, j, h) + t] = static_cast<T>(gv[j * D + t]);
+          dk[L.kv_row(b, j, g) + t] = static_cast<T>(gk[j * D + t]);
+          dv[L.kv_row(b, j, g) + t] = static_cast<T>(gv[j * D + t]);
         }
       }
     }
@@ -117,6 +133,10 @@ void backward(const AttentionCall& c) {
 }  // namespace
 
 void host_attention(const AttentionCall& call) {
+  if (call.heads % call.key_value_heads() != 0) {
+    throw ConfigError(log::cat("attention: ", call.heads, " query heads are not a multiple of ",
+                               call.key_value_heads(), " key/value heads"));
+  }
   switch (call.dtype) {
     case DType::kFloat32:
       return call.backward ? backward<float>(call) : forward<float>(call);

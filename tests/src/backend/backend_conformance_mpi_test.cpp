@@ -61,6 +61,9 @@ class BackendConformance : public ::testing::Test {
   void SetUp() override {
     if (backend_ == nullptr) GTEST_SKIP() << name_ << " cannot run here: " << skip_reason_;
   }
+  /// Fused attention of `batch` × `heads` query heads sharing `kv_heads` key/value heads, `seq`
+  /// × `head_dim`, forward and backward, against the definition (below).
+  void check_attention(int batch, int heads, int kv_heads, int seq, int head_dim);
 
   static Backend& b() { return *backend_; }
   static int rank() { return ctx_->rank(); }
@@ -278,17 +281,20 @@ float from_bf16(std::uint16_t h) {
 // Causal attention forward and backward against the definition, worked out here in double from
 // the same inputs (as stored: bf16 on cuda, whose fused kernels take no fp32; fp32 on host):
 // P = softmax(QKᵀ/√d) below the diagonal, O = PV, stats = log Σ exp; dV = PᵀdO,
-// dS = P∘(dO Vᵀ − rowsum(dO∘O)), dQ = dS K/√d, dK = dSᵀQ/√d. Every element of O, the statistics
-// and the three gradients is compared, relative to the largest of its tensor.
-TEST_F(BackendConformance, AttentionForwardAndBackwardAsDefined) {
+// dS = P∘(dO Vᵀ − rowsum(dO∘O)), dQ = dS K/√d, dK = dSᵀQ/√d; under GQA query head i reads K and
+// V head i / (heads / kv_heads), whose dK and dV sum over the query heads sharing it. Every
+// element of O, the statistics and the three gradients is compared, relative to the largest of
+// its tensor.
+void BackendConformance::check_attention(int B, int H, int KV, int S, int D) {
   const DType t =
       b().attention_problem(DType::kBFloat16).empty() ? DType::kBFloat16 : DType::kFloat32;
   const std::string problem = b().attention_problem(t);
   ASSERT_TRUE(problem.empty()) << problem;
-  constexpr int B = 2, H = 3, S = 128, D = 128;
-  constexpr std::size_t X = static_cast<std::size_t>(B) * S * H * D;  // one of O, dO, dQ, ...
+  const std::size_t X = static_cast<std::size_t>(B) * S * H * D;   // one of O, dO, dQ
+  const std::size_t Y = static_cast<std::size_t>(B) * S * KV * D;  // one of dK, dV
+  const int G = H / KV;                                            // query heads per K/V head
   const std::size_t e = dtype_size(t);
-  std::vector<double> qkv(3 * X), d_o(X);
+  std::vector<double> qkv(X + 2 * Y), d_o(X);
   std::uint64_t state = 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(rank());
   auto uniform = [&] {  // splitmix64 in [-1, 1), stored precision applied below
     state += 0x9e3779b97f4a7c15ull;
@@ -338,11 +344,12 @@ TEST_F(BackendConformance, AttentionForwardAndBackwardAsDefined) {
   Buffer o_d = b().allocate(X * e, MemorySpace::kDevice);
   Buffer stats_d = b().allocate(static_cast<std::size_t>(B) * H * S * 4, MemorySpace::kDevice);
   Buffer dq_d = b().allocate(X * e, MemorySpace::kDevice);
-  Buffer dk_d = b().allocate(X * e, MemorySpace::kDevice);
-  Buffer dv_d = b().allocate(X * e, MemorySpace::kDevice);
+  Buffer dk_d = b().allocate(Y * e, MemorySpace::kDevice);
+  Buffer dv_d = b().allocate(Y * e, MemorySpace::kDevice);
   AttentionCall call;
   call.batch = B;
   call.heads = H;
+  call.kv_heads = KV;
   call.seq = S;
   call.head_dim = D;
   call.dtype = t;
@@ -359,17 +366,21 @@ TEST_F(BackendConformance, AttentionForwardAndBackwardAsDefined) {
   b().synchronize();
   const std::vector<double> o = download(o_d, X, false);
   const std::vector<double> stats = download(stats_d, static_cast<std::size_t>(B) * H * S, true);
-  const std::vector<double> dq = download(dq_d, X, false), dk = download(dk_d, X, false),
-                            dv = download(dv_d, X, false);
+  const std::vector<double> dq = download(dq_d, X, false), dk = download(dk_d, Y, false),
+                            dv = download(dv_d, Y, false);
 
   // The reference: per (batch, head), the whole probability matrix, then the products.
-  std::vector<double> o_ref(X), stats_ref(stats.size()), dq_ref(X), dk_ref(X), dv_ref(X);
-  auto at = [&](int bi, int tok, int which, int hi) {  // into qkv [b][s][3][h][d]
-    return ((static_cast<std::size_t>(bi) * S + tok) * 3 + which) * H * D +
-           static_cast<std::size_t>(hi) * D;
+  std::vector<double> o_ref(X), stats_ref(stats.size()), dq_ref(X), dk_ref(Y, 0.0), dv_ref(Y, 0.0);
+  auto at = [&](int bi, int tok, int which, int hi) {  // into qkv [b][s][H + 2·KV][d]
+    const int head = which == 0 ? hi : H + (which - 1) * KV + hi / G;
+    return (static_cast<std::size_t>(bi) * S + tok) * (H + 2 * KV) * D +
+           static_cast<std::size_t>(head) * D;
   };
-  auto row = [&](int bi, int tok, int hi) {  // into [b][s][h][d]
+  auto row = [&](int bi, int tok, int hi) {  // into [b][s][H][d]
     return (static_cast<std::size_t>(bi) * S + tok) * H * D + static_cast<std::size_t>(hi) * D;
+  };
+  auto kv_row = [&](int bi, int tok, int hi) {  // query head hi's K/V head in [b][s][KV][d]
+    return (static_cast<std::size_t>(bi) * S + tok) * KV * D + static_cast<std::size_t>(hi / G) * D;
   };
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   std::vector<double> p(static_cast<std::size_t>(S) * S), dp(p.size());
@@ -418,8 +429,8 @@ TEST_F(BackendConformance, AttentionForwardAndBackwardAsDefined) {
             kk += dp[ij] * qkv[at(bi, i, 0, hi) + k];
             q += dp[static_cast<std::size_t>(j) * S + i] * qkv[at(bi, i, 1, hi) + k];
           }
-          dv_ref[row(bi, j, hi) + k] = v;
-          dk_ref[row(bi, j, hi) + k] = kk;
+          dv_ref[kv_row(bi, j, hi) + k] += v;
+          dk_ref[kv_row(bi, j, hi) + k] += kk;
           dq_ref[row(bi, j, hi) + k] = q;
         }
       }
@@ -442,6 +453,13 @@ TEST_F(BackendConformance, AttentionForwardAndBackwardAsDefined) {
   EXPECT_LT(relative_error(dk, dk_ref), tol) << "dK";
   EXPECT_LT(relative_error(dv, dv_ref), tol) << "dV";
 }
+
+TEST_F(BackendConformance, AttentionForwardAndBackwardAsDefined) {
+  check_attention(2, 3, 3, 128, 128);
+}
+
+// Llama 3's grouping (four query heads to a key/value head) with two groups.
+TEST_F(BackendConformance, GroupedQueryAttentionAsDefined) { check_attention(1, 8, 2, 128, 128); }
 
 TEST_F(BackendConformance, StampsAreNonDecreasingWithinAStream) {
   Buffer data = constant(1024, 1.0);
