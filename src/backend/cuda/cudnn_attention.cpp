@@ -464,11 +464,11 @@ class CudnnAttentionImpl final : public CudnnAttention {
       const Desc& dk = g.tensor(kDk, io, kv_dims, kv_grad_strides, false);
       const Desc& dv = g.tensor(kDv, io, kv_dims, kv_grad_strides, false);
       // dK or dV: directly under MHA; per query head, then summed over each group, under GQA.
-      auto kv_gradient = [&](const Desc& a, const Desc& x, const Desc& out) {
-        if (kv == h) return g.matmul(a, x, out);
+      auto kv_gradient = [&](const Desc& a, const Desc& x, const Desc& grad) {
+        if (kv == h) return g.matmul(a, x, grad);
         const Desc& full = g.virt(io, bhsd);
         g.matmul(a, x, full);
-        g.reduction(CUDNN_REDUCE_TENSOR_ADD, full, out);
+        g.reduction(CUDNN_REDUCE_TENSOR_ADD, full, grad);
       };
       // D = Σ_row dO∘O, the softmax backward's row term.
       const Desc& prod = g.virt(CUDNN_DATA_FLOAT, bhsd, {h * s * d, s * d, h * d, 1});
