@@ -167,8 +167,6 @@ struct AttentionCall {
   std::uint64_t elements() const { return rows_of(heads); }
   /// Elements of one of K, V, dK, dV.
   std::uint64_t kv_elements() const { return rows_of(key_value_heads()); }
-  /// Elements of qkv: Q, K and V.
-  std::uint64_t qkv_elements() const { return elements() + 2 * kv_elements(); }
   /// The matrix FLOPs the kernel does: forward QKᵀ and PV, backward five products (the scores
   /// recomputed, dV, dP, dQ, dK), 2·seq²·head_dim each per query head (GQA shares K and V, not
   /// the products), halved under the causal mask.
