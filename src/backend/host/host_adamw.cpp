@@ -19,9 +19,11 @@ void update(const AdamwCall& call) {
   const float bias2_sqrt = std::sqrt(kBias2);
   std::uint64_t offset = 0;  // tensors start at multiples of four, as on the GPU
   for (const std::uint64_t n : call.tensors) {
+    // Where element offset + i falls in the wrapping regions: read r, written w. Counted rather
+    // than divided per element (two 64-bit divisions cost more than the update itself).
+    std::uint64_t r = offset % in_len;
+    std::uint64_t w = offset % out_len;
     for (std::uint64_t i = 0; i < n; ++i) {
-      const std::uint64_t r = (offset + i) % in_len;
-      const std::uint64_t w = (offset + i) % out_len;
       const float g = static_cast<float>(in[in_len + r]);
       float p = static_cast<float>(in[r]) * (1.0f - kAdamwLr * kAdamwWeightDecay);
       const float m =
@@ -32,6 +34,8 @@ void update(const AdamwCall& call) {
       out[w] = static_cast<T>(p);
       out[out_len + w] = static_cast<T>(m);
       out[2 * out_len + w] = static_cast<T>(v);
+      if (++r == in_len) r = 0;
+      if (++w == out_len) w = 0;
     }
     offset += (n + 3) / 4 * 4;
   }
