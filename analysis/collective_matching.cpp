@@ -5,7 +5,7 @@
 
 #include "analysis/saturating_sum.hpp"
 #include "collectives/collective_spec.hpp"
-#include "src/backend/collective_kind.hpp"
+#include "src/backend/kinds/collective_kind.hpp"
 #include "src/core/errors.hpp"
 
 namespace commprof {

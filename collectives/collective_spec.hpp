@@ -9,8 +9,8 @@
 
 #include <cstdint>
 
-#include "src/backend/collective_kind.hpp"
-#include "src/backend/pattern.hpp"
+#include "src/backend/kinds/collective_kind.hpp"
+#include "src/backend/kinds/pattern.hpp"
 #include "src/core/dtype.hpp"
 
 namespace commprof {

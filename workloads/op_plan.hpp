@@ -10,7 +10,7 @@
 #include <variant>
 #include <vector>
 
-#include "src/backend/collective_kind.hpp"
+#include "src/backend/kinds/collective_kind.hpp"
 #include "src/backend/work.hpp"
 #include "src/core/dtype.hpp"
 #include "src/timeline/category.hpp"

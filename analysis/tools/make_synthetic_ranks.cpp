@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Writes rank-<R>.json files of a synthetic run (analysis/synthetic_timeline.hpp), for the
+// Writes rank-<R>.json files of a synthetic run (analysis/tools/synthetic_timeline.hpp), for the
 // reducer benchmark and demos:
 //   commprof_make_synthetic_ranks OUT_DIR RANKS OPS_PER_RANK [LAYERS] [TP_SIZE]
 #include <cstdio>
 #include <exception>
 #include <string>
 
-#include "analysis/synthetic_timeline.hpp"
+#include "analysis/tools/synthetic_timeline.hpp"
 #include "src/core/atomic_file.hpp"
 #include "src/timeline/rank_file.hpp"
 

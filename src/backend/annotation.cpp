@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-#include "src/backend/collective_kind.hpp"
+#include "src/backend/kinds/collective_kind.hpp"
 #include "src/backend/communicator.hpp"
 #include "src/timeline/op_range_text.hpp"
 

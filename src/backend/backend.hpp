@@ -11,7 +11,7 @@
 
 #include "src/backend/buffer.hpp"
 #include "src/backend/communicator.hpp"
-#include "src/backend/pattern.hpp"
+#include "src/backend/kinds/pattern.hpp"
 #include "src/backend/work.hpp"
 #include "src/core/dtype.hpp"
 #include "src/timeline/category.hpp"

@@ -9,7 +9,7 @@
 #include <variant>
 #include <vector>
 
-#include "src/backend/collective_kind.hpp"
+#include "src/backend/kinds/collective_kind.hpp"
 #include "src/core/dtype.hpp"
 
 namespace commprof {

@@ -10,7 +10,7 @@ namespace commprof {
 
 /// The whole program: parse, start MPI, agree across ranks, create the backend, run the
 /// command, map errors to exit codes (see ExitCode). Called by main() with the program's
-/// commands (src/command_list.cpp), in the order --help lists them.
+/// commands (src/program/command_list.cpp), in the order --help lists them.
 int run_app(int argc, char** argv, const std::vector<std::unique_ptr<Command>>& commands);
 
 }  // namespace commprof

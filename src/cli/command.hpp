@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // A subcommand of the commprof program. Each lives in the folder of what it drives (run and gemm
-// in workloads/, bench in collectives/, report and import-nsys in analysis/); src/command_list.cpp
+// in workloads/, bench in collectives/, report and import-nsys in analysis/); src/program/command_list.cpp
 // composes the list, so this layer knows none of them.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "src/backend/backend.hpp"
-#include "src/backend/backend_registry.hpp"
+#include "src/backend/registry/backend_registry.hpp"
 
 namespace commprof {
 

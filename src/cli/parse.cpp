@@ -4,7 +4,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "commprof/build_config.hpp"
+#include "src/core/build_config.hpp"
 #include "src/cli/common_options.hpp"
 #include "src/cli/option_values.hpp"
 #include "src/core/errors.hpp"

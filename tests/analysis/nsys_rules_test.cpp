@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "analysis/nsys_import.hpp"
+#include "analysis/nsys/nsys_import.hpp"
 #include "src/core/errors.hpp"
 
 namespace commprof {

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "analysis/reducer.hpp"
-#include "analysis/report_writers.hpp"
-#include "analysis/synthetic_timeline.hpp"
+#include "analysis/report/report_writers.hpp"
+#include "analysis/tools/synthetic_timeline.hpp"
 #include "src/timeline/rank_file.hpp"
 
 namespace commprof {

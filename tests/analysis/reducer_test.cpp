@@ -13,9 +13,9 @@
 #include <regex>
 #include <sstream>
 
-#include "analysis/chrome_trace.hpp"
-#include "analysis/report_writers.hpp"
-#include "analysis/synthetic_timeline.hpp"
+#include "analysis/report/chrome_trace.hpp"
+#include "analysis/report/report_writers.hpp"
+#include "analysis/tools/synthetic_timeline.hpp"
 #include "analysis/three_ranks.hpp"
 #include "src/timeline/rank_file.hpp"
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "analysis/reducer.hpp"
-#include "analysis/synthetic_timeline.hpp"
+#include "analysis/tools/synthetic_timeline.hpp"
 
 namespace commprof::testing {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // A reference model of every collective on host vectors, written from the MPI/NCCL semantics
-// and independent of src/backend/pattern.hpp: the oracle that verification patterns and
+// and independent of src/backend/kinds/pattern.hpp: the oracle that verification patterns and
 // backends are checked against.
 #pragma once
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "collectives/collective_spec.hpp"
-#include "src/backend/collective_kind.hpp"
+#include "src/backend/kinds/collective_kind.hpp"
 
 namespace commprof::testing {
 

@@ -23,7 +23,7 @@
 
 #include "collectives/collective_spec.hpp"
 #include "src/backend/backend.hpp"
-#include "src/backend/backend_registry.hpp"
+#include "src/backend/registry/backend_registry.hpp"
 #include "src/core/errors.hpp"
 #include "src/runtime/rank_context.hpp"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "src/command_list.hpp"
+#include "src/program/command_list.hpp"
 #include "src/core/log.hpp"
 
 namespace commprof {

@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/reducer.hpp"
-#include "analysis/report_writers.hpp"
+#include "analysis/report/report_writers.hpp"
 #include "src/nccl_profiler/nccl_profiler_abi.hpp"
 #include "src/timeline/rank_file.hpp"
 

@@ -14,7 +14,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "analysis/synthetic_timeline.hpp"
+#include "analysis/tools/synthetic_timeline.hpp"
 #include "src/core/errors.hpp"
 #include "src/timeline/rank_file.hpp"
 

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "analysis/synthetic_timeline.hpp"
+#include "analysis/tools/synthetic_timeline.hpp"
 #include "src/core/errors.hpp"
 
 namespace commprof {

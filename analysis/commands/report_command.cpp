@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+// `commprof report DIR|FILES...`: the offline reducer. Runs on one process (under mpirun only
+// rank 0 works; the others wait for its exit code). Exit 0: every file was reduced; 1: a file
+// could not be read (the report still names it and reduces the rest) or nothing was readable;
+// 2: usage error.
+#include "analysis/commands/report_command.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "analysis/report/chrome_trace.hpp"
+#include "analysis/reducer.hpp"
+#include "analysis/report/report_writers.hpp"
+#include "analysis/report/step_timelines.hpp"
+#include "src/cli/command.hpp"
+#include "src/cli/parse.hpp"
+#include "src/core/atomic_file.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/standard_output.hpp"
+#include "src/runtime/rank_context.hpp"
+
+namespace po = boost::program_options;
+
+namespace commprof {
+namespace {
+
+struct ReportConfig {
+  std::vector<std::string> inputs;
+  std::string format = "text";
+  std::string output;  ///< "" = stdout
+  std::string baseline;
+  ReduceOptions reduce;
+  TimelineOptions timeline;
+};
+
+// Writes through `write` to `path` atomically, or to stdout when `path` is empty; either
+// way a failed write throws Error naming the destination and the reason.
+void emit(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  if (path.empty()) {
+    write_to_stdout("the report", write);
+  } else {
+    write_file_atomically(path, write);
+  }
+}
+
+int run_report(const ReportConfig& cfg) {
+  const std::vector<std::string> files = expand_rank_inputs(cfg.inputs);
+  Report report;
+  if (cfg.format == "chrome") {
+    // Streamed: each rank's events are written as its file is read.
+    emit(cfg.output, [&](std::ostream& os) {
+      ChromeTraceWriter trace(os);
+      report = reduce_rank_files(files, cfg.reduce, [&](const RankTimeline& t) { trace.add(t); });
+      trace.finish();
+    });
+  } else {
+    report = reduce_rank_files(files, cfg.reduce);
+    if (!cfg.baseline.empty()) {
+      const Report base = reduce_rank_files(expand_rank_inputs({cfg.baseline}), cfg.reduce);
+      for (const FileProblem& p : base.problems) {
+        report.warnings.push_back("baseline file " + p.file + ": " + p.message);
+      }
+      if (base.ranks.empty())
+        throw Error("baseline '" + cfg.baseline + "': no rank file could be read");
+      compare_with_baseline(report, base, cfg.baseline);
+    }
+    if (cfg.format == "text") {
+      emit(cfg.output, [&](std::ostream& os) { write_report_text(os, report); });
+    } else if (cfg.format == "json") {
+      emit(cfg.output, [&](std::ostream& os) { write_report_json(os, report); });
+    } else if (cfg.format == "html") {
+      // The timeline's step is read again from the few rank files it draws.
+      load_step_timelines_from_files(report, cfg.timeline);
+      emit(cfg.output, [&](std::ostream& os) { write_report_html(os, report); });
+    } else if (cfg.format == "prometheus") {
+      emit(cfg.output, [&](std::ostream& os) { write_report_prometheus(os, report); });
+    } else if (cfg.format == "csv") {
+      std::error_code ec;
+      const bool to_dir = !cfg.output.empty() && (cfg.output.back() == '/' ||
+                                                  std::filesystem::is_directory(cfg.output, ec));
+      if (to_dir) {
+        ensure_directory(cfg.output);
+        for (const CsvTable& t : report_csv_tables(report)) {
+          write_file_atomically(cfg.output + "/" + t.name + ".csv",
+                                [&](std::ostream& os) { os << t.text; });
+        }
+      } else {
+        emit(cfg.output, [&](std::ostream& os) { write_report_csv(os, report); });
+      }
+    }
+  }
+  if (report.ranks.empty()) {
+    std::cerr << "commprof report: error: none of the " << files.size()
+              << " rank file(s) could be read" << std::endl;
+    for (const FileProblem& p : report.problems) std::cerr << "  " << p.message << std::endl;
+    return kExitFailure;
+  }
+  if (!report.problems.empty()) {
+    std::cerr << "commprof report: " << report.problems.size()
+              << " rank file(s) could not be read (named in the report); the others were "
+                 "reduced:"
+              << std::endl;
+    for (const FileProblem& p : report.problems) std::cerr << "  " << p.message << std::endl;
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+class ReportCommand final : public Command {
+ public:
+  const char* name() const override { return "report"; }
+  const char* summary() const override {
+    return "reduce rank-<R>.json files (a directory or files) into an overlap, bandwidth and "
+           "straggler report";
+  }
+
+  void define_options(po::options_description& visible, po::options_description& hidden) override {
+    visible.add_options()(
+        "format", po::value<std::string>()->default_value("text"),
+        "text, json (schema commprof.report v1), csv, html (self-contained page with charts), "
+        "chrome (Trace Event JSON for Perfetto / chrome://tracing), prometheus (text exposition "
+        "for node_exporter's textfile collector)")(
+        "output,o", po::value<std::string>(),
+        "write here instead of stdout; for csv, a directory (existing, or ending in /) gets one "
+        "<table>.csv per table")("peak-busbw", po::value<double>(),
+                                 "the link's bus bandwidth in GB/s: adds % of peak")(
+        "baseline", po::value<std::string>(),
+        "a run with every category serialized (run --no-overlap): speed-up, communication "
+        "hidden, interference cost")(
+        "timeline-step", po::value<int>(),
+        "html: the step whose timeline is drawn (default: the measured step with per-op timing "
+        "whose slowest rank took longest)")(
+        "timeline-ranks", po::value<int>()->default_value(16),
+        "html: ranks drawn on the timeline, the slowest and fastest at that step; the others are "
+        "folded to their step time")("timeline-rank", po::value<int>()->default_value(0),
+                                     "html: a rank the timeline always draws");
+    hidden.add_options()("inputs", po::value<std::vector<std::string>>(),
+                         "result directories or rank files");
+  }
+  void define_positional(po::positional_options_description& positional) override {
+    positional.add("inputs", -1);
+  }
+
+  void configure(const po::variables_map& vm) override {
+    if (vm.count("inputs") == 0) {
+      throw ConfigError("no input: give a result directory or rank-<R>.json files");
+    }
+    cfg_.inputs = vm["inputs"].as<std::vector<std::string>>();
+    cfg_.format = vm["format"].as<std::string>();
+    if (cfg_.format != "text" && cfg_.format != "json" && cfg_.format != "csv" &&
+        cfg_.format != "html" && cfg_.format != "chrome" && cfg_.format != "prometheus") {
+      throw ConfigError("invalid --format '" + cfg_.format +
+                        "': expected text, json, csv, html, chrome or prometheus");
+    }
+    if (vm.count("output") != 0) cfg_.output = vm["output"].as<std::string>();
+    if (vm.count("peak-busbw") != 0) {
+      cfg_.reduce.peak_busbw_gbps = vm["peak-busbw"].as<double>();
+      if (!(cfg_.reduce.peak_busbw_gbps > 0))
+        throw ConfigError("--peak-busbw must be positive (GB/s)");
+    }
+    if (vm.count("baseline") != 0) {
+      cfg_.baseline = vm["baseline"].as<std::string>();
+      if (cfg_.format == "chrome")
+        throw ConfigError("--baseline does not apply to --format chrome");
+    }
+    cfg_.timeline.always_rank = vm["timeline-rank"].as<int>();
+    if (cfg_.timeline.always_rank < 0) throw ConfigError("--timeline-rank must not be negative");
+    cfg_.timeline.ranks = vm["timeline-ranks"].as<int>();
+    if (cfg_.timeline.ranks < 1) throw ConfigError("--timeline-ranks must be at least 1");
+    if (vm.count("timeline-step") != 0) {
+      cfg_.timeline.step = vm["timeline-step"].as<int>();
+      if (cfg_.timeline.step < 0) throw ConfigError("--timeline-step must not be negative");
+    }
+  }
+
+  std::string backend_name() const override { return ""; }
+
+  int run(RankContext& ctx, Backend*, const BackendChoice&) override {
+    return run_on_rank_zero(ctx, this, [&] { return run_report(cfg_); });
+  }
+
+ private:
+  ReportConfig cfg_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_report_command() { return std::make_unique<ReportCommand>(); }
+
+}  // namespace commprof

@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: MIT
+#include "analysis/torch/torch_import.hpp"
+
+#include <zlib.h>
+
+#include <simdjson.h>
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "src/backend/kinds/collective_kind.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/log.hpp"
+
+namespace commprof {
+namespace {
+
+using simdjson::dom::element;
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw Error(log::cat(path, ": ", what));
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// A number field of any JSON number type; nullopt when absent or not a number.
+std::optional<double> number(const element& e, const char* key) {
+  element v;
+  if (e[key].get(v) != simdjson::SUCCESS) return std::nullopt;
+  switch (v.type()) {
+    case simdjson::dom::element_type::DOUBLE:
+      return double(v);
+    case simdjson::dom::element_type::INT64:
+      return static_cast<double>(std::int64_t(v));
+    case simdjson::dom::element_type::UINT64:
+      return static_cast<double>(std::uint64_t(v));
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string text(const element& e, const char* key) {
+  std::string_view s;
+  if (e[key].get_string().get(s) != simdjson::SUCCESS) return "";
+  return std::string(s);
+}
+
+// Kineto times are microseconds with fractions of nanoseconds.
+std::int64_t ns_of(double us) { return std::llround(us * 1000.0); }
+
+std::size_t torch_dtype_size(const std::string& dtype) {
+  static const std::map<std::string, std::size_t> sizes = {
+      {"float", 4},   {"float32", 4},  {"double", 8}, {"float64", 8},       {"half", 2},
+      {"float16", 2}, {"bfloat16", 2}, {"int", 4},    {"int32", 4},         {"long", 8},
+      {"int64", 8},   {"short", 2},    {"int16", 2},  {"char", 1},          {"int8", 1},
+      {"byte", 1},    {"uint8", 1},    {"bool", 1},   {"float8_e4m3fn", 1}, {"float8_e5m2", 1}};
+  const auto it = sizes.find(lower(dtype));
+  return it == sizes.end() ? 0 : it->second;
+}
+
+struct GpuActivity {
+  ActivityKind kind = ActivityKind::kKernel;
+  std::string name;
+  std::int64_t start = 0, end = 0, launch = 0;
+  std::int64_t device = 0, stream = 0, correlation = -1;
+  std::uint64_t bytes = 0;
+  element args;
+  bool has_args = false;
+};
+
+}  // namespace
+
+std::string read_maybe_gzip(const std::string& path) {
+  std::ifstream probe(path, std::ios::binary);
+  if (!probe) fail(path, "cannot open");
+  unsigned char magic[2] = {0, 0};
+  probe.read(reinterpret_cast<char*>(magic), 2);
+  probe.close();
+  if (!(magic[0] == 0x1f && magic[1] == 0x8b)) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream all;
+    all << in.rdbuf();
+    return all.str();
+  }
+  gzFile gz = gzopen(path.c_str(), "rb");
+  if (gz == nullptr) fail(path, "cannot open as gzip");
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    const int n = gzread(gz, buf, sizeof buf);
+    if (n < 0) {
+      int code = 0;
+      const std::string why = gzerror(gz, &code);
+      gzclose(gz);
+      fail(path, "damaged gzip: " + why);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  gzclose(gz);
+  return out;
+}
+
+std::string torch_collective_name(const std::string& name) {
+  std::string s = lower(name);
+  while (!s.empty() && s.front() == '_') s.erase(s.begin());
+  for (const char* suffix : {"_coalesced", "_into_tensor", "_base", "_tensor"}) {
+    const std::string suf(suffix);
+    for (std::size_t at; (at = s.find(suf)) != std::string::npos;) s.erase(at, suf.size());
+  }
+  if (s == "send" || s == "recv") return s;
+  s.erase(std::remove(s.begin(), s.end(), '_'), s.end());
+  try {
+    return collective_name(parse_collective(s));
+  } catch (const ConfigError&) {
+    return s;
+  }
+}
+
+std::string short_kernel_name(const std::string& name) {
+  std::string s = name;
+  if (s.rfind("void ", 0) == 0) s.erase(0, 5);
+  // "(anonymous namespace)" is part of the qualified name, not the parameter list.
+  for (std::size_t at; (at = s.find("(anonymous namespace)")) != std::string::npos;)
+    s.replace(at, 21, "anon");
+  std::string out;
+  int depth = 0;
+  for (char c : s) {
+    if (c == '<') ++depth;
+    if (depth == 0) {
+      if (c == '(') break;
+      out += c;
+    }
+    if (c == '>' && depth > 0) --depth;
+  }
+  const std::size_t colon = out.rfind("::");
+  if (colon != std::string::npos) out.erase(0, colon + 2);
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out.empty() ? name : out;
+}
+
+RankTimeline import_torch_trace(const std::string& path, const TorchImportOptions& options,
+                                int fallback_rank, int fallback_world,
+                                TorchImportSummary* summary) {
+  const RuleSet& rules = options.rules != nullptr ? *options.rules : RuleSet::defaults();
+  TorchImportSummary local;
+  TorchImportSummary& sum = summary != nullptr ? *summary : local;
+  sum.file = path;
+  const simdjson::padded_string json(read_maybe_gzip(path));
+  simdjson::dom::parser parser;
+  element doc;
+  if (const auto err = parser.parse(json).get(doc); err != simdjson::SUCCESS) {
+    fail(path, std::string("not JSON (") + simdjson::error_message(err) + ")");
+  }
+  simdjson::dom::array events;
+  if (doc["traceEvents"].get_array().get(events) != simdjson::SUCCESS) {
+    fail(path, "no \"traceEvents\" array: not a PyTorch profiler (Chrome trace) file");
+  }
+
+  RankTimeline t;
+  nlohmann::ordered_json config = {{"command", "import-torch"}, {"source", path}};
+  element dist;
+  std::optional<double> dist_rank, dist_world;
+  if (doc["distributedInfo"].get(dist) == simdjson::SUCCESS) {
+    dist_rank = number(dist, "rank");
+    dist_world = number(dist, "world_size");
+    config["distributed"] = nlohmann::ordered_json::parse(simdjson::to_string(dist));
+  }
+  if (options.rank >= 0) {
+    t.rank = options.rank;
+    sum.rank_source = "--rank";
+  } else if (dist_rank) {
+    t.rank = static_cast<int>(*dist_rank);
+    sum.rank_source = "distributedInfo";
+  } else {
+    t.rank = fallback_rank;
+    sum.rank_source = "file order";
+  }
+  t.world_size = dist_world ? static_cast<int>(*dist_world) : fallback_world;
+  if (t.rank < 0 || t.world_size < 1 || t.rank >= std::max(t.world_size, t.rank + 1)) {
+    fail(path, log::cat("rank ", t.rank, " of world size ", t.world_size, " is not valid"));
+  }
+  t.world_size = std::max(t.world_size, t.rank + 1);
+  t.backend = "pytorch";
+  t.host = "";
+  sum.rank = t.rank;
+
+  // Steps (ProfilerStep#N on the CPU), launches by correlation, and the GPU activities.
+  std::vector<std::pair<std::int64_t, std::int64_t>> step_windows;
+  std::vector<int> step_numbers;
+  std::map<std::int64_t, std::int64_t> launch_of;  // correlation -> launch time
+  std::vector<GpuActivity> gpu;
+  std::string device_name;
+  for (element e : events) {
+    if (text(e, "ph") != "X") continue;
+    const std::string cat = text(e, "cat");
+    const auto ts = number(e, "ts");
+    const auto dur = number(e, "dur");
+    if (!ts || !dur) continue;
+    element args;
+    const bool has_args = e["args"].get(args) == simdjson::SUCCESS;
+    if (cat == "user_annotation") {
+      const std::string name = text(e, "name");
+      if (name.rfind("ProfilerStep#", 0) == 0) {
+        step_windows.emplace_back(ns_of(*ts), ns_of(*ts + *dur));
+        step_numbers.push_back(std::atoi(name.c_str() + 13));
+      }
+    } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
+      if (!has_args) continue;
+      if (const auto c = number(args, "correlation")) {
+        launch_of[static_cast<std::int64_t>(*c)] = ns_of(*ts);
+      }
+    } else if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
+      GpuActivity a;
+      a.kind = cat == "kernel"       ? ActivityKind::kKernel
+               : cat == "gpu_memcpy" ? ActivityKind::kMemcpy
+                                     : ActivityKind::kMemset;
+      a.name = text(e, "name");
+      a.start = ns_of(*ts);
+      a.end = ns_of(*ts + *dur);
+      a.launch = a.start;
+      if (has_args) {
+        a.args = args;
+        a.has_args = true;
+        a.device = static_cast<std::int64_t>(number(args, "device").value_or(0));
+        a.stream = static_cast<std::int64_t>(number(args, "stream").value_or(0));
+        a.correlation = static_cast<std::int64_t>(number(args, "correlation").value_or(-1));
+        a.bytes = static_cast<std::uint64_t>(number(args, "bytes").value_or(0));
+      }
+      gpu.push_back(std::move(a));
+    }
+  }
+  sum.activities = static_cast<std::int64_t>(gpu.size());
+  for (GpuActivity& a : gpu) {
+    const auto it = launch_of.find(a.correlation);
+    if (it != launch_of.end()) a.launch = it->second;
+  }
+  std::stable_sort(gpu.begin(), gpu.end(),
+                   [](const GpuActivity& a, const GpuActivity& b) { return a.launch < b.launch; });
+  if (step_windows.empty()) {
+    sum.whole_trace = true;
+    if (!gpu.empty()) {
+      std::int64_t first = gpu.front().launch, last = gpu.front().end;
+      for (const GpuActivity& a : gpu) {
+        first = std::min(first, a.launch);
+        last = std::max(last, a.end);
+      }
+      step_windows.emplace_back(first, last);
+      step_numbers.push_back(0);
+    }
+  }
+  // Steps in time order; an activity belongs to the step whose window holds its launch.
+  std::vector<std::size_t> order(step_windows.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return step_windows[a] < step_windows[b]; });
+  for (std::size_t i : order) {
+    StepRecord s;
+    s.index = step_numbers[i];
+    s.start_ns = step_windows[i].first;
+    s.end_ns = step_windows[i].second;
+    t.steps.push_back(std::move(s));
+  }
+  std::map<std::string, std::int64_t> next_seq;  // per communicator, in launch order
+  for (const GpuActivity& a : gpu) {
+    // Steps are in start order: the one that can hold the launch is the last starting at or
+    // before it (a search, not a scan: traces hold millions of kernels and thousands of steps).
+    StepRecord* step = nullptr;
+    const auto after = std::upper_bound(
+        t.steps.begin(), t.steps.end(), a.launch,
+        [](std::int64_t launch, const StepRecord& s) { return launch < s.start_ns; });
+    if (after != t.steps.begin() && a.launch <= std::prev(after)->end_ns) step = &*std::prev(after);
+    ActivityFacts facts;
+    facts.kind = a.kind;
+    facts.name = a.kind == ActivityKind::kKernel   ? short_kernel_name(a.name)
+                 : a.kind == ActivityKind::kMemset ? "Memset"
+                                                   : a.name.substr(0, a.name.find(" ("));
+    const RuleClass cls = rules.classify(facts);
+    if (cls == RuleClass::kIgnore) {
+      ++sum.ignored;
+      continue;
+    }
+    if (step == nullptr) {
+      ++sum.outside_steps;
+      continue;
+    }
+    OpRecord op;
+    op.name = facts.name;
+    op.category = cls == RuleClass::kComm  ? Category::kComm
+                  : cls == RuleClass::kMem ? Category::kMem
+                                           : Category::kComp;
+    op.stream = log::cat("cuda:", a.device, ":", a.stream);
+    op.start_ns = a.start;
+    op.end_ns = a.end;
+    op.bytes = a.bytes;
+    const std::string coll = a.has_args ? text(a.args, "Collective name") : "";
+    if (op.category == Category::kComm && !coll.empty()) {
+      op.collective = torch_collective_name(coll);
+      const std::string pg = text(a.args, "Process Group Name");
+      const std::string desc = text(a.args, "Process Group Description");
+      op.comm = "pg" + pg + (desc.empty() || desc == "undefined" ? "" : ":" + desc);
+      op.comm_size = static_cast<int>(number(a.args, "Group size").value_or(0));
+      const std::size_t elem = torch_dtype_size(text(a.args, "dtype"));
+      const auto in = static_cast<std::uint64_t>(number(a.args, "In msg nelems").value_or(0));
+      const auto out = static_cast<std::uint64_t>(number(a.args, "Out msg nelems").value_or(0));
+      // S of the bus-bandwidth formulas (docs/reference: nccl-tests): the larger of the two
+      // buffers: all-gather's output, reduce-scatter's input, an all-reduce's either.
+      op.bytes = std::max(in, out) * elem;
+      // NCCL's count: the smaller buffer (all-gather's input, reduce-scatter's output).
+      op.count = in > 0 && out > 0 ? std::min(in, out) : std::max(in, out);
+      op.dtype = text(a.args, "dtype");
+      op.seq = next_seq[op.comm]++;
+      op.name = op.collective;
+    }
+    ++sum.ops[index_of(op.category)];
+    if (op.end_ns > step->end_ns) step->end_ns = op.end_ns;
+    step->ops.push_back(std::move(op));
+  }
+  sum.steps = static_cast<int>(t.steps.size());
+  if (doc["deviceProperties"].is_array()) {
+    simdjson::dom::array props = doc["deviceProperties"].get_array();
+    for (element p : props) {
+      device_name = text(p, "name");
+      break;
+    }
+  }
+  t.device = device_name.empty() ? "unknown" : device_name;
+  t.config = JsonObject(std::move(config));
+  return t;
+}
+
+}  // namespace commprof

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+#include "collectives/bench/bench_report.hpp"
+
+#include <cstdio>
+#include <map>
+#include <ostream>
+#include <set>
+
+#include "src/core/build_config.hpp"
+
+namespace commprof {
+namespace {
+
+std::string fixed(double value, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  return buf;
+}
+
+// Like nccl-tests: fewer decimals as numbers grow, so columns keep their width.
+std::string adaptive(double value) {
+  if (value < 1000) return fixed(value, 2);
+  if (value < 100000) return fixed(value, 1);
+  return fixed(value, 0);
+}
+
+std::string pad(const std::string& text, int width) {
+  return text.size() >= static_cast<std::size_t>(width)
+             ? text
+             : std::string(static_cast<std::size_t>(width) - text.size(), ' ') + text;
+}
+
+const char* redop_name(const CollectiveSpec& spec) { return spec.reduces ? "sum" : "none"; }
+
+}  // namespace
+
+void write_bench_text(std::ostream& os, const BenchReport& report) {
+  const BenchConfig& c = report.config;
+  std::set<std::string> hosts;
+  for (const auto& r : report.ranks) hosts.insert(r.host);
+  os << "# commprof bench " << build::kVersion << ": backend " << report.backend << " ("
+     << report.backend_reason << "), " << report.ranks.size() << " ranks on " << hosts.size()
+     << " host(s)\n"
+     << "# dtype " << dtype_name(c.dtype) << ", iters " << c.iters << ", warmup " << c.warmup
+     << ", check " << (c.check ? "on" : "off") << ", out-of-place, sizes " << c.min_bytes << ".."
+     << c.max_bytes << " B by x" << c.step_factor << "\n"
+     << "# time: per-call time of " << c.iters << " back-to-back calls"
+     << (c.graph ? " replayed as one CUDA graph" : "") << " on each rank's stream clock"
+     << (report.backend == "cuda" ? " (CUDA events)" : " (steady clock)")
+     << "; min/avg/max over ranks, in us\n"
+     << "# algbw = size / avg time, busbw = algbw x factor(n), GB/s = 1e9 B/s "
+        "(nccl-tests conventions; JSON also has both from the max time)\n";
+  const std::size_t shown = std::min<std::size_t>(report.ranks.size(), 16);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& r = report.ranks[i];
+    os << "#   rank " << pad(std::to_string(r.rank), 4) << "  host " << r.host << "  local "
+       << r.local_rank << "  device " << r.device << '\n';
+  }
+  if (report.ranks.size() > shown) {
+    os << "#   ... and " << report.ranks.size() - shown << " more ranks (see bench.json)\n";
+  }
+
+  std::map<int, std::vector<const BenchRow*>> by_op;
+  std::vector<CollectiveKind> order;
+  for (const BenchRow& row : report.rows) {
+    const int key = static_cast<int>(row.op);
+    if (by_op.find(key) == by_op.end()) order.push_back(row.op);
+    by_op[key].push_back(&row);
+  }
+  for (CollectiveKind op : order) {
+    const auto& rows = by_op[static_cast<int>(op)];
+    const CollectiveSpec& spec = collective_spec(op);
+    const BenchRow& first = *rows.front();
+    os << "#\n# " << spec.name << ": n = " << first.nranks << ", busbw factor "
+       << spec.factor_formula << " = " << fixed(first.busbw_factor, 4) << '\n'
+       << "#" << pad("size", 12) << pad("count", 13) << pad("type", 10) << pad("redop", 7)
+       << pad("root", 6) << pad("time min", 11) << pad("time avg", 11) << pad("time max", 11)
+       << pad("algbw", 9) << pad("busbw", 9) << pad("#wrong", 8) << '\n'
+       << "#" << pad("(B)", 12) << pad("(elements)", 13) << pad("", 10) << pad("", 7) << pad("", 6)
+       << pad("(us)", 11) << pad("(us)", 11) << pad("(us)", 11) << pad("(GB/s)", 9)
+       << pad("(GB/s)", 9) << pad("", 8) << '\n';
+    double busbw_sum = 0;
+    for (const BenchRow* row : rows) {
+      os << ' ' << pad(std::to_string(row->sizes.bytes), 12)
+         << pad(std::to_string(row->sizes.count), 13) << pad(dtype_name(row->dtype), 10)
+         << pad(redop_name(spec), 7) << pad(row->root < 0 ? "-" : std::to_string(row->root), 6)
+         << pad(adaptive(row->time_min_us), 11) << pad(adaptive(row->time_avg_us), 11)
+         << pad(adaptive(row->time_max_us), 11) << pad(fixed(row->algbw_gbps, 2), 9)
+         << pad(fixed(row->busbw_gbps, 2), 9)
+         << pad(row->wrong < 0 ? "N/A" : std::to_string(row->wrong), 8) << '\n';
+      busbw_sum += row->busbw_gbps;
+    }
+    // What per-call timing cost, per size: the plain loop against the instrumented one.
+    const bool sampled = c.instrument == Instrument::kActivity;
+    if (sampled) {
+      os << "# single-call times from one more loop per size with activity records (sampled); "
+            "the times above are of the loop without them. What recording cost, mean over "
+            "ranks:\n";
+    } else if (c.instrument == Instrument::kCompare ||
+               c.instrument == Instrument::kCompareActivity) {
+      os << "# instrumentation cost ("
+         << (c.instrument == Instrument::kCompare ? "per-call events" : "per-call activity records")
+         << " + NVTX vs none, fastest of 3 interleaved loops, mean over ranks):\n";
+    }
+    if (sampled || c.instrument == Instrument::kCompare ||
+        c.instrument == Instrument::kCompareActivity) {
+      for (const BenchRow* row : rows) {
+        os << "#" << pad(std::to_string(row->sizes.bytes), 12)
+           << " B: " << fixed(row->plain_time_us, 2) << " us -> "
+           << fixed(row->instrumented_time_us, 2) << (sampled ? " us recorded" : " us")
+           << ", ratio "
+           << fixed(row->plain_time_us > 0 ? row->instrumented_time_us / row->plain_time_us : 0, 4)
+           << '\n';
+      }
+    }
+    os << "# " << spec.name << " average busbw over " << rows.size()
+       << " sizes: " << fixed(busbw_sum / static_cast<double>(rows.size()), 2) << " GB/s\n";
+  }
+  os << "#\n# verification: ";
+  if (!c.check) {
+    os << "off (--check 0)\n";
+  } else {
+    const auto wrong = report.total_wrong();
+    os << wrong << " wrong elements " << (wrong == 0 ? "(OK)" : "(FAILED)") << '\n';
+  }
+}
+
+nlohmann::ordered_json bench_to_json(const BenchReport& report) {
+  using nlohmann::ordered_json;
+  const BenchConfig& c = report.config;
+  ordered_json j;
+  j["schema"] = kBenchSchema;
+  j["version"] = kBenchSchemaVersion;
+  j["commprof_version"] = build::kVersion;
+  j["start_time"] = report.start_time;
+  j["end_time"] = report.end_time;
+  ordered_json ops = ordered_json::array();
+  for (CollectiveKind op : c.ops) ops.push_back(collective_name(op));
+  j["config"] = {{"backend", report.backend},
+                 {"backend_reason", report.backend_reason},
+                 {"ops", ops},
+                 {"min_bytes", c.min_bytes},
+                 {"max_bytes", c.max_bytes},
+                 {"step_factor", c.step_factor},
+                 {"iters", c.iters},
+                 {"warmup", c.warmup},
+                 {"dtype", dtype_name(c.dtype)},
+                 {"check", c.check},
+                 {"root", c.root},
+                 {"instrument", instrument_name(c.instrument)},
+                 {"graph", c.graph},
+                 {"placement", "out_of_place"}};
+  j["units"] = {{"time", "us"}, {"bandwidth", "GB/s (1e9 bytes/s)"}, {"size", "bytes"}};
+  j["time_definition"] =
+      "per-call time of the timed loop on each rank's stream clock; bandwidths from the mean "
+      "over ranks (algbw_gbps, busbw_gbps) and from the max over ranks (*_from_max)";
+  ordered_json ranks = ordered_json::array();
+  for (const auto& r : report.ranks) {
+    ranks.push_back(
+        {{"rank", r.rank}, {"host", r.host}, {"local_rank", r.local_rank}, {"device", r.device}});
+  }
+  j["ranks"] = ranks;
+  ordered_json results = ordered_json::array();
+  for (const BenchRow& row : report.rows) {
+    const CollectiveSpec& spec = collective_spec(row.op);
+    ordered_json item;
+    item["op"] = spec.name;
+    item["nranks"] = row.nranks;
+    item["busbw_factor"] = row.busbw_factor;
+    item["busbw_factor_formula"] = spec.factor_formula;
+    item["size_bytes"] = row.sizes.bytes;
+    item["count"] = row.sizes.count;
+    item["send_count"] = row.sizes.send_count;
+    item["recv_count"] = row.sizes.recv_count;
+    item["dtype"] = dtype_name(row.dtype);
+    item["redop"] = spec.reduces ? "sum" : "none";
+    item["root"] = row.root;
+    item["time_us"] = {
+        {"min", row.time_min_us}, {"avg", row.time_avg_us}, {"max", row.time_max_us}};
+    item["rank_time_us"] = row.rank_time_us;
+    item["host_clock_time_us_avg"] = row.host_time_avg_us;
+    if (c.instrument != Instrument::kOn && c.instrument != Instrument::kActivity &&
+        c.instrument != Instrument::kActivityEvery) {
+      item["single_call_us"] = nullptr;
+    } else {
+      item["single_call_us"] = {{"min", row.iter_min_us}, {"max", row.iter_max_us}};
+    }
+    if (c.instrument == Instrument::kCompare || c.instrument == Instrument::kCompareActivity ||
+        c.instrument == Instrument::kActivity) {
+      item["instrumentation"] = {
+          {"plain_time_us", row.plain_time_us},
+          {"instrumented_time_us", row.instrumented_time_us},
+          {"ratio", row.plain_time_us > 0 ? row.instrumented_time_us / row.plain_time_us : 0.0}};
+    }
+    item["algbw_gbps"] = row.algbw_gbps;
+    item["busbw_gbps"] = row.busbw_gbps;
+    item["algbw_gbps_from_max"] = row.algbw_max_gbps;
+    item["busbw_gbps_from_max"] = row.busbw_max_gbps;
+    if (row.wrong < 0) {
+      item["wrong"] = nullptr;
+    } else {
+      item["wrong"] = row.wrong;
+    }
+    results.push_back(item);
+  }
+  j["results"] = results;
+  j["verification"] = {{"checked", c.check}, {"wrong", c.check ? report.total_wrong() : -1}};
+  return j;
+}
+
+void write_bench_csv(std::ostream& os, const BenchReport& report) {
+  os << "op,nranks,size_bytes,count,dtype,redop,root,time_min_us,time_avg_us,time_max_us,"
+        "host_clock_time_avg_us,algbw_gbps,busbw_gbps,algbw_gbps_from_max,busbw_gbps_from_max,"
+        "busbw_factor,wrong\n";
+  for (const BenchRow& row : report.rows) {
+    const CollectiveSpec& spec = collective_spec(row.op);
+    os << spec.name << ',' << row.nranks << ',' << row.sizes.bytes << ',' << row.sizes.count << ','
+       << dtype_name(row.dtype) << ',' << (spec.reduces ? "sum" : "none") << ',' << row.root << ','
+       << fixed(row.time_min_us, 3) << ',' << fixed(row.time_avg_us, 3) << ','
+       << fixed(row.time_max_us, 3) << ',' << fixed(row.host_time_avg_us, 3) << ','
+       << fixed(row.algbw_gbps, 4) << ',' << fixed(row.busbw_gbps, 4) << ','
+       << fixed(row.algbw_max_gbps, 4) << ',' << fixed(row.busbw_max_gbps, 4) << ','
+       << fixed(row.busbw_factor, 6) << ',' << (row.wrong < 0 ? "" : std::to_string(row.wrong))
+       << '\n';
+  }
+}
+
+}  // namespace commprof

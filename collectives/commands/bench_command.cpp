@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+// `commprof bench`: options, validation, and running the sweep with its outputs.
+#include "collectives/commands/bench_command.hpp"
+
+#include <iostream>
+
+#include "collectives/bench/bench.hpp"
+#include "collectives/bench/bench_report.hpp"
+#include "src/cli/command.hpp"
+#include "src/cli/common_options.hpp"
+#include "src/cli/option_values.hpp"
+#include "src/core/atomic_file.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/log.hpp"
+#include "src/runtime/output_dir.hpp"
+#include "src/runtime/rank_context.hpp"
+
+namespace po = boost::program_options;
+
+namespace commprof {
+namespace {
+
+class BenchCommand final : public Command {
+ public:
+  const char* name() const override { return "bench"; }
+  const char* summary() const override {
+    return "collective sweep (nccl-tests style): time, algbw, busbw, verification";
+  }
+
+  void define_options(po::options_description& visible, po::options_description& hidden) override {
+    visible.add_options()(
+        "ops", po::value<std::string>()->default_value("allreduce"),
+        "comma-separated: allreduce, allgather, reducescatter, broadcast, reduce, alltoall, "
+        "sendrecv; or all")("min-bytes,b",
+                            po::value<ByteSize>()->default_value(ByteSize{1024}, "1K"),
+                            "smallest size (K/M/G = KiB/MiB/GiB)")(
+        "max-bytes,e", po::value<ByteSize>()->default_value(ByteSize{16ull << 20}, "16M"),
+        "largest size")("step-factor,f", po::value<std::uint64_t>()->default_value(4),
+                        "multiply the size by this between steps (>= 2)")(
+        "iters,n", po::value<int>()->default_value(20), "timed iterations per size")(
+        "warmup,w", po::value<int>()->default_value(5), "untimed iterations per size")(
+        "dtype,d", po::value<std::string>()->default_value("float"),
+        "float, double, int32, int64, bfloat16, half (bf16/half: cuda backend)")(
+        "check,c", po::value<bool>()->default_value(true),
+        "verify every result exactly (0 to skip); #wrong counts wrong elements")(
+        "root,r", po::value<int>()->default_value(0), "root rank of broadcast and reduce")(
+        "instrument", po::value<std::string>()->default_value("0"),
+        "0: two stamps (events) around the timed loop, as nccl-tests times; 1: also one "
+        "between calls (single-call min/max in JSON); activity: the timed loop unrecorded, "
+        "then one more loop with the device's activity records (CUPTI kernel times, nothing "
+        "added to the stream) for single-call times and their cost; activity-every: record the "
+        "timed loop itself; both / activity-both: time each size plain and as 1 / "
+        "activity-every, interleaved, and report what that costs")(
+        "out,o", po::value<std::string>(), "write bench.json and bench.csv into this directory")(
+        "graph", po::bool_switch(),
+        "capture the timed loop once as a CUDA graph and time one replay of it, as nccl-tests "
+        "-G 1 (cuda backend; with --instrument 0)");
+    add_runtime_options(visible);
+    hidden.add_options()("test-corrupt-rank", po::value<int>()->default_value(-1),
+                         "test hook: this rank corrupts one received element before checking");
+  }
+
+  void configure(const po::variables_map& vm) override {
+    runtime_ = read_runtime_options(vm);
+    config_.ops = parse_collective_list(vm["ops"].as<std::string>());
+    config_.min_bytes = vm["min-bytes"].as<ByteSize>().bytes;
+    config_.max_bytes = vm["max-bytes"].as<ByteSize>().bytes;
+    config_.step_factor = vm["step-factor"].as<std::uint64_t>();
+    config_.iters = vm["iters"].as<int>();
+    config_.warmup = vm["warmup"].as<int>();
+    config_.dtype = parse_dtype(vm["dtype"].as<std::string>());
+    config_.check = vm["check"].as<bool>();
+    config_.root = vm["root"].as<int>();
+    config_.instrument = parse_instrument(vm["instrument"].as<std::string>());
+    config_.graph = vm["graph"].as<bool>();
+    if (vm.count("out") != 0) config_.out_dir = vm["out"].as<std::string>();
+    config_.test_corrupt_rank = vm["test-corrupt-rank"].as<int>();
+
+    if (config_.min_bytes == 0) throw ConfigError("--min-bytes must be at least 1 byte");
+    if (config_.min_bytes > config_.max_bytes) {
+      throw ConfigError(log::cat("--min-bytes (", config_.min_bytes,
+                                 " B) is larger than --max-bytes (", config_.max_bytes, " B)"));
+    }
+    if (config_.step_factor < 2) throw ConfigError("--step-factor must be at least 2");
+    if (config_.iters < 1) throw ConfigError("--iters must be at least 1");
+    if (config_.warmup < 0) throw ConfigError("--warmup must not be negative");
+    if (config_.root < 0) throw ConfigError("--root must not be negative");
+    if (config_.graph && config_.instrument != Instrument::kOff) {
+      throw ConfigError(
+          log::cat("--graph replays the loop as one launch, so it has no per-call "
+                   "times: use it with --instrument 0, not --instrument ",
+                   instrument_name(config_.instrument)));
+    }
+  }
+
+  std::string backend_name() const override { return runtime_.backend; }
+  BackendOptions backend_options() const override {
+    BackendOptions options = runtime_.backend_options;
+    options.activity_timing = uses_activity(config_.instrument);
+    return options;
+  }
+
+  int run(RankContext& ctx, Backend* backend, const BackendChoice& choice) override {
+    if (!config_.out_dir.empty()) {
+      // Before measuring: a bad --out must not cost the whole run.
+      prepare_output_directory(ctx, config_.out_dir, runtime_.force);
+    }
+    BenchReport report = run_bench(config_, *backend, ctx);
+    report.backend_reason = choice.reason;
+    if (ctx.rank() == 0) {
+      write_bench_text(std::cout, report);
+      std::cout.flush();
+      if (!config_.out_dir.empty()) {
+        const std::string json_path = config_.out_dir + "/bench.json";
+        write_file_atomically(
+            json_path, [&](std::ostream& os) { os << bench_to_json(report).dump(1) << '\n'; });
+        write_file_atomically(config_.out_dir + "/bench.csv",
+                              [&](std::ostream& os) { write_bench_csv(os, report); });
+        log::info("wrote " + json_path + " and bench.csv");
+      }
+    }
+    // Every rank knows the total from the allreduce in run_bench, so all exit alike.
+    if (report.total_wrong() > 0) {
+      if (ctx.rank() == 0) log::error("verification failed: results differ from expected data");
+      return kExitFailure;
+    }
+    return kExitOk;
+  }
+
+ private:
+  RuntimeOptions runtime_;
+  BenchConfig config_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_bench_command() { return std::make_unique<BenchCommand>(); }
+
+}  // namespace commprof

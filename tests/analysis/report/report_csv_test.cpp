@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+// Every CSV table of the three-rank synthetic run, cell by cell, against answers worked out by
+// hand (the run is described in reducer_test.cpp): rank r arrives r × 100 ns late at each of
+// the 4 allreduces of 1 MiB; every copy ends together, 6000 ns after the last arrival.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <sstream>
+
+#include "analysis/reducer.hpp"
+#include "analysis/report/report_writers.hpp"
+#include "analysis/tools/synthetic_timeline.hpp"
+#include "analysis/three_ranks.hpp"
+
+namespace commprof {
+namespace {
+
+using Rows = std::vector<std::vector<std::string>>;
+
+// RFC 4180 as the writer quotes: fields with , " or a newline in double quotes, "" for ".
+Rows parse_csv(const std::string& text) {
+  Rows rows(1);
+  std::string field;
+  bool quoted = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().push_back(field);
+      field.clear();
+    } else if (c == '\n') {
+      rows.back().push_back(field);
+      field.clear();
+      rows.emplace_back();
+    } else {
+      field += c;
+    }
+  }
+  EXPECT_TRUE(rows.back().empty()) << "the table does not end with a newline";
+  rows.pop_back();
+  return rows;
+}
+
+using testing::reduce;
+using testing::three_ranks;
+
+std::map<std::string, Rows> tables_of(const Report& r) {
+  std::map<std::string, Rows> out;
+  for (const CsvTable& t : report_csv_tables(r)) out[t.name] = parse_csv(t.text);
+  return out;
+}
+
+std::string exact(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// Numeric cells compared as numbers (the writer prints 17 significant digits).
+void expect_row(const std::vector<std::string>& got, const std::vector<std::string>& want,
+                const std::string& where) {
+  ASSERT_EQ(got.size(), want.size()) << where;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    char* end = nullptr;
+    const double w = std::strtod(want[i].c_str(), &end);
+    if (!want[i].empty() && *end == '\0') {
+      EXPECT_DOUBLE_EQ(std::stod(got[i]), w) << where << " column " << i;
+    } else {
+      EXPECT_EQ(got[i], want[i]) << where << " column " << i;
+    }
+  }
+}
+
+TEST(ReportCsv, EveryTableKnownAnswers) {
+  const auto t = tables_of(reduce(three_ranks()));
+  ASSERT_EQ(t.size(), 6u);
+
+  const Rows& ranks = t.at("ranks");
+  ASSERT_EQ(ranks.size(), 4u);
+  EXPECT_EQ(ranks[0], (std::vector<std::string>{
+                          "rank", "host", "device", "steps", "step_time_ns", "comp_busy_ns",
+                          "comm_busy_ns", "mem_busy_ns", "overlap", "hidden_fraction",
+                          "exposed_comm_ns", "idle_ns", "step_time_min_ns", "step_time_max_ns"}));
+  // Rank r's two allreduces each last 6600 − 100 r ns; layer 0's lies under layer 1's COMP.
+  expect_row(ranks[1],
+             {"0", "node0", "synthetic", "2", "26600", "20000", "13200", "4000", "0.5", "0.5",
+              "6600", "0", "26600", "26600"},
+             "ranks row 0");
+  expect_row(ranks[2],
+             {"1", "node1", "synthetic", "2", "26600", "20000", "13000", "4000", "0.5", "0.5",
+              "6500", "100", "26600", "26600"},
+             "ranks row 1");
+  expect_row(ranks[3],
+             {"2", "node2", "synthetic", "2", "26600", "20000", "12800", "4000", "0.5", "0.5",
+              "6400", "200", "26600", "26600"},
+             "ranks row 2");
+
+  const Rows& across = t.at("across_ranks");
+  ASSERT_EQ(across.size(), 9u);
+  EXPECT_EQ(across[0], (std::vector<std::string>{"metric", "unit", "min", "mean", "max",
+                                                 "worst_rank", "worst_host"}));
+  expect_row(across[3], {"comm_busy", "ns", "12800", "13000", "13200", "0", "node0"}, "comm");
+  expect_row(across[5], {"exposed_comm", "ns", "6400", "6500", "6600", "0", "node0"}, "exposed");
+  expect_row(across[6], {"idle", "ns", "0", "100", "200", "2", "node2"}, "idle");
+  expect_row(across[7], {"overlap", "ratio", "0.5", "0.5", "0.5", "0", "node0"}, "overlap");
+
+  const Rows& groups = t.at("groups");
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0], (std::vector<std::string>{"group", "communicators", "min_size", "max_size",
+                                                 "collectives", "incomplete", "bytes", "time_ns",
+                                                 "busbw_gbps", "mean_start_skew_ns", "wait_ns"}));
+  expect_row(groups[1],
+             {"world", "1", "3", "3", "4", "0", "4194304", "25600",
+              exact(4194304.0 * 4 / 3 / 25600), "200", "1200"},
+             "groups");
+
+  const Rows& colls = t.at("collectives");
+  ASSERT_EQ(colls.size(), 2u);
+  EXPECT_EQ(colls[0],
+            (std::vector<std::string>{"collective", "comm_size", "bytes", "count", "p50_time_ns",
+                                      "p95_time_ns", "algbw_gbps", "busbw_gbps",
+                                      "peak_busbw_fraction", "mean_start_skew_ns", "wait_ns"}));
+  // No --peak-busbw: that cell is empty, not 0.
+  expect_row(colls[1],
+             {"allreduce", "3", "1048576", "4", "6400", "6400", "163.84",
+              exact(1048576.0 / 6400 * 4 / 3), "", "200", "1200"},
+             "collectives");
+
+  const Rows& stragglers = t.at("stragglers");
+  ASSERT_EQ(stragglers.size(), 4u);
+  EXPECT_EQ(stragglers[0], (std::vector<std::string>{"rank", "collectives", "times_last",
+                                                     "times_first", "wait_ns", "wait_caused_ns"}));
+  expect_row(stragglers[1], {"0", "4", "0", "4", "800", "0"}, "stragglers 0");
+  expect_row(stragglers[2], {"1", "4", "0", "0", "400", "0"}, "stragglers 1");
+  expect_row(stragglers[3], {"2", "4", "4", "0", "0", "1200"}, "stragglers 2");
+
+  const Rows& problems = t.at("problems");
+  ASSERT_EQ(problems.size(), 1u);  // the header only
+  EXPECT_EQ(problems[0], (std::vector<std::string>{"file", "problem"}));
+}
+
+TEST(ReportCsv, ProblemsAndMissingRanksAreRowsAndTextIsQuoted) {
+  SyntheticSpec spec;
+  spec.world_size = 3;
+  Reducer reducer({});
+  RankTimeline t = make_synthetic_rank(spec, 0);
+  t.host = "node \"a\", rack 1";
+  reducer.add(t, "a.json");
+  reducer.add_problem("b.json", "b.json: line 3: expected '}'");
+  const auto tables = tables_of(reducer.finish());
+  EXPECT_EQ(tables.at("ranks")[1][1], "node \"a\", rack 1");  // read back through the quoting
+  const Rows& problems = tables.at("problems");
+  ASSERT_EQ(problems.size(), 4u);
+  EXPECT_EQ(problems[1], (std::vector<std::string>{"b.json", "b.json: line 3: expected '}'"}));
+  EXPECT_EQ(problems[2], (std::vector<std::string>{"", "rank 1 is missing"}));
+  EXPECT_EQ(problems[3], (std::vector<std::string>{"", "rank 2 is missing"}));
+}
+
+TEST(ReportCsv, OneStreamHoldsEveryTableUnderItsName) {
+  const Report r = reduce(three_ranks());
+  std::ostringstream os;
+  write_report_csv(os, r);
+  std::string expected;
+  for (const CsvTable& t : report_csv_tables(r))
+    expected += "# table: " + t.name + "\n" + t.text + "\n";
+  EXPECT_EQ(os.str(), expected);
+}
+
+}  // namespace
+}  // namespace commprof

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+// The HTML report: which step and ranks its timeline draws (step_timelines.cpp), the data block
+// its script draws from, worked out by hand for the three-rank synthetic run, and the escaping
+// of text from files.
+#include "analysis/report/step_timelines.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "analysis/reducer.hpp"
+#include "analysis/report/report_writers.hpp"
+#include "analysis/tools/synthetic_timeline.hpp"
+#include "analysis/three_ranks.hpp"
+#include "src/core/errors.hpp"
+
+namespace commprof {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+StepPoint point(int index, std::int64_t wall, std::int32_t ops, bool warmup = false) {
+  StepPoint p;
+  p.index = index;
+  p.wall_ns = wall;
+  p.ops = ops;
+  p.warmup = warmup;
+  return p;
+}
+
+TEST(StepTimelines, ChoosesTheSlowestStepThatCarriesOps) {
+  Report r;
+  for (int rank = 0; rank < 3; ++rank) {
+    RankSummary s;
+    s.rank = rank;
+    // Step 0: warm-up, slowest of all; step 2: plain (no ops), slower than any timed step.
+    s.step_points = {point(0, 900, 5, true), point(1, 100 + rank, 5), point(2, 800, 0),
+                     point(3, rank == 1 ? 300 : 100, 5)};
+    r.ranks.push_back(s);
+  }
+  EXPECT_EQ(choose_timeline_step(r, -1), 3);
+  EXPECT_EQ(choose_timeline_step(r, 1), 1);
+  try {
+    choose_timeline_step(r, 2);
+    ADD_FAILURE() << "a step without ops was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--timeline-step 2: no rank measured that step with per-op "
+                                    "timing (steps with ops: 1, 3)"));
+  }
+  EXPECT_EQ(choose_timeline_step(Report{}, -1), -1);
+}
+
+TEST(StepTimelines, DrawsTheAlwaysRankThenSlowestAndFastestInTurn) {
+  Report r;
+  for (int rank = 0; rank < 10; ++rank) {
+    RankSummary s;
+    s.rank = rank;
+    s.step_points = {point(4, rank == 7 ? 1000 : 100 + 10 * rank, 3)};
+    r.ranks.push_back(s);
+  }
+  // Rank 3 always; then slowest 7, fastest 0, next slowest 9, next fastest 1; slowest first.
+  EXPECT_EQ(choose_timeline_ranks(r, 4, 3, 5), (std::vector<int>{7, 9, 3, 1, 0}));
+  EXPECT_EQ(choose_timeline_ranks(r, 4, 3, 1), (std::vector<int>{3}));
+  EXPECT_EQ(choose_timeline_ranks(r, 4, 42, 2), (std::vector<int>{7, 0}));  // 42 was not read
+  EXPECT_TRUE(choose_timeline_ranks(r, 5, 0, 4).empty());                   // nobody has step 5
+}
+
+using testing::three_ranks;
+
+// The page's data block, parsed.
+json data_of(const std::string& html) {
+  const std::string open = "id='commprof-data'>";
+  const auto begin = html.find(open);
+  const auto end = html.find("</script>", begin);
+  EXPECT_NE(begin, std::string::npos);
+  return json::parse(html.substr(begin + open.size(), end - begin - open.size()));
+}
+
+std::string page(const std::vector<RankTimeline>& timelines, const TimelineOptions& options) {
+  Reducer reducer({});
+  for (const RankTimeline& t : timelines) reducer.add(t, "mem");
+  Report report = reducer.finish();
+  load_step_timelines(report, options, [&](const RankSummary& s, int step) {
+    for (const StepRecord& st : timelines[static_cast<std::size_t>(s.rank)].steps)
+      if (st.index == step && !st.warmup) return std::optional<StepRecord>(st);
+    return std::optional<StepRecord>();
+  });
+  std::ostringstream os;
+  write_report_html(os, report);
+  return os.str();
+}
+
+TEST(ReportHtml, DataBlockKnownAnswers) {
+  std::vector<RankTimeline> ranks;
+  for (int r = 0; r < 3; ++r) ranks.push_back(make_synthetic_rank(three_ranks(), r));
+  TimelineOptions options;
+  options.ranks = 2;
+  const json d = data_of(page(ranks, options));
+
+  // Trend: one warm-up and two measured steps, every rank alike per step.
+  ASSERT_EQ(d["trend"].size(), 3u);
+  EXPECT_TRUE(d["trend"][0]["w"].get<bool>());
+  EXPECT_FALSE(d["trend"][1]["w"].get<bool>());
+  EXPECT_TRUE(d["trend"][1]["timed"].get<bool>());
+
+  // Timeline: two ranks drawn (rank 0 always, and the slowest of the others), one folded.
+  const json& tl = d["timeline"];
+  ASSERT_EQ(tl["ranks"].size(), 2u);
+  EXPECT_EQ(tl["folded"].size(), 1u);
+  int rank0_lanes = 0;
+  for (const json& r : tl["ranks"]) {
+    ASSERT_EQ(r["lanes"].size(), 3u);  // COMP, COMM, MEM in that order
+    EXPECT_EQ(r["lanes"][0]["s"], "COMP");
+    EXPECT_EQ(r["lanes"][1]["s"], "COMM");
+    EXPECT_EQ(r["lanes"][2]["s"], "MEM");
+    for (const json& lane : r["lanes"]) EXPECT_EQ(lane["ops"].size(), 2u);  // two layers
+    if (r["r"] == 0) ++rank0_lanes;
+    // A collective carries its communicator and sequence number.
+    const json& coll = r["lanes"][1]["ops"][0];
+    EXPECT_EQ(tl["comms"][coll[5].get<std::size_t>()], "world");
+    EXPECT_GE(coll[6].get<int>(), 0);
+  }
+  EXPECT_EQ(rank0_lanes, 1);
+  EXPECT_EQ(tl["t0"], 0);
+
+  // Heatmap: rank 2 arrives last at all 4 allreduces, 200 + 100 ns of others' wait each.
+  const json& hm = d["heatmap"];
+  EXPECT_EQ(hm["rows"], (json{0, 1, 2}));
+  EXPECT_EQ(hm["instances"], 4);
+  ASSERT_EQ(hm["bins"].size(), 4u);
+  ASSERT_EQ(hm["cells"].size(), 4u);
+  for (const json& c : hm["cells"]) {
+    EXPECT_EQ(c[0], 2);  // row of rank 2
+    EXPECT_EQ(c[2].get<double>(), 300.0);
+  }
+  EXPECT_EQ(hm["max"].get<double>(), 300.0);
+
+  // busbw: one series of one point, 2^20 B at 2^20 / 6400 × 4/3 GB/s.
+  ASSERT_EQ(d["busbw"]["series"].size(), 1u);
+  EXPECT_EQ(d["busbw"]["series"][0]["name"], "allreduce n=3");
+  EXPECT_DOUBLE_EQ(d["busbw"]["series"][0]["points"][0][1].get<double>(),
+                   1048576.0 / 6400.0 * 4.0 / 3.0);
+}
+
+TEST(ReportHtml, TablesAreSortableAndNamed) {
+  std::vector<RankTimeline> ranks;
+  for (int r = 0; r < 3; ++r) ranks.push_back(make_synthetic_rank(three_ranks(), r));
+  const std::string html = page(ranks, TimelineOptions{});
+  for (const char* id :
+       {"table-ranks", "table-across", "table-groups", "table-collectives", "table-stragglers"}) {
+    EXPECT_THAT(html, HasSubstr(std::string("<table class='sortable' id='") + id + "'>")) << id;
+  }
+  // Times in the unit that fits, with the raw value to sort by.
+  EXPECT_THAT(html, HasSubstr("<td data-v='6400'>6.40 µs</td>"));
+}
+
+TEST(ReportHtml, EscapesTextFromFiles) {
+  std::vector<RankTimeline> ranks;
+  for (int r = 0; r < 3; ++r) ranks.push_back(make_synthetic_rank(three_ranks(), r));
+  ranks[0].host = "<script>alert(1)</script>";
+  for (StepRecord& s : ranks[0].steps) s.ops[0].name = "fwd</script><&>\"'";
+  const std::string html = page(ranks, TimelineOptions{});
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+  EXPECT_EQ(html.find("fwd</script>"), std::string::npos);
+  EXPECT_THAT(html, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;"));  // in the tables
+  // In the data block as \u escapes, which read back as the original text.
+  const json d = data_of(html);
+  const json& names = d["timeline"]["names"];
+  EXPECT_NE(std::find(names.begin(), names.end(), "fwd</script><&>\"'"), names.end());
+  EXPECT_EQ(d["ranks"][0]["h"], "<script>alert(1)</script>");
+  // Nothing is fetched: the only URL is the SVG namespace the script creates elements in.
+  std::size_t urls = 0;
+  for (auto at = html.find("http"); at != std::string::npos; at = html.find("http", at + 1)) {
+    EXPECT_EQ(html.compare(at, 26, "http://www.w3.org/2000/svg"), 0) << html.substr(at, 40);
+    ++urls;
+  }
+  EXPECT_EQ(urls, 1u);
+}
+
+}  // namespace
+}  // namespace commprof

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: MIT
+// import-torch against real PyTorch profiler traces (tests/data/torch-ddp-2xh200): what it makes
+// of them, checked against the JSON read here on its own (nlohmann, zlib), and its refusals.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "analysis/torch/torch_import.hpp"
+#include "src/core/errors.hpp"
+
+namespace commprof {
+namespace {
+
+const std::string kDir = std::string(COMMPROF_TEST_DATA_DIR) + "/torch-ddp-2xh200";
+
+std::string gunzip(const std::string& path) {
+  gzFile gz = gzopen(path.c_str(), "rb");
+  EXPECT_NE(gz, nullptr) << path;
+  std::string out;
+  char buf[4096];
+  for (int n; (n = gzread(gz, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  gzclose(gz);
+  return out;
+}
+
+std::string temp_file(const std::string& name, const std::string& bytes) {
+  const std::string path = testing::TempDir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+TEST(TorchImport, ShortKernelNamesAreTheFunctionsOwn) {
+  EXPECT_EQ(short_kernel_name("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel"
+                              "<c10::BFloat16, float, false>(int, float, c10::BFloat16 const*)"),
+            "vectorized_layer_norm_kernel");
+  EXPECT_EQ(short_kernel_name("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage"
+                              "<4096ul>)"),
+            "ncclDevKernel_AllReduce_Sum_bf16_RING_LL");
+  EXPECT_EQ(short_kernel_name("nvjet_sm90_tst_64x32_64x16_2x4_h_bz_bias_TNT"),
+            "nvjet_sm90_tst_64x32_64x16_2x4_h_bz_bias_TNT");
+  EXPECT_EQ(short_kernel_name("void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_"
+                              "impl_nocast<at::native::(anonymous namespace)::f>(at::Tensor&)::"
+                              "{lambda(int)#1}>(int, at::native::x)"),
+            "elementwise_kernel");
+}
+
+TEST(TorchImport, CollectiveNamesBecomeCommprofs) {
+  EXPECT_EQ(torch_collective_name("allreduce"), "allreduce");
+  EXPECT_EQ(torch_collective_name("_allgather_base"), "allgather");
+  EXPECT_EQ(torch_collective_name("allgather_into_tensor_coalesced"), "allgather");
+  EXPECT_EQ(torch_collective_name("reduce_scatter_tensor"), "reducescatter");
+  EXPECT_EQ(torch_collective_name("_reduce_scatter_base"), "reducescatter");
+  EXPECT_EQ(torch_collective_name("broadcast"), "broadcast");
+  EXPECT_EQ(torch_collective_name("all_to_all"), "alltoall");
+  EXPECT_EQ(torch_collective_name("send"), "send");
+  EXPECT_EQ(torch_collective_name("Barrier"), "barrier");
+}
+
+// Every GPU activity of each real trace lands in the step whose ProfilerStep#N holds its launch,
+// with its duration to the nanosecond; NCCL kernels become COMM ops with their communicator,
+// size, bytes and per-communicator order; memcpys and memsets MEM; the rest COMP.
+TEST(TorchImport, RealDdpTracesMatchTheJsonReadIndependently) {
+  for (int r = 0; r < 2; ++r) {
+    const std::string path = kDir + "/rank-" + std::to_string(r) + ".pt.trace.json.gz";
+    const nlohmann::json j = nlohmann::json::parse(gunzip(path));
+    ASSERT_EQ(j["distributedInfo"]["rank"].get<int>(), r);
+    // Independently: durations per class and the NCCL kernels' element counts, in launch order.
+    double comp_us = 0, mem_us = 0;
+    std::vector<std::int64_t> nccl_elems;
+    int comp = 0, mem = 0;
+    for (const auto& e : j["traceEvents"]) {
+      if (e.value("ph", "") != "X") continue;
+      const std::string cat = e.value("cat", "");
+      if (cat == "kernel" && e["name"].get<std::string>().rfind("nccl", 0) == 0) {
+        nccl_elems.push_back(e["args"]["In msg nelems"].get<std::int64_t>());
+      } else if (cat == "kernel") {
+        comp_us += e["dur"].get<double>();
+        ++comp;
+      } else if (cat == "gpu_memcpy" || cat == "gpu_memset") {
+        mem_us += e["dur"].get<double>();
+        ++mem;
+      }
+    }
+    TorchImportSummary s;
+    const RankTimeline t = import_torch_trace(path, {}, 9, 9, &s);
+    EXPECT_EQ(t.rank, r);
+    EXPECT_EQ(t.world_size, 2);
+    EXPECT_EQ(s.rank_source, "distributedInfo");
+    EXPECT_EQ(t.device, "NVIDIA H200");
+    ASSERT_EQ(t.steps.size(), 2u);
+    EXPECT_EQ(t.steps[0].index, 2);
+    EXPECT_EQ(t.steps[1].index, 3);
+    EXPECT_EQ(s.outside_steps, 0);
+    EXPECT_EQ(s.ignored, 0);
+    double got_comp = 0, got_mem = 0;
+    int got_comp_n = 0, got_mem_n = 0;
+    std::vector<const OpRecord*> comm;
+    for (const StepRecord& step : t.steps) {
+      for (const OpRecord& op : step.ops) {
+        EXPECT_GE(op.start_ns, step.start_ns - 0) << op.name;
+        EXPECT_LE(op.end_ns, step.end_ns) << op.name;
+        const double us = static_cast<double>(op.duration_ns()) / 1e3;
+        if (op.category == Category::kComp) got_comp += us, ++got_comp_n;
+        if (op.category == Category::kMem) got_mem += us, ++got_mem_n;
+        if (op.category == Category::kComm) comm.push_back(&op);
+      }
+    }
+    EXPECT_EQ(got_comp_n, comp);
+    EXPECT_EQ(got_mem_n, mem);
+    // Each op's times are rounded to whole nanoseconds: 1 ns of slack per op.
+    EXPECT_NEAR(got_comp, comp_us, comp * 1e-3);
+    EXPECT_NEAR(got_mem, mem_us, mem * 1e-3);
+    ASSERT_EQ(comm.size(), nccl_elems.size());
+    for (std::size_t i = 0; i < comm.size(); ++i) {
+      EXPECT_EQ(comm[i]->collective, "allreduce");
+      EXPECT_EQ(comm[i]->comm, "pg0:default_pg");
+      EXPECT_EQ(comm[i]->comm_size, 2);
+      EXPECT_EQ(comm[i]->seq, static_cast<std::int64_t>(i));
+      EXPECT_EQ(comm[i]->bytes, static_cast<std::uint64_t>(nccl_elems[i]) * 2) << "bf16";
+      EXPECT_EQ(comm[i]->count, static_cast<std::uint64_t>(nccl_elems[i]));
+      EXPECT_EQ(comm[i]->dtype, "BFloat16") << "as PyTorch names it";
+    }
+  }
+}
+
+TEST(TorchImport, PlainJsonImportsAsGzipDoes) {
+  const std::string gz = kDir + "/rank-1.pt.trace.json.gz";
+  const std::string plain = temp_file("rank-1.pt.trace.json", gunzip(gz));
+  const RankTimeline a = import_torch_trace(gz, {}, 0, 1, nullptr);
+  const RankTimeline b = import_torch_trace(plain, {}, 0, 1, nullptr);
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  for (std::size_t i = 0; i < a.steps.size(); ++i) {
+    ASSERT_EQ(a.steps[i].ops.size(), b.steps[i].ops.size());
+    EXPECT_EQ(a.steps[i].start_ns, b.steps[i].start_ns);
+    EXPECT_EQ(a.steps[i].ops.back().end_ns, b.steps[i].ops.back().end_ns);
+  }
+}
+
+TEST(TorchImport, WithoutStepsOrRankTheTraceIsOneStepOfTheGivenRank) {
+  const std::string text = R"json({"traceEvents": [
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 100.0, "dur": 2.0,
+     "args": {"correlation": 7}},
+    {"ph": "X", "cat": "kernel", "name": "void gemm<1>(int)", "ts": 103.5, "dur": 10.25,
+     "args": {"device": 0, "stream": 7, "correlation": 7}},
+    {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "ts": 120.0, "dur": 1.0,
+     "args": {"device": 0, "stream": 7, "correlation": 8, "bytes": 64}}]})json";
+  TorchImportSummary s;
+  const RankTimeline t = import_torch_trace(temp_file("nosteps.json", text), {}, 3, 4, &s);
+  EXPECT_TRUE(s.whole_trace);
+  EXPECT_EQ(t.rank, 3);
+  EXPECT_EQ(t.world_size, 4);
+  EXPECT_EQ(s.rank_source, "file order");
+  ASSERT_EQ(t.steps.size(), 1u);
+  EXPECT_EQ(t.steps[0].start_ns, 100'000);  // the kernel's launch
+  EXPECT_EQ(t.steps[0].end_ns, 121'000);    // the memset's end
+  ASSERT_EQ(t.steps[0].ops.size(), 2u);
+  EXPECT_EQ(t.steps[0].ops[0].name, "gemm");
+  EXPECT_EQ(t.steps[0].ops[0].duration_ns(), 10'250);
+  EXPECT_EQ(t.steps[0].ops[0].stream, "cuda:0:7");
+  EXPECT_EQ(t.steps[0].ops[1].category, Category::kMem);
+  EXPECT_EQ(t.steps[0].ops[1].bytes, 64u);
+  TorchImportOptions o;
+  o.rank = 1;
+  EXPECT_EQ(import_torch_trace(temp_file("nosteps.json", text), o, 3, 4, nullptr).rank, 1);
+}
+
+TEST(TorchImport, BadInputIsNamed) {
+  auto message = [](const std::string& path) {
+    try {
+      import_torch_trace(path, {}, 0, 1, nullptr);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("/nonexistent/x.json").find("/nonexistent/x.json: cannot open"),
+            std::string::npos);
+  EXPECT_NE(message(temp_file("bad.json", "{not json")).find("not JSON"), std::string::npos);
+  EXPECT_NE(message(temp_file("other.json", R"({"a": 1})")).find("no \"traceEvents\" array"),
+            std::string::npos);
+  std::string gz;
+  {
+    std::ifstream in(kDir + "/rank-0.pt.trace.json.gz", std::ios::binary);
+    gz.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string cut = temp_file("cut.json.gz", gz.substr(0, gz.size() / 2));
+  const std::string m = message(cut);
+  EXPECT_TRUE(m.find("damaged gzip") != std::string::npos ||
+              m.find("not JSON") != std::string::npos)
+      << m;
+}
+
+}  // namespace
+}  // namespace commprof

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+// The three outputs of `commprof bench` from a hand-built report: text tables, bench.json
+// (schema commprof.bench v1) and bench.csv. Readers of these files rely on what is asserted here.
+#include "collectives/bench/bench_report.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace commprof {
+namespace {
+
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+BenchRow make_row(CollectiveKind op, int n, std::uint64_t bytes, double avg_us,
+                  std::int64_t wrong) {
+  const CollectiveSpec& spec = collective_spec(op);
+  BenchRow row;
+  row.op = op;
+  row.nranks = n;
+  row.busbw_factor = spec.busbw_factor(n);
+  row.sizes = spec.sizes(bytes, DType::kFloat32, n);
+  row.dtype = DType::kFloat32;
+  row.root = spec.rooted ? 0 : -1;
+  row.rank_time_us = std::vector<double>(static_cast<std::size_t>(n), avg_us);
+  row.time_min_us = avg_us * 0.5;
+  row.time_avg_us = avg_us;
+  row.time_max_us = avg_us * 2;
+  row.host_time_avg_us = avg_us * 1.1;
+  row.algbw_gbps = algbw_gbps(row.sizes.bytes, row.time_avg_us);
+  row.busbw_gbps = row.algbw_gbps * row.busbw_factor;
+  row.algbw_max_gbps = algbw_gbps(row.sizes.bytes, row.time_max_us);
+  row.busbw_max_gbps = row.algbw_max_gbps * row.busbw_factor;
+  row.wrong = wrong;
+  return row;
+}
+
+/// Four ranks on two hosts; allreduce at 1 KiB and 1 MiB, a broadcast, and an allgather row
+/// that was not checked.
+BenchReport sample_report() {
+  BenchReport r;
+  r.config.ops = {CollectiveKind::kAllReduce, CollectiveKind::kBroadcast,
+                  CollectiveKind::kAllGather};
+  r.config.min_bytes = 1024;
+  r.config.max_bytes = 1 << 20;
+  r.config.iters = 7;
+  r.config.warmup = 2;
+  r.backend = "host";
+  r.backend_reason = "requested";
+  r.start_time = "2024-01-01T00:00:00Z";
+  r.end_time = "2024-01-01T00:00:05Z";
+  for (int i = 0; i < 4; ++i) r.ranks.push_back({i, i < 2 ? "node-a" : "node-b", i % 2, "cpu"});
+  r.rows.push_back(make_row(CollectiveKind::kAllReduce, 4, 1024, 10.0, 0));
+  r.rows.push_back(make_row(CollectiveKind::kAllReduce, 4, 1 << 20, 250.0, 0));
+  r.rows.push_back(make_row(CollectiveKind::kBroadcast, 4, 1024, 8.0, 0));
+  r.rows.push_back(make_row(CollectiveKind::kAllGather, 4, 1024, 9.0, -1));
+  return r;
+}
+
+std::string text_of(const BenchReport& r) {
+  std::ostringstream os;
+  write_bench_text(os, r);
+  return os.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+int count_matching(const std::string& text, const std::string& pattern) {
+  const std::regex re(pattern);
+  int n = 0;
+  for (const auto& line : lines_of(text)) n += std::regex_search(line, re) ? 1 : 0;
+  return n;
+}
+
+TEST(BenchText, OneTablePerOpWithFactorAndN) {
+  const std::string text = text_of(sample_report());
+  EXPECT_EQ(count_matching(text, "^# [a-z]+: n = 4, busbw factor "), 3);
+  EXPECT_THAT(text, HasSubstr("# allreduce: n = 4, busbw factor 2(n-1)/n = 1.5000\n"));
+  EXPECT_THAT(text, HasSubstr("# broadcast: n = 4, busbw factor 1 = 1.0000\n"));
+  EXPECT_THAT(text, HasSubstr("# allgather: n = 4, busbw factor (n-1)/n = 0.7500\n"));
+  EXPECT_THAT(text, ContainsRegex("backend host \\(requested\\), 4 ranks on 2 host\\(s\\)"));
+  EXPECT_EQ(count_matching(text, "#wrong"), 3);
+  EXPECT_EQ(count_matching(text, "^#   rank +[0-9]+  host node-[ab]  local [01]  device cpu$"), 4);
+}
+
+TEST(BenchText, RowsShowSizesTimesBandwidthsAndWrong) {
+  const std::string text = text_of(sample_report());
+  // size, count, type, redop, root, time min/avg/max, algbw, busbw, #wrong
+  EXPECT_EQ(count_matching(text,
+                           "^ +1024 +256 +float +sum +- +5\\.00 +10\\.00 +20\\.00 +0\\.10 "
+                           "+0\\.15 +0$"),
+            1);
+  EXPECT_EQ(count_matching(text,
+                           "^ +1048576 +262144 +float +sum +- +125\\.00 +250\\.00 "
+                           "+500\\.00 +4\\.19 +6\\.29 +0$"),
+            1);
+  EXPECT_EQ(count_matching(text, "^ +1024 +256 +float +none +0 .* 0$"), 1);   // broadcast, root 0
+  EXPECT_EQ(count_matching(text, "^ +1024 +64 +float +none +- .* N/A$"), 1);  // unchecked
+}
+
+TEST(BenchText, VerificationVerdict) {
+  BenchReport r = sample_report();
+  EXPECT_THAT(text_of(r), HasSubstr("# verification: 0 wrong elements (OK)\n"));
+  r.rows[1].wrong = 3;
+  EXPECT_THAT(text_of(r), HasSubstr("# verification: 3 wrong elements (FAILED)\n"));
+  r.config.check = false;
+  EXPECT_THAT(text_of(r), HasSubstr("# verification: off (--check 0)\n"));
+  EXPECT_THAT(text_of(r), Not(HasSubstr("(OK)")));
+}
+
+TEST(BenchText, LongRankListsAreCut) {
+  BenchReport r = sample_report();
+  r.ranks.clear();
+  for (int i = 0; i < 40; ++i) r.ranks.push_back({i, "h", 0, "cpu"});
+  const std::string text = text_of(r);
+  EXPECT_EQ(count_matching(text, "^#   rank "), 16);
+  EXPECT_THAT(text, HasSubstr("... and 24 more ranks (see bench.json)"));
+}
+
+TEST(BenchJson, SchemaVersionUnitsAndConfig) {
+  const auto j = bench_to_json(sample_report());
+  EXPECT_EQ(j["schema"], "commprof.bench");
+  EXPECT_EQ(j["version"], 1);
+  EXPECT_EQ(j["units"]["time"], "us");
+  EXPECT_EQ(j["units"]["bandwidth"], "GB/s (1e9 bytes/s)");
+  EXPECT_EQ(j["units"]["size"], "bytes");
+  EXPECT_EQ(j["config"]["backend"], "host");
+  EXPECT_EQ(j["config"]["ops"],
+            nlohmann::ordered_json::array({"allreduce", "broadcast", "allgather"}));
+  EXPECT_EQ(j["config"]["min_bytes"], 1024);
+  EXPECT_EQ(j["config"]["max_bytes"], 1 << 20);
+  EXPECT_EQ(j["config"]["iters"], 7);
+  EXPECT_EQ(j["config"]["dtype"], "float");
+  EXPECT_EQ(j["config"]["placement"], "out_of_place");
+  ASSERT_EQ(j["ranks"].size(), 4u);
+  EXPECT_EQ(j["ranks"][2]["rank"], 2);
+  EXPECT_EQ(j["ranks"][2]["host"], "node-b");
+  EXPECT_EQ(j["ranks"][3]["local_rank"], 1);
+}
+
+TEST(BenchJson, ResultsCarryBothBandwidthsAndTheFactor) {
+  const BenchReport report = sample_report();
+  const auto j = bench_to_json(report);
+  ASSERT_EQ(j["results"].size(), report.rows.size());
+  // Worked out by hand: 1 KiB in 10 µs is 0.1024 GB/s, 1 MiB in 250 µs 4.194304 GB/s (in 500 µs,
+  // the maximum, half that); allreduce on 4 ranks moves 2(n−1)/n = 1.5 times that over the bus.
+  const double want[2][4] = {{0.1024, 0.1536, 0.0512, 0.0768},
+                             {4.194304, 6.291456, 2.097152, 3.145728}};
+  for (int r = 0; r < 2; ++r) {
+    const auto& item = j["results"][static_cast<std::size_t>(r)];
+    EXPECT_DOUBLE_EQ(item["algbw_gbps"].get<double>(), want[r][0]);
+    EXPECT_DOUBLE_EQ(item["busbw_gbps"].get<double>(), want[r][1]);
+    EXPECT_DOUBLE_EQ(item["algbw_gbps_from_max"].get<double>(), want[r][2]);
+    EXPECT_DOUBLE_EQ(item["busbw_gbps_from_max"].get<double>(), want[r][3]);
+  }
+  for (const auto& item : j["results"]) {
+    SCOPED_TRACE(item.dump());
+    EXPECT_LE(item["time_us"]["min"].get<double>(), item["time_us"]["avg"].get<double>());
+    EXPECT_LE(item["time_us"]["avg"].get<double>(), item["time_us"]["max"].get<double>());
+    EXPECT_EQ(item["nranks"], 4);
+    EXPECT_EQ(item["rank_time_us"].size(), 4u);
+  }
+  const auto& ar = j["results"][1];
+  EXPECT_EQ(ar["op"], "allreduce");
+  EXPECT_EQ(ar["size_bytes"], 1 << 20);
+  EXPECT_EQ(ar["count"], 262144);
+  EXPECT_EQ(ar["busbw_factor_formula"], "2(n-1)/n");
+  EXPECT_DOUBLE_EQ(ar["busbw_factor"].get<double>(), 1.5);
+  EXPECT_EQ(ar["redop"], "sum");
+  EXPECT_EQ(ar["root"], -1);
+  EXPECT_EQ(ar["wrong"], 0);
+  const auto& ag = j["results"][3];
+  EXPECT_EQ(ag["send_count"], 64);
+  EXPECT_EQ(ag["recv_count"], 256);
+  EXPECT_TRUE(ag["wrong"].is_null()) << "an unchecked row must not claim 0 wrong";
+  EXPECT_EQ(j["verification"]["checked"], true);
+  EXPECT_EQ(j["verification"]["wrong"], 0);
+}
+
+TEST(BenchJson, RoundTripsThroughText) {
+  const auto j = bench_to_json(sample_report());
+  const auto back = nlohmann::json::parse(j.dump(1));
+  EXPECT_EQ(back["results"].size(), 4u);
+  EXPECT_EQ(back["schema"], "commprof.bench");
+}
+
+TEST(BenchCsv, HeaderAndOneRowPerResult) {
+  std::ostringstream os;
+  write_bench_csv(os, sample_report());
+  const auto lines = lines_of(os.str());
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[0],
+            "op,nranks,size_bytes,count,dtype,redop,root,time_min_us,time_avg_us,time_max_us,"
+            "host_clock_time_avg_us,algbw_gbps,busbw_gbps,algbw_gbps_from_max,"
+            "busbw_gbps_from_max,busbw_factor,wrong");
+  const std::regex row(
+      "^[a-z]+,4,[0-9]+,[0-9]+,float,(sum|none),-?[0-9]+(,[0-9]+\\.[0-9]+){9},[0-9]*$");
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_TRUE(std::regex_match(lines[i], row)) << lines[i];
+  }
+  EXPECT_EQ(lines[2].rfind("allreduce,4,1048576,262144,float,sum,-1,125.000,250.000,500.000,", 0),
+            0u)
+      << lines[2];
+  EXPECT_THAT(lines[2], ::testing::EndsWith(",1.500000,0"));
+  EXPECT_THAT(lines[4], ::testing::EndsWith(",0.750000,"));  // unchecked: empty, not 0
+}
+
+}  // namespace
+}  // namespace commprof

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+#include "src/backend/kinds/collective_kind.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "src/core/errors.hpp"
+
+namespace commprof {
+namespace {
+
+using K = CollectiveKind;
+
+TEST(CollectiveKind, AllRunsTheSevenInDocumentedOrder) {
+  const std::vector<K> expected = {K::kAllReduce, K::kAllGather, K::kReduceScatter, K::kBroadcast,
+                                   K::kReduce,    K::kAllToAll,  K::kSendRecv};
+  EXPECT_EQ(all_collective_kinds(), expected);
+  EXPECT_EQ(parse_collective_list("all"), expected);
+}
+
+TEST(CollectiveKind, NamesRoundTrip) {
+  const char* names[] = {"allreduce", "allgather", "reducescatter", "broadcast",
+                         "reduce",    "alltoall",  "sendrecv"};
+  for (std::size_t i = 0; i < all_collective_kinds().size(); ++i) {
+    const K kind = all_collective_kinds()[i];
+    EXPECT_STREQ(collective_name(kind), names[i]);
+    EXPECT_EQ(parse_collective(names[i]), kind);
+  }
+}
+
+TEST(CollectiveKind, AcceptsNcclTestsSpellings) {
+  EXPECT_EQ(parse_collective("all_reduce"), K::kAllReduce);
+  EXPECT_EQ(parse_collective("AllReduce"), K::kAllReduce);
+  EXPECT_EQ(parse_collective("all-gather"), K::kAllGather);
+  EXPECT_EQ(parse_collective("reduce_scatter"), K::kReduceScatter);
+  EXPECT_EQ(parse_collective("alltoAll"), K::kAllToAll);
+  EXPECT_EQ(parse_collective("send_recv"), K::kSendRecv);
+}
+
+TEST(CollectiveKind, ListKeepsOrderAndDropsDuplicates) {
+  EXPECT_EQ(parse_collective_list("sendrecv,allreduce"),
+            (std::vector<K>{K::kSendRecv, K::kAllReduce}));
+  EXPECT_EQ(parse_collective_list("reduce,allreduce,reduce,all_reduce"),
+            (std::vector<K>{K::kReduce, K::kAllReduce}));
+}
+
+void expect_rejected(const std::string& text, const std::string& named) {
+  try {
+    parse_collective_list(text);
+    ADD_FAILURE() << "'" << text << "' was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'" + named + "'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CollectiveKind, BadListsAreConfigErrorsNamingTheBadPart) {
+  expect_rejected("allreduce,foo", "foo");
+  expect_rejected("allreduce,,reduce", "allreduce,,reduce");
+  expect_rejected("", "");
+  expect_rejected("gather", "gather");
+  expect_rejected("ALL", "ALL");  // "all" is a keyword, not a collective name
+}
+
+}  // namespace
+}  // namespace commprof

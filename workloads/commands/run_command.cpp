@@ -1,0 +1,552 @@
+// SPDX-License-Identifier: MIT
+// `commprof run`: mock training steps of a parallel layout and model shape on the backend's
+// three streams; one rank-<R>.json per rank and a summary on rank 0.
+#include "workloads/commands/run_command.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <optional>
+#include <sstream>
+
+#include "analysis/reducer.hpp"
+#include "analysis/report/report_writers.hpp"
+#include "src/backend/backend.hpp"
+#include "src/cli/command.hpp"
+#include "src/cli/common_options.hpp"
+#include "src/core/atomic_file.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/log.hpp"
+#include "src/runtime/clock_sync.hpp"
+#include "src/runtime/gather.hpp"
+#include "src/runtime/output_dir.hpp"
+#include "src/runtime/rank_context.hpp"
+#include "src/timeline/rank_file.hpp"
+#include "src/timeline/rank_file_appender.hpp"
+#include "workloads/executor.hpp"
+#include "workloads/workload.hpp"
+
+namespace po = boost::program_options;
+
+namespace commprof {
+namespace {
+
+struct RunConfig {
+  WorkloadConfig workload;
+  int tp = 0, dp = 0, pp = 0;  // 0: inferred from the workload and the world size
+  int steps = 10;
+  int warmup_steps = 2;
+  OpTimingMode timing = OpTimingMode::kAuto;
+  int sample_every = 4;
+  bool dry_run = false;
+  int dry_run_rank = 0;
+  int test_hang_rank = -1;
+  std::string out_dir;
+  bool attention_auto = true;  // --attention auto: fused where every rank's backend can
+  std::string attention_note;  // why auto chose GEMMs, for the summary
+};
+
+// Degrees the user left at 0 are inferred: the workload's own axis takes the whole world (dp,
+// tp, pp); for hybrid, one missing degree takes what the others leave, the rest are 1.
+ParallelLayout resolve_layout(const RunConfig& c, int world) {
+  ParallelLayout l{c.tp, c.dp, c.pp};
+  auto only = [&](int& axis, const char* name) {
+    const int others = (l.tp > 0 ? l.tp : 1) * (l.dp > 0 ? l.dp : 1) * (l.pp > 0 ? l.pp : 1) /
+                       (axis > 0 ? axis : 1);
+    if (others != 1) {
+      throw ConfigError(log::cat("--workload ", workload_name(c.workload.kind), " uses only --",
+                                 name, "; use --workload hybrid to combine"));
+    }
+    if (axis == 0) axis = world;
+    if (l.tp == 0) l.tp = 1;
+    if (l.dp == 0) l.dp = 1;
+    if (l.pp == 0) l.pp = 1;
+  };
+  switch (c.workload.kind) {
+    case WorkloadKind::kDp:
+      only(l.dp, "dp");
+      break;
+    case WorkloadKind::kTp:
+      only(l.tp, "tp");
+      break;
+    case WorkloadKind::kPp:
+      only(l.pp, "pp");
+      break;
+    case WorkloadKind::kHybrid: {
+      int missing = (l.tp == 0) + (l.dp == 0) + (l.pp == 0);
+      const int known = std::max(l.tp, 1) * std::max(l.dp, 1) * std::max(l.pp, 1);
+      for (int* axis : {&l.dp, &l.tp, &l.pp}) {
+        if (*axis == 0) {
+          *axis = missing == 1 && known > 0 && world % known == 0 ? world / known : 1;
+        }
+      }
+      break;
+    }
+  }
+  return l;
+}
+
+nlohmann::ordered_json compute_json(const std::optional<ComputeProfile>& p) {
+  if (!p) return nullptr;
+  return {{"source", p->source},
+          {"samples", p->samples},
+          {"micro_batches", p->micro_batches},
+          {"split_by_names", p->split_by_names},
+          {"forward_ns", p->forward_ns},
+          {"backward_ns", p->backward_ns},
+          {"optimizer_ns", p->optimizer_ns}};
+}
+
+// --compute-from DIR: every rank reads the directory (it must be readable everywhere, as --out's
+// parent is) and learns the same profile from it.
+ComputeProfile read_compute_profile(const std::string& dir, int layers) {
+  std::vector<RankTimeline> ranks;
+  try {
+    for (const std::string& file : expand_rank_inputs({dir})) ranks.push_back(read_rank_file(file));
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const Error& e) {  // a missing directory or a damaged file: the user's input
+    throw ConfigError(log::cat("--compute-from ", dir, ": ", e.what()));
+  }
+  return learn_compute_profile(ranks, layers, dir);
+}
+
+nlohmann::ordered_json config_json(const RunConfig& c, const ParallelLayout& l) {
+  const ModelShape& s = c.workload.shape;
+  return {
+      {"command", "run"},
+      {"workload", workload_name(c.workload.kind)},
+      {"tp", l.tp},
+      {"dp", l.dp},
+      {"pp", l.pp},
+      {"model",
+       {{"name", s.name},
+        {"layers", s.layers},
+        {"hidden", s.hidden},
+        {"heads", s.heads},
+        {"kv_heads", s.key_value_heads()},
+        {"ffn", s.ffn},
+        {"gated_ffn", s.gated_ffn},
+        {"seq", s.seq},
+        {"micro_batch", s.micro_batch},
+        {"micro_batches", s.micro_batches},
+        {"dtype", dtype_name(s.dtype)}}},
+      {"bucket_mb", c.workload.bucket_mb},
+      {"dp_mode", c.workload.dp_mode == DpMode::kDdp ? "ddp" : "zero"},
+      {"sequence_parallel", c.workload.sequence_parallel},
+      {"schedule", schedule_name(c.workload.schedule)},
+      {"offload", c.workload.offload},
+      {"no_overlap", c.workload.no_overlap},
+      {"attention", attention_mode_name(c.workload.attention)},
+      {"steps", c.steps},
+      {"warmup_steps", c.warmup_steps},
+      {"op_timing", op_timing_name(c.timing)},
+      {"sample_every", c.timing == OpTimingMode::kSampled ? nlohmann::ordered_json(c.sample_every)
+                                                          : nlohmann::ordered_json(nullptr)},
+      {"compute_from", compute_json(c.workload.compute)}};
+}
+
+// --attention auto becomes fused where every rank's backend can run it in the model's type
+// (else GEMMs, and the summary says why); fused asked for and impossible is a usage error.
+void resolve_attention(RankContext& ctx, Backend& backend, RunConfig& c) {
+  if (c.workload.compute) return;  // calibrated compute: no attention op of its own
+  const std::string problem = backend.attention_problem(c.workload.shape.dtype);
+  if (!c.attention_auto) {
+    if (c.workload.attention == AttentionMode::kFused) {
+      ctx.agree(problem.empty(), "--attention fused: " + problem +
+                                     " (--attention gemm computes attention as GEMMs)");
+    }
+    return;
+  }
+  const bool somewhere = ctx.any(!problem.empty());
+  c.workload.attention = somewhere ? AttentionMode::kGemm : AttentionMode::kFused;
+  if (somewhere) {
+    c.attention_note = problem.empty() ? " (fused attention unavailable on another rank)"
+                                       : " (fused attention unavailable: " + problem + ")";
+  }
+}
+
+void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l, int rank) {
+  const ModelShape& s = c.workload.shape;
+  const RankPlace place = place_rank(l, rank);
+  os << "# commprof run --dry-run: workload " << workload_name(c.workload.kind) << ", "
+     << describe(l) << ", model " << s.name << " (" << s.layers << " layers, h " << s.hidden << ", "
+     << s.heads << " heads"
+     << (s.key_value_heads() != s.heads ? log::cat(" sharing ", s.key_value_heads(), " K/V") : "")
+     << ", ffn " << s.ffn << (s.gated_ffn ? " gated" : "") << ", seq " << s.seq << ", micro-batch "
+     << s.micro_batch << " x " << s.micro_batches << ", " << dtype_name(s.dtype) << ")\n";
+  os << "# per layer and micro-batch on one TP rank (tp " << l.tp << "):\n";
+  const bool fused = c.workload.attention == AttentionMode::kFused && !c.workload.compute;
+  for (const LayerGemm& g : layer_forward_gemms(s, l.tp)) {
+    if (fused && (g.name == "attn_scores" || g.name == "attn_context")) continue;
+    os << "#   " << g.name << ": " << g.m << " x " << g.n << " x " << g.k << ", " << g.flops() / 1e9
+       << " GFLOP forward, " << 2 * g.flops() / 1e9 << " GFLOP backward\n";
+  }
+  if (fused) {
+    AttentionCall a = layer_attention(s, l.tp, false).work(s.dtype);
+    const double fwd = a.flops();
+    a.backward = true;
+    os << "#   attention (fused, causal): " << a.heads << " heads of " << a.head_dim
+       << kv_heads_note(a) << ", seq " << a.seq << ", batch " << a.batch << ", " << fwd / 1e9
+       << " GFLOP forward, " << a.flops() / 1e9 << " GFLOP backward (--attention "
+       << (c.attention_auto ? "auto" : "fused") << ")\n";
+  }
+  const std::uint64_t params = layer_parameters(s, l.tp);
+  os << "#   parameters " << params << " per layer (" << params * dtype_size(s.dtype)
+     << " B, as many gradient bytes); activations between layers " << activation_bytes(s)
+     << " B per micro-batch\n";
+  os << "# rank " << rank << ": tp rank " << place.tp_rank << ", dp rank " << place.dp_rank
+     << ", pp stage " << place.pp_rank << "; groups tp" << place.tp_group_id << " {";
+  for (int r : place.tp_group) os << ' ' << r;
+  os << " }, dp" << place.dp_group_id << " {";
+  for (int r : place.dp_group) os << ' ' << r;
+  os << " }, pp" << place.pp_group_id << " {";
+  for (int r : place.pp_group) os << ' ' << r;
+  os << " }\n";
+  if (l.pp > 1 || s.micro_batches > 1) {
+    os << "# pipeline order (" << schedule_name(c.workload.schedule) << "): "
+       << compute_order(
+              pipeline_schedule(c.workload.schedule, l.pp, place.pp_rank, s.micro_batches))
+       << '\n';
+  }
+  const OpPlan plan = build_plan(c.workload, place);
+  if (c.workload.compute) os << "# " << describe(*c.workload.compute) << '\n';
+  os << "# op plan of rank " << rank << ": " << plan.ops.size() << " ops per step\n";
+  print_plan(os, plan);
+}
+
+class RunCommand final : public Command {
+ public:
+  const char* name() const override { return "run"; }
+  const char* summary() const override {
+    return "mock training steps (dp, tp, pp, hybrid): COMP, COMM and MEM on their own streams";
+  }
+
+  void define_options(po::options_description& visible, po::options_description& hidden) override {
+    hidden.add_options()("test-hang-rank", po::value<int>()->default_value(-1),
+                         "test hook: this rank stops taking part in communication after warm-up");
+    visible.add_options()("workload", po::value<std::string>()->default_value("dp"),
+                          "dp | tp | pp | hybrid")("tp", po::value<int>()->default_value(0),
+                                                   "tensor-parallel degree (0: inferred)")(
+        "dp", po::value<int>()->default_value(0), "data-parallel degree (0: inferred)")(
+        "pp", po::value<int>()->default_value(0), "pipeline-parallel degree (0: inferred)")(
+        "model", po::value<std::string>()->default_value("tiny"),
+        "preset: tiny, gpt-1.3b, gpt-7b, llama-8b; the options below override its fields")(
+        "layers", po::value<int>(), "transformer layers")(
+        "hidden", po::value<int>(), "hidden size h")("heads", po::value<int>(),
+                                                     "attention heads (query heads)")(
+        "kv-heads", po::value<int>(),
+        "key/value heads: grouped-query attention where fewer than --heads (0: as many)")(
+        "ffn", po::value<int>(), "FFN hidden size")("seq", po::value<int>(), "sequence length s")(
+        "micro-batch", po::value<int>(), "sequences per micro-batch b")(
+        "micro-batches", po::value<int>(), "micro-batches per step m")(
+        "dtype", po::value<std::string>(), "bfloat16, half, float, double")(
+        "steps", po::value<int>()->default_value(10), "measured steps")(
+        "warmup-steps", po::value<int>()->default_value(2), "steps run first and left out")(
+        "bucket-mb", po::value<double>()->default_value(25.0), "DDP gradient bucket cap (MiB)")(
+        "dp-mode", po::value<std::string>()->default_value("ddp"),
+        "ddp (bucketed all-reduce) | zero (ZeRO-3/FSDP: all-gather params, reduce-scatter grads)")(
+        "sequence-parallel", po::bool_switch(), "TP with all-gather/reduce-scatter (Megatron SP)")(
+        "schedule", po::value<std::string>()->default_value("1f1b"), "pipeline: gpipe | 1f1b")(
+        "offload", po::bool_switch(), "activations to pinned host memory and back (MEM stream)")(
+        "no-overlap", po::bool_switch(), "every op waits for the previous one: serial baseline")(
+        "attention", po::value<std::string>()->default_value("auto"),
+        "auto | fused (one causal flash-attention kernel forward, one backward, as frameworks "
+        "run it: cuDNN on cuda, bf16/fp16) | gemm (QKᵀ and PV as GEMMs over the whole s x s); "
+        "auto: fused where every rank's backend can")(
+        "compute-from", po::value<std::string>(),
+        "rank files of a one-GPU trace of the real step (commprof import-nsys ... --step-range): "
+        "each layer's compute takes the forward and backward time learned from them, the "
+        "optimizer its time; the model options must give the traced model's layers")(
+        "op-timing", po::value<std::string>()->default_value("auto"),
+        "auto (sampled where activity records exist, else pair) | sampled (activity on every "
+        "--sample-every-th measured step, the others uninstrumented: their step time is "
+        "reported) | activity (the device's own record of each op's work on every step: CUPTI "
+        "on cuda, nothing added to the streams) | pair (events before and after every op) | "
+        "shared (one event between ops) | step (no per-op timing: the uninstrumented "
+        "baseline)")(
+        "sample-every", po::value<int>()->default_value(4),
+        "with sampled op timing: one measured step in this many carries per-op timing")(
+        "dry-run", po::bool_switch(),
+        "print shapes, FLOPs, bytes, groups and the op plan; run nothing")(
+        "dry-run-rank", po::value<int>()->default_value(0), "whose plan --dry-run prints")(
+        "out,o", po::value<std::string>(), "write rank-<R>.json of every rank here");
+    add_runtime_options(visible);
+  }
+
+  void configure(const po::variables_map& vm) override {
+    runtime_ = read_runtime_options(vm);
+    RunConfig& c = config_;
+    c.workload.kind = parse_workload(vm["workload"].as<std::string>());
+    c.tp = vm["tp"].as<int>();
+    c.dp = vm["dp"].as<int>();
+    c.pp = vm["pp"].as<int>();
+    if (c.tp < 0 || c.dp < 0 || c.pp < 0)
+      throw ConfigError("--tp, --dp and --pp must not be negative");
+    ModelShape& s = c.workload.shape;
+    s = model_preset(vm["model"].as<std::string>());
+    auto override_int = [&](const char* key, int& field) {
+      if (vm.count(key) != 0) {
+        field = vm[key].as<int>();
+        s.name = "custom";
+      }
+    };
+    override_int("layers", s.layers);
+    override_int("hidden", s.hidden);
+    override_int("heads", s.heads);
+    override_int("kv-heads", s.kv_heads);
+    override_int("ffn", s.ffn);
+    override_int("seq", s.seq);
+    override_int("micro-batch", s.micro_batch);
+    override_int("micro-batches", s.micro_batches);
+    if (vm.count("dtype") != 0) s.dtype = parse_dtype(vm["dtype"].as<std::string>());
+    validate_shape(s);
+    c.steps = vm["steps"].as<int>();
+    c.warmup_steps = vm["warmup-steps"].as<int>();
+    if (c.steps < 1) throw ConfigError("--steps must be at least 1");
+    if (c.warmup_steps < 0) throw ConfigError("--warmup-steps must not be negative");
+    c.workload.bucket_mb = vm["bucket-mb"].as<double>();
+    if (!(c.workload.bucket_mb > 0)) throw ConfigError("--bucket-mb must be positive");
+    c.workload.dp_mode = parse_dp_mode(vm["dp-mode"].as<std::string>());
+    c.workload.sequence_parallel = vm["sequence-parallel"].as<bool>();
+    c.workload.schedule = parse_schedule(vm["schedule"].as<std::string>());
+    c.workload.offload = vm["offload"].as<bool>();
+    c.workload.no_overlap = vm["no-overlap"].as<bool>();
+    const std::string attention = vm["attention"].as<std::string>();
+    c.attention_auto = attention == "auto";
+    if (!c.attention_auto) c.workload.attention = parse_attention_mode(attention);
+    c.timing = parse_op_timing(vm["op-timing"].as<std::string>());
+    c.sample_every = vm["sample-every"].as<int>();
+    if (c.sample_every < 1) throw ConfigError("--sample-every must be at least 1");
+    if (vm.count("compute-from") != 0) {
+      c.workload.compute = read_compute_profile(vm["compute-from"].as<std::string>(), s.layers);
+    }
+    c.dry_run = vm["dry-run"].as<bool>();
+    c.dry_run_rank = vm["dry-run-rank"].as<int>();
+    if (vm.count("out") != 0) c.out_dir = vm["out"].as<std::string>();
+    c.test_hang_rank = vm["test-hang-rank"].as<int>();
+  }
+
+  std::string backend_name() const override { return config_.dry_run ? "" : runtime_.backend; }
+  BackendOptions backend_options() const override {
+    BackendOptions options = runtime_.backend_options;
+    options.activity_timing = config_.timing == OpTimingMode::kAuto ||
+                              config_.timing == OpTimingMode::kActivity ||
+                              config_.timing == OpTimingMode::kSampled;
+    return options;
+  }
+
+  int run(RankContext& ctx, Backend* backend, const BackendChoice& choice) override {
+    RunConfig c = config_;
+    if (c.dry_run) {
+      ParallelLayout l = resolve_layout(c, 1);
+      validate_layout(l, l.world(), c.workload.shape);
+      if (c.dry_run_rank < 0 || c.dry_run_rank >= l.world()) {
+        throw ConfigError(
+            log::cat("--dry-run-rank ", c.dry_run_rank, " is not a rank of ", describe(l)));
+      }
+      if (ctx.rank() == 0) print_dry_run(std::cout, c, l, c.dry_run_rank);
+      return kExitOk;
+    }
+    // Deterministic on every rank (same options, same world size), so every rank agrees.
+    const ParallelLayout layout = resolve_layout(c, ctx.size());
+    validate_layout(layout, ctx.size(), c.workload.shape);
+    c.workload.layout = layout;
+    ctx.agree(backend->supports(c.workload.shape.dtype),
+              std::string("the ") + backend->name() + " backend cannot run " +
+                  dtype_name(c.workload.shape.dtype) + " (try --dtype float)");
+    resolve_attention(ctx, *backend, c);
+    if (!c.out_dir.empty()) {
+      // Before measuring: a bad --out must not cost the whole run.
+      prepare_output_directory(ctx, c.out_dir, runtime_.force);
+    }
+
+    const RankPlace place = place_rank(layout, ctx.rank());
+    // Every rank splits the world three times, in the same order (the splits are collective).
+    Communicator& world = backend->world();
+    auto tp = world.split(place.tp_group_id, place.tp_rank, log::cat("tp", place.tp_group_id));
+    auto dp = world.split(place.dp_group_id, place.dp_rank, log::cat("dp", place.dp_group_id));
+    auto pp = world.split(place.pp_group_id, place.pp_rank, log::cat("pp", place.pp_group_id));
+    const OpPlan plan = build_plan(c.workload, place);
+    c.timing = resolve_op_timing(c.timing, *backend, ctx);
+    PlanExecutor executor(*backend, ctx, plan, GroupComms{tp.get(), dp.get(), pp.get()}, c.timing,
+                          c.sample_every);
+    RankTimeline timeline;
+    timeline.rank = ctx.rank();
+    timeline.world_size = ctx.size();
+    timeline.local_rank = ctx.local_rank();
+    timeline.host = ctx.host();
+    timeline.device = backend->device_description();
+    timeline.backend = backend->name();
+    timeline.config = JsonObject(config_json(c, layout));
+    // Collective, before the first step: how far this rank's clock is from rank 0's (exactly 0
+    // on rank 0's host, whose CLOCK_MONOTONIC all its processes share), so the reducer can
+    // line up ranks of different hosts.
+    timeline.clock_offset_ns = estimate_clock_offset_ns(ctx.comm(), ctx.host());
+    executor.set_test_hang_rank(c.test_hang_rank);
+    // Each step is appended to the rank file as it completes (the first creates it): whatever
+    // ends the job later (a dead peer, a timeout, SIGKILL), the steps measured so far remain.
+    std::optional<RankFileAppender> file;
+    if (!c.out_dir.empty()) file.emplace(c.out_dir, timeline);
+    timeline.steps =
+        executor.run(c.steps, c.warmup_steps, [&](const std::vector<StepRecord>& so_far) {
+          if (file) file->append(so_far.back());
+        });
+    if (file) file->close();
+    const bool measured = std::any_of(timeline.steps.begin(), timeline.steps.end(),
+                                      [](const StepRecord& s) { return !s.warmup; });
+    if (measured) {
+      summarize(ctx, c, timeline, plan, choice);
+      reduce_on_rank0(ctx, c, timeline);
+    }
+    if (executor.stopped_by() != 0) {
+      if (ctx.rank() == 0) {
+        log::error(log::cat("stopped by signal ", executor.stopped_by(), " after ",
+                            timeline.steps.size(), " of ", c.warmup_steps + c.steps,
+                            " steps; what was measured is written"));
+      }
+      return 128 + executor.stopped_by();  // the shell's convention for "ended by a signal"
+    }
+    return kExitOk;
+  }
+
+ private:
+  // Rank 0's summary over measured steps: step time and, per category, the busy time. Each
+  // category has one in-order stream here, whose ops never overlap one another, so the sum of
+  // a category's op durations is exactly the length of the union of its intervals.
+  void summarize(RankContext& ctx, const RunConfig& c, const RankTimeline& t, const OpPlan& plan,
+                 const BackendChoice&) {
+    // Steps with ops carried per-op timing; steps without (sampled timing's plain steps, or
+    // --op-timing step) give the step time, uninstrumented, when there are any.
+    double plain_ms = 0, timed_ms = 0;
+    int plain = 0, timed = 0;
+    double per_cat_ms[3] = {0, 0, 0};
+    double gemm_flops = 0;
+    double gemm_ms = 0;
+    for (const StepRecord& s : t.steps) {
+      if (s.warmup) continue;
+      const double wall = static_cast<double>(s.end_ns - s.start_ns) / 1e6;
+      if (s.ops.empty()) {
+        plain_ms += wall;
+        ++plain;
+        continue;
+      }
+      timed_ms += wall;
+      ++timed;
+      for (const OpRecord& op : s.ops) {
+        const double ms = static_cast<double>(op.duration_ns()) / 1e6;
+        per_cat_ms[index_of(op.category)] += ms;
+        if (op.category == Category::kComp && op.flops > 0) {
+          gemm_flops += op.flops;
+          gemm_ms += ms;
+        }
+      }
+    }
+    const double step_ms = plain > 0 ? plain_ms / plain : timed_ms / timed;
+    const auto steps = gather_doubles(step_ms, ctx.comm());
+    std::vector<std::vector<double>> cats;
+    for (double v : per_cat_ms)
+      cats.push_back(gather_doubles(timed > 0 ? v / timed : 0, ctx.comm()));
+    const auto tflops =
+        gather_doubles(gemm_ms > 0 ? gemm_flops / (gemm_ms * 1e-3) / 1e12 : 0, ctx.comm());
+    const auto timed_means = gather_doubles(timed > 0 ? timed_ms / timed : 0, ctx.comm());
+    const auto plain_means = gather_doubles(plain > 0 ? plain_ms / plain : 0, ctx.comm());
+    if (ctx.rank() != 0) return;
+    auto stats = [](const std::vector<double>& v) {
+      const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+      const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%10.3f %10.3f %10.3f", *lo, mean, *hi);
+      return std::string(buf);
+    };
+    const ModelShape& s = c.workload.shape;
+    std::cout << "# commprof run: workload " << workload_name(c.workload.kind) << ", "
+              << describe(c.workload.layout) << ", model " << s.name << " (" << s.layers
+              << " layers, h " << s.hidden << ", seq " << s.seq << ", micro-batch " << s.micro_batch
+              << " x " << s.micro_batches << ", " << dtype_name(s.dtype) << ")"
+              << (c.workload.no_overlap ? ", --no-overlap (serial)" : "") << '\n'
+              << "# " << plan.ops.size() << " ops per step on rank 0; " << c.steps
+              << " measured steps after " << c.warmup_steps << " warm-up; op timing "
+              << op_timing_name(c.timing) << "\n"
+              << (c.workload.compute ? "# " + describe(*c.workload.compute) + "\n"
+                  : c.workload.attention == AttentionMode::kFused
+                      ? std::string(
+                            "# attention: fused (causal, one kernel forward, one backward)\n")
+                      : "# attention: GEMMs over the whole s x s" + c.attention_note + "\n")
+              << "#                                   min       mean        max   (over ranks of "
+                 "each rank's mean per step)\n"
+              << "  step time (ms)           " << stats(steps) << '\n';
+    if (timed > 0 && plain > 0) {
+      auto mean = [](const std::vector<double>& v) {
+        return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+      };
+      const double tm = mean(timed_means), pm = mean(plain_means);
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "# per-op timing on %d of %d measured steps (every %d-th); step time from "
+                    "the %d plain ones. Timed steps %.3f ms, plain %.3f ms (means over ranks): "
+                    "timing cost %+.2f%%\n",
+                    timed, timed + plain, c.sample_every, plain, tm, pm, 100 * (tm - pm) / pm);
+      std::cout << line;
+    }
+    if (timed > 0) {
+      for (Category cat : kAllCategories) {
+        std::cout << "  " << category_name(cat) << " busy (ms)"
+                  << std::string(15 - std::string(category_name(cat)).size(), ' ')
+                  << stats(cats[index_of(cat)]) << '\n';
+      }
+      std::cout << "  COMP TFLOP/s (in ops)    " << stats(tflops) << '\n';
+    }
+    std::cout << std::flush;
+  }
+
+  // Stage two of the reduction, as `commprof report` does offline: rank 0 receives every
+  // rank's timeline over MPI (not through files, which need not be on a shared file system),
+  // reduces them, prints the report and writes report.txt and report.json beside the rank files:
+  // byte for byte what `commprof report DIR` and `--format json` write from them.
+  void reduce_on_rank0(RankContext& ctx, const RunConfig& c, const RankTimeline& mine) {
+    std::ostringstream text;
+    write_rank_json(text, mine);
+    Reducer reducer(ReduceOptions{});
+    std::vector<std::string> files;
+    stream_to_root(text.str(), ctx.comm(), [&](int rank, const std::string& json) {
+      // With rank files written, the report names them as `commprof report DIR` would (the
+      // bytes received are those of the file): the two reports are then the same bytes.
+      const std::string source =
+          c.out_dir.empty()
+              ? log::cat("rank ", rank, " (over MPI)")
+              : (std::filesystem::path(c.out_dir) / log::cat("rank-", rank, ".json")).string();
+      if (!c.out_dir.empty()) files.push_back(source);
+      try {
+        reducer.add(parse_rank_json(json, source), source);
+      } catch (const Error& e) {
+        reducer.add_problem(source, e.what());
+      }
+    });
+    if (ctx.rank() != 0) return;
+    Report report = reducer.finish();
+    report.inputs = files;
+    std::cout << '\n';
+    write_report_text(std::cout, report);
+    std::cout << std::flush;
+    if (!c.out_dir.empty()) {
+      write_file_atomically(c.out_dir + "/report.txt",
+                            [&](std::ostream& os) { write_report_text(os, report); });
+      write_file_atomically(c.out_dir + "/report.json",
+                            [&](std::ostream& os) { write_report_json(os, report); });
+      log::info("wrote " + c.out_dir + "/rank-*.json, report.txt and report.json");
+    }
+  }
+
+  RuntimeOptions runtime_;
+  RunConfig config_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_run_command() { return std::make_unique<RunCommand>(); }
+
+}  // namespace commprof
