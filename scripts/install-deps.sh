@@ -11,6 +11,7 @@
 #                                     runs slurm/ on a real one-node cluster (ctest -L slurm; CI).
 #                                     Debian starts no daemon under policy-rc.d or without systemd;
 #                                     the test starts its own with its own config.
+#   scripts/install-deps.sh --lint    also clang-format (14 on Debian 12), for scripts/check-format.sh
 #   scripts/install-deps.sh --fuzz    also clang with libFuzzer and the sanitizer runtimes
 #                                     (libclang-rt-dev) and llvm-symbolizer (llvm), for the fuzz
 #                                     preset. The asan and tsan presets need nothing more: g++
@@ -37,7 +38,8 @@ for arg in "$@"; do
     --tests) packages+=(chromium prometheus) ;;
     --slurm) packages+=(slurmctld slurmd slurm-client munge) ;;
     --fuzz) packages+=(clang libclang-rt-dev llvm) ;;
-    *) echo "usage: $0 [--tests] [--slurm] [--fuzz]" >&2; exit 2 ;;
+    --lint) packages+=(clang-format) ;;
+    *) echo "usage: $0 [--tests] [--slurm] [--lint] [--fuzz]" >&2; exit 2 ;;
   esac
 done
 

@@ -45,9 +45,7 @@ OpTimingChoice choose_op_timing(OpTimingMode requested, bool activity_everywhere
 }
 
 OpTimingMode resolve_op_timing(OpTimingMode requested, Backend& backend, const RankContext& ctx) {
-  if (requested != OpTimingMode::kAuto && requested != OpTimingMode::kActivity &&
-      requested != OpTimingMode::kSampled)
-    return requested;  // needs nothing of the backend: no collective to agree on
+  if (!needs_activity(requested)) return requested;  // nothing of the backend to agree on
   const bool missing = backend.activity() == nullptr;
   const OpTimingChoice choice = choose_op_timing(requested, !ctx.any(missing));
   if (choice.refused) {
@@ -100,10 +98,9 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
       buffers_(std::make_unique<Buffers>()) {
   if (timing == OpTimingMode::kAuto)
     throw Error("PlanExecutor needs a resolved op timing, not auto");
-  if (timing == OpTimingMode::kActivity || timing == OpTimingMode::kSampled) {
-    if (backend.activity() == nullptr)
-      throw ConfigError(std::string("--op-timing ") + op_timing_name(timing) +
-                        " is unavailable: " + backend.unavailable_reason(Capability::kActivity));
+  if (needs_activity(timing) && backend.activity() == nullptr) {
+    throw ConfigError(std::string("--op-timing ") + op_timing_name(timing) +
+                      " is unavailable: " + backend.unavailable_reason(Capability::kActivity));
   }
   if (sample_every < 1) throw ConfigError("--sample-every must be at least 1");
   const std::size_t elem = dtype_size(plan.dtype);

@@ -32,6 +32,11 @@ class RankContext;
 enum class OpTimingMode { kAuto, kActivity, kPair, kShared, kStep, kSampled };
 OpTimingMode parse_op_timing(const std::string& text);
 const char* op_timing_name(OpTimingMode t);
+/// Whether `t` takes the device's activity records: activity and sampled need them, and auto
+/// uses them where every rank has them. The backend is asked to record for these modes alone.
+constexpr bool needs_activity(OpTimingMode t) {
+  return t == OpTimingMode::kAuto || t == OpTimingMode::kActivity || t == OpTimingMode::kSampled;
+}
 /// What resolve_op_timing decides, without MPI: the mode, whether the request is refused (it
 /// needs activity records some rank lacks) and whether auto fell back to pair.
 struct OpTimingChoice {

@@ -6,53 +6,57 @@
 
 namespace commprof {
 
-std::vector<std::string> model_presets() { return {"tiny", "gpt-1.3b", "gpt-7b", "llama-8b"}; }
+namespace {
+
+// A preset's shape, one row each: a new preset is one line here.
+struct Preset {
+  const char* name;
+  int layers, hidden, heads, kv_heads, ffn;
+  bool gated_ffn;
+  int seq, micro_batch, micro_batches;
+  DType dtype;
+};
+
+constexpr DType kBf16 = DType::kBFloat16;
+constexpr Preset kPresets[] = {
+    // Small enough for 4 ranks on 2 CPU cores in CI, large enough to have several DDP buckets.
+    {"tiny", 4, 128, 4, 0, 512, false, 64, 1, 4, DType::kFloat32},
+    // GPT-3 XL: 24 layers, h 2048, 16 heads.
+    {"gpt-1.3b", 24, 2048, 16, 0, 8192, false, 2048, 1, 4, kBf16},
+    // GPT-3 6.7B: 32 layers, h 4096, 32 heads.
+    {"gpt-7b", 32, 4096, 32, 0, 16384, false, 2048, 1, 4, kBf16},
+    // Llama 3 8B: 32 query heads sharing 8 key/value heads, SwiGLU.
+    {"llama-8b", 32, 4096, 32, 8, 14336, true, 8192, 1, 4, kBf16},
+};
+
+}  // namespace
+
+std::vector<std::string> model_presets() {
+  std::vector<std::string> names;
+  for (const Preset& p : kPresets) names.emplace_back(p.name);
+  return names;
+}
 
 ModelShape model_preset(const std::string& name) {
-  ModelShape s;
-  s.name = name;
-  if (name == "tiny") {
-    // Small enough for 4 ranks on 2 CPU cores in CI, large enough to have several DDP buckets.
-    s.layers = 4;
-    s.hidden = 128;
-    s.heads = 4;
-    s.ffn = 512;
-    s.seq = 64;
-    s.micro_batch = 1;
-    s.micro_batches = 4;
-    s.dtype = DType::kFloat32;
-  } else if (name == "gpt-1.3b") {  // GPT-3 XL: 24 layers, h 2048, 16 heads
-    s.layers = 24;
-    s.hidden = 2048;
-    s.heads = 16;
-    s.ffn = 8192;
-    s.seq = 2048;
-    s.micro_batch = 1;
-    s.micro_batches = 4;
-  } else if (name == "gpt-7b") {  // GPT-3 6.7B: 32 layers, h 4096, 32 heads
-    s.layers = 32;
-    s.hidden = 4096;
-    s.heads = 32;
-    s.ffn = 16384;
-    s.seq = 2048;
-    s.micro_batch = 1;
-    s.micro_batches = 4;
-  } else if (name == "llama-8b") {  // Llama 3 8B: 32 query heads sharing 8 key/value heads
-    s.layers = 32;
-    s.hidden = 4096;
-    s.heads = 32;
-    s.kv_heads = 8;
-    s.ffn = 14336;
-    s.gated_ffn = true;
-    s.seq = 8192;
-    s.micro_batch = 1;
-    s.micro_batches = 4;
-  } else {
-    std::string names;
-    for (const auto& p : model_presets()) names += (names.empty() ? "" : ", ") + p;
-    throw ConfigError("unknown model preset '" + name + "': expected " + names);
+  for (const Preset& p : kPresets) {
+    if (name != p.name) continue;
+    ModelShape s;
+    s.name = p.name;
+    s.layers = p.layers;
+    s.hidden = p.hidden;
+    s.heads = p.heads;
+    s.kv_heads = p.kv_heads;
+    s.ffn = p.ffn;
+    s.gated_ffn = p.gated_ffn;
+    s.seq = p.seq;
+    s.micro_batch = p.micro_batch;
+    s.micro_batches = p.micro_batches;
+    s.dtype = p.dtype;
+    return s;
   }
-  return s;
+  std::string names;
+  for (const auto& p : model_presets()) names += (names.empty() ? "" : ", ") + p;
+  throw ConfigError("unknown model preset '" + name + "': expected " + names);
 }
 
 void validate_shape(const ModelShape& s) {

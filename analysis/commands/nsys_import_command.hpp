@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// `commprof import-nsys`: nsys SQLite exports to rank files (composed by src/program/command_list.cpp).
+// `commprof import-nsys`: nsys SQLite exports to rank files (composed by
+// src/program/command_list.cpp).
 #pragma once
 
 #include <memory>

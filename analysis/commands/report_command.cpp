@@ -9,8 +9,8 @@
 #include <fstream>
 #include <iostream>
 
-#include "analysis/report/chrome_trace.hpp"
 #include "analysis/reducer.hpp"
+#include "analysis/report/chrome_trace.hpp"
 #include "analysis/report/report_writers.hpp"
 #include "analysis/report/step_timelines.hpp"
 #include "src/cli/command.hpp"

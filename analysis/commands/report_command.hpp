@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// `commprof report`: the offline reducer over rank files (composed by src/program/command_list.cpp).
+// `commprof report`: the offline reducer over rank files (composed by
+// src/program/command_list.cpp).
 #pragma once
 
 #include <memory>

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/nsys_rules.hpp"
 #include "analysis/nsys/sqlite_reader.hpp"
+#include "analysis/nsys_rules.hpp"
 
 namespace commprof::nsys {
 

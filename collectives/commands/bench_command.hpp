@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// `commprof bench`: the nccl-tests style collective sweep (composed by src/program/command_list.cpp).
+// `commprof bench`: the nccl-tests style collective sweep (composed by
+// src/program/command_list.cpp).
 #pragma once
 
 #include <memory>

@@ -5,8 +5,8 @@
 
 #include <atomic>
 
-#include "src/backend/kinds/collective_kind.hpp"
 #include "src/backend/communicator.hpp"
+#include "src/backend/kinds/collective_kind.hpp"
 #include "src/timeline/op_range_text.hpp"
 
 namespace commprof {

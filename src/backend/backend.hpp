@@ -68,8 +68,20 @@ class GraphCapture {
   virtual void replay(Category stream, const Graph& graph) = 0;
 };
 
+/// Fused scaled-dot-product attention: the backend runs an AttentionCall as one fused kernel
+/// forward and one backward (cuda: cuDNN's flash attention; host: computed as defined). An
+/// optional capability: Backend::attention(). Submitting an AttentionCall where it is null, or
+/// of a type it refuses, throws ConfigError.
+class AttentionRunner {
+ public:
+  virtual ~AttentionRunner() = default;
+  /// Why AttentionCall of `dtype` cannot run ("" when it can): cuda takes bf16 or fp16, host
+  /// fp32 or fp64.
+  virtual std::string dtype_problem(DType dtype) const = 0;
+};
+
 /// The optional capabilities a backend may offer.
-enum class Capability { kActivity, kGraphs };
+enum class Capability { kActivity, kGraphs, kAttention };
 
 /// A backend executes work on one device (a GPU, or the CPU for `host`) for one rank.
 ///
@@ -133,12 +145,19 @@ class Backend {
   /// for it and the device can record (cuda: CUPTI present and not held by nsys or ncu).
   virtual ActivityRecorder* activity() { return nullptr; }
   virtual GraphCapture* graphs() { return nullptr; }
-  /// Why `capability` is null here (not requested, CUPTI missing, no graphs on the host); ""
-  /// when it is available.
+  /// May load a library the first time it is asked (cuda: cuDNN).
+  virtual AttentionRunner* attention() { return nullptr; }
+  /// Why `capability` is null here (not requested, CUPTI missing, no graphs on the host, no
+  /// cuDNN); "" when it is available.
   virtual std::string unavailable_reason(Capability capability) const = 0;
-  /// Why AttentionCall of `dtype` cannot run here, "" when it can (cuda: cuDNN 9 and bf16 or
-  /// fp16; host: fp32 or fp64). May load a library the first time it is asked.
-  virtual std::string attention_problem(DType dtype) = 0;
 };
+
+/// Why AttentionCall of `dtype` cannot run on `backend`, "" when it can: the capability missing,
+/// or the runner refusing the type.
+inline std::string attention_problem(Backend& backend, DType dtype) {
+  const AttentionRunner* runner = backend.attention();
+  if (runner == nullptr) return backend.unavailable_reason(Capability::kAttention);
+  return runner->dtype_problem(dtype);
+}
 
 }  // namespace commprof

@@ -163,6 +163,13 @@ struct AttentionCall {
   void* dv = nullptr;
   /// Key/value heads: kv_heads, or heads when it is 0.
   int key_value_heads() const { return kv_heads > 0 ? kv_heads : heads; }
+  /// Why no backend can run this shape ("" when one can): query heads must split evenly over
+  /// the key/value heads. The one check every backend makes before running the call.
+  std::string shape_problem() const {
+    if (heads > 0 && key_value_heads() > 0 && heads % key_value_heads() == 0) return "";
+    return std::to_string(heads) + " query heads are not a multiple of " +
+           std::to_string(key_value_heads()) + " key/value heads";
+  }
   /// Elements of one of O, dO, dQ.
   std::uint64_t elements() const { return rows_of(heads); }
   /// Elements of one of K, V, dK, dV.

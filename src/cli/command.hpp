@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // A subcommand of the commprof program. Each lives in the folder of what it drives (run and gemm
-// in workloads/, bench in collectives/, report and import-nsys in analysis/); src/program/command_list.cpp
-// composes the list, so this layer knows none of them.
+// in workloads/, bench in collectives/, report and import-nsys in analysis/);
+// src/program/command_list.cpp composes the list, so this layer knows none of them.
 #pragma once
 
 #include <boost/program_options.hpp>

@@ -4,9 +4,9 @@
 #include <iostream>
 #include <sstream>
 
-#include "src/core/build_config.hpp"
 #include "src/cli/common_options.hpp"
 #include "src/cli/option_values.hpp"
+#include "src/core/build_config.hpp"
 #include "src/core/errors.hpp"
 #include "src/runtime/mpi_check.hpp"
 #include "src/runtime/rank_context.hpp"

@@ -15,8 +15,8 @@
 
 #include "analysis/report/chrome_trace.hpp"
 #include "analysis/report/report_writers.hpp"
-#include "analysis/tools/synthetic_timeline.hpp"
 #include "analysis/three_ranks.hpp"
+#include "analysis/tools/synthetic_timeline.hpp"
 #include "src/timeline/rank_file.hpp"
 
 namespace commprof {

@@ -111,8 +111,8 @@ std::vector<std::string> product_sources() {
 TEST(IncludeLayers, TheManifestHoldsEveryLayer) {
   // A manifest that lost its layers would pass every other test here.
   EXPECT_GE(plan().layers.size(), 20u);
-  for (const char* layer : {"core", "timeline", "backend", "host", "cuda", "analysis", "report",
-                            "command_list"}) {
+  for (const char* layer :
+       {"core", "timeline", "backend", "host", "cuda", "analysis", "report", "command_list"}) {
     EXPECT_EQ(plan().layers.count(layer), 1u) << layer;
   }
 }
@@ -129,7 +129,8 @@ TEST(IncludeLayers, EveryProductFileLiesInTheFolderOfALayerOrATool) {
 TEST(IncludeLayers, ThePlanHasNoCycle) {
   for (const auto& [name, layer] : plan().layers) {
     for (const std::string& below : layer.links) {
-      EXPECT_EQ(reachable(below).count(name), 0u) << name << " and " << below << " reach each other";
+      EXPECT_EQ(reachable(below).count(name), 0u)
+          << name << " and " << below << " reach each other";
     }
   }
 }
@@ -161,8 +162,8 @@ TEST(IncludeLayers, IncludesPointDown) {
         continue;
       }
       if (to == plan().layer_of_folder.end()) {
-        ADD_FAILURE() << path << ":" << number << " (" << from->second << ") includes "
-                      << included << ", which lies in no layer's folder (include paths are "
+        ADD_FAILURE() << path << ":" << number << " (" << from->second << ") includes " << included
+                      << ", which lies in no layer's folder (include paths are "
                       << "relative to the repository root; generated files to their folder)";
         continue;
       }
@@ -212,8 +213,8 @@ TEST(IncludeLayers, TheArchitectureTableIsTheManifest) {
     EXPECT_EQ(got, want) << "the layers commprof_" << name << " links";
   }
   for (const auto& [name, layer] : documented) {
-    EXPECT_EQ(plan().layers.count(name), 1u) << "docs/ARCHITECTURE.md names commprof_" << name
-                                             << ", which is no layer";
+    EXPECT_EQ(plan().layers.count(name), 1u)
+        << "docs/ARCHITECTURE.md names commprof_" << name << ", which is no layer";
   }
 }
 

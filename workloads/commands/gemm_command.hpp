@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// `commprof gemm`: the GEMM probe on every rank's COMP stream (composed by src/program/command_list.cpp).
+// `commprof gemm`: the GEMM probe on every rank's COMP stream (composed by
+// src/program/command_list.cpp).
 #pragma once
 
 #include <memory>

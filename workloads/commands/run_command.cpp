@@ -153,7 +153,7 @@ nlohmann::ordered_json config_json(const RunConfig& c, const ParallelLayout& l) 
 // (else GEMMs, and the summary says why); fused asked for and impossible is a usage error.
 void resolve_attention(RankContext& ctx, Backend& backend, RunConfig& c) {
   if (c.workload.compute) return;  // calibrated compute: no attention op of its own
-  const std::string problem = backend.attention_problem(c.workload.shape.dtype);
+  const std::string problem = attention_problem(backend, c.workload.shape.dtype);
   if (!c.attention_auto) {
     if (c.workload.attention == AttentionMode::kFused) {
       ctx.agree(problem.empty(), "--attention fused: " + problem +
@@ -333,9 +333,7 @@ class RunCommand final : public Command {
   std::string backend_name() const override { return config_.dry_run ? "" : runtime_.backend; }
   BackendOptions backend_options() const override {
     BackendOptions options = runtime_.backend_options;
-    options.activity_timing = config_.timing == OpTimingMode::kAuto ||
-                              config_.timing == OpTimingMode::kActivity ||
-                              config_.timing == OpTimingMode::kSampled;
+    options.activity_timing = needs_activity(config_.timing);
     return options;
   }
 

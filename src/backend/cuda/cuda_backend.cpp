@@ -93,7 +93,7 @@ CudaBackend::~CudaBackend() {
     // After a timeout or NCCL error the job is being aborted: touch nothing that could wait for
     // the device. The communicators were released; CUPTI's buffers are left to the exit.
     static_cast<void>(activity_.release());
-    static_cast<void>(attention_.release());
+    static_cast<void>(cudnn_.release());
     return;
   }
   // Best effort: a destructor must not throw, and the process is ending anyway.
@@ -102,7 +102,7 @@ CudaBackend::~CudaBackend() {
   }
   world_.reset();
   activity_.reset();
-  attention_.reset();
+  cudnn_.reset();
   for (cudaEvent_t e : stamp_events_) cudaEventDestroy(e);
   for (cudaEvent_t e : sync_events_) cudaEventDestroy(e);
   if (origin_ != nullptr) cudaEventDestroy(origin_);
@@ -213,38 +213,54 @@ class ActivityScope {
 
 }  // namespace
 
+// One overload per kind of Work: a new kind without one here does not compile.
+struct CudaBackend::Enqueue {
+  CudaBackend& b;
+  Category c;
+  const OpLabel& label;
+
+  void operator()(const CollectiveCall& call) const {
+    auto* comm = static_cast<NcclCommunicator*>(call.comm);
+    b.last_comm_op_ =
+        log::cat(label.name, " #", label.seq, " on communicator '", comm->name(), "'");
+    enqueue_nccl_collective(call, comm->nccl(), b.stream(c));
+  }
+  void operator()(const P2PCall& call) const {
+    auto* comm = static_cast<NcclCommunicator*>(call.comm);
+    b.last_comm_op_ = log::cat(label.name, " on communicator '", comm->name(), "'");
+    enqueue_nccl_p2p(call, comm->nccl(), b.stream(c));
+  }
+  void operator()(const ElementwiseCall& call) const {
+    launch_elementwise(call, b.sm_count_, b.stream(c));
+  }
+  void operator()(const AdamwCall& call) const { launch_adamw(call, b.stream(c)); }
+  void operator()(const ComputeCall& call) const {
+    launch_compute(b.compute_rate_.iterations_for(call.ns), b.sm_count_, b.stream(c));
+  }
+  void operator()(const AttentionCall& call) const {
+    const std::string problem = attention_problem(b, call.dtype);
+    if (!problem.empty()) throw ConfigError("fused attention: " + problem);
+    b.cudnn()->run(call, b.stream(c));
+  }
+  void operator()(const GemmCall& call) const {
+    if (c != Category::kComp) b.bind_cublas(c);
+    b.run_gemm(call);  // cuBLAS is bound to the COMP stream
+    if (c != Category::kComp) b.bind_cublas(Category::kComp);
+  }
+  void operator()(const CopyCall& call) const {
+    COMMPROF_CUDA_CHECK(
+        cudaMemcpyAsync(call.dst, call.src, call.bytes, memcpy_kind(call.kind), b.stream(c)));
+  }
+  void operator()(const MemsetCall& call) const {
+    COMMPROF_CUDA_CHECK(cudaMemsetAsync(call.dst, call.value, call.bytes, b.stream(c)));
+  }
+};
+
 void CudaBackend::submit(Category c, const Work& work, const OpLabel& label) {
   ScopedAnnotation range(label, work, c);  // COMM ranges also name their communicator
   ActivityScope tagged(activity_.get(), label.activity_tag);
   if (activity_ && label.activity_tag != 0) activity_pending_ = true;
-  if (const auto* coll = std::get_if<CollectiveCall>(&work)) {
-    auto* comm = static_cast<NcclCommunicator*>(coll->comm);
-    last_comm_op_ = log::cat(label.name, " #", label.seq, " on communicator '", comm->name(), "'");
-    enqueue_nccl_collective(*coll, comm->nccl(), stream(c));
-  } else if (const auto* p2p = std::get_if<P2PCall>(&work)) {
-    auto* comm = static_cast<NcclCommunicator*>(p2p->comm);
-    last_comm_op_ = log::cat(label.name, " on communicator '", comm->name(), "'");
-    enqueue_nccl_p2p(*p2p, comm->nccl(), stream(c));
-  } else if (const auto* pass = std::get_if<ElementwiseCall>(&work)) {
-    launch_elementwise(*pass, sm_count_, stream(c));
-  } else if (const auto* adamw = std::get_if<AdamwCall>(&work)) {
-    launch_adamw(*adamw, stream(c));
-  } else if (const auto* compute = std::get_if<ComputeCall>(&work)) {
-    launch_compute(compute_rate_.iterations_for(compute->ns), sm_count_, stream(c));
-  } else if (const auto* att = std::get_if<AttentionCall>(&work)) {
-    const std::string problem = attention_problem(att->dtype);
-    if (!problem.empty()) throw ConfigError("fused attention: " + problem);
-    attention()->run(*att, stream(c));
-  } else if (const auto* gemm = std::get_if<GemmCall>(&work)) {
-    if (c != Category::kComp) bind_cublas(c);
-    run_gemm(*gemm);  // cuBLAS is bound to the COMP stream
-    if (c != Category::kComp) bind_cublas(Category::kComp);
-  } else if (const auto* copy = std::get_if<CopyCall>(&work)) {
-    COMMPROF_CUDA_CHECK(
-        cudaMemcpyAsync(copy->dst, copy->src, copy->bytes, memcpy_kind(copy->kind), stream(c)));
-  } else if (const auto* set = std::get_if<MemsetCall>(&work)) {
-    COMMPROF_CUDA_CHECK(cudaMemsetAsync(set->dst, set->value, set->bytes, stream(c)));
-  }
+  std::visit(Enqueue{*this, c, label}, work);
 }
 
 cudaEvent_t CudaBackend::next_event(std::vector<cudaEvent_t>& pool, std::size_t& used,
@@ -358,16 +374,15 @@ void CudaBackend::begin_epoch() {
 
 ActivityRecorder* CudaBackend::activity() { return activity_ ? this : nullptr; }
 
-CudnnAttention* CudaBackend::attention() {
-  if (!attention_opened_) {
-    attention_opened_ = true;
-    attention_ = CudnnAttention::open(attention_unavailable_);
+CudnnAttention* CudaBackend::cudnn() const {
+  if (!cudnn_opened_) {
+    cudnn_opened_ = true;
+    cudnn_ = CudnnAttention::open(cudnn_unavailable_);
   }
-  return attention_.get();
+  return cudnn_.get();
 }
 
-std::string CudaBackend::attention_problem(DType dtype) {
-  if (attention() == nullptr) return "cuDNN is unavailable: " + attention_unavailable_;
+std::string CudaBackend::dtype_problem(DType dtype) const {
   if (dtype != DType::kBFloat16 && dtype != DType::kFloat16) {
     return log::cat("cuDNN's flash attention takes bf16 or fp16, not ", dtype_name(dtype));
   }
@@ -380,6 +395,8 @@ std::string CudaBackend::unavailable_reason(Capability capability) const {
       return activity_ ? "" : activity_problem_;
     case Capability::kGraphs:
       return "";
+    case Capability::kAttention:
+      return cudnn() != nullptr ? "" : "cuDNN is unavailable: " + cudnn_unavailable_;
   }
   return "unknown capability";
 }

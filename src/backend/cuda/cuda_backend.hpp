@@ -23,7 +23,10 @@ class NcclCommunicator;
 class CuptiActivity;
 class CudnnAttention;
 
-class CudaBackend final : public Backend, private ActivityRecorder, private GraphCapture {
+class CudaBackend final : public Backend,
+                          private ActivityRecorder,
+                          private GraphCapture,
+                          private AttentionRunner {
  public:
   CudaBackend(RankContext& ctx, const BackendOptions& options);
   ~CudaBackend() override;
@@ -50,8 +53,10 @@ class CudaBackend final : public Backend, private ActivityRecorder, private Grap
   std::int64_t epoch_origin_host_ns() const override { return origin_host_ns_; }
   ActivityRecorder* activity() override;
   GraphCapture* graphs() override { return this; }
+  AttentionRunner* attention() override { return cudnn() != nullptr ? this : nullptr; }
   std::string unavailable_reason(Capability capability) const override;
-  std::string attention_problem(DType dtype) override;
+  // AttentionRunner: cuDNN's flash attention (cudnn_attention.cpp), bf16 or fp16.
+  std::string dtype_problem(DType dtype) const override;
   // ActivityRecorder: CUPTI kernel, memcpy and memset records (cupti_activity.cpp).
   std::optional<ActivitySpan> span(std::uint64_t tag) override;
   void pause(bool paused) override;
@@ -64,8 +69,12 @@ class CudaBackend final : public Backend, private ActivityRecorder, private Grap
   cudaStream_t stream(Category c) const { return streams_[index_of(c)]; }
   cudaEvent_t next_event(std::vector<cudaEvent_t>& pool, std::size_t& used, unsigned flags);
   void run_gemm(const GemmCall& call);
-  /// cuDNN's fused attention, opened at the first question or call (cudnn_attention.cpp).
-  CudnnAttention* attention();
+  /// cuDNN's fused attention, opened at the first question or call (cudnn_attention.cpp). Const
+  /// because asking whether attention is available is a question: opening the library is what
+  /// answering it takes, and the outcome is kept.
+  CudnnAttention* cudnn() const;
+  /// Enqueues one piece of work on `stream` (one overload per kind of Work: cuda_backend.cpp).
+  struct Enqueue;
   /// cuBLAS onto `stream`, with this backend's workspace.
   void bind_cublas(Category stream);
   [[noreturn]] void abort_on_timeout(Category stuck);
@@ -81,9 +90,9 @@ class CudaBackend final : public Backend, private ActivityRecorder, private Grap
   int sm_count_ = 1;          ///< streaming multiprocessors: the element-wise passes' grid
   ComputeRate compute_rate_;  ///< how long ComputeCall's kernel runs per iteration
   std::string description_;
-  std::unique_ptr<CudnnAttention> attention_;
-  bool attention_opened_ = false;
-  std::string attention_unavailable_;
+  mutable std::unique_ptr<CudnnAttention> cudnn_;
+  mutable bool cudnn_opened_ = false;
+  mutable std::string cudnn_unavailable_;
   std::array<cudaStream_t, 3> streams_{};
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<NcclCommunicator> world_;

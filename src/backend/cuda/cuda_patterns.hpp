@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Verifiable data written and checked on the GPU (src/backend/kinds/pattern.hpp formulas), so a 1 GiB
-// buffer is checked without copying it to the host.
+// Verifiable data written and checked on the GPU (src/backend/kinds/pattern.hpp formulas), so a 1
+// GiB buffer is checked without copying it to the host.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -17,7 +17,6 @@
 #include "src/backend/cuda/cudnn_attention.hpp"
 
 #include <cudnn_graph.h>  // types and constants only: every function is resolved with dlsym
-#include <dlfcn.h>
 
 #include <array>
 #include <cmath>
@@ -28,6 +27,7 @@
 #include <vector>
 
 #include "src/backend/cuda/cuda_check.hpp"
+#include "src/backend/cuda/dl_library.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
 
@@ -52,12 +52,6 @@ struct Api {
   cudnnStatus_t (*execute)(cudnnHandle_t, cudnnBackendDescriptor_t,
                            cudnnBackendDescriptor_t) = nullptr;
 };
-
-template <class F>
-bool resolve(void* lib, const char* name, F& fn) {
-  fn = reinterpret_cast<F>(dlsym(lib, name));
-  return fn != nullptr;
-}
 
 std::string status_text(const Api& api, cudnnStatus_t s) {
   std::string text = api.error_string != nullptr ? api.error_string(s) : "";
@@ -409,9 +403,8 @@ class CudnnAttentionImpl final : public CudnnAttention {
   Built build(const AttentionCall& c) {
     const cudnnDataType_t io = cudnn_type(c.dtype);
     const int64_t b = c.batch, h = c.heads, kv = c.key_value_heads(), s = c.seq, d = c.head_dim;
-    if (h % kv != 0) {
-      throw ConfigError(log::cat("attention: ", h, " query heads are not a multiple of ", kv,
-                                 " key/value heads"));
+    if (const std::string problem = c.shape_problem(); !problem.empty()) {
+      throw ConfigError("attention: " + problem);
     }
     Graph g(api_);
     // Q, K and V inside the fused projection's output, [b][s][h + 2·kv][d], seen as [b, h, s, d]
@@ -523,28 +516,25 @@ class CudnnAttentionImpl final : public CudnnAttention {
 
 std::unique_ptr<CudnnAttention> CudnnAttention::open(std::string& why_not) {
   Api api;
-  for (const char* name : {"libcudnn.so.9", "libcudnn.so"}) {
-    api.lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (api.lib != nullptr) break;
-  }
+  api.lib = dl::open_first({"libcudnn.so.9", "libcudnn.so"});
   if (api.lib == nullptr) {
     why_not =
         "libcudnn.so.9 not found (install cuDNN 9, or add its lib directory to "
         "LD_LIBRARY_PATH: PyTorch's wheels carry it in site-packages/nvidia/cudnn/lib)";
     return nullptr;
   }
-  const bool ok = resolve(api.lib, "cudnnGetVersion", api.get_version) &&
-                  resolve(api.lib, "cudnnCreate", api.create) &&
-                  resolve(api.lib, "cudnnDestroy", api.destroy) &&
-                  resolve(api.lib, "cudnnSetStream", api.set_stream) &&
-                  resolve(api.lib, "cudnnGetErrorString", api.error_string) &&
-                  resolve(api.lib, "cudnnBackendCreateDescriptor", api.create_desc) &&
-                  resolve(api.lib, "cudnnBackendDestroyDescriptor", api.destroy_desc) &&
-                  resolve(api.lib, "cudnnBackendFinalize", api.finalize) &&
-                  resolve(api.lib, "cudnnBackendSetAttribute", api.set_attr) &&
-                  resolve(api.lib, "cudnnBackendGetAttribute", api.get_attr) &&
-                  resolve(api.lib, "cudnnBackendExecute", api.execute);
-  resolve(api.lib, "cudnnGetLastErrorString", api.last_error);  // cuDNN 9; optional
+  const bool ok = dl::resolve(api.lib, "cudnnGetVersion", api.get_version) &&
+                  dl::resolve(api.lib, "cudnnCreate", api.create) &&
+                  dl::resolve(api.lib, "cudnnDestroy", api.destroy) &&
+                  dl::resolve(api.lib, "cudnnSetStream", api.set_stream) &&
+                  dl::resolve(api.lib, "cudnnGetErrorString", api.error_string) &&
+                  dl::resolve(api.lib, "cudnnBackendCreateDescriptor", api.create_desc) &&
+                  dl::resolve(api.lib, "cudnnBackendDestroyDescriptor", api.destroy_desc) &&
+                  dl::resolve(api.lib, "cudnnBackendFinalize", api.finalize) &&
+                  dl::resolve(api.lib, "cudnnBackendSetAttribute", api.set_attr) &&
+                  dl::resolve(api.lib, "cudnnBackendGetAttribute", api.get_attr) &&
+                  dl::resolve(api.lib, "cudnnBackendExecute", api.execute);
+  dl::resolve(api.lib, "cudnnGetLastErrorString", api.last_error);  // cuDNN 9; optional
   if (!ok) {
     why_not = "libcudnn.so.9 lacks the backend API";
     return nullptr;

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "src/backend/cuda/dl_library.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
 
@@ -103,12 +104,6 @@ std::optional<std::string> cupti_already_loaded() {
   return std::nullopt;
 }
 
-template <typename F>
-bool resolve(void* handle, const char* name, F& fn) {
-  fn = reinterpret_cast<F>(dlsym(handle, name));
-  return fn != nullptr;
-}
-
 // The launch, async copy and memset entry points of the driver and runtime APIs: only calls
 // that put work on a stream need an API record (and with it an external correlation record);
 // recording every call, cudaStreamQuery polls included, would cost the host for nothing.
@@ -128,31 +123,27 @@ std::unique_ptr<CuptiActivity::Library> load(std::string* why) {
        {"libcupti.so.13", "libcupti.so", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
         "/usr/local/cuda/lib64/libcupti.so", "/usr/local/cuda/lib/libcupti.so"})
     candidates.emplace_back(c);
-  for (const std::string& c : candidates) {
-    lib->handle = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib->handle != nullptr) {
-      g_loaded_by_us = true;
-      break;
-    }
-  }
+  lib->handle = dl::open_first(candidates);
+  g_loaded_by_us = lib->handle != nullptr;
   if (lib->handle == nullptr) {
     *why = "libcupti.so could not be loaded (set COMMPROF_CUPTI_LIBRARY to its path)";
     return nullptr;
   }
   void* h = lib->handle;
-  const bool ok = resolve(h, "cuptiGetResultString", lib->result_string) &&
-                  resolve(h, "cuptiGetCallbackName", lib->callback_name) &&
-                  resolve(h, "cuptiActivityRegisterTimestampCallback", lib->register_timestamp) &&
-                  resolve(h, "cuptiActivityRegisterCallbacks", lib->register_callbacks) &&
-                  resolve(h, "cuptiActivityEnable", lib->enable) &&
-                  resolve(h, "cuptiActivityDisable", lib->disable) &&
-                  resolve(h, "cuptiActivityEnableDriverApi", lib->enable_driver_api) &&
-                  resolve(h, "cuptiActivityEnableRuntimeApi", lib->enable_runtime_api) &&
-                  resolve(h, "cuptiActivityFlushAll", lib->flush_all) &&
-                  resolve(h, "cuptiActivityGetNextRecord", lib->next_record) &&
-                  resolve(h, "cuptiActivityGetNumDroppedRecords", lib->dropped_records) &&
-                  resolve(h, "cuptiActivityPushExternalCorrelationId", lib->push) &&
-                  resolve(h, "cuptiActivityPopExternalCorrelationId", lib->pop);
+  const bool ok =
+      dl::resolve(h, "cuptiGetResultString", lib->result_string) &&
+      dl::resolve(h, "cuptiGetCallbackName", lib->callback_name) &&
+      dl::resolve(h, "cuptiActivityRegisterTimestampCallback", lib->register_timestamp) &&
+      dl::resolve(h, "cuptiActivityRegisterCallbacks", lib->register_callbacks) &&
+      dl::resolve(h, "cuptiActivityEnable", lib->enable) &&
+      dl::resolve(h, "cuptiActivityDisable", lib->disable) &&
+      dl::resolve(h, "cuptiActivityEnableDriverApi", lib->enable_driver_api) &&
+      dl::resolve(h, "cuptiActivityEnableRuntimeApi", lib->enable_runtime_api) &&
+      dl::resolve(h, "cuptiActivityFlushAll", lib->flush_all) &&
+      dl::resolve(h, "cuptiActivityGetNextRecord", lib->next_record) &&
+      dl::resolve(h, "cuptiActivityGetNumDroppedRecords", lib->dropped_records) &&
+      dl::resolve(h, "cuptiActivityPushExternalCorrelationId", lib->push) &&
+      dl::resolve(h, "cuptiActivityPopExternalCorrelationId", lib->pop);
   if (!ok) {
     *why = "the loaded libcupti lacks an entry point commprof needs (CUPTI 12.6 or newer)";
     return nullptr;

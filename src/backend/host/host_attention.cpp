@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "src/core/errors.hpp"
-#include "src/core/log.hpp"
 
 namespace commprof {
 namespace {
@@ -133,9 +132,8 @@ void backward(const AttentionCall& c) {
 }  // namespace
 
 void host_attention(const AttentionCall& call) {
-  if (call.heads % call.key_value_heads() != 0) {
-    throw ConfigError(log::cat("attention: ", call.heads, " query heads are not a multiple of ",
-                               call.key_value_heads(), " key/value heads"));
+  if (const std::string problem = call.shape_problem(); !problem.empty()) {
+    throw ConfigError("attention: " + problem);
   }
   switch (call.dtype) {
     case DType::kFloat32:

@@ -41,6 +41,22 @@ std::uint64_t mismatches_typed(const T* in, std::size_t count, const ExpectPatte
   return wrong;
 }
 
+// One piece of work, run on its stream's worker thread: one overload per kind of Work, so a
+// new kind without one here does not compile. `comm` is the call's MPI communicator, looked up
+// at submission.
+struct RunOnThread {
+  MPI_Comm comm;
+  void operator()(const CollectiveCall& call) const { run_mpi_collective(call, comm); }
+  void operator()(const P2PCall& call) const { run_mpi_p2p(call, comm); }
+  void operator()(const ElementwiseCall& call) const { host_elementwise(call); }
+  void operator()(const AdamwCall& call) const { host_adamw(call); }
+  void operator()(const AttentionCall& call) const { host_attention(call); }
+  void operator()(const ComputeCall& call) const { host_compute(call); }
+  void operator()(const GemmCall& call) const { host_gemm(call); }
+  void operator()(const CopyCall& call) const { std::memcpy(call.dst, call.src, call.bytes); }
+  void operator()(const MemsetCall& call) const { std::memset(call.dst, call.value, call.bytes); }
+};
+
 }  // namespace
 
 /// A one-shot flag set by a stream reaching record_event() and awaited by wait_event().
@@ -136,32 +152,14 @@ void HostBackend::submit(Category c, const Work& work, const OpLabel& label) {
   const std::int64_t origin = origin_ns_;
   stream(c).enqueue_work([work, comm, span, origin] {
     if (span != nullptr) span->start_ns = now_ns() - origin;
-    if (const auto* coll = std::get_if<CollectiveCall>(&work)) {
-      run_mpi_collective(*coll, comm);
-    } else if (const auto* p2p = std::get_if<P2PCall>(&work)) {
-      run_mpi_p2p(*p2p, comm);
-    } else if (const auto* pass = std::get_if<ElementwiseCall>(&work)) {
-      host_elementwise(*pass);
-    } else if (const auto* adamw = std::get_if<AdamwCall>(&work)) {
-      host_adamw(*adamw);
-    } else if (const auto* attention = std::get_if<AttentionCall>(&work)) {
-      host_attention(*attention);
-    } else if (const auto* compute = std::get_if<ComputeCall>(&work)) {
-      host_compute(*compute);
-    } else if (const auto* gemm = std::get_if<GemmCall>(&work)) {
-      host_gemm(*gemm);
-    } else if (const auto* copy = std::get_if<CopyCall>(&work)) {
-      std::memcpy(copy->dst, copy->src, copy->bytes);
-    } else if (const auto* set = std::get_if<MemsetCall>(&work)) {
-      std::memset(set->dst, set->value, set->bytes);
-    }
+    std::visit(RunOnThread{comm}, work);
     if (span != nullptr) span->end_ns = now_ns() - origin;
   });
 }
 
 ActivityRecorder* HostBackend::activity() { return options_.activity_timing ? this : nullptr; }
 
-std::string HostBackend::attention_problem(DType dtype) {
+std::string HostBackend::dtype_problem(DType dtype) const {
   return dtype == DType::kFloat32 || dtype == DType::kFloat64
              ? ""
              : std::string("the host backend computes attention in float or double, not ") +
@@ -174,6 +172,8 @@ std::string HostBackend::unavailable_reason(Capability capability) const {
       return options_.activity_timing ? "" : "activity timing was not requested";
     case Capability::kGraphs:
       return "the host backend has no graphs to capture (CUDA graphs: --backend cuda)";
+    case Capability::kAttention:
+      return "";
   }
   return "unknown capability";
 }

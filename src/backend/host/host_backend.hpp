@@ -19,7 +19,7 @@ namespace commprof {
 class RankContext;
 class HostCommunicator;
 
-class HostBackend final : public Backend, private ActivityRecorder {
+class HostBackend final : public Backend, private ActivityRecorder, private AttentionRunner {
  public:
   HostBackend(RankContext& ctx, const BackendOptions& options);
   ~HostBackend() override;
@@ -45,8 +45,10 @@ class HostBackend final : public Backend, private ActivityRecorder {
   std::int64_t stamp_ns(StampId stamp) const override;
   std::int64_t epoch_origin_host_ns() const override { return origin_ns_; }
   ActivityRecorder* activity() override;
+  AttentionRunner* attention() override { return this; }
   std::string unavailable_reason(Capability capability) const override;
-  std::string attention_problem(DType dtype) override;
+  // AttentionRunner: computed as defined, in float or double (host_attention.cpp).
+  std::string dtype_problem(DType dtype) const override;
   // ActivityRecorder: the worker threads' own clock reads around each task.
   std::optional<ActivitySpan> span(std::uint64_t tag) override;
   // Two clock reads per task cost nothing worth pausing for.

@@ -13,8 +13,8 @@
 
 #include "analysis/reducer.hpp"
 #include "analysis/report/report_writers.hpp"
-#include "analysis/tools/synthetic_timeline.hpp"
 #include "analysis/three_ranks.hpp"
+#include "analysis/tools/synthetic_timeline.hpp"
 #include "src/core/errors.hpp"
 
 namespace commprof {

@@ -287,8 +287,8 @@ float from_bf16(std::uint16_t h) {
 // its tensor.
 void BackendConformance::check_attention(int B, int H, int KV, int S, int D) {
   const DType t =
-      b().attention_problem(DType::kBFloat16).empty() ? DType::kBFloat16 : DType::kFloat32;
-  const std::string problem = b().attention_problem(t);
+      attention_problem(b(), DType::kBFloat16).empty() ? DType::kBFloat16 : DType::kFloat32;
+  const std::string problem = attention_problem(b(), t);
   ASSERT_TRUE(problem.empty()) << problem;
   const std::size_t X = static_cast<std::size_t>(B) * S * H * D;   // one of O, dO, dQ
   const std::size_t Y = static_cast<std::size_t>(B) * S * KV * D;  // one of dK, dV

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "src/program/command_list.hpp"
 #include "src/core/log.hpp"
+#include "src/program/command_list.hpp"
 
 namespace commprof {
 namespace {
