@@ -8,7 +8,7 @@
 #   tests      the GPU-labelled tests: `ctest --test-dir $BUILD -L gpu` where $BUILD's CTest files
 #              were configured in this checkout, else the GPU test binaries
 #              ($BUILD/tests/commprof_cuda*_tests) under mpirun on 1 and NP ranks; both with
-#              COMMPROF_REQUIRE_GPU=1
+#              COMMPROF_REQUIRE_GPU=1 (a skip fails); the log names every test that did not run
 #   sweep      commprof bench, all ops, 1 MiB..1 GiB by 4, 20 iterations after 5 (as the nccl-tests
 #              anchors): plain (sweep/bench) and with --graph (sweep/graph); the GEMM probe
 #              (commprof gemm, bfloat16 and float)
@@ -131,6 +131,15 @@ phase_tests() {
       run_to "ctest -L gpu" "$PD/ctest-gpu.txt" env COMMPROF_REQUIRE_GPU=1 \
         ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 180
       say "  $(grep -E 'tests passed|tests failed' "$PD/ctest-gpu.txt")"
+      # CTest counts a skip among the passed; name each one (its list after "did not run").
+      local skipped
+      skipped=$(sed -n '/The following tests did not run:/,/^$/p' "$PD/ctest-gpu.txt" |
+        sed -n 's/^[[:space:]]*[0-9]* - \(.*\)$/\1/p')
+      if [ -n "$skipped" ]; then
+        say "  did not run: $(printf '%s\n' "$skipped" | paste -sd ',' - | sed 's/,/, /g')"
+      else
+        say "  did not run: none"
+      fi
       grep -E "Test +#|Passed|Failed|Skipped" "$PD/ctest-gpu.txt" >>"$LOG"
       return
     fi

@@ -3,7 +3,8 @@
 // the data block (#commprof-data) and draws: per-rank bars, busbw against size, the per-step
 // trend (SVG); every drawn rank's timeline of one step and the straggler heatmap (canvas, so a
 // thousand ranks stay fast); it makes the tables sortable. Text from files only ever reaches the
-// page through textContent. What it drew is written to #render-check for headless tests.
+// page through textContent. What it drew is written to #render-check for headless tests: the
+// canvases' counts are read back from their pixels, not from the data block.
 (function () {
   'use strict';
   const D = JSON.parse(document.getElementById('commprof-data').textContent);
@@ -268,6 +269,45 @@
     g.scale(dpr, dpr);
     return [cv, g];
   }
+  // What a canvas shows, read back for #render-check: for each band [top, bottom) of CSS pixels
+  // between x0 and x1, how many device pixels differ from the band's background colour (a CSS
+  // colour '#rrggbb') by more than `minDiff` in some channel. The checks count these, not the data
+  // block, so a drawing that puts its rectangles off the canvas or at NaN paints nothing and is
+  // seen to.
+  function paintedPixels(cv, x0, x1, bands, minDiff) {
+    const dpr = cv.width / parseFloat(cv.style.width);
+    const px = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height).data;
+    const c0 = Math.ceil(x0 * dpr), c1 = Math.min(cv.width, Math.floor(x1 * dpr));
+    return bands.map(function (b) {
+      const bg = [1, 3, 5].map(function (i) { return parseInt(b.bg.substr(i, 2), 16); });
+      const r1 = Math.min(cv.height, Math.floor(b.bottom * dpr));
+      let n = 0;
+      for (let r = Math.ceil(b.top * dpr); r < r1; r++) {
+        for (let c = c0; c < c1; c++) {
+          const i = (r * cv.width + c) * 4;
+          if (Math.abs(px[i] - bg[0]) > minDiff || Math.abs(px[i + 1] - bg[1]) > minDiff ||
+              Math.abs(px[i + 2] - bg[2]) > minDiff || px[i + 3] !== 255) {
+            n++;
+          }
+        }
+      }
+      return n;
+    });
+  }
+  // "drawn what=D/N lanes=P/M pixels=X" (rows= for the heatmap): D of the N items had a rectangle
+  // with finite coordinates inside the canvas; P of the M bands that hold items show painted
+  // pixels, X of them in those bands.
+  function drawnLine(what, drawn, items, counts, withItems) {
+    let painted = 0, pixels = 0;
+    counts.forEach(function (n, k) {
+      if (!withItems[k]) return;  // a rank's header row is no lane of ops
+      if (n > 0) painted++;
+      pixels += n;
+    });
+    const bands = withItems.filter(Boolean).length;
+    return what + '=' + drawn + '/' + items + ' ' + (what === 'ops' ? 'lanes' : 'rows') + '=' +
+      painted + '/' + bands + ' pixels=' + pixels;
+  }
 
   // --- every drawn rank's timeline of one step: zoom, pan, hover -----------------------------
   function timeline() {
@@ -294,7 +334,9 @@
     const [cv, g] = canvas(box, 'timeline', w, h);
     const span = Math.max(1, TL.t1 - TL.t0);
     let v0 = 0, v1 = span;
+    // Returns how many ops got a rectangle with finite coordinates that overlaps the lanes' area.
     function draw() {
+      let drawn = 0;
       g.clearRect(0, 0, w, h);
       g.font = '11px sans-serif';
       g.textBaseline = 'middle';
@@ -320,6 +362,7 @@
           const s = op[0], d = op[1];
           if (s + d < v0 || s > v1) continue;
           const x = L + (s - v0) * sx, ww = Math.max(1, d * sx);
+          if (Number.isFinite(x) && Number.isFinite(ww) && x < L + W && x + ww > L) drawn++;
           g.fillStyle = COLOR[op[2]];
           g.fillRect(x, y + 2, ww, LH - 4);
           if (ww > 50) {
@@ -341,6 +384,7 @@
       }
       g.textAlign = 'left';
       g.fillText('time since the step began on the earliest drawn rank', L, y + 22);
+      return drawn;
     }
     function at(ev) {
       const b = cv.getBoundingClientRect();
@@ -394,7 +438,13 @@
         draw();
       });
     }
-    draw();
+    const drawn = draw();
+    // Each lane's band where ops are painted, on its background (as draw() fills them). The
+    // ops' names are white on them: a pixel counts where it is far from the grey background
+    // (more than 48 of 255 in a channel), as every op colour is and white is not.
+    const painted = paintedPixels(cv, L, w - 10, lanes.map(function (ln, k) {
+      return { top: k * LH + 2, bottom: k * LH + LH - 2, bg: k % 2 ? '#fafafa' : '#f3f3f3' };
+    }), 48);
     if (TL.folded.length) {
       const det = el('details', {}, box);
       el('summary', {}, det, TL.folded.length + ' more rank(s) folded: step ' + TL.step +
@@ -413,6 +463,8 @@
     }
     checks.push('timeline lanes=' + nlanes + ' ops=' + nops + ' ranks=' + TL.ranks.length +
       ' folded=' + TL.folded.length + ' ' + w + 'x' + h);
+    checks.push('timeline drawn ' + drawnLine('ops', drawn, nops, painted,
+      lanes.map(function (ln) { return ln.ops.length > 0; })));
   }
 
   // --- straggler heatmap: ranks × collective instances in time order -----------------------
@@ -422,6 +474,7 @@
     if (!H || !H.cells.length) {
       el('p', {}, box, 'No rank made another wait at a collective.');
       checks.push('heatmap rows=' + (H ? H.rows.length : 0) + ' cols=0 cells=0');
+      checks.push('heatmap drawn cells=0/0 rows=0/0 pixels=0');
       return;
     }
     const L = 90, AX = 34;
@@ -439,11 +492,24 @@
     }
     g.fillStyle = '#fafafa';
     g.fillRect(L, 0, w - L - 10, H.rows.length * rh);
+    let drawn = 0;
+    const withCells = H.rows.map(function () { return false; });
     for (const [row, col, v] of H.cells) {
       grid.set(row * H.bins.length + col, v);
       g.fillStyle = color(v);
-      g.fillRect(L + col * cw, row * rh, Math.max(1, cw), rh);
+      const x = L + col * cw, y = row * rh, cellw = Math.max(1, cw);
+      if ([x, y, cellw].every(Number.isFinite) && x < w - 10 && x + cellw > L && y >= 0 &&
+          y < H.rows.length * rh) {
+        drawn++;
+      }
+      g.fillRect(x, y, cellw, rh);
+      withCells[row] = true;
     }
+    // Read back before the labels and ticks go on: every cell colour, the palest included,
+    // differs from the grid's (its red is 255).
+    const painted = paintedPixels(cv, L, w - 10, H.rows.map(function (r, k) {
+      return { top: k * rh, bottom: (k + 1) * rh, bg: '#fafafa' };
+    }), 0);
     g.font = '11px sans-serif'; g.fillStyle = '#222'; g.textAlign = 'right';
     g.textBaseline = 'middle';
     const every = Math.ceil(12 / rh);
@@ -477,6 +543,7 @@
     legend.id = 'heatmap-legend';
     checks.push('heatmap rows=' + H.rows.length + ' cols=' + H.bins.length + ' cells=' +
       H.cells.length + ' ' + w + 'x' + h);
+    checks.push('heatmap drawn ' + drawnLine('cells', drawn, H.cells.length, painted, withCells));
   }
 
   // --- sortable tables: click a header; numbers sort by value, not by text ------------------

@@ -2,7 +2,8 @@
 # Faults on the CUDA backend (included from tests/reliability/CMakeLists.txt when it is built; paths are
 # relative to tests/): the NCCL paths the host backend cannot exercise. Two ranks, one GPU each;
 # where no GPU is visible the run stops at once with "cannot run here: no CUDA device visible"
-# and the tests skip (${no_gpu}, set in tests/CMakeLists.txt). Label `gpu`: `ctest -L gpu` on a
+# and the tests skip (${skip_without_gpu}, set in tests/CMakeLists.txt; start_run in
+# tools/run_helpers.sh), or fail under COMMPROF_REQUIRE_GPU=1. Label `gpu`: `ctest -L gpu` on a
 # GPU host (NCCL_NVLS_ENABLE=0 there).
 set(gpu_faults ${COMMPROF_TEST_OUT}/gpu_faults)
 file(MAKE_DIRECTORY ${gpu_faults})
@@ -15,7 +16,7 @@ file(MAKE_DIRECTORY ${gpu_faults})
 # the abort and the teardown.
 commprof_add_mpi_test(NAME run_cuda_hung_peer_times_out_np2 NPROCS 2 LABELS "gpu;reliability"
   TIMEOUT 40
-  WRAPPER ${CHECK_RUN} --rm ${gpu_faults}/hung --skip-on "${no_gpu}" --exit 1
+  WRAPPER ${CHECK_RUN} --rm ${gpu_faults}/hung ${skip_without_gpu} --exit 1
     --match "error: the COMM stream on rank 0 \\(.*\\) did not finish within --timeout 5 s. last op enqueued on the COMM stream: dp\\.bucket[0-9]+\\.allreduce #[0-9]+ on communicator '[^']+' \\(a peer rank may have stopped participating\\). (NCCL communicators aborted|ncclCommAbort did not return within 5 s)"
     --
   COMMAND commprof run --backend cuda --workload dp --micro-batches 1 --steps 3 --warmup-steps 1
@@ -25,17 +26,18 @@ commprof_add_mpi_test(NAME run_cuda_hung_peer_times_out_np2 NPROCS 2 LABELS "gpu
 # what times out (a point-to-point operation, not a collective kernel).
 commprof_add_mpi_test(NAME run_cuda_hung_pipeline_peer_np2 NPROCS 2 LABELS "gpu;reliability"
   TIMEOUT 40
-  WRAPPER ${CHECK_RUN} --rm ${gpu_faults}/hung_pp --skip-on "${no_gpu}" --exit 1
+  WRAPPER ${CHECK_RUN} --rm ${gpu_faults}/hung_pp ${skip_without_gpu} --exit 1
     --match "error: the COMM stream on rank 1 \\(.*\\) did not finish within --timeout 5 s. last op enqueued on the COMM stream: [^ ]+ on communicator '[^']+' \\(a peer rank may have stopped participating\\). (NCCL communicators aborted|ncclCommAbort did not return within 5 s)"
     --
   COMMAND commprof run --backend cuda --workload pp --pp 2 --steps 3 --warmup-steps 1
           --timeout 5 --enable-test-hooks --test-hang-rank 0 --out ${gpu_faults}/hung_pp
   PROPERTIES SKIP_RETURN_CODE 77)
 # What the ranks wrote before the fault reduces, all 2 files. A skipped run (no GPU) leaves no
-# directory, and the report skips too.
+# directory, and the report skips too (fails under COMMPROF_REQUIRE_GPU=1).
 function(commprof_gpu_report_after name dir fixture)
   add_test(NAME ${name}
-    COMMAND ${CHECK_RUN} --skip-on "cannot read '[^']*': No such file or directory" --exit 0
+    COMMAND ${CHECK_RUN} --skip-on "cannot read '[^']*': No such file or directory"
+      --require COMMPROF_REQUIRE_GPU --exit 0
       --match "^# commprof report: 2 of 2 ranks, from 2 rank file\\(s\\)$"
       -- $<TARGET_FILE:commprof> report ${dir})
   set_tests_properties(${name} PROPERTIES LABELS "gpu;reliability" TIMEOUT 60

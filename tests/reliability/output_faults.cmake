@@ -37,7 +37,7 @@ add_test(NAME run_file_size_limit_no_temp_file
 set_tests_properties(run_file_size_limit_no_temp_file PROPERTIES LABELS reliability
                                                              FIXTURES_REQUIRED fsize)
 
-# A disk that fills up: --out on a 100 KB tmpfs (in a user namespace; skipped where the system
+# A disk that fills up: --out on a 160 KB tmpfs (in a user namespace; skipped where the system
 # allows none). Four rank files of one step fit (24 KB each), not four of two steps:
 # ENOSPC, named; the job ends (exit 1) and the files written before reduce.
 add_test(NAME run_disk_full_np4
@@ -72,6 +72,24 @@ foreach(require 0 1)
             16k ${no_userns}/mnt ${no_userns}/out true true)
   set_tests_properties(disk_full_without_userns_require${require} PROPERTIES LABELS reliability)
 endforeach()
+# Root in a container that forbids user namespaces (an `unshare` that refuses -r) still mounts
+# the tmpfs, in a mount namespace only: 32 KB written into 16 KB fail with ENOSPC. Not root: the
+# fallback is not taken and the test skips.
+set(no_userns_root ${COMMPROF_TEST_OUT}/no_userns_root)
+file(MAKE_DIRECTORY ${no_userns_root})
+file(WRITE ${no_userns_root}/unshare "#!/bin/sh
+case \"$1\" in -r*) echo 'unshare: user namespaces are not allowed here' >&2; exit 1 ;; esac
+exec /usr/bin/unshare \"$@\"
+")
+file(CHMOD ${no_userns_root}/unshare PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
+add_test(NAME disk_full_without_userns_as_root
+  COMMAND ${CHECK_RUN} --skip 77 --exit 0 --count "^small_tmpfs_run.sh: namespace: unshare -m$" 1
+    --match "No space left on device" --match "^run exit code 1$" --
+    env PATH=${no_userns_root}:/usr/bin:/bin COMMPROF_REQUIRE_USERNS=0
+        sh ${COMMPROF_TESTS_DIR}/tools/small_tmpfs_run.sh 16k ${no_userns_root}/mnt
+        ${no_userns_root}/mnt true sh -c "dd if=/dev/zero of=${no_userns_root}/mnt/f bs=1k count=32")
+set_tests_properties(disk_full_without_userns_as_root PROPERTIES LABELS reliability
+                                                                SKIP_RETURN_CODE 77)
 
 # --out through a regular file (ENOTDIR) and --out in a directory the user may not write
 # (EACCES): refused by every rank before anything is measured, one line from rank 0, exit 2.

@@ -2,8 +2,12 @@
 // Checks the bench.json and bench.csv that an integration run of
 //   commprof bench --backend host --ops all --min-bytes 1K --max-bytes 256K --out DIR
 // wrote, as a downstream reader would: schema, verification, bandwidth accounting for the
-// communicator size, and the ranks. Reads COMMPROF_BENCH_DIR and COMMPROF_BENCH_NRANKS (set by
-// CTest, tests/CMakeLists.txt); the run is a FIXTURES_SETUP of this test.
+// communicator size, and the ranks (the tests BenchOutput.*). SampledActivity.* checks instead the
+// bench.json of
+//   commprof bench --backend host --ops allreduce,sendrecv --min-bytes 1K --max-bytes 4K
+//                  --instrument activity --out DIR
+// Reads COMMPROF_BENCH_DIR and COMMPROF_BENCH_NRANKS (set by CTest, tests/collectives/
+// CMakeLists.txt, which selects the tests for each run); the run is a FIXTURES_SETUP of this test.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -135,6 +139,39 @@ TEST_F(BenchOutput, CsvHasAHeaderAndOneLinePerResult) {
         << lines[i];
     EXPECT_EQ(lines[i].back(), '0') << "wrong column: " << lines[i];
   }
+}
+
+// Sampled activity timing: the reported loop runs unrecorded, one more loop per size records
+// activities for the single-call times, and what recording cost is that loop's time against the
+// reported one.
+TEST(SampledActivity, EveryResultCarriesItsSingleCallTimesAndTheRecordingCost) {
+  const std::string dir = env("COMMPROF_BENCH_DIR");
+  ASSERT_FALSE(dir.empty()) << "COMMPROF_BENCH_DIR is not set";
+  std::ifstream in(dir + "/bench.json");
+  ASSERT_TRUE(in.good()) << "cannot read " << dir << "/bench.json";
+  const json j = json::parse(in);
+  EXPECT_EQ(j.at("config").at("instrument"), "activity");
+  // allreduce and sendrecv at 1 KiB and 4 KiB: the command line's ops and sizes.
+  std::set<std::pair<std::string, std::uint64_t>> seen;
+  for (const json& item : j.at("results")) {
+    SCOPED_TRACE(item.dump());
+    seen.insert({item.at("op").get<std::string>(), item.at("size_bytes").get<std::uint64_t>()});
+    const json& single = item.at("single_call_us");
+    EXPECT_GT(single.at("min").get<double>(), 0.0);
+    EXPECT_LE(single.at("min").get<double>(), single.at("max").get<double>());
+    const json& cost = item.at("instrumentation");
+    // The time reported is the unrecorded loop's.
+    EXPECT_EQ(cost.at("plain_time_us").get<double>(), item.at("time_us").at("avg").get<double>());
+    const double recorded = cost.at("instrumented_time_us").get<double>();
+    EXPECT_GT(recorded, 0.0);
+    // Invariant (the ratio's definition), not an independent oracle.
+    EXPECT_NEAR(cost.at("ratio").get<double>(), recorded / cost.at("plain_time_us").get<double>(),
+                1e-12 * recorded);
+  }
+  const std::set<std::pair<std::string, std::uint64_t>> want = {
+      {"allreduce", 1024}, {"allreduce", 4096}, {"sendrecv", 1024}, {"sendrecv", 4096}};
+  EXPECT_EQ(seen, want);
+  EXPECT_EQ(j.at("results").size(), want.size()) << "a result given twice";
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 # Runs a command and checks its exit code and output; used by CTest for CLI and bench runs.
 #
 #   check_run.sh [--exit N] [--match ERE]... [--no-match ERE]... [--count ERE N]...
-#                [--rm DIR]... [--skip N] [--skip-on ERE] -- command [args...]
+#                [--rm DIR]... [--skip N] [--skip-on ERE] [--require VAR] -- command [args...]
 #
 #   --exit N        the command must exit with N (default 0)
 #   --match ERE     some line of stdout+stderr matches the extended regex
@@ -14,12 +14,16 @@
 #                   SKIP_RETURN_CODE) without checking anything
 #   --skip-on ERE   the same when the command fails and a line matches ERE (a GPU test on a
 #                   machine without one: the exit code alone would also cover bad options)
+#   --require VAR   where the environment variable VAR is 1 (a host that must run this test,
+#                   e.g. COMMPROF_REQUIRE_GPU on a GPU host), what --skip or --skip-on would skip
+#                   fails instead, naming VAR: a host whose detection broke must not look green
 # The command's output is echoed first, so `ctest --output-on-failure` shows what went wrong.
 set -u
 
 expect_exit=0
 skip_exit=
 skip_on=
+require=
 checks_file=$(mktemp) || exit 99
 out_file=$(mktemp) || exit 99
 err_file=$(mktemp) || exit 99
@@ -34,6 +38,7 @@ while [ $# -gt 0 ]; do
     --rm) rm -rf "$2"; shift 2 ;;
     --skip) skip_exit=$2; shift 2 ;;
     --skip-on) skip_on=$2; shift 2 ;;
+    --require) require=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "check_run.sh: unknown argument '$1'" >&2; exit 99 ;;
   esac
@@ -48,13 +53,20 @@ status=$?
 cat "$err_file" >>"$out_file"
 cat "$out_file"
 echo "check_run.sh: exit code $status"
-if [ -n "$skip_exit" ] && [ "$status" -eq "$skip_exit" ]; then
-  echo "check_run.sh: skipped"
+# skip WHY: exit 77, or 1 where --require names a variable set to 1.
+skip() {
+  if [ -n "$require" ] && [ "$(printenv "$require")" = 1 ]; then
+    echo "check_run.sh: FAILED: $require=1, but this test would be skipped ($1)"
+    exit 1
+  fi
+  echo "check_run.sh: skipped ($1)"
   exit 77
+}
+if [ -n "$skip_exit" ] && [ "$status" -eq "$skip_exit" ]; then
+  skip "exit code $skip_exit"
 fi
 if [ -n "$skip_on" ] && [ "$status" -ne 0 ] && grep -Eq -- "$skip_on" "$out_file"; then
-  echo "check_run.sh: skipped (a line matches /$skip_on/)"
-  exit 77
+  skip "a line matches /$skip_on/"
 fi
 
 failed=0

@@ -16,9 +16,19 @@ awk -v out="$tmp" '
   /^$/ { name = ""; next }
   name != "" { print >> file }
 ' "$tmp/all.csv"
+[ -d "$dir" ] || { echo "FAIL: no directory $dir"; exit 1; }
 status=0
-want=$(cd "$tmp" && ls *.csv | grep -v '^all.csv$' | sort | tr '\n' ' ')
-got=$(cd "$dir" && ls *.csv | sort | tr '\n' ' ')
+want=$(cd "$tmp" && ls -- *.csv | grep -v '^all.csv$' | sort | tr '\n' ' ')
+got=$(cd "$dir" && { ls -- *.csv 2>/dev/null || true; } | sort | tr '\n' ' ')
+# Two empty lists agree, and would pass a report that wrote no table at all.
+if [ -z "$want" ]; then
+  echo "FAIL: the csv stream holds no '# table:' section"
+  status=1
+fi
+if [ -z "$got" ]; then
+  echo "FAIL: $dir holds no .csv table"
+  status=1
+fi
 if [ "$want" != "$got" ]; then
   echo "FAIL: tables in $dir: '$got', expected '$want'"
   status=1

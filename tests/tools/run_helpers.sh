@@ -6,7 +6,8 @@ scale=${COMMPROF_TEST_TIME_SCALE:-1}
 
 # start_run OUTDIR NRANKS command...: sets $launcher; exits 1 if the files never appear (60 s x
 # scale), or at once when the job ends before they do (its log is shown); exits 77 (skip) when
-# that is because the backend has no GPU here.
+# that is because the backend has no GPU here, or 1 there under COMMPROF_REQUIRE_GPU=1 (a GPU
+# host whose device detection broke must not look green).
 start_run() {
   _out=$1; _nranks=$2; shift 2
   "$@" >"$_out.log" 2>&1 &
@@ -17,7 +18,12 @@ start_run() {
     [ "$_n" -ge "$_nranks" ] && return 0
     if ! kill -0 "$launcher" 2>/dev/null; then
       if grep -q "cannot run here: no CUDA device visible" "$_out.log"; then
-        cat "$_out.log"; echo "skipped: no GPU here"; exit 77
+        cat "$_out.log"
+        if [ "${COMMPROF_REQUIRE_GPU:-0}" = 1 ]; then
+          echo "FAIL: COMMPROF_REQUIRE_GPU=1, but no GPU is visible: this test would be skipped"
+          exit 1
+        fi
+        echo "skipped: no GPU here"; exit 77
       fi
       cat "$_out.log"; echo "FAIL: the job ended before every rank wrote its file"; exit 1
     fi

@@ -5,7 +5,9 @@
 //    rule, its line (no other exception, no std::regex_error escaping);
 //  - what is parsed prints back as rules text (as --print-rules shows them) that parses to the
 //    same rules;
-//  - classification returns the class of the first matching rule for activities of every kind.
+//  - rules apply in order: for activities of every kind, a catch-all rule appended after the
+//    last changes the class of none that an earlier rule matches, and decides each that none
+//    matches.
 #include <cstdint>
 #include <string>
 
