@@ -28,7 +28,15 @@ struct BackendOptions {
   /// Record when each tagged op's own work runs (see ActivityRecorder); cuda starts CUPTI
   /// for it before touching the GPU.
   bool activity_timing = false;
+  /// Test hook (`run --test-no-activity-rank`): the backend of this rank offers no activity
+  /// recorder, as where another profiler holds CUPTI, so that the ranks' agreement on op timing
+  /// can be tested on any backend. -1: none.
+  int test_no_activity_rank = -1;
 };
+
+/// Why activity() is null on the rank that test_no_activity_rank names.
+inline constexpr char kActivityWithheldByTestHook[] =
+    "activity records withheld on this rank by --test-no-activity-rank";
 
 /// When an op's work ran: nanoseconds since the epoch origin.
 struct ActivitySpan {

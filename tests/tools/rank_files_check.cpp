@@ -3,8 +3,12 @@
 // COMMPROF_RUN_NRANKS): every rank wrote a readable file; steps and ops are there; every
 // collective instance (communicator, sequence number) appears on each of its comm_size ranks
 // with the same op and bytes, which is what the reducer's matching relies on. With
-// COMMPROF_RUN_OP_TIMING set, every rank timed its ops that way, and the ops of one stream (in
-// order, as a CUDA stream runs them) never overlap.
+// COMMPROF_RUN_OP_TIMING set (the op timing the command line asked for, or resolves to), every
+// rank timed its ops that way, the ops of one stream (in order, as a CUDA stream runs them) never
+// overlap, and the steps that carry ops are the command line's: none with step timing; with
+// sampled timing the last warm-up step and every k-th measured step, k and the warm-up count
+// given as COMMPROF_RUN_SAMPLE_EVERY and COMMPROF_RUN_WARMUP_STEPS (never read from the files
+// under check); every step otherwise.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -56,15 +60,30 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
       ASSERT_GE(t.steps.size(), 1u) << "rank " << r;
       EXPECT_EQ(t.steps.size(), first_count) << "rank " << r << " stopped at another step";
     }
-    // Sampled op timing: the last warm-up step and every k-th measured step carry ops, the
-    // others none; every other timing but step puts ops in every step.
+    // Which steps carry ops (README.md, --op-timing): sampled timing the last warm-up
+    // step and every k-th measured step, step timing none, every other timing all. Without
+    // COMMPROF_RUN_OP_TIMING (runs checked for their consistency only) the file's own
+    // configuration says which.
     const auto& cfg = t.config.json();
-    const bool sampled = cfg.contains("op_timing") && cfg.at("op_timing") == "sampled";
-    const int every = sampled ? cfg.at("sample_every").get<int>() : 1;
-    const int warmups = cfg.contains("warmup_steps") ? cfg.at("warmup_steps").get<int>() : 0;
+    const bool sampled = timing.empty()
+                             ? cfg.contains("op_timing") && cfg.at("op_timing") == "sampled"
+                             : timing == "sampled";
+    int every = 1, warmups = 0;
+    if (sampled && !timing.empty()) {
+      ASSERT_FALSE(env("COMMPROF_RUN_SAMPLE_EVERY").empty()) << "sampled: k of the command line";
+      ASSERT_FALSE(env("COMMPROF_RUN_WARMUP_STEPS").empty()) << "sampled: its warm-up steps";
+      every = std::atoi(env("COMMPROF_RUN_SAMPLE_EVERY").c_str());
+      warmups = std::atoi(env("COMMPROF_RUN_WARMUP_STEPS").c_str());
+      EXPECT_EQ(cfg.value("sample_every", -1), every) << "rank " << r;
+      EXPECT_EQ(cfg.value("warmup_steps", -1), warmups) << "rank " << r;
+    } else if (sampled) {
+      every = cfg.at("sample_every").get<int>();
+      warmups = cfg.value("warmup_steps", 0);
+    }
     for (const StepRecord& s : t.steps) {
-      const bool timed = !sampled || (s.index >= warmups ? (s.index - warmups) % every == 0
-                                                         : s.index == warmups - 1);
+      const bool timed =
+          sampled ? (s.index >= warmups ? (s.index - warmups) % every == 0 : s.index == warmups - 1)
+                  : timing != "step";
       ASSERT_EQ(s.ops.empty(), !timed) << "rank " << r << " step " << s.index;
       EXPECT_LE(s.start_ns, s.end_ns);
       std::map<std::string, std::int64_t> stream_end;
@@ -94,7 +113,8 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
       }
     }
   }
-  EXPECT_TRUE(any_comm || nranks == 1);
+  // Step timing records no ops, so no collective either.
+  EXPECT_TRUE(any_comm || nranks == 1 || env("COMMPROF_RUN_OP_TIMING") == "step");
   for (const auto& [key, value] : instances) {
     const auto& [coll, bytes, size, seen] = value;
     // Each step renumbers nothing: a (comm, seq) is one call, on every member, once per run.

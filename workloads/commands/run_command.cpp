@@ -44,6 +44,7 @@ struct RunConfig {
   bool dry_run = false;
   int dry_run_rank = 0;
   int test_hang_rank = -1;
+  int test_no_activity_rank = -1;
   std::string out_dir;
   bool attention_auto = true;  // --attention auto: fused where every rank's backend can
   std::string attention_note;  // why auto chose GEMMs, for the summary
@@ -227,7 +228,9 @@ class RunCommand final : public Command {
 
   void define_options(po::options_description& visible, po::options_description& hidden) override {
     hidden.add_options()("test-hang-rank", po::value<int>()->default_value(-1),
-                         "test hook: this rank stops taking part in communication after warm-up");
+                         "test hook: this rank stops taking part in communication after warm-up")(
+        "test-no-activity-rank", po::value<int>()->default_value(-1),
+        "test hook: this rank's backend offers no activity records (as under another profiler)");
     visible.add_options()("workload", po::value<std::string>()->default_value("dp"),
                           "dp | tp | pp | hybrid")("tp", po::value<int>()->default_value(0),
                                                    "tensor-parallel degree (0: inferred)")(
@@ -328,12 +331,14 @@ class RunCommand final : public Command {
     c.dry_run_rank = vm["dry-run-rank"].as<int>();
     if (vm.count("out") != 0) c.out_dir = vm["out"].as<std::string>();
     c.test_hang_rank = vm["test-hang-rank"].as<int>();
+    c.test_no_activity_rank = vm["test-no-activity-rank"].as<int>();
   }
 
   std::string backend_name() const override { return config_.dry_run ? "" : runtime_.backend; }
   BackendOptions backend_options() const override {
     BackendOptions options = runtime_.backend_options;
     options.activity_timing = needs_activity(config_.timing);
+    options.test_no_activity_rank = config_.test_no_activity_rank;
     return options;
   }
 

@@ -46,7 +46,11 @@ cudaMemcpyKind memcpy_kind(CopyKind kind) {
 CudaBackend::CudaBackend(RankContext& ctx, const BackendOptions& options) : options_(options) {
   set_annotations_enabled(options.annotate);
   // Before the first CUDA call, so that CUPTI sees the context being made.
-  if (options.activity_timing) activity_ = CuptiActivity::start(&activity_problem_);
+  if (options.activity_timing && ctx.rank() == options.test_no_activity_rank) {
+    activity_problem_ = kActivityWithheldByTestHook;
+  } else if (options.activity_timing) {
+    activity_ = CuptiActivity::start(&activity_problem_);
+  }
   const VisibleDevices visible = visible_cuda_devices();
   std::string why = visible.problem;
   std::optional<int> device;

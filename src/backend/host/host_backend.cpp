@@ -68,6 +68,7 @@ struct HostBackend::Signal {
 
 HostBackend::HostBackend(RankContext& ctx, const BackendOptions& options)
     : options_(options),
+      activity_(options.activity_timing && ctx.rank() != options.test_no_activity_rank),
       world_(std::make_unique<HostCommunicator>(ctx.comm(), "world", abandoned_)) {
   for (Category c : kAllCategories) {
     streams_[index_of(c)] = std::make_unique<HostStream>(category_name(c));
@@ -145,7 +146,7 @@ void HostBackend::submit(Category c, const Work& work, const OpLabel& label) {
     comm = static_cast<HostCommunicator*>(p2p->comm)->comm();
   }
   ActivitySpan* span = nullptr;
-  if (options_.activity_timing && label.activity_tag != 0) {
+  if (activity_ && label.activity_tag != 0) {
     span_of_tag_[label.activity_tag] = spans_.size();
     span = &spans_.emplace_back();
   }
@@ -157,7 +158,7 @@ void HostBackend::submit(Category c, const Work& work, const OpLabel& label) {
   });
 }
 
-ActivityRecorder* HostBackend::activity() { return options_.activity_timing ? this : nullptr; }
+ActivityRecorder* HostBackend::activity() { return activity_ ? this : nullptr; }
 
 std::string HostBackend::dtype_problem(DType dtype) const {
   return dtype == DType::kFloat32 || dtype == DType::kFloat64
@@ -169,7 +170,9 @@ std::string HostBackend::dtype_problem(DType dtype) const {
 std::string HostBackend::unavailable_reason(Capability capability) const {
   switch (capability) {
     case Capability::kActivity:
-      return options_.activity_timing ? "" : "activity timing was not requested";
+      if (activity_) return "";
+      return options_.activity_timing ? kActivityWithheldByTestHook
+                                      : "activity timing was not requested";
     case Capability::kGraphs:
       return "the host backend has no graphs to capture (CUDA graphs: --backend cuda)";
     case Capability::kAttention:

@@ -59,6 +59,8 @@ class HostBackend final : public Backend, private ActivityRecorder, private Atte
   HostStream& stream(Category c) { return *streams_[index_of(c)]; }
 
   BackendOptions options_;
+  // Activity timing requested and not withheld on this rank by the test hook.
+  bool activity_ = false;
   // Set when a stream timed out with work in flight: buffers are no longer freed (allocate()),
   // communicators no longer released. Before world_, which is built with it.
   std::shared_ptr<std::atomic<bool>> abandoned_ = std::make_shared<std::atomic<bool>>(false);

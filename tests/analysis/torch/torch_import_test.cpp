@@ -4,11 +4,15 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "analysis/torch/torch_import.hpp"
 #include "src/core/errors.hpp"
@@ -124,6 +128,77 @@ TEST(TorchImport, RealDdpTracesMatchTheJsonReadIndependently) {
       EXPECT_EQ(comm[i]->bytes, static_cast<std::uint64_t>(nccl_elems[i]) * 2) << "bf16";
       EXPECT_EQ(comm[i]->count, static_cast<std::uint64_t>(nccl_elems[i]));
       EXPECT_EQ(comm[i]->dtype, "BFloat16") << "as PyTorch names it";
+    }
+  }
+}
+
+// Which step each activity lands in, worked out from the JSON by the rule the importer documents:
+// the ProfilerStep#N range (a CPU user_annotation) that holds its launch, the cuda_runtime or
+// cuda_driver call of the same correlation id. Each rank's trace holds 137 activities in each of
+// its two steps: 106 kernels, 2 NCCL all-reduces, 29 copies and sets. Each imported step must hold
+// exactly its own, class by class. (That an op lies inside its step cannot tell: the importer
+// stretches a step to its ops' ends, and on rank 0, 58 of them end after their step's CPU range.)
+TEST(TorchImport, EachActivityLandsInTheStepThatLaunchedIt) {
+  for (int r = 0; r < 2; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    const std::string path = kDir + "/rank-" + std::to_string(r) + ".pt.trace.json.gz";
+    const nlohmann::json j = nlohmann::json::parse(gunzip(path));
+    struct Window {
+      double begin, end;
+      int step;
+    };
+    std::vector<Window> windows;
+    std::map<std::int64_t, double> launch_of;  // correlation id -> launch time (us)
+    for (const auto& e : j["traceEvents"]) {
+      if (e.value("ph", "") != "X") continue;
+      const std::string cat = e.value("cat", "");
+      const std::string name = e.value("name", "");
+      if (cat == "user_annotation" && name.rfind("ProfilerStep#", 0) == 0) {
+        const double ts = e["ts"].get<double>();
+        windows.push_back({ts, ts + e["dur"].get<double>(), std::stoi(name.substr(13))});
+      } else if ((cat == "cuda_runtime" || cat == "cuda_driver") && e.contains("args") &&
+                 e["args"].contains("correlation")) {
+        launch_of[e["args"]["correlation"].get<std::int64_t>()] = e["ts"].get<double>();
+      }
+    }
+    // Per step: COMP, COMM, MEM.
+    std::map<int, std::array<int, 3>> want;
+    int outside = 0;
+    for (const auto& e : j["traceEvents"]) {
+      if (e.value("ph", "") != "X") continue;
+      const std::string cat = e.value("cat", "");
+      if (cat != "kernel" && cat != "gpu_memcpy" && cat != "gpu_memset") continue;
+      const auto launch = e.contains("args") && e["args"].contains("correlation")
+                              ? launch_of.find(e["args"]["correlation"].get<std::int64_t>())
+                              : launch_of.end();
+      const double at = launch != launch_of.end() ? launch->second : e["ts"].get<double>();
+      const auto window = std::find_if(windows.begin(), windows.end(), [&](const Window& w) {
+        return w.begin <= at && at <= w.end;
+      });
+      if (window == windows.end()) {
+        ++outside;
+        continue;
+      }
+      const bool nccl = e["name"].get<std::string>().rfind("nccl", 0) == 0;
+      const int cls = cat != "kernel" ? 2 : nccl ? 1 : 0;
+      ++want[window->step][static_cast<std::size_t>(cls)];
+    }
+    EXPECT_EQ(outside, 0);
+    const std::array<int, 3> per_step = {106, 2, 29};
+    ASSERT_EQ(want.size(), 2u);
+    EXPECT_EQ(want[2], per_step);
+    EXPECT_EQ(want[3], per_step);
+
+    const RankTimeline t = import_torch_trace(path, {}, 9, 9, nullptr);
+    ASSERT_EQ(t.steps.size(), 2u);
+    for (const StepRecord& step : t.steps) {
+      std::array<int, 3> got = {0, 0, 0};
+      for (const OpRecord& op : step.ops) {
+        const int cls = op.category == Category::kComp ? 0 : op.category == Category::kComm ? 1 : 2;
+        ++got[static_cast<std::size_t>(cls)];
+      }
+      EXPECT_EQ(got, want[step.index]) << "step " << step.index;
+      EXPECT_EQ(step.ops.size(), 137u) << "step " << step.index;
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/core/log.hpp"
@@ -90,13 +91,19 @@ TEST(Parse, CommandHelpListsItsOptions) {
 // --enable-test-hooks it is refused, and from the environment never read (a COMMPROF_TEST_* left
 // in a user's shell would otherwise hang or corrupt a production run).
 TEST(Parse, TestHooksOnlyWhenEnabledOnTheCommandLine) {
-  Parse plain({"run", "--test-hang-rank", "1"});
-  EXPECT_EQ(plain->kind, Kind::kUsageError);
-  EXPECT_THAT(plain->text, HasSubstr("--test-hang-rank is a test hook (it breaks the run on "
-                                     "purpose): add --enable-test-hooks to use it"));
-  Parse enabled({"run", "--enable-test-hooks", "--test-hang-rank", "1"});
-  EXPECT_EQ(enabled->kind, Kind::kRun) << enabled->text;
-  for (const char* variable : {"COMMPROF_TEST_HANG_RANK=1", "COMMPROF_TEST_CORRUPT_RANK=0"}) {
+  const std::pair<std::string, std::string> hooks[] = {{"run", "--test-hang-rank"},
+                                                       {"run", "--test-no-activity-rank"},
+                                                       {"bench", "--test-corrupt-rank"}};
+  for (const auto& [command, hook] : hooks) {
+    Parse plain({command, hook, "1"});
+    EXPECT_EQ(plain->kind, Kind::kUsageError) << hook;
+    EXPECT_THAT(plain->text, HasSubstr(hook + " is a test hook (it breaks the run on purpose): add "
+                                              "--enable-test-hooks to use it"));
+    Parse enabled({command, "--enable-test-hooks", hook, "1"});
+    EXPECT_EQ(enabled->kind, Kind::kRun) << enabled->text;
+  }
+  for (const char* variable : {"COMMPROF_TEST_HANG_RANK=1", "COMMPROF_TEST_NO_ACTIVITY_RANK=1",
+                               "COMMPROF_TEST_CORRUPT_RANK=0"}) {
     const std::string command =
         std::string(variable).find("CORRUPT") != std::string::npos ? "bench" : "run";
     Parse env({command, "--enable-test-hooks"}, {variable});
