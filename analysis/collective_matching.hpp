@@ -50,6 +50,7 @@ struct CollectiveInstance {
 /// Per rank, over every matched collective it took part in.
 struct RankWait {
   int rank = 0;
+  std::string host;  ///< the rank's host, as its file names it (the reducer fills it in)
   std::int64_t collectives = 0;
   std::int64_t wait_ns = 0;         ///< Σ (last start − own start): time this rank waited
   std::int64_t wait_caused_ns = 0;  ///< Σ over instances it arrived last at of others' waits

@@ -13,7 +13,9 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <variant>
 
+#include "analysis/report_fields.hpp"
 #include "analysis/saturating_sum.hpp"
 #include "src/core/errors.hpp"
 #include "src/timeline/rank_file.hpp"
@@ -40,24 +42,6 @@ std::string group_of(const std::string& comm) {
   }
   return n == 0 ? comm : comm.substr(0, n);
 }
-
-struct MetricDef {
-  const char* name;
-  const char* unit;
-  Stat RankSummary::*field;
-  bool lower_is_worse;
-};
-
-constexpr MetricDef kMetrics[] = {
-    {"step_time", "ns", &RankSummary::wall_ns, false},
-    {"comp_busy", "ns", &RankSummary::comp_ns, false},
-    {"comm_busy", "ns", &RankSummary::comm_ns, false},
-    {"mem_busy", "ns", &RankSummary::mem_ns, false},
-    {"exposed_comm", "ns", &RankSummary::exposed_comm_ns, false},
-    {"idle", "ns", &RankSummary::idle_ns, false},
-    {"overlap", "ratio", &RankSummary::overlap, true},
-    {"hidden_fraction", "ratio", &RankSummary::hidden_fraction, true},
-};
 
 }  // namespace
 
@@ -255,23 +239,25 @@ void check_world(Report& rep) {
   }
 }
 
-// Per metric, each rank's mean over its measured steps, summarised across ranks with the worst
-// rank named.
+// Per compared per-rank field (report_fields.hpp), each rank's mean over its measured steps,
+// summarised across ranks with the worst rank named.
 void add_across_ranks(Report& rep) {
-  for (const MetricDef& def : kMetrics) {
+  for (const report_fields::Field<RankSummary>& f : report_fields::kRankFields) {
+    if (f.family.empty()) continue;
     AcrossRanks row;
-    row.metric = def.name;
-    row.unit = def.unit;
+    row.metric = report_fields::metric_of_key(f.key);
+    row.unit = f.unit;
     std::vector<const RankSummary*> contributors;
     for (const RankSummary& r : rep.ranks) {
-      const Stat& s = r.*def.field;
+      const Stat& s = *std::get<const Stat*>(f.get(r));
       if (s.count == 0) continue;
       row.stat.add(s.mean);
       contributors.push_back(&r);
     }
     if (row.stat.count > 0) {
+      // Worst is the largest, or the smallest where more is better (overlap).
       const RankSummary* worst = contributors[static_cast<std::size_t>(
-          def.lower_is_worse ? row.stat.argmin : row.stat.argmax)];
+          f.higher_is_better ? row.stat.argmin : row.stat.argmax)];
       row.worst_rank = worst->rank;
       row.worst_host = worst->host;
     }
@@ -392,8 +378,13 @@ Report Reducer::finish() {
   add_across_ranks(rep);
   matcher_.finish(rep.world_size);
   rep.instances = matcher_.instances();
+  std::map<int, const std::string*> host_of;
+  for (const RankSummary& s : rep.ranks) host_of[s.rank] = &s.host;
   for (const RankWait& w : matcher_.rank_waits()) {
-    if (w.collectives > 0) rep.waits.push_back(w);
+    if (w.collectives == 0) continue;
+    rep.waits.push_back(w);
+    const auto host = host_of.find(w.rank);
+    if (host != host_of.end()) rep.waits.back().host = *host->second;
   }
   warn_about_instances(rep);
   for (std::string& line : unfinished_.findings()) rep.warnings.push_back(std::move(line));

@@ -22,6 +22,22 @@ inline constexpr int kReportSchemaVersion = 1;
 /// The JSON report lists this many collective instances: those that made ranks wait longest.
 inline constexpr std::size_t kReportWorstInstances = 100;
 
+/// The unit of a report value as the report holds it; formats convert it for display and name
+/// it. The fields of each row type and their units: analysis/report_fields.hpp.
+enum class ReportUnit {
+  kNs,      ///< a time or duration in ns
+  kBytes,   ///< B
+  kGBps,    ///< a bandwidth in GB/s (10⁹ B/s)
+  kRatio,   ///< a fraction (1 = 100 %)
+  kFactor,  ///< a multiple (a speed-up)
+  kCount,   ///< a number of things (steps, ops, collectives)
+  kRanks,   ///< a number of ranks
+  kId,      ///< a number that names something: a rank, a sequence number
+  kText,
+  kFlag,   ///< yes or no
+  kOfRow,  ///< the row's own unit (across ranks: the unit of the metric the row summarises)
+};
+
 /// A rank file that could not be read or parsed; the rest of the run is still reduced.
 struct FileProblem {
   std::string file;
@@ -31,8 +47,8 @@ struct FileProblem {
 /// One per-rank metric across ranks: min / mean / max of the ranks' step means, and the rank
 /// that is worst for it (largest, or smallest for overlap and hidden fraction).
 struct AcrossRanks {
-  std::string metric;  ///< "step_time", "comp", ...
-  std::string unit;    ///< "ns" or "ratio"
+  std::string metric;  ///< the per-rank field's key without its unit: "step_time", "overlap"
+  ReportUnit unit = ReportUnit::kNs;  ///< that field's: kNs or kRatio
   Stat stat;
   int worst_rank = -1;
   std::string worst_host;

@@ -11,32 +11,34 @@
 #include <sstream>
 
 #include "analysis/reducer.hpp"
+#include "analysis/report_fields.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/units.hpp"
 
 namespace commprof {
 namespace {
 
-// A per-rank family: its field in the report JSON and in RankSummary.
-struct RankFamily {
-  const char* family;
-  const char* json_field;
-  Stat RankSummary::*stat;
-  MetricUnit unit;
-  bool higher_is_better;
-};
+namespace rf = report_fields;
 
-constexpr std::array<RankFamily, 9> kRankFamilies{{
-    {"step", "step_time_ns", &RankSummary::wall_ns, MetricUnit::kNanoseconds, false},
-    {"comp", "comp_busy_ns", &RankSummary::comp_ns, MetricUnit::kNanoseconds, false},
-    {"comm", "comm_busy_ns", &RankSummary::comm_ns, MetricUnit::kNanoseconds, false},
-    {"mem", "mem_busy_ns", &RankSummary::mem_ns, MetricUnit::kNanoseconds, false},
-    {"busy", "busy_ns", &RankSummary::busy_ns, MetricUnit::kNanoseconds, false},
-    {"exposed", "exposed_comm_ns", &RankSummary::exposed_comm_ns, MetricUnit::kNanoseconds, false},
-    {"idle", "idle_ns", &RankSummary::idle_ns, MetricUnit::kNanoseconds, false},
-    {"overlap", "overlap", &RankSummary::overlap, MetricUnit::kRatio, true},
-    {"hidden", "hidden_fraction", &RankSummary::hidden_fraction, MetricUnit::kRatio, true},
-}};
+// The per-rank metrics are the per-rank fields the table compares (report_fields.hpp).
+constexpr std::size_t kFamilies = rf::kComparedRankFields;
+
+MetricUnit metric_unit(ReportUnit u) {
+  return u == ReportUnit::kRatio ? MetricUnit::kRatio : MetricUnit::kNanoseconds;
+}
+
+// The report JSON's members this reads besides those, checked against the tables as it compiles.
+constexpr std::string_view kRankKey = rf::field_named(rf::kRanks, "rank").key;
+constexpr std::string_view kStepsKey = rf::field_named(rf::kRanks, "steps").key;
+constexpr std::string_view kGroupKey = rf::field_named(rf::kGroups, "group").key;
+constexpr std::string_view kGroupBusbwKey = rf::field_named(rf::kGroups, "busbw_gbps").key;
+constexpr std::string_view kCollectiveKey = rf::field_named(rf::kCollectives, "collective").key;
+constexpr std::string_view kCommSizeKey = rf::field_named(rf::kCollectives, "comm_size").key;
+constexpr std::string_view kBytesKey = rf::field_named(rf::kCollectives, "bytes").key;
+constexpr std::string_view kCollectiveBusbwKey =
+    rf::field_named(rf::kCollectives, "busbw_gbps").key;
+constexpr std::string_view kWaitRankKey = rf::field_named(rf::kStragglers, "rank").key;
+constexpr std::string_view kWaitCausedKey = rf::field_named(rf::kStragglers, "wait_caused_ns").key;
 
 // One rank's per-step statistic of one family, as either source gives it.
 struct RankStat {
@@ -54,8 +56,8 @@ struct BusbwRow {
 // and the rank files it was reduced from give the same metrics.
 struct RunFacts {
   int world_size = 0;
-  std::vector<int> rank_steps;                      // by rank read
-  std::vector<std::array<RankStat, 9>> rank_stats;  // by rank read, by kRankFamilies
+  std::vector<int> rank_steps;                              // by rank read
+  std::vector<std::array<RankStat, kFamilies>> rank_stats;  // by rank read, by compared field
   std::vector<BusbwRow> group_busbw, collective_busbw;
   std::vector<std::pair<int, std::int64_t>> wait_caused;  // (rank, Σ wait caused)
   std::map<int, int> steps_of_rank;
@@ -71,7 +73,7 @@ RunMetrics metrics_from_facts(const RunFacts& f, const std::string& source) {
   out.ranks = static_cast<int>(f.rank_steps.size());
   out.steps =
       f.rank_steps.empty() ? 0 : *std::min_element(f.rank_steps.begin(), f.rank_steps.end());
-  for (std::size_t k = 0; k < kRankFamilies.size(); ++k) {
+  for (std::size_t k = 0; k < kFamilies; ++k) {
     double sum = 0.0, var_sum = 0.0;
     int ranks = 0, ranks_with_sd = 0;
     std::int64_t samples = -1;
@@ -88,9 +90,10 @@ RunMetrics metrics_from_facts(const RunFacts& f, const std::string& source) {
     }
     if (ranks == 0) continue;  // e.g. overlap of a run without communication
     RunMetric m;
-    m.family = kRankFamilies[k].family;
-    m.unit = kRankFamilies[k].unit;
-    m.higher_is_better = kRankFamilies[k].higher_is_better;
+    const rf::Field<RankSummary>& field = *rf::kComparedFields[k];
+    m.family = field.family;
+    m.unit = metric_unit(field.unit);
+    m.higher_is_better = field.higher_is_better;
     m.value = sum / ranks;
     m.samples = samples;
     // Only when every rank has one: a spread from some ranks would understate the noise.
@@ -134,12 +137,13 @@ RunMetrics metrics_from_facts(const RunFacts& f, const std::string& source) {
 
 using nlohmann::json;
 
-const json& field(const json& object, const char* name, const std::string& where,
+const json& field(const json& object, std::string_view name, const std::string& where,
                   const std::string& source) {
-  if (!object.is_object() || !object.contains(name)) {
-    throw Error(source + ": not a commprof report: " + where + " has no \"" + name + "\"");
+  const std::string key(name);
+  if (!object.is_object() || !object.contains(key)) {
+    throw Error(source + ": not a commprof report: " + where + " has no \"" + key + "\"");
   }
-  return object.at(name);
+  return object.at(key);
 }
 
 double number(const json& v, const std::string& what, const std::string& source) {
@@ -152,7 +156,7 @@ double number(const json& v, const std::string& what, const std::string& source)
 const std::vector<std::string>& run_metric_families() {
   static const std::vector<std::string> families = [] {
     std::vector<std::string> v;
-    for (const RankFamily& f : kRankFamilies) v.emplace_back(f.family);
+    for (const rf::Field<RankSummary>* f : rf::kComparedFields) v.emplace_back(f->family);
     v.emplace_back("busbw");
     v.emplace_back("straggler");
     return v;
@@ -161,7 +165,10 @@ const std::vector<std::string>& run_metric_families() {
 }
 
 bool is_ratio_family(const std::string& family) {
-  return family == "overlap" || family == "hidden";
+  for (const rf::Field<RankSummary>* f : rf::kComparedFields) {
+    if (f->family == family) return f->unit == ReportUnit::kRatio;
+  }
+  return false;
 }
 
 RunMetrics run_metrics_from_report(const Report& report, const std::string& source) {
@@ -170,9 +177,9 @@ RunMetrics run_metrics_from_report(const Report& report, const std::string& sour
   for (const RankSummary& s : report.ranks) {
     f.rank_steps.push_back(s.steps);
     f.steps_of_rank[s.rank] = s.steps;
-    std::array<RankStat, 9> stats;
-    for (std::size_t k = 0; k < kRankFamilies.size(); ++k) {
-      const Stat& st = s.*kRankFamilies[k].stat;
+    std::array<RankStat, kFamilies> stats;
+    for (std::size_t k = 0; k < kFamilies; ++k) {
+      const Stat& st = *std::get<const Stat*>(rf::kComparedFields[k]->get(s));
       stats[k] = {st.mean, st.stddev(), st.count};
     }
     f.rank_stats.push_back(stats);
@@ -207,17 +214,17 @@ RunMetrics run_metrics_from_report_json(const std::string& text, const std::stri
                 std::to_string(kReportSchemaVersion) + " this commprof reads");
   }
   RunFacts f;
-  for (const json& r : field(j, "ranks", "the document", source)) {
+  for (const json& r : field(j, rf::kRanks.name, "the document", source)) {
     const std::string where = "a rank";
-    const int rank = static_cast<int>(number(field(r, "rank", where, source), "rank", source));
-    const int steps = static_cast<int>(number(field(r, "steps", where, source), "steps", source));
+    const int rank = static_cast<int>(number(field(r, kRankKey, where, source), "rank", source));
+    const int steps = static_cast<int>(number(field(r, kStepsKey, where, source), "steps", source));
     f.rank_steps.push_back(steps);
     f.steps_of_rank[rank] = steps;
-    std::array<RankStat, 9> stats;
-    for (std::size_t k = 0; k < kRankFamilies.size(); ++k) {
-      const json& st = field(r, kRankFamilies[k].json_field, where, source);
-      const std::string what =
-          std::string("rank ") + std::to_string(rank) + " " + kRankFamilies[k].json_field;
+    std::array<RankStat, kFamilies> stats;
+    for (std::size_t k = 0; k < kFamilies; ++k) {
+      const std::string_view key = rf::kComparedFields[k]->key;
+      const json& st = field(r, key, where, source);
+      const std::string what = "rank " + std::to_string(rank) + " " + std::string(key);
       stats[k].count = static_cast<std::int64_t>(
           number(field(st, "count", what, source), what + ".count", source));
       if (stats[k].count == 0) continue;
@@ -229,26 +236,26 @@ RunMetrics run_metrics_from_report_json(const std::string& text, const std::stri
     }
     f.rank_stats.push_back(stats);
   }
-  for (const json& g : field(j, "groups", "the document", source)) {
-    const json& bw = field(g, "busbw_gbps", "a group", source);
-    f.group_busbw.push_back({field(g, "group", "a group", source).get<std::string>(),
+  for (const json& g : field(j, rf::kGroups.name, "the document", source)) {
+    const json& bw = field(g, kGroupBusbwKey, "a group", source);
+    f.group_busbw.push_back({field(g, kGroupKey, "a group", source).get<std::string>(),
                              bw.is_null() ? -1.0 : number(bw, "a group's busbw_gbps", source)});
   }
-  for (const json& c : field(j, "collectives", "the document", source)) {
+  for (const json& c : field(j, rf::kCollectives.name, "the document", source)) {
     const std::string where = "a collective row";
-    const json& bw = field(c, "busbw_gbps", where, source);
+    const json& bw = field(c, kCollectiveBusbwKey, where, source);
     f.collective_busbw.push_back(
         {collective_label(
-             field(c, "collective", where, source).get<std::string>(),
-             static_cast<int>(number(field(c, "comm_size", where, source), "comm_size", source)),
-             field(c, "bytes", where, source).get<std::uint64_t>()),
+             field(c, kCollectiveKey, where, source).get<std::string>(),
+             static_cast<int>(number(field(c, kCommSizeKey, where, source), "comm_size", source)),
+             field(c, kBytesKey, where, source).get<std::uint64_t>()),
          bw.is_null() ? -1.0 : number(bw, "a collective's busbw_gbps", source)});
   }
-  for (const json& s : field(j, "stragglers", "the document", source)) {
+  for (const json& s : field(j, rf::kStragglers.name, "the document", source)) {
     f.wait_caused.emplace_back(
-        static_cast<int>(number(field(s, "rank", "a straggler row", source), "rank", source)),
-        static_cast<std::int64_t>(number(field(s, "wait_caused_ns", "a straggler row", source),
-                                         "wait_caused_ns", source)));
+        static_cast<int>(number(field(s, kWaitRankKey, "a straggler row", source), "rank", source)),
+        static_cast<std::int64_t>(
+            number(field(s, kWaitCausedKey, "a straggler row", source), "wait_caused_ns", source)));
   }
   RunMetrics m = metrics_from_facts(f, source);
   for (const json& p : field(j, "problems", "the document", source)) {

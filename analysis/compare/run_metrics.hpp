@@ -15,9 +15,10 @@ namespace commprof {
 
 enum class MetricUnit { kNanoseconds, kRatio, kGBps };
 
-/// One metric of a run. `family` is what thresholds name (step, comp, comm, mem, busy, exposed,
-/// idle, overlap, hidden, busbw, straggler); `label` tells metrics of one family apart (a
-/// communicator group such as "dp", or "allreduce n=4 64 MiB"); empty when the family has one.
+/// One metric of a run. `family` is what thresholds name: a per-rank field's (step, comp, comm,
+/// mem, overlap, hidden, exposed, idle, busy: analysis/report_fields.hpp), busbw or straggler;
+/// `label` tells metrics of one family apart (a communicator group such as "dp", or "allreduce
+/// n=4 64 MiB"); empty when the family has one.
 struct RunMetric {
   std::string family;
   std::string label;

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
-// CSV tables: one per report section, units in the column names, empty cells for n/a.
+// CSV tables: one per report row type (fields from analysis/report_fields.hpp) and the problems,
+// units in the column names, empty cells for n/a.
 #include <cstdio>
 #include <ostream>
 #include <sstream>
 
 #include "analysis/report/report_writers.hpp"
+#include "analysis/report_fields.hpp"
 
 namespace commprof {
 namespace {
@@ -20,12 +22,20 @@ std::string num(double v) {
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
-std::string num_or_empty(double v) { return v < 0 ? "" : num(v); }
-std::string mean_or_empty(const Stat& s) { return s.count > 0 ? num(s.mean) : ""; }
+
+std::string csv_value(const report_fields::Value& v) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&v)) return num(*d);
+  if (const auto* s = std::get_if<const Stat*>(&v)) return num((*s)->mean);
+  if (const auto* t = std::get_if<std::string_view>(&v)) return std::string(*t);
+  if (const auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  if (const auto* u = std::get_if<ReportUnit>(&v)) return report_fields::unit_name(*u);
+  return "";
+}
 
 class Csv {
  public:
-  explicit Csv(std::initializer_list<std::string> header) { row(header); }
+  explicit Csv(const std::vector<std::string>& header) { row(header); }
   void row(const std::vector<std::string>& cells) {
     for (std::size_t i = 0; i < cells.size(); ++i) out_ << (i ? "," : "") << cell(cells[i]);
     out_ << '\n';
@@ -36,59 +46,55 @@ class Csv {
   std::ostringstream out_;
 };
 
+// Every field in its column, n/a empty; then the min and max of the fields that ask for them.
+template <class Row>
+std::vector<std::string> header_of(const report_fields::Table<Row>& table) {
+  std::vector<std::string> header;
+  for (const auto& f : table) header.emplace_back(f.key);
+  for (const auto& f : table) {
+    if (!f.min_max) continue;
+    for (const char* which : {"min", "max"})
+      header.push_back(report_fields::min_max_column(f.key, which));
+  }
+  return header;
+}
+
+template <class Row>
+std::vector<std::string> cells_of(const report_fields::Table<Row>& table, const Row& row) {
+  std::vector<std::string> cells;
+  for (const auto& f : table) {
+    const auto v = report_fields::defined_value(f, row);
+    cells.push_back(v ? csv_value(*v) : "");
+  }
+  for (const auto& f : table) {
+    if (!f.min_max) continue;
+    const Stat& s = *std::get<const Stat*>(f.get(row));
+    cells.push_back(s.count ? num(s.min) : "");
+    cells.push_back(s.count ? num(s.max) : "");
+  }
+  return cells;
+}
+
+template <class Row, class Rows>
+CsvTable csv_table(const report_fields::Table<Row>& table, const Rows& rows) {
+  Csv csv(header_of(table));
+  for (const auto& row : rows) csv.row(cells_of(table, report_fields::deref(row)));
+  return {std::string(table.name), csv.str()};
+}
+
 }  // namespace
 
 std::vector<CsvTable> report_csv_tables(const Report& r) {
-  std::vector<CsvTable> tables;
-  Csv ranks({"rank", "host", "device", "steps", "step_time_ns", "comp_busy_ns", "comm_busy_ns",
-             "mem_busy_ns", "overlap", "hidden_fraction", "exposed_comm_ns", "idle_ns",
-             "step_time_min_ns", "step_time_max_ns"});
-  for (const RankSummary& s : r.ranks) {
-    ranks.row({std::to_string(s.rank), s.host, s.device, std::to_string(s.steps),
-               mean_or_empty(s.wall_ns), mean_or_empty(s.comp_ns), mean_or_empty(s.comm_ns),
-               mean_or_empty(s.mem_ns), mean_or_empty(s.overlap), mean_or_empty(s.hidden_fraction),
-               mean_or_empty(s.exposed_comm_ns), mean_or_empty(s.idle_ns),
-               s.wall_ns.count ? num(s.wall_ns.min) : "",
-               s.wall_ns.count ? num(s.wall_ns.max) : ""});
-  }
-  tables.push_back({"ranks", ranks.str()});
-
-  Csv across({"metric", "unit", "min", "mean", "max", "worst_rank", "worst_host"});
-  for (const AcrossRanks& a : r.across) {
-    const bool any = a.stat.count > 0;
-    across.row({a.metric, a.unit, any ? num(a.stat.min) : "", any ? num(a.stat.mean) : "",
-                any ? num(a.stat.max) : "", any ? std::to_string(a.worst_rank) : "",
-                any ? a.worst_host : ""});
-  }
-  tables.push_back({"across_ranks", across.str()});
-
-  Csv groups({"group", "communicators", "min_size", "max_size", "collectives", "incomplete",
-              "bytes", "time_ns", "busbw_gbps", "mean_start_skew_ns", "wait_ns"});
-  for (const GroupRow& g : r.groups) {
-    groups.row({g.group, std::to_string(g.communicators), std::to_string(g.min_size),
-                std::to_string(g.max_size), std::to_string(g.instances),
-                std::to_string(g.incomplete), std::to_string(g.bytes), num(g.time_ns),
-                num_or_empty(g.busbw_gbps), num(g.mean_skew_ns), std::to_string(g.wait_ns)});
-  }
-  tables.push_back({"groups", groups.str()});
-
-  Csv colls({"collective", "comm_size", "bytes", "count", "p50_time_ns", "p95_time_ns",
-             "algbw_gbps", "busbw_gbps", "peak_busbw_fraction", "mean_start_skew_ns", "wait_ns"});
-  for (const CollectiveRow& c : r.collectives) {
-    colls.row({c.collective, std::to_string(c.comm_size), std::to_string(c.bytes),
-               std::to_string(c.count), num(c.p50_ns), num(c.p95_ns), num(c.algbw_gbps),
-               num_or_empty(c.busbw_gbps), num_or_empty(c.peak_fraction), num(c.mean_skew_ns),
-               std::to_string(c.wait_ns)});
-  }
-  tables.push_back({"collectives", colls.str()});
-
-  Csv stragglers({"rank", "collectives", "times_last", "times_first", "wait_ns", "wait_caused_ns"});
-  for (const RankWait& w : r.waits) {
-    stragglers.row({std::to_string(w.rank), std::to_string(w.collectives),
-                    std::to_string(w.times_last), std::to_string(w.times_first),
-                    std::to_string(w.wait_ns), std::to_string(w.wait_caused_ns)});
-  }
-  tables.push_back({"stragglers", stragglers.str()});
+  namespace rf = report_fields;
+  std::vector<CsvTable> tables = {
+      csv_table(rf::kRanks, r.ranks),
+      csv_table(rf::kAcross, r.across),
+      csv_table(rf::kGroups, r.groups),
+      csv_table(rf::kCollectives, r.collectives),
+      csv_table(rf::kStragglers, r.waits),
+      csv_table(rf::kInstances, rf::worst_instances(r, kReportWorstInstances)),
+      csv_table(rf::kBaseline, rf::baseline_rows(r)),
+      csv_table(rf::kInterference, rf::interference_rows(r))};
 
   Csv problems({"file", "problem"});
   for (const FileProblem& p : r.problems) problems.row({p.file, p.message});

@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: MIT
-// A self-contained HTML page (no network): the numbers and tables are written here as HTML;
-// the charts are drawn in the browser by report_html.js (inlined) from a JSON data block. Every
+// A self-contained HTML page (no network): the key figures are written here as HTML, the tables
+// by report_html_tables.cpp; the charts are drawn in the browser by report_html.js (inlined)
+// from a JSON data block, which holds the tables' rows and the charts' own data. Every
 // string that came from a file (host, device, op and stream names, paths, messages) is escaped:
 // as HTML in the tables, and as \u003c-style escapes in the data block, whose strings the
 // script only ever puts into the page as text.
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
 
+#include "analysis/report/report_html_tables.hpp"
 #include "analysis/report/report_writers.hpp"
 #include "src/core/units.hpp"
 
@@ -20,36 +21,6 @@ namespace {
 using nlohmann::json;
 
 // ---------------------------------------------------------------- the charts' data block
-json ranks_data(const Report& r) {
-  json out = json::array();
-  auto mean = [](const Stat& s) { return s.count ? s.mean : 0.0; };
-  for (const RankSummary& s : r.ranks) {
-    out.push_back({{"r", s.rank},
-                   {"h", s.host},
-                   {"step", mean(s.wall_ns)},
-                   {"comp", mean(s.comp_ns)},
-                   {"comm", mean(s.comm_ns)},
-                   {"hidden", mean(s.comm_comp_ns)},
-                   {"mem", mean(s.mem_ns)},
-                   {"idle", mean(s.idle_ns)}});
-  }
-  return out;
-}
-
-json busbw_data(const Report& r) {
-  std::map<std::string, json> series;
-  for (const CollectiveRow& c : r.collectives) {
-    if (c.busbw_gbps < 0 || c.bytes == 0) continue;
-    json& s = series[c.collective + " n=" + std::to_string(c.comm_size)];
-    if (s.is_null()) s = json::array();
-    s.push_back({c.bytes, c.busbw_gbps});  // rows come sorted by bytes
-  }
-  json out = {{"peak", r.peak_busbw_gbps > 0 ? json(r.peak_busbw_gbps) : json(nullptr)},
-              {"series", json::array()}};
-  for (auto& [name, points] : series) out["series"].push_back({{"name", name}, {"points", points}});
-  return out;
-}
-
 // Per step index over ranks: min, mean and max step time, the slowest rank, mean overlap.
 json trend_data(const Report& r) {
   struct Agg {
@@ -219,71 +190,7 @@ std::string script_safe(const json& j) {
   return out;
 }
 
-// ---------------------------------------------------------------- HTML: text and tables
-std::string pct(double ratio) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * ratio);
-  return buf;
-}
-std::string gbps(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GB/s", v);
-  return buf;
-}
-std::string raw(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
-// A sortable table: header cells, then rows of (text, sort value or empty) cells.
-class Table {
- public:
-  Table(std::ostream& os, const char* id, std::initializer_list<const char*> headers) : os_(os) {
-    os_ << "<div class='scroll'><table class='sortable' id='" << id << "'><thead><tr>";
-    for (const char* h : headers) os_ << "<th>" << h << "</th>";
-    os_ << "</tr></thead><tbody>\n";
-  }
-  ~Table() { os_ << "</tbody></table></div>\n"; }
-  Table& row() {
-    if (open_) os_ << "</tr>\n";
-    os_ << "<tr>";
-    open_ = true;
-    return *this;
-  }
-  Table& text(const std::string& t) {
-    os_ << "<td>" << html_escape(t) << "</td>";
-    return *this;
-  }
-  Table& value(const std::string& shown, double v) {
-    os_ << "<td data-v='" << raw(v) << "'>" << html_escape(shown) << "</td>";
-    return *this;
-  }
-  Table& count(std::int64_t v) { return value(std::to_string(v), static_cast<double>(v)); }
-  Table& time(const Stat& s) { return s.count ? value(format_duration(s.mean), s.mean) : na(); }
-  Table& time(double ns) { return value(format_duration(ns), ns); }
-  Table& ratio(const Stat& s) { return s.count ? value(pct(s.mean), s.mean) : na(); }
-  Table& bw(double v) { return v < 0 ? na() : value(gbps(v), v); }
-  Table& na() {
-    os_ << "<td>n/a</td>";
-    return *this;
-  }
-  void end() {
-    if (open_) os_ << "</tr>\n";
-    open_ = false;
-  }
-
- private:
-  std::ostream& os_;
-  bool open_ = false;
-};
-
-const std::string* host_of(const Report& r, int rank) {
-  for (const RankSummary& s : r.ranks)
-    if (s.rank == rank) return &s.host;
-  return nullptr;
-}
-
+// ---------------------------------------------------------------- HTML: key figures
 void card(std::ostream& os, const std::string& what, const std::string& value,
           const std::string& detail, bool bad = false) {
   os << "<div class='card" << (bad ? " bad" : "") << "'><div class='what'>" << html_escape(what)
@@ -295,8 +202,8 @@ void at_a_glance(std::ostream& os, const Report& r) {
   os << "<section id='glance'><h2>At a glance</h2><div class='cards'>\n";
   for (const AcrossRanks& a : r.across) {
     if (a.stat.count == 0) continue;
-    const bool ratio = a.unit == "ratio";
-    auto show = [&](double v) { return ratio ? pct(v) : format_duration(v); };
+    const bool ratio = a.unit == ReportUnit::kRatio;
+    auto show = [&](double v) { return html_number(v, a.unit); };
     const std::string worst = "worst: rank " + std::to_string(a.worst_rank) + " (" + a.worst_host +
                               ") " + show(ratio ? a.stat.min : a.stat.max) + "; ranks " +
                               show(a.stat.min) + " to " + show(a.stat.max);
@@ -311,8 +218,7 @@ void at_a_glance(std::ostream& os, const Report& r) {
     for (const RankWait& w : r.waits)
       if (w.wait_caused_ns > top->wait_caused_ns) top = &w;
     if (top->wait_caused_ns > 0) {
-      const std::string* host = host_of(r, top->rank);
-      card(os, "straggler", "rank " + std::to_string(top->rank) + (host ? " (" + *host + ")" : ""),
+      card(os, "straggler", "rank " + std::to_string(top->rank) + " (" + top->host + ")",
            "last at " + std::to_string(top->times_last) + " of " +
                std::to_string(top->collectives) + " collectives; others waited " +
                format_duration(static_cast<double>(top->wait_caused_ns)) + " for it",
@@ -321,7 +227,7 @@ void at_a_glance(std::ostream& os, const Report& r) {
   }
   for (const GroupRow& g : r.groups) {
     if (g.busbw_gbps < 0) continue;
-    card(os, "busbw of " + g.group + " collectives", gbps(g.busbw_gbps),
+    card(os, "busbw of " + g.group + " collectives", html_number(g.busbw_gbps, ReportUnit::kGBps),
          std::to_string(g.instances) + " collectives on " + std::to_string(g.communicators) +
              " communicator(s)");
   }
@@ -330,118 +236,6 @@ void at_a_glance(std::ostream& os, const Report& r) {
          "recorded by fewer ranks than their communicator has: a hang or a lost rank", true);
   }
   os << "</div></section>\n";
-}
-
-void tables(std::ostream& os, const Report& r) {
-  os << "<section id='tables'><h2>Tables</h2><p class='hint'>Click a column header to sort. "
-        "Per-rank values are means per measured step.</p>\n<h3>Per rank</h3>\n";
-  {
-    Table t(os, "table-ranks",
-            {"rank", "host", "device", "steps", "step", "COMP", "COMM", "MEM", "overlap", "hidden",
-             "exposed", "idle"});
-    for (const RankSummary& s : r.ranks) {
-      t.row().count(s.rank).text(s.host).text(s.device).count(s.steps).time(s.wall_ns);
-      t.time(s.comp_ns).time(s.comm_ns).time(s.mem_ns).ratio(s.overlap).ratio(s.hidden_fraction);
-      t.time(s.exposed_comm_ns).time(s.idle_ns);
-    }
-    t.end();
-  }
-  os << "<h3>Across ranks (each rank's mean step)</h3>\n";
-  {
-    Table t(os, "table-across", {"metric", "min", "mean", "max", "worst rank", "worst host"});
-    for (const AcrossRanks& a : r.across) {
-      t.row().text(a.metric);
-      if (a.stat.count == 0) {
-        t.na().na().na().na().na();
-        continue;
-      }
-      const bool ratio = a.unit == "ratio";
-      for (double v : {a.stat.min, a.stat.mean, a.stat.max})
-        t.value(ratio ? pct(v) : format_duration(v), v);
-      t.count(a.worst_rank).text(a.worst_host);
-    }
-    t.end();
-  }
-  os << "<h3>Communicator groups</h3>\n";
-  {
-    Table t(os, "table-groups",
-            {"group", "communicators", "size (ranks)", "collectives", "bytes", "time", "busbw",
-             "mean start skew", "wait"});
-    for (const GroupRow& g : r.groups) {
-      t.row().text(g.group).count(g.communicators);
-      t.value(g.min_size == g.max_size
-                  ? std::to_string(g.min_size)
-                  : std::to_string(g.min_size) + "-" + std::to_string(g.max_size),
-              g.max_size);
-      t.count(g.instances).value(format_bytes(g.bytes), static_cast<double>(g.bytes));
-      t.time(g.time_ns).bw(g.busbw_gbps).time(g.mean_skew_ns).time(static_cast<double>(g.wait_ns));
-    }
-    t.end();
-  }
-  os << "<h3>Collectives by message size</h3><p class='hint'>time: the shortest rank's duration "
-        "per call (the transfer without waiting); busbw = bytes / p50 × the collective's bus "
-        "factor.</p>\n";
-  {
-    Table t(os, "table-collectives",
-            {"collective", "n (ranks)", "bytes", "count", "p50", "p95", "algbw", "busbw", "of peak",
-             "mean start skew", "wait"});
-    for (const CollectiveRow& c : r.collectives) {
-      t.row().text(c.collective).count(c.comm_size);
-      t.value(format_bytes(c.bytes), static_cast<double>(c.bytes)).count(c.count);
-      t.time(c.p50_ns).time(c.p95_ns).bw(c.algbw_gbps).bw(c.busbw_gbps);
-      if (c.peak_fraction < 0) {
-        t.na();
-      } else {
-        t.value(pct(c.peak_fraction), c.peak_fraction);
-      }
-      t.time(c.mean_skew_ns).time(static_cast<double>(c.wait_ns));
-    }
-    t.end();
-  }
-  os << "<h3>Stragglers (ranks the others waited for most first)</h3>\n";
-  {
-    std::vector<RankWait> waits = r.waits;
-    std::stable_sort(waits.begin(), waits.end(), [](const RankWait& a, const RankWait& b) {
-      return a.wait_caused_ns > b.wait_caused_ns;
-    });
-    Table t(os, "table-stragglers",
-            {"rank", "host", "arrived last", "last (%)", "wait caused", "own wait", "collectives"});
-    for (const RankWait& w : waits) {
-      const std::string* host = host_of(r, w.rank);
-      const double share = static_cast<double>(w.times_last) /
-                           static_cast<double>(std::max<std::int64_t>(1, w.collectives));
-      t.row().count(w.rank).text(host ? *host : "?").count(w.times_last).value(pct(share), share);
-      t.time(static_cast<double>(w.wait_caused_ns)).time(static_cast<double>(w.wait_ns));
-      t.count(w.collectives);
-    }
-    t.end();
-  }
-  if (r.baseline) {
-    const BaselineComparison& b = *r.baseline;
-    os << "<h3>Against the serialized baseline (" << html_escape(b.source) << ")</h3>\n";
-    Table t(os, "table-baseline", {"quantity", "run", "baseline", "change"});
-    t.row().text("step time").time(b.run_step_ns).time(b.baseline_step_ns);
-    if (b.speedup) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "speed-up %.3fx", *b.speedup);
-      t.value(buf, *b.speedup);
-    } else {
-      t.na();
-    }
-    t.row().text("COMM busy per step").time(b.run_comm_ns).time(b.baseline_comm_ns);
-    t.value("hidden " + format_duration(b.comm_hidden_ns), b.comm_hidden_ns);
-    for (const Interference& in : b.interference) {
-      t.row().text(in.category + " ops overlapped (" + std::to_string(in.ops) + ")");
-      t.time(in.run_mean_ns).time(in.baseline_mean_ns);
-      if (in.slowdown) {
-        t.value(pct(*in.slowdown), *in.slowdown);
-      } else {
-        t.na();
-      }
-    }
-    t.end();
-  }
-  os << "</section>\n";
 }
 
 const char kStyle[] =
@@ -543,10 +337,10 @@ void write_report_html(std::ostream& os, const Report& r) {
         "id='ranks-box'></div></section>\n";
   os << "<section><h2>Bus bandwidth against message size</h2><div "
         "id='busbw-box'></div></section>\n";
-  tables(os, r);
+  write_html_tables(os, r);
 
-  json data = {{"ranks", ranks_data(r)},
-               {"busbw", busbw_data(r)},
+  json data = {{"tables", html_tables_data(r)},
+               {"peak_busbw_gbps", r.peak_busbw_gbps > 0 ? json(r.peak_busbw_gbps) : json(nullptr)},
                {"trend", trend_data(r)},
                {"timeline", timeline_data(r)},
                {"heatmap", heatmap_data(r)}};

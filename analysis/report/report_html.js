@@ -12,6 +12,22 @@
   const COLOR = ['#43a047', '#e53935', '#1e88e5'];
   const SVGNS = 'http://www.w3.org/2000/svg';
   const checks = [];
+  // A table of the data block (report_html_tables.cpp) as objects keyed by the report's field
+  // keys (analysis/report_fields.hpp); n/a is null.
+  function rows(name) {
+    const t = D.tables[name];
+    return t.rows.map(function (row) {
+      const o = {};
+      t.keys.forEach(function (k, i) { o[k] = row[i]; });
+      return o;
+    });
+  }
+  // Per rank, what the breakdown draws: means per step in ns (n/a as 0).
+  const RANKS = rows('ranks').map(function (r) {
+    return { r: r.rank, h: r.host, step: r.step_time_ns || 0, comp: r.comp_busy_ns || 0,
+      comm: r.comm_busy_ns || 0, hidden: r.comm_comp_overlap_ns || 0, mem: r.mem_busy_ns || 0,
+      idle: r.idle_ns || 0 };
+  });
 
   // --- units: the unit that fits, round ticks ---------------------------------------------
   function fmtDur(ns) {
@@ -110,9 +126,9 @@
   // --- per-rank step breakdown ---------------------------------------------------------------
   function rankBars() {
     const box = document.getElementById('ranks-box');
-    if (!D.ranks.length) return;
+    if (!RANKS.length) return;
     let max = 1;
-    for (const r of D.ranks) max = Math.max(max, r.comp + r.comm + r.mem + r.idle, r.step);
+    for (const r of RANKS) max = Math.max(max, r.comp + r.comm + r.mem + r.idle, r.step);
     const [div, unit] = timeUnit(max);
     const c = chart(box, 'chart-ranks', 300, { l: 70, r: 20, t: 14, b: 44 });
     const defs = el('svg:defs', {}, c.svg);
@@ -122,16 +138,16 @@
     el('svg:line', { x1: 0, y1: 0, x2: 0, y2: 6, stroke: '#fff', 'stroke-width': 3 }, pat);
     const hi = niceMax(max / div);
     yAxis(c, 0, hi, num, 'time per step (' + unit + ')');
-    const slot = (c.x1 - c.x0) / D.ranks.length;
+    const slot = (c.x1 - c.x0) / RANKS.length;
     const bar = Math.max(1, slot * 0.8);
-    const every = Math.ceil(D.ranks.length / Math.max(1, Math.floor((c.x1 - c.x0) / 28)));
+    const every = Math.ceil(RANKS.length / Math.max(1, Math.floor((c.x1 - c.x0) / 28)));
     const py = function (ns) { return (ns / div) / hi * (c.y0 - c.y1); };
     // One path per segment kind, not one element per rank and kind: a thousand ranks stay fast.
     const kinds = [['comp', COLOR[0], 'COMP'], ['hidden', 'url(#hatch)', 'COMM hidden by COMP'],
       ['exposed', COLOR[1], 'COMM exposed'], ['mem', COLOR[2], 'MEM'], ['idle', '#bdbdbd', 'idle']];
     const paths = kinds.map(function () { return []; });
     const steps = [];
-    D.ranks.forEach(function (r, i) {
+    RANKS.forEach(function (r, i) {
       const x = c.x0 + slot * i + (slot - bar) / 2;
       let y = c.y0;
       [r.comp, r.hidden, r.comm - r.hidden, r.mem, r.idle].forEach(function (ns, k) {
@@ -156,7 +172,7 @@
     c.svg.addEventListener('mousemove', function (ev) {
       const b = c.svg.getBoundingClientRect();
       const i = Math.floor((ev.clientX - b.left - c.x0) / slot);
-      const r = D.ranks[i];
+      const r = RANKS[i];
       if (!r) { hideTip(); return; }
       showTip(['rank ' + r.r + ' (' + r.h + '), per step', 'step ' + fmtDur(r.step),
         'COMP ' + fmtDur(r.comp), 'COMM ' + fmtDur(r.comm) + ', hidden by COMP ' + fmtDur(r.hidden),
@@ -167,11 +183,23 @@
   }
 
   // --- busbw against message size ------------------------------------------------------------
+  // One series per collective and communicator size, of the sizes with a known bus factor.
+  function busbwSeries() {
+    const byName = new Map();
+    for (const c of rows('collectives')) {
+      if (c.busbw_gbps === null || !(c.bytes > 0)) continue;
+      const name = c.collective + ' n=' + c.comm_size;
+      if (!byName.has(name)) byName.set(name, []);
+      byName.get(name).push([c.bytes, c.busbw_gbps]);  // rows come sorted by bytes
+    }
+    return Array.from(byName, function ([name, points]) { return { name: name, points: points }; });
+  }
   function busbwChart() {
     const box = document.getElementById('busbw-box');
-    const series = D.busbw.series;
+    const series = busbwSeries();
+    const peak = D.peak_busbw_gbps;
     if (!series.length) { el('p', {}, box, 'No collective with a known bus factor.'); return; }
-    let lo = Infinity, hi = -Infinity, top = D.busbw.peak || 0;
+    let lo = Infinity, hi = -Infinity, top = peak || 0;
     for (const s of series) for (const [b, v] of s.points) {
       lo = Math.min(lo, Math.log2(b)); hi = Math.max(hi, Math.log2(b)); top = Math.max(top, v);
     }
@@ -186,11 +214,11 @@
       el('svg:text', { x: px(Math.pow(2, e)), y: c.y0 + 14, 'text-anchor': 'middle', class: 'tick' },
         c.svg, fmtBytes(Math.pow(2, e)));
     }
-    if (D.busbw.peak) {
-      el('svg:line', { x1: c.x0, x2: c.x1, y1: py(D.busbw.peak), y2: py(D.busbw.peak),
+    if (peak) {
+      el('svg:line', { x1: c.x0, x2: c.x1, y1: py(peak), y2: py(peak),
         class: 'peak' }, c.svg);
-      el('svg:text', { x: c.x1 - 4, y: py(D.busbw.peak) - 4, 'text-anchor': 'end', class: 'tick' },
-        c.svg, 'peak ' + num(D.busbw.peak) + ' GB/s');
+      el('svg:text', { x: c.x1 - 4, y: py(peak) - 4, 'text-anchor': 'end', class: 'tick' },
+        c.svg, 'peak ' + num(peak) + ' GB/s');
     }
     const palette = ['#e53935', '#1e88e5', '#43a047', '#fb8c00', '#8e24aa', '#00897b', '#6d4c41',
       '#3949ab'];

@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: MIT
 // The JSON report, schema "commprof.report" v1. Units are in field names (_ns, _gbps, _bytes);
-// ratios are fractions in [0, 1]; a value that is not defined is null, never NaN.
-#include <algorithm>
+// ratios are fractions in [0, 1]; a value that is not defined is null, never NaN. The rows'
+// fields come from analysis/report_fields.hpp.
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "analysis/report/field_json.hpp"
 #include "analysis/report/report_writers.hpp"
+#include "analysis/report_fields.hpp"
 
 namespace commprof {
 namespace {
 
 using nlohmann::ordered_json;
+using report_fields::Field;
+using report_fields::Table;
+using report_fields::Value;
 
 ordered_json stat_json(const Stat& s) {
   if (s.count == 0) {
@@ -24,162 +29,44 @@ ordered_json stat_json(const Stat& s) {
           {"stddev", sd ? ordered_json(*sd) : ordered_json(nullptr)},
           {"count", s.count}};
 }
-ordered_json maybe(double v) { return v < 0 ? ordered_json(nullptr) : ordered_json(v); }
-template <class T>
-ordered_json maybe(const std::optional<T>& v) {
-  return v ? ordered_json(*v) : ordered_json(nullptr);
+
+// A Stat keeps its object even when it has no samples: its count says so.
+ordered_json value_json(const Value& v) {
+  if (const auto* s = std::get_if<const Stat*>(&v)) return stat_json(**s);
+  return flat_json<ordered_json>(v);
 }
 
-}  // namespace
-
-namespace {
-
-ordered_json ranks_json(const Report& r) {
-  ordered_json ranks = ordered_json::array();
-  for (const RankSummary& s : r.ranks) {
-    ranks.push_back({{"rank", s.rank},
-                     {"host", s.host},
-                     {"device", s.device},
-                     {"backend", s.backend},
-                     {"file", s.source},
-                     {"clock_offset_ns", s.clock_offset_ns},
-                     {"steps", s.steps},
-                     {"timed_steps", s.timed_steps},
-                     {"warmup_steps", s.warmup_steps},
-                     {"ops", s.ops},
-                     {"step_time_ns", stat_json(s.wall_ns)},
-                     {"timed_step_time_ns", stat_json(s.timed_wall_ns)},
-                     {"plain_step_time_ns", stat_json(s.plain_wall_ns)},
-                     {"comp_busy_ns", stat_json(s.comp_ns)},
-                     {"comm_busy_ns", stat_json(s.comm_ns)},
-                     {"mem_busy_ns", stat_json(s.mem_ns)},
-                     {"busy_ns", stat_json(s.busy_ns)},
-                     {"comm_comp_overlap_ns", stat_json(s.comm_comp_ns)},
-                     {"exposed_comm_ns", stat_json(s.exposed_comm_ns)},
-                     {"idle_ns", stat_json(s.idle_ns)},
-                     {"overlap", stat_json(s.overlap)},
-                     {"hidden_fraction", stat_json(s.hidden_fraction)}});
+template <class Row>
+ordered_json row_json(const Table<Row>& table, const Row& row) {
+  ordered_json out = ordered_json::object();
+  for (const Field<Row>& f : table) {
+    const Value v = f.get(row);
+    const bool stat = std::holds_alternative<const Stat*>(v);
+    out[std::string(f.key)] =
+        !stat && report_fields::is_absent(f, row, v) ? ordered_json(nullptr) : value_json(v);
   }
-  return ranks;
+  return out;
 }
 
+template <class Row, class Rows>
+ordered_json rows_json(const Table<Row>& table, const Rows& rows) {
+  ordered_json out = ordered_json::array();
+  for (const auto& row : rows) out.push_back(row_json(table, report_fields::deref(row)));
+  return out;
+}
+
+// Across ranks: an object whose members are the metrics.
 ordered_json across_json(const Report& r) {
   ordered_json across = ordered_json::object();
-  for (const AcrossRanks& a : r.across) {
-    ordered_json row = stat_json(a.stat);
-    row["unit"] = a.unit;
-    row["worst_rank"] = a.worst_rank < 0 ? ordered_json(nullptr) : ordered_json(a.worst_rank);
-    row["worst_host"] = a.worst_rank < 0 ? ordered_json(nullptr) : ordered_json(a.worst_host);
-    across[a.metric] = row;
-  }
+  for (const AcrossRanks& a : r.across) across[a.metric] = row_json(report_fields::kAcross, a);
   return across;
-}
-
-ordered_json groups_json(const Report& r) {
-  ordered_json groups = ordered_json::array();
-  for (const GroupRow& g : r.groups) {
-    groups.push_back({{"group", g.group},
-                      {"communicators", g.communicators},
-                      {"min_size", g.min_size},
-                      {"max_size", g.max_size},
-                      {"collectives", g.instances},
-                      {"incomplete", g.incomplete},
-                      {"bytes", g.bytes},
-                      {"time_ns", g.time_ns},
-                      {"busbw_gbps", maybe(g.busbw_gbps)},
-                      {"mean_start_skew_ns", g.mean_skew_ns},
-                      {"wait_ns", g.wait_ns}});
-  }
-  return groups;
-}
-
-ordered_json collectives_json(const Report& r) {
-  ordered_json colls = ordered_json::array();
-  for (const CollectiveRow& c : r.collectives) {
-    colls.push_back({{"collective", c.collective},
-                     {"comm_size", c.comm_size},
-                     {"bytes", c.bytes},
-                     {"count", c.count},
-                     {"p50_time_ns", c.p50_ns},
-                     {"p95_time_ns", c.p95_ns},
-                     {"algbw_gbps", c.algbw_gbps},
-                     {"busbw_gbps", maybe(c.busbw_gbps)},
-                     {"peak_busbw_fraction", maybe(c.peak_fraction)},
-                     {"mean_start_skew_ns", c.mean_skew_ns},
-                     {"wait_ns", c.wait_ns}});
-    if (!c.algo.empty()) colls.back()["nccl_algo"] = c.algo;  // only what NCCL's plugin told
-  }
-  return colls;
-}
-
-ordered_json worst_instances_json(const Report& r) {
-  // Only the instances that cost the most waiting: a run of thousands of ranks has hundreds of
-  // thousands of instances, which would swamp the report.
-  std::vector<const CollectiveInstance*> worst;
-  for (const CollectiveInstance& c : r.instances) worst.push_back(&c);
-  const std::size_t keep = std::min<std::size_t>(worst.size(), kReportWorstInstances);
-  std::partial_sort(worst.begin(), worst.begin() + static_cast<std::ptrdiff_t>(keep), worst.end(),
-                    [](const CollectiveInstance* a, const CollectiveInstance* b) {
-                      return a->wait_caused_ns > b->wait_caused_ns;
-                    });
-  worst.resize(keep);
-  ordered_json instances = ordered_json::array();
-  for (const CollectiveInstance* p : worst) {
-    const CollectiveInstance& c = *p;
-    instances.push_back({{"comm", c.comm},
-                         {"seq", c.seq},
-                         {"collective", c.collective},
-                         {"comm_size", c.comm_size},
-                         {"bytes", c.bytes},
-                         {"ranks_seen", c.ranks_seen},
-                         {"consistent", c.consistent},
-                         {"time_ns", c.time_ns()},
-                         {"max_duration_ns", c.max_duration_ns},
-                         {"mean_duration_ns", c.mean_duration_ns},
-                         {"start_skew_ns", c.start_skew_ns()},
-                         {"end_skew_ns", c.end_skew_ns()},
-                         {"first_rank", c.first_rank},
-                         {"last_rank", c.last_rank},
-                         {"wait_ns", c.wait_caused_ns},
-                         {"algbw_gbps", c.algbw_gbps()},
-                         {"busbw_gbps", maybe(c.busbw_gbps())}});
-  }
-  return instances;
-}
-
-ordered_json stragglers_json(const Report& r) {
-  ordered_json stragglers = ordered_json::array();
-  for (const RankWait& w : r.waits) {
-    stragglers.push_back({{"rank", w.rank},
-                          {"collectives", w.collectives},
-                          {"times_last", w.times_last},
-                          {"times_first", w.times_first},
-                          {"wait_ns", w.wait_ns},
-                          {"wait_caused_ns", w.wait_caused_ns}});
-  }
-  return stragglers;
 }
 
 ordered_json baseline_json(const Report& r) {
   if (!r.baseline) return nullptr;
-  const BaselineComparison& b = *r.baseline;
-  ordered_json in = ordered_json::array();
-  for (const Interference& i : b.interference) {
-    in.push_back({{"category", i.category},
-                  {"names", i.names},
-                  {"ops", i.ops},
-                  {"run_mean_ns", i.run_mean_ns},
-                  {"baseline_mean_ns", i.baseline_mean_ns},
-                  {"slowdown", maybe(i.slowdown)}});
-  }
-  return {{"source", b.source},
-          {"run_step_time_ns", b.run_step_ns},
-          {"baseline_step_time_ns", b.baseline_step_ns},
-          {"speedup", maybe(b.speedup)},
-          {"comm_hidden_ns", b.comm_hidden_ns},
-          {"run_comm_busy_ns", b.run_comm_ns},
-          {"baseline_comm_busy_ns", b.baseline_comm_ns},
-          {"interference", in}};
+  ordered_json b = row_json(report_fields::kBaseline, *r.baseline);
+  b["interference"] = rows_json(report_fields::kInterference, r.baseline->interference);
+  return b;
 }
 
 }  // namespace
@@ -203,15 +90,19 @@ void write_report_json(std::ostream& os, const Report& r) {
   j["missing_ranks"] = r.missing_ranks;
   j["warnings"] = r.warnings;
 
-  j["ranks"] = ranks_json(r);
-  j["across_ranks"] = across_json(r);
-  j["groups"] = groups_json(r);
-  j["collectives"] = collectives_json(r);
+  namespace rf = report_fields;
+  j[std::string(rf::kRanks.name)] = rows_json(rf::kRanks, r.ranks);
+  j[std::string(rf::kAcross.name)] = across_json(r);
+  j[std::string(rf::kGroups.name)] = rows_json(rf::kGroups, r.groups);
+  j[std::string(rf::kCollectives.name)] = rows_json(rf::kCollectives, r.collectives);
   j["peak_busbw_gbps"] = r.peak_busbw_gbps > 0 ? ordered_json(r.peak_busbw_gbps) : nullptr;
   j["instances_total"] = r.instances.size();
-  j["worst_instances"] = worst_instances_json(r);
-  j["stragglers"] = stragglers_json(r);
-  j["baseline"] = baseline_json(r);
+  // Only the instances that cost the most waiting: a run of thousands of ranks has hundreds of
+  // thousands of instances, which would swamp the report.
+  j[std::string(rf::kInstances.name)] =
+      rows_json(rf::kInstances, rf::worst_instances(r, kReportWorstInstances));
+  j[std::string(rf::kStragglers.name)] = rows_json(rf::kStragglers, r.waits);
+  j[std::string(rf::kBaseline.name)] = baseline_json(r);
   os << j.dump(1) << '\n';
 }
 

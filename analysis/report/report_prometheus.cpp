@@ -6,19 +6,26 @@
 // its nccl_bus_bandwidth_gbs is commprof_bus_bandwidth_gbs here, and its label names (node,
 // comm_name, nranks, collective) are used where they mean the same thing. Inspector's
 // exec time is a mean in microseconds; ours is a percentile in seconds, so it has its own name.
-// `promtool check metrics` passes on what this writes (a test runs it).
+// The metrics, their HELP and labels are the fields of analysis/report_fields.hpp: a number is a
+// sample labelled with the fields that name its row, other text a label of the table's _info
+// metric. `promtool check metrics` passes on what this writes (a test runs it).
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <ostream>
 #include <utility>
 #include <vector>
 
 #include "analysis/report/report_writers.hpp"
+#include "analysis/report_fields.hpp"
 
 namespace commprof {
 namespace {
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
+
+/// The collective instances that made ranks wait longest, exported as series of their own.
+constexpr std::size_t kPrometheusInstances = 10;
 
 // Label values escape backslash, double quote and newline (the exposition format's rules).
 std::string label_value(const std::string& v) {
@@ -47,181 +54,109 @@ std::string number(double v) {
   return std::string(buf, end);
 }
 
-class Family {
+// Families in the order they first appear, each with its samples: fields of one metric (busy
+// time per category) add to one family wherever they are in their table.
+class Exposition {
  public:
-  Family(std::ostream& os, const char* name, const char* help) : os_(os), name_(name) {
-    os_ << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " gauge\n";
-  }
-  void sample(const Labels& labels, double value) {
-    os_ << name_;
+  void sample(const std::string& name, std::string_view help, const Labels& labels, double value) {
+    auto [at, added] = index_.try_emplace(name, families_.size());
+    if (added) families_.push_back({name, std::string(help), {}});
+    std::string line = name;
     if (!labels.empty()) {
-      os_ << '{';
+      line += '{';
       for (std::size_t i = 0; i < labels.size(); ++i) {
-        os_ << (i ? "," : "") << labels[i].first << "=\"" << label_value(labels[i].second) << '"';
+        line += (i ? "," : "") + labels[i].first + "=\"" + label_value(labels[i].second) + '"';
       }
-      os_ << '}';
+      line += '}';
     }
-    os_ << ' ' << number(value) << '\n';
+    families_[at->second].samples.push_back(line + ' ' + number(value));
+  }
+  void write(std::ostream& os) const {
+    for (const Family& f : families_) {
+      os << "# HELP " << f.name << ' ' << f.help << "\n# TYPE " << f.name << " gauge\n";
+      for (const std::string& s : f.samples) os << s << '\n';
+    }
   }
 
  private:
-  std::ostream& os_;
-  const char* name_;
+  struct Family {
+    std::string name;
+    std::string help;
+    std::vector<std::string> samples;
+  };
+  std::vector<Family> families_;
+  std::map<std::string, std::size_t> index_;
 };
 
-Labels rank_labels(const RankSummary& s) {
-  return {{"rank", std::to_string(s.rank)}, {"node", s.host}};
+std::string label_text(const report_fields::Value& v) {
+  if (const auto* t = std::get_if<std::string_view>(&v)) return std::string(*t);
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  if (const auto* u = std::get_if<ReportUnit>(&v)) return report_fields::unit_name(*u);
+  return number(report_fields::as_number(v));
 }
 
-void per_rank(std::ostream& os, const Report& r) {
-  {
-    Family f(os, "commprof_step_time_seconds",
-             "Mean step time of the rank over its measured steps (plain steps when sampled).");
-    for (const RankSummary& s : r.ranks)
-      if (s.wall_ns.count > 0) f.sample(rank_labels(s), s.wall_ns.mean / 1e9);
+// A sample's value in base units: seconds for times.
+double base_value(const report_fields::Value& v, ReportUnit unit) {
+  const double x = report_fields::as_number(v);
+  return unit == ReportUnit::kNs ? x / 1e9 : x;
+}
+
+// The fields that name the row, as labels; n/a as "".
+template <class Row>
+Labels row_labels(const report_fields::Table<Row>& table, const Row& row) {
+  Labels labels;
+  for (const auto& f : table) {
+    if (f.row_label.empty()) continue;
+    const auto v = report_fields::defined_value(f, row);
+    labels.emplace_back(std::string(f.row_label), v ? label_text(*v) : "");
   }
-  {
-    Family f(os, "commprof_measured_steps", "Measured (non-warm-up) steps of the rank.");
-    for (const RankSummary& s : r.ranks) f.sample(rank_labels(s), s.steps);
-  }
-  {
-    Family f(os, "commprof_busy_seconds",
-             "Mean busy time per step: the union of the category's ops (all: of every op).");
-    for (const RankSummary& s : r.ranks) {
-      const std::pair<const char*, const Stat*> cats[] = {
-          {"COMP", &s.comp_ns}, {"COMM", &s.comm_ns}, {"MEM", &s.mem_ns}, {"all", &s.busy_ns}};
-      for (const auto& [category, stat] : cats) {
-        if (stat->count == 0) continue;
-        Labels l = rank_labels(s);
-        l.emplace_back("category", category);
-        f.sample(l, stat->mean / 1e9);
+  return labels;
+}
+
+// Per row: a sample of every defined number, and the other text as labels of the table's _info
+// metric (value 1).
+template <class Row, class Rows>
+void add_rows(Exposition& e, const report_fields::Table<Row>& table, const Rows& rows) {
+  for (const auto& r : rows) {
+    const Row& row = report_fields::deref(r);
+    const Labels labels = row_labels(table, row);
+    Labels info = labels;
+    for (const auto& f : table) {
+      const auto v = report_fields::defined_value(f, row);
+      if (!f.row_label.empty() || !v) continue;
+      if (f.unit == ReportUnit::kText) {
+        info.emplace_back(std::string(f.key), label_text(*v));
+        continue;
       }
+      Labels l = labels;
+      if (!f.metric_label.empty()) l.emplace_back(f.metric_label, f.metric_value);
+      e.sample(report_fields::metric_name(f, row), f.help, l,
+               base_value(*v, report_fields::unit_of(f, row)));
     }
-  }
-  const std::tuple<const char*, const char*, Stat RankSummary::*, double> rest[] = {
-      {"commprof_exposed_comm_seconds", "Mean communication per step that no compute hides.",
-       &RankSummary::exposed_comm_ns, 1e9},
-      {"commprof_idle_seconds", "Mean time per step with no op running.", &RankSummary::idle_ns,
-       1e9},
-      {"commprof_overlap_ratio", "Mean |COMM and COMP| / |COMM| per step (HTA's overlap).",
-       &RankSummary::overlap, 1.0},
-      {"commprof_hidden_ratio", "Mean |COMM and COMP| / min(|COMM|, |COMP|) per step.",
-       &RankSummary::hidden_fraction, 1.0},
-  };
-  for (const auto& [name, help, member, divisor] : rest) {
-    Family f(os, name, help);
-    for (const RankSummary& s : r.ranks) {
-      const Stat& st = s.*member;
-      if (st.count > 0) f.sample(rank_labels(s), st.mean / divisor);
-    }
-  }
-}
-
-void per_rank_waits(std::ostream& os, const Report& r) {
-  auto host_of = [&](int rank) -> std::string {
-    for (const RankSummary& s : r.ranks)
-      if (s.rank == rank) return s.host;
-    return "";
-  };
-  auto labels = [&](const RankWait& w) {
-    return Labels{{"rank", std::to_string(w.rank)}, {"node", host_of(w.rank)}};
-  };
-  {
-    Family f(os, "commprof_collective_wait_seconds",
-             "Time the rank waited for later ranks at collectives, summed over the run.");
-    for (const RankWait& w : r.waits) f.sample(labels(w), static_cast<double>(w.wait_ns) / 1e9);
-  }
-  {
-    Family f(os, "commprof_wait_caused_seconds",
-             "Time other ranks waited for this rank (it arrived last), summed over the run.");
-    for (const RankWait& w : r.waits)
-      f.sample(labels(w), static_cast<double>(w.wait_caused_ns) / 1e9);
-  }
-  {
-    Family f(os, "commprof_arrived_last_collectives",
-             "Collectives at which this rank arrived last.");
-    for (const RankWait& w : r.waits) f.sample(labels(w), static_cast<double>(w.times_last));
-  }
-}
-
-void per_collective(std::ostream& os, const Report& r) {
-  auto labels = [](const CollectiveRow& c) {
-    return Labels{{"collective", c.collective},
-                  {"nranks", std::to_string(c.comm_size)},
-                  {"message_bytes", std::to_string(c.bytes)}};
-  };
-  {
-    Family f(os, "commprof_bus_bandwidth_gbs",
-             "Bus bandwidth in GB/s (1e9 B/s) of the p50 instance time, as nccl-tests.");
-    for (const CollectiveRow& c : r.collectives)
-      if (c.busbw_gbps >= 0) f.sample(labels(c), c.busbw_gbps);
-  }
-  {
-    Family f(os, "commprof_alg_bandwidth_gbs", "Bytes / p50 instance time, GB/s (1e9 B/s).");
-    for (const CollectiveRow& c : r.collectives) f.sample(labels(c), c.algbw_gbps);
-  }
-  {
-    Family f(os, "commprof_collective_time_seconds",
-             "Instance time (the shortest rank's duration), 50th and 95th percentile.");
-    for (const CollectiveRow& c : r.collectives) {
-      for (const auto& [p, v] : {std::pair<const char*, double>{"p50", c.p50_ns},
-                                 std::pair<const char*, double>{"p95", c.p95_ns}}) {
-        Labels l = labels(c);
-        l.emplace_back("stat", p);
-        f.sample(l, v / 1e9);
-      }
-    }
-  }
-  {
-    Family f(os, "commprof_collective_instances", "Instances matched across ranks.");
-    for (const CollectiveRow& c : r.collectives) f.sample(labels(c), static_cast<double>(c.count));
-  }
-  {
-    Family f(os, "commprof_collective_start_skew_seconds",
-             "Mean over instances of last start minus first start.");
-    for (const CollectiveRow& c : r.collectives) f.sample(labels(c), c.mean_skew_ns / 1e9);
-  }
-}
-
-void per_group(std::ostream& os, const Report& r) {
-  auto labels = [](const GroupRow& g) { return Labels{{"comm_name", g.group}}; };
-  {
-    Family f(os, "commprof_group_bus_bandwidth_gbs",
-             "Bus bandwidth of every collective of the communicator group, GB/s.");
-    for (const GroupRow& g : r.groups)
-      if (g.busbw_gbps >= 0) f.sample(labels(g), g.busbw_gbps);
-  }
-  {
-    Family f(os, "commprof_group_wait_caused_seconds",
-             "Waiting at the group's collectives, summed over ranks and the run.");
-    for (const GroupRow& g : r.groups) f.sample(labels(g), static_cast<double>(g.wait_ns) / 1e9);
-  }
-  {
-    Family f(os, "commprof_group_incomplete_collectives",
-             "Instances fewer ranks recorded than the communicator has (a hang or a lost rank).");
-    for (const GroupRow& g : r.groups) f.sample(labels(g), static_cast<double>(g.incomplete));
+    if (info.size() > labels.size())
+      e.sample(std::string(table.info_metric), table.info_help, info, 1);
   }
 }
 
 }  // namespace
 
 void write_report_prometheus(std::ostream& os, const Report& r) {
-  {
-    Family f(os, "commprof_world_size", "Ranks the run had.");
-    f.sample({}, r.world_size);
-  }
-  {
-    Family f(os, "commprof_ranks_read", "Rank files reduced.");
-    f.sample({}, static_cast<double>(r.ranks.size()));
-  }
-  {
-    Family f(os, "commprof_rank_files_unreadable", "Rank files that could not be read.");
-    f.sample({}, static_cast<double>(r.problems.size()));
-  }
-  per_rank(os, r);
-  per_rank_waits(os, r);
-  per_collective(os, r);
-  per_group(os, r);
+  namespace rf = report_fields;
+  Exposition e;
+  e.sample("commprof_world_size", "Ranks the run had.", {}, r.world_size);
+  e.sample("commprof_ranks_read", "Rank files reduced.", {}, static_cast<double>(r.ranks.size()));
+  e.sample("commprof_rank_files_unreadable", "Rank files that could not be read.", {},
+           static_cast<double>(r.problems.size()));
+  add_rows(e, rf::kRanks, r.ranks);
+  add_rows(e, rf::kAcross, r.across);
+  add_rows(e, rf::kStragglers, r.waits);
+  add_rows(e, rf::kCollectives, r.collectives);
+  add_rows(e, rf::kGroups, r.groups);
+  // A few instances only: each is a series of its own.
+  add_rows(e, rf::kInstances, rf::worst_instances(r, kPrometheusInstances));
+  add_rows(e, rf::kBaseline, rf::baseline_rows(r));
+  add_rows(e, rf::kInterference, rf::interference_rows(r));
+  e.write(os);
 }
 
 }  // namespace commprof

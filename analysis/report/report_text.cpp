@@ -1,25 +1,81 @@
 // SPDX-License-Identifier: MIT
-// The terminal report: fixed-width tables, units in every column header.
+// The terminal report: fixed-width tables, units in every column header. Each row type's fields
+// come from analysis/report_fields.hpp; a row type too wide for one table is split over
+// several, each repeating the fields that name the row.
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
 
 #include "analysis/report/report_writers.hpp"
 #include "analysis/report/text_table.hpp"
+#include "analysis/report_fields.hpp"
 
 namespace commprof {
 namespace {
 
+using report_fields::Column;
+using report_fields::Field;
+using report_fields::Table;
+using report_fields::Value;
+
+/// The text report shows this many rows of the stragglers and of the worst instances.
+constexpr std::size_t kTextRows = 10;
+
 std::string fmt(const char* format, double v) { return format_number(format, v); }
 std::string us(double ns) { return fmt("%.1f", ns / 1e3); }
-std::string us_or_na(const Stat& s) { return s.count > 0 ? us(s.mean) : "n/a"; }
-std::string pct_or_na(const Stat& s) { return s.count > 0 ? fmt("%.1f", 100.0 * s.mean) : "n/a"; }
-std::string gbps_or_na(double v) { return v < 0 ? "n/a" : fmt("%.2f", v); }
-void table(std::ostream& os, const std::vector<std::vector<std::string>>& rows) {
-  write_table(os, rows);
+
+// A unit as a column shows it: us for ns, % for ratios, else its name.
+std::string shown_unit(ReportUnit u) {
+  const std::string suffix = report_fields::text_unit_suffix(u);
+  return suffix.empty() ? report_fields::unit_name(u) : suffix.substr(1, suffix.size() - 2);
 }
 
-}  // namespace
+std::string text_value(const Value& v, ReportUnit unit) {
+  if (const auto* t = std::get_if<std::string_view>(&v)) return std::string(*t);
+  if (const auto* u = std::get_if<ReportUnit>(&v)) return shown_unit(*u);
+  if (const auto* b = std::get_if<bool>(&v)) return *b ? "yes" : "no";
+  const double x = report_fields::as_number(v);
+  switch (unit) {
+    case ReportUnit::kNs:
+      return us(x);
+    case ReportUnit::kRatio:
+      return fmt("%.1f", 100.0 * x);
+    case ReportUnit::kGBps:
+      return fmt("%.2f", x);
+    case ReportUnit::kFactor:
+      return fmt("%.3f", x);
+    default:
+      break;
+  }
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  return fmt("%.0f", x);
+}
+
+template <class Row>
+std::string cell(const Field<Row>& f, const Row& row) {
+  const auto v = report_fields::defined_value(f, row);
+  return v ? text_value(*v, report_fields::unit_of(f, row)) : "n/a";
+}
+
+// `rows` under the table's title (and `note` after it), one table per part of the row type.
+template <class Row, class Rows>
+void write_rows(std::ostream& os, const Table<Row>& table, const Rows& rows,
+                const std::string& note = "") {
+  for (int part = 0; part < table.parts(); ++part) {
+    os << "\n## " << table.title << (part > 0 ? " (continued)" : note) << '\n';
+    const std::vector<Column<Row>> columns = report_fields::columns(table, part);
+    std::vector<std::vector<std::string>> lines(1);
+    for (const Column<Row>& c : columns) lines[0].push_back(report_fields::text_header(*c.field));
+    for (const auto& r : rows) {
+      const Row& row = report_fields::deref(r);
+      lines.emplace_back();
+      for (const Column<Row>& c : columns) {
+        lines.back().push_back(report_fields::column_text(c, row, cell<Row>));
+      }
+    }
+    write_table(os, lines);
+  }
+}
 
 // Sampled op timing: which steps the per-op figures come from, and what timing them cost (the
 // timed steps' mean step time against the plain ones', both measured in this run).
@@ -45,7 +101,7 @@ void write_sampling_line(std::ostream& os, const Report& r) {
   os << line;
 }
 
-void write_report_text(std::ostream& os, const Report& r) {
+void write_header(std::ostream& os, const Report& r) {
   os << "# commprof report: " << r.ranks.size() << " of " << r.world_size << " ranks";
   if (r.inputs.empty()) {
     // commprof run's own reduction when it wrote no rank files (no --out).
@@ -64,113 +120,51 @@ void write_report_text(std::ostream& os, const Report& r) {
   }
   for (const std::string& w : r.warnings) os << "# warning: " << w << '\n';
   write_sampling_line(os, r);
+}
 
-  os << "\n## Per rank\n";
-  std::vector<std::vector<std::string>> rows = {{"rank", "host", "device", "steps(#)", "step(us)",
-                                                 "COMP(us)", "COMM(us)", "MEM(us)", "overlap(%)",
-                                                 "hidden(%)", "exposed(us)", "idle(us)"}};
-  for (const RankSummary& s : r.ranks) {
-    rows.push_back({std::to_string(s.rank), s.host, s.device, std::to_string(s.steps),
-                    us_or_na(s.wall_ns), us_or_na(s.comp_ns), us_or_na(s.comm_ns),
-                    us_or_na(s.mem_ns), pct_or_na(s.overlap), pct_or_na(s.hidden_fraction),
-                    us_or_na(s.exposed_comm_ns), us_or_na(s.idle_ns)});
+void write_stragglers(std::ostream& os, const Report& r) {
+  std::vector<const RankWait*> waits;
+  for (const RankWait& w : r.waits) waits.push_back(&w);
+  std::stable_sort(waits.begin(), waits.end(), [](const RankWait* a, const RankWait* b) {
+    return a->wait_caused_ns > b->wait_caused_ns;
+  });
+  const RankWait& top = *waits.front();
+  waits.resize(std::min(waits.size(), kTextRows));
+  write_rows(os, report_fields::kStragglers, waits);
+  if (top.wait_caused_ns > 0) {
+    os << "# straggler: rank " << top.rank << " (" << top.host << ") arrived last at "
+       << top.times_last << " of " << top.collectives << " collectives; others waited "
+       << us(static_cast<double>(top.wait_caused_ns)) << " us for it\n";
   }
-  table(os, rows);
+}
 
-  os << "\n## Across ranks (each rank's mean step)\n";
-  rows = {{"metric", "unit", "min", "mean", "max", "worst rank", "worst host"}};
-  for (const AcrossRanks& a : r.across) {
-    const bool ratio = a.unit == "ratio";
-    auto v = [&](double x) { return ratio ? fmt("%.1f", 100.0 * x) : us(x); };
-    if (a.stat.count == 0) {
-      rows.push_back({a.metric, ratio ? "%" : "us", "n/a", "n/a", "n/a", "-", "-"});
-    } else {
-      rows.push_back({a.metric, ratio ? "%" : "us", v(a.stat.min), v(a.stat.mean), v(a.stat.max),
-                      std::to_string(a.worst_rank), a.worst_host});
-    }
-  }
-  table(os, rows);
+void write_worst_instances(std::ostream& os, const Report& r) {
+  const auto worst = report_fields::worst_instances(r, kTextRows);
+  write_rows(os, report_fields::kInstances, worst,
+             " (" + std::to_string(worst.size()) + " of " + std::to_string(r.instances.size()) +
+                 "; JSON, CSV and HTML list " + std::to_string(kReportWorstInstances) + ")");
+}
 
-  if (!r.groups.empty()) {
-    os << "\n## Communicator groups\n";
-    rows = {{"group", "comms(#)", "size(ranks)", "collectives(#)", "bytes(B)", "time(us)",
-             "busbw(GB/s)", "skew(us)", "wait(us)"}};
-    for (const GroupRow& g : r.groups) {
-      const std::string size = g.min_size == g.max_size
-                                   ? std::to_string(g.min_size)
-                                   : std::to_string(g.min_size) + "-" + std::to_string(g.max_size);
-      rows.push_back({g.group, std::to_string(g.communicators), size, std::to_string(g.instances),
-                      std::to_string(g.bytes), us(g.time_ns), gbps_or_na(g.busbw_gbps),
-                      us(g.mean_skew_ns), us(static_cast<double>(g.wait_ns))});
-    }
-    table(os, rows);
-  }
+void write_baseline(std::ostream& os, const Report& r) {
+  const BaselineComparison& b = *r.baseline;
+  write_rows(os, report_fields::kBaseline, report_fields::baseline_rows(r), " (" + b.source + ")");
+  os << " step time: " << us(b.run_step_ns) << " us, baseline " << us(b.baseline_step_ns)
+     << " us, speed-up " << (b.speedup ? fmt("%.3f", *b.speedup) + "x" : "n/a") << '\n';
+  write_rows(os, report_fields::kInterference, b.interference);
+}
 
-  if (!r.collectives.empty()) {
-    os << "\n## Collectives by message size (time: shortest rank's duration per call)\n";
-    rows = {{"collective", "n(ranks)", "bytes(B)", "count(#)", "p50(us)", "p95(us)", "algbw(GB/s)",
-             "busbw(GB/s)", "peak(%)", "skew(us)"}};
-    // NCCL's choice of algorithm and protocol, where the files say (NCCL's profiler plugin).
-    const bool algo = std::any_of(r.collectives.begin(), r.collectives.end(),
-                                  [](const CollectiveRow& c) { return !c.algo.empty(); });
-    if (algo) rows[0].push_back("nccl algo/proto");
-    for (const CollectiveRow& c : r.collectives) {
-      rows.push_back({c.collective, std::to_string(c.comm_size), std::to_string(c.bytes),
-                      std::to_string(c.count), us(c.p50_ns), us(c.p95_ns),
-                      fmt("%.2f", c.algbw_gbps), gbps_or_na(c.busbw_gbps),
-                      c.peak_fraction < 0 ? "n/a" : fmt("%.1f", 100.0 * c.peak_fraction),
-                      us(c.mean_skew_ns)});
-      if (algo) rows.back().push_back(c.algo.empty() ? "?" : c.algo);
-    }
-    table(os, rows);
-  }
+}  // namespace
 
-  if (!r.waits.empty()) {
-    os << "\n## Stragglers (ranks the others waited for most)\n";
-    std::vector<RankWait> waits = r.waits;
-    std::stable_sort(waits.begin(), waits.end(), [](const RankWait& a, const RankWait& b) {
-      return a.wait_caused_ns > b.wait_caused_ns;
-    });
-    rows = {{"rank", "host", "last(#)", "last(%)", "caused wait(us)", "own wait(us)",
-             "collectives(#)"}};
-    auto host_of = [&](int rank) -> std::string {
-      for (const RankSummary& s : r.ranks) {
-        if (s.rank == rank) return s.host;
-      }
-      return "?";
-    };
-    for (std::size_t i = 0; i < waits.size() && i < 10; ++i) {
-      const RankWait& w = waits[i];
-      rows.push_back(
-          {std::to_string(w.rank), host_of(w.rank), std::to_string(w.times_last),
-           fmt("%.1f", 100.0 * static_cast<double>(w.times_last) /
-                           static_cast<double>(std::max<std::int64_t>(1, w.collectives))),
-           us(static_cast<double>(w.wait_caused_ns)), us(static_cast<double>(w.wait_ns)),
-           std::to_string(w.collectives)});
-    }
-    table(os, rows);
-    const RankWait& top = waits.front();
-    if (top.wait_caused_ns > 0) {
-      os << "# straggler: rank " << top.rank << " (" << host_of(top.rank) << ") arrived last at "
-         << top.times_last << " of " << top.collectives << " collectives; others waited "
-         << us(static_cast<double>(top.wait_caused_ns)) << " us for it\n";
-    }
-  }
-
-  if (r.baseline) {
-    const BaselineComparison& b = *r.baseline;
-    os << "\n## Against the serialized baseline (" << b.source << ")\n";
-    os << " step time: " << us(b.run_step_ns) << " us, baseline " << us(b.baseline_step_ns)
-       << " us, speed-up " << (b.speedup ? fmt("%.3f", *b.speedup) + "x" : "n/a") << '\n';
-    os << " communication hidden behind compute: " << us(b.comm_hidden_ns) << " us per step (of "
-       << us(b.run_comm_ns) << " us COMM; baseline COMM " << us(b.baseline_comm_ns) << " us)\n";
-    for (const Interference& in : b.interference) {
-      os << " interference " << in.category << ": " << in.ops << " overlapped ops of " << in.names
-         << " names take " << us(in.run_mean_ns) << " us vs " << us(in.baseline_mean_ns)
-         << " us alone: " << (in.slowdown ? fmt("%+.1f", 100.0 * *in.slowdown) + " %" : "n/a")
-         << '\n';
-    }
-  }
+void write_report_text(std::ostream& os, const Report& r) {
+  namespace rf = report_fields;
+  write_header(os, r);
+  write_rows(os, rf::kRanks, r.ranks);
+  write_rows(os, rf::kAcross, r.across);
+  if (!r.groups.empty()) write_rows(os, rf::kGroups, r.groups);
+  if (!r.collectives.empty()) write_rows(os, rf::kCollectives, r.collectives);
+  if (!r.waits.empty()) write_stragglers(os, r);
+  if (!r.instances.empty()) write_worst_instances(os, r);
+  if (r.baseline) write_baseline(os, r);
 }
 
 }  // namespace commprof

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "analysis/reducer.hpp"
+#include "analysis/report/format_parsers.hpp"
 #include "analysis/report/report_writers.hpp"
 #include "analysis/three_ranks.hpp"
 #include "analysis/tools/synthetic_timeline.hpp"
@@ -16,42 +17,8 @@
 namespace commprof {
 namespace {
 
-using Rows = std::vector<std::vector<std::string>>;
-
-// RFC 4180 as the writer quotes: fields with , " or a newline in double quotes, "" for ".
-Rows parse_csv(const std::string& text) {
-  Rows rows(1);
-  std::string field;
-  bool quoted = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        field += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      rows.back().push_back(field);
-      field.clear();
-    } else if (c == '\n') {
-      rows.back().push_back(field);
-      field.clear();
-      rows.emplace_back();
-    } else {
-      field += c;
-    }
-  }
-  EXPECT_TRUE(rows.back().empty()) << "the table does not end with a newline";
-  rows.pop_back();
-  return rows;
-}
-
+using Rows = testing::CsvRows;
+using testing::parse_csv;
 using testing::reduce;
 using testing::three_ranks;
 
@@ -84,66 +51,120 @@ void expect_row(const std::vector<std::string>& got, const std::vector<std::stri
 
 TEST(ReportCsv, EveryTableKnownAnswers) {
   const auto t = tables_of(reduce(three_ranks()));
-  ASSERT_EQ(t.size(), 6u);
+  ASSERT_EQ(t.size(), 9u);
 
   const Rows& ranks = t.at("ranks");
   ASSERT_EQ(ranks.size(), 4u);
-  EXPECT_EQ(ranks[0], (std::vector<std::string>{
-                          "rank", "host", "device", "steps", "step_time_ns", "comp_busy_ns",
-                          "comm_busy_ns", "mem_busy_ns", "overlap", "hidden_fraction",
-                          "exposed_comm_ns", "idle_ns", "step_time_min_ns", "step_time_max_ns"}));
-  // Rank r's two allreduces each last 6600 − 100 r ns; layer 0's lies under layer 1's COMP.
-  expect_row(ranks[1],
-             {"0", "node0", "synthetic", "2", "26600", "20000", "13200", "4000", "0.5", "0.5",
-              "6600", "0", "26600", "26600"},
+  EXPECT_EQ(ranks[0], (std::vector<std::string>{"rank",
+                                                "host",
+                                                "device",
+                                                "steps",
+                                                "step_time_ns",
+                                                "comp_busy_ns",
+                                                "comm_busy_ns",
+                                                "mem_busy_ns",
+                                                "overlap",
+                                                "hidden_fraction",
+                                                "exposed_comm_ns",
+                                                "idle_ns",
+                                                "busy_ns",
+                                                "comm_comp_overlap_ns",
+                                                "timed_step_time_ns",
+                                                "plain_step_time_ns",
+                                                "timed_steps",
+                                                "warmup_steps",
+                                                "ops",
+                                                "clock_offset_ns",
+                                                "backend",
+                                                "file",
+                                                "step_time_min_ns",
+                                                "step_time_max_ns"}));
+  // Rank r's two allreduces each last 6600 − 100 r ns; layer 0's lies under layer 1's COMP, so
+  // 6600 − 100 r ns of COMM per step are hidden and as many exposed. Every step carries ops (no
+  // plain step time); 2 layers of COMP, MEM and COMM a step; hosts' clocks 1 ms apart.
+  expect_row(ranks[1], {"0",   "node0", "synthetic", "2", "26600",     "20000", "13200", "4000",
+                        "0.5", "0.5",   "6600",      "0", "26600",     "6600",  "26600", "",
+                        "2",   "1",     "12",        "0", "synthetic", "mem",   "26600", "26600"},
              "ranks row 0");
   expect_row(ranks[2],
-             {"1", "node1", "synthetic", "2", "26600", "20000", "13000", "4000", "0.5", "0.5",
-              "6500", "100", "26600", "26600"},
+             {"1",   "node1", "synthetic", "2",       "26600",     "20000", "13000", "4000",
+              "0.5", "0.5",   "6500",      "100",     "26500",     "6500",  "26600", "",
+              "2",   "1",     "12",        "1000000", "synthetic", "mem",   "26600", "26600"},
              "ranks row 1");
   expect_row(ranks[3],
-             {"2", "node2", "synthetic", "2", "26600", "20000", "12800", "4000", "0.5", "0.5",
-              "6400", "200", "26600", "26600"},
+             {"2",   "node2", "synthetic", "2",       "26600",     "20000", "12800", "4000",
+              "0.5", "0.5",   "6400",      "200",     "26400",     "6400",  "26600", "",
+              "2",   "1",     "12",        "2000000", "synthetic", "mem",   "26600", "26600"},
              "ranks row 2");
 
+  // One row per compared per-rank field, in the ranks table's order; the standard deviation
+  // over the three ranks' means (n − 1): 200 ns of 13200, 13000, 12800.
   const Rows& across = t.at("across_ranks");
-  ASSERT_EQ(across.size(), 9u);
+  ASSERT_EQ(across.size(), 10u);
   EXPECT_EQ(across[0], (std::vector<std::string>{"metric", "unit", "min", "mean", "max",
-                                                 "worst_rank", "worst_host"}));
-  expect_row(across[3], {"comm_busy", "ns", "12800", "13000", "13200", "0", "node0"}, "comm");
-  expect_row(across[5], {"exposed_comm", "ns", "6400", "6500", "6600", "0", "node0"}, "exposed");
-  expect_row(across[6], {"idle", "ns", "0", "100", "200", "2", "node2"}, "idle");
-  expect_row(across[7], {"overlap", "ratio", "0.5", "0.5", "0.5", "0", "node0"}, "overlap");
+                                                 "worst_rank", "worst_host", "stddev", "count"}));
+  expect_row(across[3], {"comm_busy", "ns", "12800", "13000", "13200", "0", "node0", "200", "3"},
+             "comm");
+  expect_row(across[5], {"overlap", "ratio", "0.5", "0.5", "0.5", "0", "node0", "0", "3"},
+             "overlap");
+  expect_row(across[7], {"exposed_comm", "ns", "6400", "6500", "6600", "0", "node0", "100", "3"},
+             "exposed");
+  expect_row(across[8], {"idle", "ns", "0", "100", "200", "2", "node2", "100", "3"}, "idle");
+  expect_row(across[9], {"busy", "ns", "26400", "26500", "26600", "0", "node0", "100", "3"},
+             "busy");
 
   const Rows& groups = t.at("groups");
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(groups[0], (std::vector<std::string>{"group", "communicators", "min_size", "max_size",
-                                                 "collectives", "incomplete", "bytes", "time_ns",
-                                                 "busbw_gbps", "mean_start_skew_ns", "wait_ns"}));
+                                                 "collectives", "bytes", "time_ns", "busbw_gbps",
+                                                 "mean_start_skew_ns", "wait_ns", "incomplete"}));
   expect_row(groups[1],
-             {"world", "1", "3", "3", "4", "0", "4194304", "25600",
-              exact(4194304.0 * 4 / 3 / 25600), "200", "1200"},
+             {"world", "1", "3", "3", "4", "4194304", "25600", exact(4194304.0 * 4 / 3 / 25600),
+              "200", "1200", "0"},
              "groups");
 
   const Rows& colls = t.at("collectives");
   ASSERT_EQ(colls.size(), 2u);
-  EXPECT_EQ(colls[0],
-            (std::vector<std::string>{"collective", "comm_size", "bytes", "count", "p50_time_ns",
-                                      "p95_time_ns", "algbw_gbps", "busbw_gbps",
-                                      "peak_busbw_fraction", "mean_start_skew_ns", "wait_ns"}));
-  // No --peak-busbw: that cell is empty, not 0.
+  EXPECT_EQ(colls[0], (std::vector<std::string>{"collective", "comm_size", "bytes", "count",
+                                                "p50_time_ns", "p95_time_ns", "algbw_gbps",
+                                                "busbw_gbps", "peak_busbw_fraction",
+                                                "mean_start_skew_ns", "wait_ns", "nccl_algo"}));
+  // No --peak-busbw and no NCCL plugin: those cells are empty, not 0.
   expect_row(colls[1],
              {"allreduce", "3", "1048576", "4", "6400", "6400", "163.84",
-              exact(1048576.0 / 6400 * 4 / 3), "", "200", "1200"},
+              exact(1048576.0 / 6400 * 4 / 3), "", "200", "1200", ""},
              "collectives");
 
+  // In the text report's column order: rank 2 is last everywhere, 4 × (200 + 100) ns caused.
   const Rows& stragglers = t.at("stragglers");
   ASSERT_EQ(stragglers.size(), 4u);
-  EXPECT_EQ(stragglers[0], (std::vector<std::string>{"rank", "collectives", "times_last",
-                                                     "times_first", "wait_ns", "wait_caused_ns"}));
-  expect_row(stragglers[1], {"0", "4", "0", "4", "800", "0"}, "stragglers 0");
-  expect_row(stragglers[2], {"1", "4", "0", "0", "400", "0"}, "stragglers 1");
-  expect_row(stragglers[3], {"2", "4", "4", "0", "0", "1200"}, "stragglers 2");
+  EXPECT_EQ(stragglers[0],
+            (std::vector<std::string>{"rank", "host", "times_last", "last_fraction",
+                                      "wait_caused_ns", "wait_ns", "collectives", "times_first"}));
+  expect_row(stragglers[1], {"0", "node0", "0", "0", "0", "800", "4", "4"}, "stragglers 0");
+  expect_row(stragglers[2], {"1", "node1", "0", "0", "0", "400", "4", "0"}, "stragglers 1");
+  expect_row(stragglers[3], {"2", "node2", "4", "1", "1200", "0", "4", "0"}, "stragglers 2");
+
+  // The four instances cause as much waiting each, so they come in issue order (seq 2 to 5: 0
+  // and 1 were the warm-up step's); durations 6600, 6500, 6400 ns.
+  const Rows& instances = t.at("worst_instances");
+  ASSERT_EQ(instances.size(), 5u);
+  EXPECT_EQ(instances[0],
+            (std::vector<std::string>{
+                "comm", "seq", "collective", "comm_size", "bytes", "ranks_seen", "consistent",
+                "time_ns", "max_duration_ns", "mean_duration_ns", "start_skew_ns", "end_skew_ns",
+                "first_rank", "last_rank", "wait_ns", "algbw_gbps", "busbw_gbps", "nccl_algo"}));
+  for (std::size_t i = 1; i < instances.size(); ++i) {
+    expect_row(
+        instances[i],
+        {"world", std::to_string(i + 1), "allreduce", "3", "1048576", "3", "true", "6400", "6600",
+         "6500", "200", "0", "0", "2", "300", "163.84", exact(1048576.0 / 6400 * 4 / 3), ""},
+        "instance " + std::to_string(i));
+  }
+
+  // No --baseline: its tables are headers alone.
+  EXPECT_EQ(t.at("baseline").size(), 1u);
+  EXPECT_EQ(t.at("interference").size(), 1u);
 
   const Rows& problems = t.at("problems");
   ASSERT_EQ(problems.size(), 1u);  // the header only

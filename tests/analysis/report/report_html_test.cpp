@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -80,6 +81,15 @@ json data_of(const std::string& html) {
   return json::parse(html.substr(begin + open.size(), end - begin - open.size()));
 }
 
+// Row `row`'s value of `key` in table `name` of the data block ({"keys": [...], "rows": [...]}).
+json cell(const json& data, const std::string& name, std::size_t row, const std::string& key) {
+  const json& t = data.at("tables").at(name);
+  const json& keys = t.at("keys");
+  const auto at = std::find(keys.begin(), keys.end(), key);
+  EXPECT_NE(at, keys.end()) << name << " has no " << key;
+  return t.at("rows").at(row).at(static_cast<std::size_t>(at - keys.begin()));
+}
+
 std::string page(const std::vector<RankTimeline>& timelines, const TimelineOptions& options) {
   Reducer reducer({});
   for (const RankTimeline& t : timelines) reducer.add(t, "mem");
@@ -139,19 +149,32 @@ TEST(ReportHtml, DataBlockKnownAnswers) {
   }
   EXPECT_EQ(hm["max"].get<double>(), 300.0);
 
-  // busbw: one series of one point, 2^20 B at 2^20 / 6400 × 4/3 GB/s.
-  ASSERT_EQ(d["busbw"]["series"].size(), 1u);
-  EXPECT_EQ(d["busbw"]["series"][0]["name"], "allreduce n=3");
-  EXPECT_DOUBLE_EQ(d["busbw"]["series"][0]["points"][0][1].get<double>(),
+  // The tables the charts draw from: per rank the step breakdown (rank 1 arrives 100 ns late,
+  // so 13000 ns of COMM and 6500 hidden), one collective row of 2^20 B at 2^20 / 6400 × 4/3
+  // GB/s (the bus bandwidth chart's point); no --peak-busbw.
+  ASSERT_EQ(d["tables"]["ranks"]["rows"].size(), 3u);
+  EXPECT_EQ(cell(d, "ranks", 1, "rank"), 1);
+  EXPECT_EQ(cell(d, "ranks", 1, "host"), "node1");
+  EXPECT_EQ(cell(d, "ranks", 1, "step_time_ns"), 26600.0);
+  EXPECT_EQ(cell(d, "ranks", 1, "comm_busy_ns"), 13000.0);
+  EXPECT_EQ(cell(d, "ranks", 1, "comm_comp_overlap_ns"), 6500.0);
+  EXPECT_EQ(cell(d, "ranks", 1, "idle_ns"), 100.0);
+  EXPECT_TRUE(cell(d, "ranks", 1, "plain_step_time_ns").is_null());  // every step timed
+  ASSERT_EQ(d["tables"]["collectives"]["rows"].size(), 1u);
+  EXPECT_EQ(cell(d, "collectives", 0, "collective"), "allreduce");
+  EXPECT_EQ(cell(d, "collectives", 0, "comm_size"), 3);
+  EXPECT_EQ(cell(d, "collectives", 0, "bytes"), 1048576);
+  EXPECT_DOUBLE_EQ(cell(d, "collectives", 0, "busbw_gbps").get<double>(),
                    1048576.0 / 6400.0 * 4.0 / 3.0);
+  EXPECT_TRUE(d["peak_busbw_gbps"].is_null());
 }
 
 TEST(ReportHtml, TablesAreSortableAndNamed) {
   std::vector<RankTimeline> ranks;
   for (int r = 0; r < 3; ++r) ranks.push_back(make_synthetic_rank(three_ranks(), r));
   const std::string html = page(ranks, TimelineOptions{});
-  for (const char* id :
-       {"table-ranks", "table-across", "table-groups", "table-collectives", "table-stragglers"}) {
+  for (const char* id : {"table-ranks", "table-across", "table-groups", "table-collectives",
+                         "table-stragglers", "table-instances"}) {
     EXPECT_THAT(html, HasSubstr(std::string("<table class='sortable' id='") + id + "'>")) << id;
   }
   // Times in the unit that fits, with the raw value to sort by.
@@ -171,7 +194,7 @@ TEST(ReportHtml, EscapesTextFromFiles) {
   const json d = data_of(html);
   const json& names = d["timeline"]["names"];
   EXPECT_NE(std::find(names.begin(), names.end(), "fwd</script><&>\"'"), names.end());
-  EXPECT_EQ(d["ranks"][0]["h"], "<script>alert(1)</script>");
+  EXPECT_EQ(cell(d, "ranks", 0, "host"), "<script>alert(1)</script>");
   // Nothing is fetched: the only URL is the SVG namespace the script creates elements in.
   std::size_t urls = 0;
   for (auto at = html.find("http"); at != std::string::npos; at = html.find("http", at + 1)) {

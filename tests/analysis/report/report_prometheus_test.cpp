@@ -5,12 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <map>
-#include <regex>
-#include <set>
 #include <sstream>
 
 #include "analysis/reducer.hpp"
+#include "analysis/report/format_parsers.hpp"
 #include "analysis/report/report_writers.hpp"
 #include "analysis/three_ranks.hpp"
 #include "analysis/tools/synthetic_timeline.hpp"
@@ -18,34 +16,7 @@
 namespace commprof {
 namespace {
 
-// series ("name{labels}") -> value, checking the grammar as it goes.
-std::map<std::string, double> parse_exposition(const std::string& text) {
-  static const std::regex help(R"(^# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) .+$)");
-  static const std::regex type(R"(^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) gauge$)");
-  static const std::regex sample(
-      R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*",?)*\})? (\S+)$)");
-  std::map<std::string, double> series;
-  std::set<std::string> typed;
-  std::istringstream in(text);
-  std::string line;
-  std::smatch m;
-  while (std::getline(in, line)) {
-    if (std::regex_match(line, m, help)) continue;
-    if (std::regex_match(line, m, type)) {
-      EXPECT_TRUE(typed.insert(m[1]).second) << "two TYPE lines for " << m[1];
-      continue;
-    }
-    if (!std::regex_match(line, m, sample)) {
-      ADD_FAILURE() << "not a sample line: " << line;
-      continue;
-    }
-    EXPECT_TRUE(typed.count(m[1])) << "sample before its TYPE: " << line;
-    const std::string key = m[1].str() + m[2].str();
-    EXPECT_FALSE(series.count(key)) << "series twice: " << key;
-    series[key] = std::stod(m[5].str());
-  }
-  return series;
-}
+using testing::parse_exposition;
 
 TEST(ReportPrometheus, ThreeRanksKnownAnswers) {
   const Report report = testing::reduce(testing::three_ranks());

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+#include "analysis/report/report_html_tables.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+
+#include "analysis/report/field_json.hpp"
+#include "analysis/report/report_writers.hpp"
+#include "analysis/report_fields.hpp"
+#include "src/core/units.hpp"
+
+namespace commprof {
+namespace {
+
+using nlohmann::json;
+using report_fields::Column;
+using report_fields::Field;
+using report_fields::Table;
+using report_fields::Value;
+
+std::string printed(const char* format, double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string shown(const Value& v, ReportUnit unit) {
+  if (const auto* t = std::get_if<std::string_view>(&v)) return std::string(*t);
+  if (const auto* u = std::get_if<ReportUnit>(&v)) return report_fields::unit_name(*u);
+  if (const auto* b = std::get_if<bool>(&v)) return *b ? "yes" : "no";
+  return html_number(report_fields::as_number(v), unit);
+}
+
+template <class Row>
+std::string cell_text(const Field<Row>& f, const Row& row) {
+  const auto v = report_fields::defined_value(f, row);
+  return v ? shown(*v, report_fields::unit_of(f, row)) : "n/a";
+}
+
+// The text, and the number to sort by (of a range: its end).
+template <class Row>
+void write_cell(std::ostream& os, const Column<Row>& c, const Row& row) {
+  const Field<Row>& sort_by = c.range_end != nullptr ? *c.range_end : *c.field;
+  const auto v = report_fields::defined_value(sort_by, row);
+  os << "<td";
+  if (v && report_fields::is_number(*v)) {
+    os << " data-v='" << printed("%.17g", report_fields::as_number(*v)) << "'";
+  }
+  os << '>' << html_escape(report_fields::column_text(c, row, cell_text<Row>)) << "</td>";
+}
+
+// The text report's header, less the unit where the cells name one that fits them (a time, a
+// byte size).
+template <class Row>
+std::string header(const Field<Row>& f) {
+  const bool own_unit = f.unit == ReportUnit::kNs || f.unit == ReportUnit::kBytes;
+  return own_unit ? std::string(f.label) : report_fields::text_header(f);
+}
+
+struct Section {
+  std::string heading;
+  const char* hint = nullptr;
+};
+
+template <class Row, class Rows>
+void write_table(std::ostream& os, const Section& s, const Table<Row>& table, const Rows& rows) {
+  os << "<h3>" << html_escape(s.heading) << "</h3>\n";
+  if (s.hint != nullptr) os << "<p class='hint'>" << s.hint << "</p>\n";
+  const std::vector<Column<Row>> columns = report_fields::columns(table, -1);
+  os << "<div class='scroll'><table class='sortable' id='" << table.html_id << "'><thead><tr>";
+  for (const Column<Row>& c : columns) {
+    os << "<th title='" << html_escape(std::string(c.field->help)) << "'>"
+       << html_escape(header(*c.field)) << "</th>";
+  }
+  os << "</tr></thead><tbody>\n";
+  for (const auto& r : rows) {
+    os << "<tr>";
+    for (const Column<Row>& c : columns) write_cell(os, c, report_fields::deref(r));
+    os << "</tr>\n";
+  }
+  os << "</tbody></table></div>\n";
+}
+
+// Every table's section and rows, for the tables and the data block alike: stragglers that
+// caused most waiting first, the instances that made ranks wait longest.
+template <class F>
+void for_each_table(const Report& r, F&& f) {
+  namespace rf = report_fields;
+  f(Section{std::string(rf::kRanks.title)}, rf::kRanks, r.ranks);
+  f(Section{std::string(rf::kAcross.title)}, rf::kAcross, r.across);
+  f(Section{std::string(rf::kGroups.title)}, rf::kGroups, r.groups);
+  f(Section{"Collectives by message size",
+            "time: the shortest rank's duration per call (the transfer without waiting); busbw "
+            "= bytes / p50 × the collective's bus factor."},
+    rf::kCollectives, r.collectives);
+  std::vector<const RankWait*> waits;
+  for (const RankWait& w : r.waits) waits.push_back(&w);
+  std::stable_sort(waits.begin(), waits.end(), [](const RankWait* a, const RankWait* b) {
+    return a->wait_caused_ns > b->wait_caused_ns;
+  });
+  f(Section{"Stragglers (ranks the others waited for most first)"}, rf::kStragglers, waits);
+  f(Section{std::string(rf::kInstances.title)}, rf::kInstances,
+    rf::worst_instances(r, kReportWorstInstances));
+  if (r.baseline) {
+    f(Section{std::string(rf::kBaseline.title) + " (" + r.baseline->source + ")"}, rf::kBaseline,
+      rf::baseline_rows(r));
+    f(Section{std::string(rf::kInterference.title)}, rf::kInterference, r.baseline->interference);
+  }
+}
+
+template <class Row, class Rows>
+json table_data(const Table<Row>& table, const Rows& rows) {
+  json keys = json::array();
+  for (const Field<Row>& f : table) keys.push_back(std::string(f.key));
+  json out = json::array();
+  for (const auto& r : rows) {
+    const Row& row = report_fields::deref(r);
+    json values = json::array();
+    for (const Field<Row>& f : table) {
+      const auto v = report_fields::defined_value(f, row);
+      values.push_back(v ? flat_json<json>(*v) : json(nullptr));
+    }
+    out.push_back(std::move(values));
+  }
+  return {{"keys", std::move(keys)}, {"rows", std::move(out)}};
+}
+
+}  // namespace
+
+std::string html_number(double v, ReportUnit unit) {
+  switch (unit) {
+    case ReportUnit::kNs:
+      return format_duration(v);
+    case ReportUnit::kRatio:
+      return printed("%.1f %%", 100.0 * v);
+    case ReportUnit::kGBps:
+      return printed("%.2f GB/s", v);
+    case ReportUnit::kBytes:
+      return format_bytes(static_cast<std::uint64_t>(v));
+    case ReportUnit::kFactor:
+      return printed("%.3fx", v);
+    default:
+      return printed("%.0f", v);
+  }
+}
+
+void write_html_tables(std::ostream& os, const Report& r) {
+  os << "<section id='tables'><h2>Tables</h2><p class='hint'>Click a column header to sort. "
+        "Per-rank values are means per measured step.</p>\n";
+  for_each_table(r, [&](const Section& s, const auto& table, const auto& rows) {
+    write_table(os, s, table, rows);
+  });
+  os << "</section>\n";
+}
+
+json html_tables_data(const Report& r) {
+  json data = json::object();
+  for_each_table(r, [&](const Section&, const auto& table, const auto& rows) {
+    data[std::string(table.name)] = table_data(table, rows);
+  });
+  return data;
+}
+
+}  // namespace commprof

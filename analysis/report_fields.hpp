@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: MIT
+// The report's fields, one table per row type, each field named once: its key (the JSON member
+// and the CSV column), its value (a member or a small accessor), its unit, when it is not
+// defined (n/a), and what the formats need to present it: the text and HTML header, the
+// Prometheus metric or label (field_table.hpp says how each format shows a field). Every writer
+// (text, JSON, CSV, the HTML tables and data block, Prometheus), the across-ranks summary and
+// `commprof compare`'s reader walk these tables, and a test checks that every field reaches
+// every format: a new field is one line here. (The report's envelope, i.e. schema, inputs,
+// problems and warnings, is structure: the writers name it.)
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "analysis/field_table.hpp"
+#include "analysis/report.hpp"
+
+namespace commprof::report_fields {
+
+// ------------------------------------------------------------------ accessors the tables use
+inline double across_min(const AcrossRanks& a) { return a.stat.min; }
+inline double across_mean(const AcrossRanks& a) { return a.stat.mean; }
+inline double across_max(const AcrossRanks& a) { return a.stat.max; }
+inline std::optional<double> across_stddev(const AcrossRanks& a) { return a.stat.stddev(); }
+inline std::int64_t across_count(const AcrossRanks& a) { return a.stat.count; }
+inline bool no_rank_has_it(const AcrossRanks& a) { return a.stat.count == 0; }
+/// The share of its collectives at which the rank arrived last.
+inline double arrived_last_fraction(const RankWait& w) {
+  return w.collectives > 0 ? static_cast<double>(w.times_last) / static_cast<double>(w.collectives)
+                           : 0.0;
+}
+
+using U = ReportUnit;  // short, for the tables below
+
+// ------------------------------------------------------------------ per rank
+inline constexpr std::string_view kBusyHelp =
+    "Mean busy time per step: the union of the category's ops (all: of every op).";
+
+/// The first twelve are the text report's first table, in its order; the others follow.
+inline constexpr Field<RankSummary> kRankFields[] = {
+    field<&RankSummary::rank>("rank", U::kId, "rank", "The rank in the job.").names_row("rank"),
+    field<&RankSummary::host>("host", U::kText, "host", "The host the rank ran on.")
+        .names_row("node"),
+    field<&RankSummary::device>("device", U::kText, "device", "The rank's device."),
+    field<&RankSummary::steps>("steps", U::kCount, "steps",
+                               "Measured (non-warm-up) steps of the rank.")
+        .prom("commprof_measured_steps"),
+    field<&RankSummary::wall_ns>(
+        "step_time_ns", U::kNs, "step",
+        "Mean step time of the rank over its measured steps (plain steps when sampled).")
+        .prom("commprof_step_time_seconds")
+        .with_min_max()
+        .compared_as("step"),
+    field<&RankSummary::comp_ns>("comp_busy_ns", U::kNs, "COMP", kBusyHelp)
+        .prom("commprof_busy_seconds", "category", "COMP")
+        .compared_as("comp"),
+    field<&RankSummary::comm_ns>("comm_busy_ns", U::kNs, "COMM", kBusyHelp)
+        .prom("commprof_busy_seconds", "category", "COMM")
+        .compared_as("comm"),
+    field<&RankSummary::mem_ns>("mem_busy_ns", U::kNs, "MEM", kBusyHelp)
+        .prom("commprof_busy_seconds", "category", "MEM")
+        .compared_as("mem"),
+    field<&RankSummary::overlap>("overlap", U::kRatio, "overlap",
+                                 "Mean |COMM and COMP| / |COMM| per step (HTA's overlap).")
+        .prom("commprof_overlap_ratio")
+        .compared_as("overlap", true),
+    field<&RankSummary::hidden_fraction>("hidden_fraction", U::kRatio, "hidden",
+                                         "Mean |COMM and COMP| / min(|COMM|, |COMP|) per step.")
+        .prom("commprof_hidden_ratio")
+        .compared_as("hidden", true),
+    field<&RankSummary::exposed_comm_ns>("exposed_comm_ns", U::kNs, "exposed",
+                                         "Mean communication per step that no compute hides.")
+        .prom("commprof_exposed_comm_seconds")
+        .compared_as("exposed"),
+    field<&RankSummary::idle_ns>("idle_ns", U::kNs, "idle",
+                                 "Mean time per step with no op running.")
+        .prom("commprof_idle_seconds")
+        .compared_as("idle"),
+    field<&RankSummary::busy_ns>("busy_ns", U::kNs, "busy", kBusyHelp)
+        .prom("commprof_busy_seconds", "category", "all")
+        .compared_as("busy")
+        .in_part(1),
+    field<&RankSummary::comm_comp_ns>("comm_comp_overlap_ns", U::kNs, "COMM∩COMP",
+                                      "Mean communication per step that compute hides.")
+        .prom("commprof_hidden_comm_seconds")
+        .in_part(1),
+    field<&RankSummary::timed_wall_ns>("timed_step_time_ns", U::kNs, "timed step",
+                                       "Mean step time of the steps that carried per-op timing.")
+        .prom("commprof_timed_step_time_seconds")
+        .in_part(1),
+    field<&RankSummary::plain_wall_ns>(
+        "plain_step_time_ns", U::kNs, "plain step",
+        "Mean step time of the steps without per-op timing (sampled op timing).")
+        .prom("commprof_plain_step_time_seconds")
+        .in_part(1),
+    field<&RankSummary::timed_steps>("timed_steps", U::kCount, "timed steps",
+                                     "Measured steps that carried per-op timing.")
+        .prom("commprof_timed_steps")
+        .in_part(1),
+    field<&RankSummary::warmup_steps>("warmup_steps", U::kCount, "warm-up",
+                                      "Warm-up steps, left out of every figure.")
+        .prom("commprof_warmup_steps")
+        .in_part(1),
+    field<&RankSummary::ops>("ops", U::kCount, "ops", "Ops in the measured steps.")
+        .prom("commprof_measured_ops")
+        .in_part(1),
+    field<&RankSummary::clock_offset_ns>("clock_offset_ns", U::kNs, "clock offset",
+                                         "What puts the rank's clock on rank 0's.")
+        .prom("commprof_clock_offset_seconds")
+        .in_part(2),
+    field<&RankSummary::backend>("backend", U::kText, "backend", "The backend the rank ran on.")
+        .in_part(2),
+    field<&RankSummary::source>("file", U::kText, "file", "The rank file it was read from.")
+        .in_part(2),
+};
+inline constexpr Table<RankSummary> kRanks{"ranks",
+                                           "Per rank",
+                                           "table-ranks",
+                                           "commprof_rank_info",
+                                           "The rank's device, backend and file (value 1).",
+                                           kRankFields,
+                                           std::size(kRankFields)};
+
+// ------------------------------------------------------------------ across ranks
+inline constexpr std::string_view kAcrossHelp =
+    "Of each rank's mean per step: the smallest, mean, largest and standard deviation over ranks.";
+
+/// One row per per-rank field compared_as a family (the reducer makes them from kRanks). The
+/// first seven are the text report's columns, in its order.
+inline constexpr Field<AcrossRanks> kAcrossFields[] = {
+    field<&AcrossRanks::metric>("metric", U::kText, "metric",
+                                "The per-rank field, by its key without the unit.")
+        .names_row("metric"),
+    field<&AcrossRanks::unit>("unit", U::kText, "unit", "The unit of its values."),
+    field<&across_min>("min", U::kOfRow, "min", kAcrossHelp)
+        .na_if(&no_rank_has_it)
+        .prom("commprof_across_ranks", "stat", "min"),
+    field<&across_mean>("mean", U::kOfRow, "mean", kAcrossHelp)
+        .na_if(&no_rank_has_it)
+        .prom("commprof_across_ranks", "stat", "mean"),
+    field<&across_max>("max", U::kOfRow, "max", kAcrossHelp)
+        .na_if(&no_rank_has_it)
+        .prom("commprof_across_ranks", "stat", "max"),
+    field<&AcrossRanks::worst_rank>(
+        "worst_rank", U::kId, "worst rank",
+        "The rank worst for the metric: the largest value, or the smallest for overlap and "
+        "hidden fraction.")
+        .na_if_negative()
+        .prom("commprof_across_ranks_worst_rank"),
+    field<&AcrossRanks::worst_host>("worst_host", U::kText, "worst host", "The worst rank's host.")
+        .na_if(&no_rank_has_it),
+    field<&across_stddev>("stddev", U::kOfRow, "stddev", kAcrossHelp)
+        .prom("commprof_across_ranks", "stat", "stddev"),
+    field<&across_count>("count", U::kCount, "ranks", "Ranks the metric is defined for.")
+        .prom("commprof_across_ranks_defined"),
+};
+inline constexpr Table<AcrossRanks> kAcross{"across_ranks",
+                                            "Across ranks (each rank's mean step)",
+                                            "table-across",
+                                            "commprof_across_ranks_info",
+                                            "The metric's unit and worst host (value 1).",
+                                            kAcrossFields,
+                                            std::size(kAcrossFields)};
+
+// ------------------------------------------------------------------ communicator groups
+inline constexpr std::string_view kGroupSizeHelp =
+    "Ranks per communicator of the group: the smallest and the largest.";
+
+inline constexpr Field<GroupRow> kGroupFields[] = {
+    field<&GroupRow::group>("group", U::kText, "group",
+                            "The communicators' kind: the name without trailing digits.")
+        .names_row("comm_name"),
+    field<&GroupRow::communicators>("communicators", U::kCount, "comms",
+                                    "Communicators of the group.")
+        .prom("commprof_group_communicators"),
+    field<&GroupRow::min_size>("min_size", U::kRanks, "size", kGroupSizeHelp)
+        .prom("commprof_group_size_ranks", "bound", "min"),
+    field<&GroupRow::max_size>("max_size", U::kRanks, "size", kGroupSizeHelp)
+        .prom("commprof_group_size_ranks", "bound", "max")
+        .range_end(),
+    field<&GroupRow::instances>("collectives", U::kCount, "collectives",
+                                "Collectives matched on the group's communicators.")
+        .prom("commprof_group_collectives"),
+    field<&GroupRow::bytes>("bytes", U::kBytes, "bytes",
+                            "Bytes of the group's collectives, summed.")
+        .prom("commprof_group_bytes"),
+    field<&GroupRow::time_ns>(
+        "time_ns", U::kNs, "time",
+        "Time of the group's collectives, each the shortest rank's duration, summed.")
+        .prom("commprof_group_collective_time_seconds"),
+    field<&GroupRow::busbw_gbps>("busbw_gbps", U::kGBps, "busbw",
+                                 "Bus bandwidth of every collective of the communicator group, "
+                                 "GB/s.")
+        .na_if_negative()
+        .prom("commprof_group_bus_bandwidth_gbs"),
+    field<&GroupRow::mean_skew_ns>("mean_start_skew_ns", U::kNs, "skew",
+                                   "Mean over the group's collectives of last start minus first "
+                                   "start.")
+        .prom("commprof_group_start_skew_seconds"),
+    field<&GroupRow::wait_ns>("wait_ns", U::kNs, "wait",
+                              "Waiting at the group's collectives, summed over ranks and the run.")
+        .prom("commprof_group_wait_caused_seconds"),
+    field<&GroupRow::incomplete>(
+        "incomplete", U::kCount, "incomplete",
+        "Instances fewer ranks recorded than the communicator has (a hang or a lost rank).")
+        .prom("commprof_group_incomplete_collectives"),
+};
+inline constexpr Table<GroupRow> kGroups{
+    "groups", "Communicator groups", "table-groups", "", "", kGroupFields, std::size(kGroupFields)};
+
+// ------------------------------------------------------------------ collectives by size
+inline constexpr std::string_view kCollectiveTimeHelp =
+    "Instance time (the shortest rank's duration), 50th and 95th percentile.";
+inline constexpr std::string_view kNcclAlgoHelp =
+    "NCCL's algorithm/protocol, as its profiler plugin recorded them.";
+
+inline constexpr Field<CollectiveRow> kCollectiveFields[] = {
+    field<&CollectiveRow::collective>("collective", U::kText, "collective", "The collective.")
+        .names_row("collective"),
+    field<&CollectiveRow::comm_size>("comm_size", U::kRanks, "n", "Ranks of the communicator.")
+        .names_row("nranks"),
+    field<&CollectiveRow::bytes>("bytes", U::kBytes, "bytes", "Message size.")
+        .names_row("message_bytes"),
+    field<&CollectiveRow::count>("count", U::kCount, "count", "Instances matched across ranks.")
+        .prom("commprof_collective_instances"),
+    field<&CollectiveRow::p50_ns>("p50_time_ns", U::kNs, "p50", kCollectiveTimeHelp)
+        .prom("commprof_collective_time_seconds", "stat", "p50"),
+    field<&CollectiveRow::p95_ns>("p95_time_ns", U::kNs, "p95", kCollectiveTimeHelp)
+        .prom("commprof_collective_time_seconds", "stat", "p95"),
+    field<&CollectiveRow::algbw_gbps>("algbw_gbps", U::kGBps, "algbw",
+                                      "Bytes / p50 instance time, GB/s (1e9 B/s).")
+        .prom("commprof_alg_bandwidth_gbs"),
+    field<&CollectiveRow::busbw_gbps>(
+        "busbw_gbps", U::kGBps, "busbw",
+        "Bus bandwidth in GB/s (1e9 B/s) of the p50 instance time, as nccl-tests.")
+        .na_if_negative()
+        .prom("commprof_bus_bandwidth_gbs"),
+    field<&CollectiveRow::peak_fraction>("peak_busbw_fraction", U::kRatio, "peak",
+                                         "busbw / --peak-busbw.")
+        .na_if_negative()
+        .prom("commprof_peak_busbw_ratio"),
+    field<&CollectiveRow::mean_skew_ns>("mean_start_skew_ns", U::kNs, "skew",
+                                        "Mean over instances of last start minus first start.")
+        .prom("commprof_collective_start_skew_seconds"),
+    field<&CollectiveRow::wait_ns>("wait_ns", U::kNs, "wait",
+                                   "Waiting at these collectives, summed over ranks and the run.")
+        .prom("commprof_collective_wait_caused_seconds"),
+    field<&CollectiveRow::algo>("nccl_algo", U::kText, "nccl algo/proto", kNcclAlgoHelp)
+        .na_if_empty(),
+};
+inline constexpr Table<CollectiveRow> kCollectives{
+    "collectives",
+    "Collectives by message size (time: shortest rank's duration per call)",
+    "table-collectives",
+    "commprof_collective_info",
+    "NCCL's algorithm/protocol of the calls (value 1).",
+    kCollectiveFields,
+    std::size(kCollectiveFields)};
+
+// ------------------------------------------------------------------ stragglers
+/// In the text report's order (the ranks that caused most waiting first).
+inline constexpr Field<RankWait> kStragglerFields[] = {
+    field<&RankWait::rank>("rank", U::kId, "rank", "The rank.").names_row("rank"),
+    field<&RankWait::host>("host", U::kText, "host", "The rank's host.").names_row("node"),
+    field<&RankWait::times_last>("times_last", U::kCount, "last",
+                                 "Collectives at which this rank arrived last.")
+        .prom("commprof_arrived_last_collectives"),
+    field<&arrived_last_fraction>("last_fraction", U::kRatio, "last",
+                                  "The share of its collectives at which this rank arrived last.")
+        .prom("commprof_arrived_last_ratio"),
+    field<&RankWait::wait_caused_ns>(
+        "wait_caused_ns", U::kNs, "caused wait",
+        "Time other ranks waited for this rank (it arrived last), summed over the run.")
+        .prom("commprof_wait_caused_seconds"),
+    field<&RankWait::wait_ns>(
+        "wait_ns", U::kNs, "own wait",
+        "Time the rank waited for later ranks at collectives, summed over the run.")
+        .prom("commprof_collective_wait_seconds"),
+    field<&RankWait::collectives>("collectives", U::kCount, "collectives",
+                                  "Collectives the rank took part in.")
+        .prom("commprof_rank_collectives"),
+    field<&RankWait::times_first>("times_first", U::kCount, "first",
+                                  "Collectives at which this rank arrived first.")
+        .prom("commprof_arrived_first_collectives"),
+};
+inline constexpr Table<RankWait> kStragglers{"stragglers",
+                                             "Stragglers (ranks the others waited for most)",
+                                             "table-stragglers",
+                                             "",
+                                             "",
+                                             kStragglerFields,
+                                             std::size(kStragglerFields)};
+
+// ------------------------------------------------------------------ worst instances
+inline constexpr Field<CollectiveInstance> kInstanceFields[] = {
+    field<&CollectiveInstance::comm>("comm", U::kText, "comm", "The communicator.")
+        .names_row("comm_name"),
+    field<&CollectiveInstance::seq>("seq", U::kId, "seq",
+                                    "The instance's sequence number on its communicator.")
+        .names_row("seq"),
+    field<&CollectiveInstance::collective>("collective", U::kText, "collective", "The collective."),
+    field<&CollectiveInstance::comm_size>("comm_size", U::kRanks, "n", "Ranks of the communicator.")
+        .prom("commprof_instance_comm_size_ranks"),
+    field<&CollectiveInstance::bytes>("bytes", U::kBytes, "bytes", "Message size.")
+        .prom("commprof_instance_bytes"),
+    field<&CollectiveInstance::ranks_seen>("ranks_seen", U::kRanks, "seen",
+                                           "Ranks that recorded it (fewer than n: incomplete).")
+        .prom("commprof_instance_ranks_seen"),
+    field<&CollectiveInstance::consistent>(
+        "consistent", U::kFlag, "consistent",
+        "1 when its ranks agreed on the collective, the bytes and the communicator size.")
+        .prom("commprof_instance_consistent"),
+    field<&CollectiveInstance::time_ns>("time_ns", U::kNs, "time",
+                                        "The instance's time: the shortest rank's duration.")
+        .prom("commprof_instance_time_seconds"),
+    field<&CollectiveInstance::max_duration_ns>("max_duration_ns", U::kNs, "max duration",
+                                                "The longest rank's duration.")
+        .prom("commprof_instance_max_duration_seconds")
+        .in_part(1),
+    field<&CollectiveInstance::mean_duration_ns>("mean_duration_ns", U::kNs, "mean duration",
+                                                 "The ranks' mean duration.")
+        .prom("commprof_instance_mean_duration_seconds")
+        .in_part(1),
+    field<&CollectiveInstance::start_skew_ns>("start_skew_ns", U::kNs, "start skew",
+                                              "Last start minus first start.")
+        .prom("commprof_instance_start_skew_seconds")
+        .in_part(1),
+    field<&CollectiveInstance::end_skew_ns>("end_skew_ns", U::kNs, "end skew",
+                                            "Last end minus first end.")
+        .prom("commprof_instance_end_skew_seconds")
+        .in_part(1),
+    field<&CollectiveInstance::first_rank>("first_rank", U::kId, "first rank",
+                                           "The earliest arrival.")
+        .prom("commprof_instance_first_rank"),
+    field<&CollectiveInstance::last_rank>("last_rank", U::kId, "last rank",
+                                          "The latest arrival, whom the others waited for.")
+        .prom("commprof_instance_last_rank"),
+    field<&CollectiveInstance::wait_caused_ns>(
+        "wait_ns", U::kNs, "wait",
+        "Waiting at the instance, summed over its ranks: what its last rank caused.")
+        .prom("commprof_instance_wait_caused_seconds"),
+    field<&CollectiveInstance::algbw_gbps>("algbw_gbps", U::kGBps, "algbw",
+                                           "Bytes / the instance's time, GB/s (1e9 B/s).")
+        .prom("commprof_instance_alg_bandwidth_gbs")
+        .in_part(1),
+    field<&CollectiveInstance::busbw_gbps>("busbw_gbps", U::kGBps, "busbw",
+                                           "algbw × the collective's bus factor.")
+        .na_if_negative()
+        .prom("commprof_instance_bus_bandwidth_gbs")
+        .in_part(1),
+    field<&CollectiveInstance::algo>("nccl_algo", U::kText, "nccl algo/proto", kNcclAlgoHelp)
+        .na_if_empty()
+        .in_part(1),
+};
+inline constexpr Table<CollectiveInstance> kInstances{
+    "worst_instances",
+    "Collective instances that made ranks wait longest",
+    "table-instances",
+    "commprof_instance_info",
+    "The instance's collective and NCCL's algorithm/protocol (value 1).",
+    kInstanceFields,
+    std::size(kInstanceFields)};
+
+// ------------------------------------------------------------------ the serialized baseline
+inline constexpr Field<BaselineComparison> kBaselineFields[] = {
+    field<&BaselineComparison::source>("source", U::kText, "source",
+                                       "The baseline: a run with every category serialized."),
+    field<&BaselineComparison::run_step_ns>(
+        "run_step_time_ns", U::kNs, "step",
+        "Mean over ranks of the rank's mean step time in this run.")
+        .prom("commprof_baseline_run_step_time_seconds"),
+    field<&BaselineComparison::baseline_step_ns>("baseline_step_time_ns", U::kNs, "baseline step",
+                                                 "The same in the baseline.")
+        .prom("commprof_baseline_step_time_seconds"),
+    field<&BaselineComparison::speedup>("speedup", U::kFactor, "speed-up",
+                                        "The baseline's step time / this run's.")
+        .prom("commprof_baseline_speedup_ratio"),
+    field<&BaselineComparison::comm_hidden_ns>("comm_hidden_ns", U::kNs, "COMM hidden",
+                                               "Mean |COMM and COMP| per step in this run.")
+        .prom("commprof_baseline_comm_hidden_seconds"),
+    field<&BaselineComparison::run_comm_ns>("run_comm_busy_ns", U::kNs, "COMM",
+                                            "Mean COMM busy time per step in this run.")
+        .prom("commprof_baseline_run_comm_busy_seconds"),
+    field<&BaselineComparison::baseline_comm_ns>("baseline_comm_busy_ns", U::kNs, "baseline COMM",
+                                                 "The same in the baseline.")
+        .prom("commprof_baseline_comm_busy_seconds"),
+};
+inline constexpr Table<BaselineComparison> kBaseline{"baseline",
+                                                     "Against the serialized baseline",
+                                                     "table-baseline",
+                                                     "commprof_baseline_info",
+                                                     "The baseline's source (value 1).",
+                                                     kBaselineFields,
+                                                     std::size(kBaselineFields)};
+
+inline constexpr Field<Interference> kInterferenceFields[] = {
+    field<&Interference::category>("category", U::kText, "category",
+                                   "The category of the overlapped ops.")
+        .names_row("category"),
+    field<&Interference::names>("names", U::kCount, "names", "Op names found in both runs.")
+        .prom("commprof_interference_op_names"),
+    field<&Interference::ops>("ops", U::kCount, "ops", "Overlapped ops of those names in this run.")
+        .prom("commprof_interference_ops"),
+    field<&Interference::run_mean_ns>("run_mean_ns", U::kNs, "overlapped",
+                                      "Mean duration of those ops, overlapped.")
+        .prom("commprof_interference_overlapped_seconds"),
+    field<&Interference::baseline_mean_ns>(
+        "baseline_mean_ns", U::kNs, "alone",
+        "Mean duration of the same names in the baseline, weighted alike.")
+        .prom("commprof_interference_alone_seconds"),
+    field<&Interference::slowdown>("slowdown", U::kRatio, "slowdown", "Overlapped / alone − 1.")
+        .prom("commprof_interference_slowdown_ratio"),
+};
+inline constexpr Table<Interference> kInterference{
+    "interference",
+    "Interference (ops that overlapped the other category against their names alone)",
+    "table-interference",
+    "",
+    "",
+    kInterferenceFields,
+    std::size(kInterferenceFields)};
+
+static_assert(well_formed(kRanks) && well_formed(kAcross) && well_formed(kGroups) &&
+              well_formed(kCollectives) && well_formed(kStragglers) && well_formed(kInstances) &&
+              well_formed(kBaseline) && well_formed(kInterference));
+
+/// Calls f(table) for every table.
+template <class F>
+void for_each_table(F&& f) {
+  f(kRanks);
+  f(kAcross);
+  f(kGroups);
+  f(kCollectives);
+  f(kStragglers);
+  f(kInstances);
+  f(kBaseline);
+  f(kInterference);
+}
+
+/// The per-rank fields `commprof compare` sets side by side, which the reducer also summarises
+/// across ranks: those compared_as a family.
+inline constexpr std::size_t kComparedRankFields = [] {
+  std::size_t n = 0;
+  for (const Field<RankSummary>& f : kRankFields) n += f.family.empty() ? 0 : 1;
+  return n;
+}();
+
+/// Those fields, in table order.
+inline constexpr auto kComparedFields = [] {
+  std::array<const Field<RankSummary>*, kComparedRankFields> out{};
+  std::size_t k = 0;
+  for (const Field<RankSummary>& f : kRankFields) {
+    if (!f.family.empty()) out[k++] = &f;
+  }
+  return out;
+}();
+
+/// The `n` collective instances that made ranks wait longest, most first (then by communicator
+/// and sequence number).
+std::vector<const CollectiveInstance*> worst_instances(const Report& r, std::size_t n);
+/// The baseline comparison as rows: one, or none without --baseline.
+std::vector<const BaselineComparison*> baseline_rows(const Report& r);
+std::vector<const Interference*> interference_rows(const Report& r);
+
+}  // namespace commprof::report_fields

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+// Every field of every report table (analysis/report_fields.hpp) reaches every format, read
+// back from what the writers wrote: the JSON member (not null), the CSV column (not empty), the
+// text header (its cell not n/a), the HTML table's header (its cell not n/a) and the data
+// block's key (not null), the Prometheus metric (a sample) or label. The report is the
+// three-rank synthetic run with everything that can be missing given: NCCL's algorithm on the
+// collectives, --peak-busbw, a serialized baseline, and a step without per-op timing per rank.
+// Nothing here names a field: a field added to a table is checked as it is.
+#include "analysis/report_fields.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "analysis/reducer.hpp"
+#include "analysis/report/format_parsers.hpp"
+#include "analysis/report/report_writers.hpp"
+#include "analysis/three_ranks.hpp"
+#include "analysis/tools/synthetic_timeline.hpp"
+
+namespace commprof {
+namespace {
+
+namespace rf = report_fields;
+using nlohmann::json;
+
+Report everything_given() {
+  const SyntheticSpec spec = testing::three_ranks();
+  ReduceOptions options;
+  options.peak_busbw_gbps = 100.0;
+  Reducer reducer(options);
+  for (int r = 0; r < spec.world_size; ++r) {
+    RankTimeline t = make_synthetic_rank(spec, r);
+    for (StepRecord& s : t.steps) {
+      for (OpRecord& op : s.ops) {
+        if (op.category != Category::kComm) continue;
+        op.algo = "RING";
+        op.proto = "LL128";
+      }
+    }
+    t.steps.back().ops.clear();  // sampled op timing: the last step is plain
+    reducer.add(t, "rank-" + std::to_string(r) + ".json");
+  }
+  Report report = reducer.finish();
+  SyntheticSpec alone = spec;
+  alone.comp_ns = 8000;
+  compare_with_baseline(report, testing::reduce(alone), "serial/");
+  return report;
+}
+
+template <class Write>
+std::string written(Write write, const Report& r) {
+  std::ostringstream os;
+  write(os, r);
+  return os.str();
+}
+
+class ReportFields : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    report_ = new Report(everything_given());
+    ASSERT_FALSE(report_->collectives.empty());
+    ASSERT_TRUE(report_->baseline.has_value());
+  }
+  static void TearDownTestSuite() { delete report_; }
+  static const Report& report() { return *report_; }
+
+ private:
+  static Report* report_;
+};
+Report* ReportFields::report_ = nullptr;
+
+// The rows of a table in the JSON report: an array, or an object's members (across ranks), or
+// the baseline object itself, whose interference rows are inside it.
+std::vector<json> json_rows(const json& j, std::string_view table) {
+  const std::string name(table);
+  const json& where = name == rf::kInterference.name ? j.at("baseline").at(name)
+                      : name == rf::kBaseline.name   ? json::array({j.at(name)})
+                                                     : j.at(name);
+  std::vector<json> rows;
+  for (const auto& item : where.items()) rows.push_back(item.value());
+  return rows;
+}
+
+TEST_F(ReportFields, EveryFieldIsAJsonMemberOfEveryRow) {
+  const json j = json::parse(written(write_report_json, report()));
+  rf::for_each_table([&](const auto& table) {
+    const std::vector<json> rows = json_rows(j, table.name);
+    ASSERT_FALSE(rows.empty()) << table.name;
+    for (const json& row : rows) {
+      for (const auto& f : table) {
+        const std::string key(f.key);
+        ASSERT_TRUE(row.contains(key)) << table.name << "." << key;
+        const json& v = row.at(key);
+        EXPECT_FALSE(v.is_null()) << table.name << "." << key << " is n/a in " << row.dump();
+        if (v.is_object()) {
+          EXPECT_GT(v.at("count").get<int>(), 0) << table.name << "." << key;
+        }
+      }
+    }
+  });
+}
+
+TEST_F(ReportFields, EveryFieldIsACsvColumn) {
+  std::map<std::string, testing::CsvRows> tables;
+  for (const CsvTable& t : report_csv_tables(report())) tables[t.name] = testing::parse_csv(t.text);
+  rf::for_each_table([&](const auto& table) {
+    const testing::CsvRows& rows = tables[std::string(table.name)];
+    ASSERT_GE(rows.size(), 2u) << table.name;
+    auto expect_column = [&](const std::string& column) {
+      const auto at = std::find(rows[0].begin(), rows[0].end(), column);
+      ASSERT_NE(at, rows[0].end()) << table.name << " has no column " << column;
+      EXPECT_NE(rows[1][static_cast<std::size_t>(at - rows[0].begin())], "")
+          << table.name << "." << column;
+    };
+    for (const auto& f : table) {
+      expect_column(std::string(f.key));
+      if (f.min_max) {
+        expect_column(rf::min_max_column(f.key, "min"));
+        expect_column(rf::min_max_column(f.key, "max"));
+      }
+    }
+  });
+}
+
+// The text report's tables: heading ("## ...") → its header and first row, cells split where
+// two spaces part them.
+std::multimap<std::string, std::pair<std::vector<std::string>, std::vector<std::string>>>
+text_tables(const std::string& text) {
+  static const std::regex gap(" {2,}");
+  auto cells = [](const std::string& line) {
+    const std::string trimmed = line.substr(line.find_first_not_of(' '));
+    return std::vector<std::string>(
+        std::sregex_token_iterator(trimmed.begin(), trimmed.end(), gap, -1),
+        std::sregex_token_iterator());
+  };
+  std::multimap<std::string, std::pair<std::vector<std::string>, std::vector<std::string>>> out;
+  std::istringstream in(text);
+  std::string line, header, first;
+  while (std::getline(in, line)) {
+    if (line.rfind("## ", 0) != 0) continue;
+    if (std::getline(in, header) && std::getline(in, first)) {
+      out.emplace(line.substr(3), std::make_pair(cells(header), cells(first)));
+    }
+  }
+  return out;
+}
+
+TEST_F(ReportFields, EveryFieldHasATextColumn) {
+  const auto tables = text_tables(written(write_report_text, report()));
+  rf::for_each_table([&](const auto& table) {
+    for (const auto& f : table) {
+      const std::string header = rf::text_header(f);
+      bool found = false;
+      for (const auto& [heading, t] : tables) {
+        if (heading.rfind(std::string(table.title), 0) != 0) continue;
+        const auto at = std::find(t.first.begin(), t.first.end(), header);
+        if (at == t.first.end()) continue;
+        found = true;
+        EXPECT_NE(t.second.at(static_cast<std::size_t>(at - t.first.begin())), "n/a")
+            << heading << ": " << header;
+      }
+      EXPECT_TRUE(found) << "no text table '" << table.title << "' has a column " << header;
+    }
+  });
+}
+
+// The header cells and the first row's cells of the HTML table `id`.
+std::pair<std::vector<std::string>, std::vector<std::string>> html_table(const std::string& html,
+                                                                         std::string_view id) {
+  const auto begin = html.find("id='" + std::string(id) + "'");
+  EXPECT_NE(begin, std::string::npos) << id;
+  const std::string table = html.substr(begin, html.find("</table>", begin) - begin);
+  auto cells = [](const std::string& part, const std::regex& cell) {
+    std::vector<std::string> out;
+    for (auto it = std::sregex_iterator(part.begin(), part.end(), cell);
+         it != std::sregex_iterator(); ++it) {
+      out.push_back((*it)[1]);
+    }
+    return out;
+  };
+  const auto body = table.find("<tbody>");
+  const std::string first_row = table.substr(body, table.find("</tr>", body) - body);
+  return {cells(table.substr(0, body), std::regex("<th[^>]*>([^<]*)</th>")),
+          cells(first_row, std::regex("<td[^>]*>([^<]*)</td>"))};
+}
+
+TEST_F(ReportFields, EveryFieldIsAnHtmlColumnAndInTheDataBlock) {
+  const std::string html = written(write_report_html, report());
+  const std::string open = "id='commprof-data'>";
+  const auto data_at = html.find(open) + open.size();
+  const json data =
+      json::parse(html.substr(data_at, html.find("</script>", data_at) - data_at)).at("tables");
+  rf::for_each_table([&](const auto& table) {
+    const auto [headers, first] = html_table(html, table.html_id);
+    const json& block = data.at(std::string(table.name));
+    ASSERT_FALSE(block.at("rows").empty()) << table.name;
+    for (const auto& f : table) {
+      // The text report's header, or the label alone where the cells name their unit.
+      const std::string label(f.label);
+      const auto at = std::find_if(headers.begin(), headers.end(), [&](const std::string& h) {
+        return h == label || h == rf::text_header(f);
+      });
+      ASSERT_NE(at, headers.end()) << table.html_id << " has no column " << label;
+      EXPECT_NE(first.at(static_cast<std::size_t>(at - headers.begin())), "n/a")
+          << table.html_id << ": " << label;
+      const json& keys = block.at("keys");
+      const auto key = std::find(keys.begin(), keys.end(), std::string(f.key));
+      ASSERT_NE(key, keys.end()) << table.name << " data has no " << f.key;
+      EXPECT_FALSE(block.at("rows")[0][static_cast<std::size_t>(key - keys.begin())].is_null())
+          << table.name << "." << f.key;
+    }
+  });
+}
+
+TEST_F(ReportFields, EveryFieldIsAPrometheusSampleOrLabel) {
+  const auto series = testing::parse_exposition(written(write_report_prometheus, report()));
+  // Whether a sample of `metric` has `label` (name="value" or name=") among its labels.
+  auto sampled = [&](const std::string& metric, const std::string& label) {
+    return std::any_of(series.begin(), series.end(), [&](const auto& s) {
+      const std::string& key = s.first;
+      if (key.compare(0, metric.size(), metric) != 0) return false;
+      const std::string labels = key.substr(metric.size());
+      if (!labels.empty() && labels[0] != '{') return false;  // another metric's name
+      return label.empty() || labels.find("{" + label) != std::string::npos ||
+             labels.find("," + label) != std::string::npos;
+    });
+  };
+  rf::for_each_table([&](const auto& table) {
+    for (const auto& f : table) {
+      const std::string what = std::string(table.name) + "." + std::string(f.key);
+      if (!f.row_label.empty()) {
+        // It names the row: a label of the samples of every number of the table.
+        for (const auto& g : table) {
+          if (!g.row_label.empty() || g.unit == ReportUnit::kText) continue;
+          const std::string metric =
+              std::string(g.metric) + (g.unit == ReportUnit::kOfRow ? "_seconds" : "");
+          EXPECT_TRUE(sampled(metric, std::string(f.row_label) + "=\""))
+              << what << " labels no sample of " << metric;
+        }
+      } else if (f.unit == ReportUnit::kText) {
+        EXPECT_TRUE(sampled(std::string(table.info_metric), std::string(f.key) + "=\""))
+            << what << " is no label of " << table.info_metric;
+      } else {
+        // Of a unit that varies by row, the metric's name ends in the row's base unit.
+        const std::string metric =
+            std::string(f.metric) + (f.unit == ReportUnit::kOfRow ? "_seconds" : "");
+        const std::string label = f.metric_label.empty() ? ""
+                                                         : std::string(f.metric_label) + "=\"" +
+                                                               std::string(f.metric_value) + "\"";
+        EXPECT_TRUE(sampled(metric, label)) << what << ": no sample of " << metric << label;
+      }
+    }
+  });
+}
+
+}  // namespace
+}  // namespace commprof
