@@ -420,8 +420,9 @@ std::vector<std::map<std::string, std::string>> table(const std::string& dir,
 
 void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const Collectives& colls) {
   // Each table this report writes, and nothing else: a new table comes with its check here.
-  const std::set<std::string> tables = {"ranks",       "across_ranks", "groups",
-                                        "collectives", "stragglers",   "problems"};
+  const std::set<std::string> tables = {"ranks",       "across_ranks",    "groups",
+                                        "collectives", "worst_instances", "stragglers",
+                                        "baseline",    "interference",    "problems"};
   std::set<std::string> files;
   for (const auto& e : fs::directory_iterator(dir)) files.insert(e.path().filename().string());
   for (const std::string& f : files) {
@@ -510,6 +511,27 @@ void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const C
            " collectives, the rank files say ",
            it == colls.of_rank.end() ? std::size_t{0} : it->second.size());
     }
+  }
+
+  // Worst instances: the instances that made ranks wait longest, at most 100, each one of the
+  // rank files' instances, none twice.
+  const auto worst = table(dir, "worst_instances");
+  if (worst.size() != std::min<std::size_t>(100, colls.instances.size())) {
+    fail("worst_instances.csv: ", worst.size(), " rows, expected ",
+         std::min<std::size_t>(100, colls.instances.size()));
+  }
+  std::set<std::pair<std::string, std::int64_t>> seen;
+  for (const auto& row : worst) {
+    const std::pair<std::string, std::int64_t> key{row.at("comm"), std::stoll(row.at("seq"))};
+    if (colls.instances.count(key) == 0 || !seen.insert(key).second) {
+      fail("worst_instances.csv: ", key.first, " #", key.second, " is in no rank file, or twice");
+    }
+  }
+
+  // No --baseline: its tables hold the header alone.
+  for (const char* name : {"baseline", "interference"}) {
+    const auto rows = table(dir, name);
+    if (!rows.empty()) fail(name, ".csv: ", rows.size(), " rows without a baseline");
   }
 
   const auto problems = table(dir, "problems");
