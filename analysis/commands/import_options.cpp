@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "analysis/commands/import_options.hpp"
 
+#include "analysis/import_rank.hpp"
 #include "src/core/errors.hpp"
 
 namespace po = boost::program_options;
@@ -8,14 +9,13 @@ namespace po = boost::program_options;
 namespace commprof {
 
 void ImportArgs::define(po::options_description& visible, po::options_description& hidden,
-                        const std::string& rank_default) {
+                        const std::string& recorded_rank) {
   visible.add_options()("output,o", po::value<std::string>(),
                         "directory for rank-<R>.json (created if missing)")(
       "rules", po::value<std::string>(),
       "classification rules file replacing the built-in ones (format: "
       "analysis/nsys_rules_default.txt; import-nsys --print-rules shows them)")(
-      "rank", po::value<int>(),
-      ("the rank of the one file given (default: " + rank_default + ")").c_str());
+      "rank", po::value<int>(), import_rank_help(recorded_rank).c_str());
   hidden.add_options()("inputs", po::value<std::vector<std::string>>(), "input files");
 }
 

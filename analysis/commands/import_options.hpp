@@ -15,12 +15,13 @@ struct ImportArgs {
   std::vector<std::string> inputs;
   std::string output;
   std::string rules_path;
-  int rank = -1;  ///< -1: from the files
+  int rank = -1;  ///< -1: from the files, else their order
 
-  /// Declares the options; `rank_default` says where a file's rank comes from without --rank.
+  /// Declares the options; `recorded_rank` names where a file records its rank (the rank
+  /// policy of both importers: analysis/import_rank.hpp).
   static void define(boost::program_options::options_description& visible,
                      boost::program_options::options_description& hidden,
-                     const std::string& rank_default);
+                     const std::string& recorded_rank);
   /// Reads them; throws ConfigError naming what is missing or wrong. `inputs_are` names the
   /// inputs ("nsys SQLite exports"), `one_input` one of them ("file").
   void read(const boost::program_options::variables_map& vm, const std::string& inputs_are,

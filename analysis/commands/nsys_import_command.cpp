@@ -29,7 +29,7 @@ class ImportNsysCommand final : public Command {
 
   void define_options(po::options_description& visible, po::options_description& hidden) override {
     ImportArgs::define(visible, hidden,
-                       "from the recorded launcher environment, else the file name's _<rank> "
+                       "the launcher's variables nsys recorded, else the file name's _<rank> "
                        "suffix");
     visible.add_options()(
         "step-range", po::value<std::string>(),

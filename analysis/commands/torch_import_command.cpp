@@ -32,7 +32,7 @@ class ImportTorchCommand final : public Command {
   }
 
   void define_options(po::options_description& visible, po::options_description& hidden) override {
-    ImportArgs::define(visible, hidden, "the trace's distributedInfo, else the order of the files");
+    ImportArgs::define(visible, hidden, "the trace's distributedInfo");
   }
   void define_positional(po::positional_options_description& positional) override {
     positional.add("inputs", -1);

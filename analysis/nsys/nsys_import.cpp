@@ -16,6 +16,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "analysis/import_rank.hpp"
 #include "analysis/nsys/nsys_activities.hpp"
 #include "analysis/nsys/nsys_domain.hpp"
 #include "analysis/nsys/nsys_export.hpp"
@@ -67,7 +68,7 @@ std::string collective_from_nccl_kernel(const std::string& kernel) {
   return "";
 }
 
-NsysFileInfo probe_nsys_file(const std::string& path, int rank) {
+NsysFileInfo probe_nsys_file(const std::string& path, int rank, int position) {
   Db db(path);
   NsysFileInfo info;
   info.file = path;
@@ -86,15 +87,17 @@ NsysFileInfo probe_nsys_file(const std::string& path, int rank) {
       if (s.text(0) == "DeviceEnvironment") env = s.text(1);
     }
   }
-  // Rank: the launcher's environment as nsys recorded it, else the file name's _<rank> suffix.
-  // commprof's order (src/runtime/launcher_env.cpp): SLURM_PROCID after the MPI launchers'
-  // variables, since a launcher started inside a batch job passes on the job's SLURM_PROCID=0.
+  // Rank (analysis/import_rank.hpp): --rank; else the launcher's environment as nsys recorded
+  // it, else the file name's _<rank> suffix; else the file's position among the inputs.
+  // commprof's order of the variables (src/runtime/launcher_env.cpp): SLURM_PROCID after the MPI
+  // launchers' variables, since a launcher started inside a batch job passes on the job's
+  // SLURM_PROCID=0.
+  std::optional<ImportRank> recorded;
   for (const char* key :
        {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", "RANK"}) {
     const auto v = env_value(env, key);
     if (v && to_int(*v)) {
-      info.rank = *to_int(*v);
-      info.rank_source = key;
+      recorded = ImportRank{*to_int(*v), key};
       break;
     }
   }
@@ -112,24 +115,14 @@ NsysFileInfo probe_nsys_file(const std::string& path, int rank) {
       break;
     }
   }
-  if (rank >= 0) {
-    info.rank = rank;
-    info.rank_source = "--rank";
-  }
   const std::string stem = std::filesystem::path(path).stem().string();
   static const std::regex name_re(R"(^(?:(.*)_)?([0-9]+)$)");
   std::smatch m;
   const bool name_matches = std::regex_match(stem, m, name_re);
-  if (info.rank < 0 && name_matches) {
-    info.rank = std::stoi(m[2].str());
-    info.rank_source = "file name";
-  }
-  if (info.rank < 0) {
-    db.fail(
-        "cannot tell the rank: no OMPI_COMM_WORLD_RANK / SLURM_PROCID in the recorded "
-        "environment and no _<rank> suffix in the file name (e.g. commprof_host_3.sqlite); "
-        "give it with --rank");
-  }
+  if (!recorded && name_matches) recorded = ImportRank{std::stoi(m[2].str()), "file name"};
+  const ImportRank r = import_rank(rank, recorded, position);
+  info.rank = r.rank;
+  info.rank_source = r.source;
   if (info.host.empty() && name_matches && m[1].matched) {
     std::string h = m[1].str();
     if (h.rfind("commprof_", 0) == 0) h = h.substr(9);

@@ -31,7 +31,7 @@ struct NsysImportOptions {
 struct NsysFileSummary {
   std::string file;
   int rank = 0;
-  std::string rank_source;  ///< "OMPI_COMM_WORLD_RANK", "file name", ...
+  std::string rank_source;  ///< "OMPI_COMM_WORLD_RANK", "file name", "file order", ...
   std::string host;
   bool commprof_nvtx = false;   ///< the file holds commprof's NVTX domain
   std::int64_t activities = 0;  ///< kernels + memcpys + memsets read
@@ -63,9 +63,11 @@ struct NsysFileInfo {
   std::int64_t session_start_utc_ns = 0;  ///< TARGET_INFO_SESSION_START_TIME, 0 if absent
 };
 
-/// Reads the rank, host and session start of one export. Throws Error naming the file. A `rank`
-/// of 0 or more is taken as the file's rank (--rank) instead of the recorded one.
-NsysFileInfo probe_nsys_file(const std::string& path, int rank = -1);
+/// Reads the rank, host and session start of one export. Throws Error naming the file. The rank
+/// follows analysis/import_rank.hpp: `rank` if 0 or more (--rank), else the launcher's variables
+/// nsys recorded, else the file name's _<rank> suffix, else `position` (the file's among the
+/// inputs).
+NsysFileInfo probe_nsys_file(const std::string& path, int rank = -1, int position = 0);
 
 /// Receives each imported step, in order, with the rank's header (a timeline without steps).
 using NsysStepSink = std::function<void(const RankTimeline& header, StepRecord&& step)>;

@@ -47,7 +47,7 @@ std::vector<NsysFileSummary> import_nsys_files(const std::vector<std::string>& f
   if (options.rank >= 0 && files.size() != 1) {
     throw Error(
         "--rank names the rank of one file; give one file per call, or let the ranks "
-        "come from the recorded environment or the file names");
+        "come from the recorded environment, the file names or the files' order");
   }
   std::vector<NsysFileInfo> infos;
   std::map<int, std::string> by_rank;
@@ -55,7 +55,7 @@ std::vector<NsysFileSummary> import_nsys_files(const std::vector<std::string>& f
   bool all_have_start = true;
   int world = static_cast<int>(files.size());
   for (const std::string& f : files) {
-    infos.push_back(probe_nsys_file(f, options.rank));
+    infos.push_back(probe_nsys_file(f, options.rank, static_cast<int>(infos.size())));
     const NsysFileInfo& i = infos.back();
     auto [it, added] = by_rank.try_emplace(i.rank, f);
     if (!added) {

@@ -4,6 +4,8 @@
 //
 //   commprof_make_synthetic_nsys OUT.sqlite RANK STEPS KERNELS_PER_STEP [commprof|foreign]
 //
+// RANK: the launcher's variables nsys records (OMPI_COMM_WORLD_RANK, ...); `none`: a process
+//   started without a launcher, whose export records no rank (its data is rank 0's).
 // commprof: commprof's NVTX domain, "step N" ranges (step 0 warm-up) and one op range per
 //   kernel (category COMP), two COMM ranges per step whose NCCL kernel runs on its own stream
 //   while compute continues, a MEM range with a DtoD memcpy before each.
@@ -52,12 +54,14 @@ void run(sqlite3_stmt* s) {
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: %s OUT.sqlite RANK STEPS KERNELS_PER_STEP [commprof|foreign]\n",
+    std::fprintf(stderr,
+                 "usage: %s OUT.sqlite RANK|none STEPS KERNELS_PER_STEP [commprof|foreign]\n",
                  argv[0]);
     return 2;
   }
   const std::string out = argv[1];
-  const int rank = std::atoi(argv[2]);
+  const bool launched = std::string(argv[2]) != "none";
+  const int rank = launched ? std::atoi(argv[2]) : 0;
   const long steps = std::atol(argv[3]);
   const long per_step = std::atol(argv[4]);
   const bool foreign = argc > 5 && std::string(argv[5]) == "foreign";
@@ -69,11 +73,14 @@ int main(int argc, char** argv) {
       "INSERT INTO StringIds VALUES (1, 'nvjet_sm90_tst_64x8_64x16_1x2_h_bz_NNT'), "
       "(2, 'ncclDevKernel_AllReduce_Sum_bf16_RING_LL'), (3, 'cuLaunchKernelEx'), "
       "(4, 'cudaMemcpyAsync_v3020')");
+  const std::string launcher =
+      launched ? "OMPI_COMM_WORLD_RANK=" + std::to_string(rank) +
+                     ";OMPI_COMM_WORLD_SIZE=2;OMPI_COMM_WORLD_LOCAL_RANK=" + std::to_string(rank)
+               : std::string("HOME=/root");
   exec(
       "INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (1, 'Local', 'Hostname', 619, 'synth'), "
-      "(1, 'Local', 'DeviceEnvironment', 610, 'OMPI_COMM_WORLD_RANK=" +
-      std::to_string(rank) +
-      ";OMPI_COMM_WORLD_SIZE=2;OMPI_COMM_WORLD_LOCAL_RANK=" + std::to_string(rank) + "')");
+      "(1, 'Local', 'DeviceEnvironment', 610, '" +
+      launcher + "')");
   exec("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1795319332700000000, '', '')");
   exec("INSERT INTO TARGET_INFO_GPU VALUES (1, 0, 'Synthetic GPU', '0000:00:00.0')");
   const std::int64_t pid = (std::int64_t{1000 + rank} << 24) | (std::int64_t{1} << 56);

@@ -11,9 +11,11 @@
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <vector>
 
+#include "analysis/import_rank.hpp"
 #include "src/backend/kinds/collective_kind.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
@@ -150,8 +152,7 @@ std::string short_kernel_name(const std::string& name) {
 }
 
 RankTimeline import_torch_trace(const std::string& path, const TorchImportOptions& options,
-                                int fallback_rank, int fallback_world,
-                                TorchImportSummary* summary) {
+                                int position, int fallback_world, TorchImportSummary* summary) {
   const RuleSet& rules = options.rules != nullptr ? *options.rules : RuleSet::defaults();
   TorchImportSummary local;
   TorchImportSummary& sum = summary != nullptr ? *summary : local;
@@ -176,16 +177,11 @@ RankTimeline import_torch_trace(const std::string& path, const TorchImportOption
     dist_world = number(dist, "world_size");
     config["distributed"] = nlohmann::ordered_json::parse(simdjson::to_string(dist));
   }
-  if (options.rank >= 0) {
-    t.rank = options.rank;
-    sum.rank_source = "--rank";
-  } else if (dist_rank) {
-    t.rank = static_cast<int>(*dist_rank);
-    sum.rank_source = "distributedInfo";
-  } else {
-    t.rank = fallback_rank;
-    sum.rank_source = "file order";
-  }
+  std::optional<ImportRank> recorded;
+  if (dist_rank) recorded = ImportRank{static_cast<int>(*dist_rank), "distributedInfo"};
+  const ImportRank rank = import_rank(options.rank, recorded, position);
+  t.rank = rank.rank;
+  sum.rank_source = rank.source;
   t.world_size = dist_world ? static_cast<int>(*dist_world) : fallback_world;
   if (t.rank < 0 || t.world_size < 1 || t.rank >= std::max(t.world_size, t.rank + 1)) {
     fail(path, log::cat("rank ", t.rank, " of world size ", t.world_size, " is not valid"));

@@ -26,7 +26,7 @@ namespace commprof {
 
 struct TorchImportOptions {
   const RuleSet* rules = nullptr;  ///< nullptr: RuleSet::defaults()
-  int rank = -1;                   ///< >= 0: overrides the trace's distributedInfo rank
+  int rank = -1;                   ///< >= 0: the rank of the one trace imported (--rank)
 };
 
 struct TorchImportSummary {
@@ -53,9 +53,11 @@ std::string torch_collective_name(const std::string& name);
 /// the function's own name, as nsys's shortName gives it.
 std::string short_kernel_name(const std::string& name);
 
-/// Imports one trace. `fallback_rank` and `fallback_world` apply when the trace has no
-/// distributedInfo and no --rank. Throws Error naming the file and what is wrong.
+/// Imports one trace, the `position`-th of the inputs (0-based). Its rank follows
+/// analysis/import_rank.hpp: --rank, else the trace's distributedInfo, else `position`;
+/// `fallback_world` is the world size where distributedInfo has none. Throws Error naming the
+/// file and what is wrong.
 RankTimeline import_torch_trace(const std::string& path, const TorchImportOptions& options,
-                                int fallback_rank, int fallback_world, TorchImportSummary* summary);
+                                int position, int fallback_world, TorchImportSummary* summary);
 
 }  // namespace commprof

@@ -380,7 +380,24 @@ std::int64_t verify_size(const BenchConfig& config, Backend& backend, RankContex
   return total;
 }
 
+// The per-call figures of one size into `row` on rank 0 (collective): the fastest and slowest
+// single call on any rank, and the mean over ranks of the instrumented loop's time.
+void reduce_per_call(const BenchConfig& config, RankContext& ctx, const SizeTiming& t,
+                     BenchRow& row, int me) {
+  double extremes[2] = {-t.loop.iter_min_us, t.loop.iter_max_us};
+  double reduced[2] = {0, 0};
+  COMMPROF_MPI_CHECK(MPI_Reduce(extremes, reduced, 2, MPI_DOUBLE, MPI_MAX, 0, ctx.comm()));
+  const std::vector<double> on_times = gather_doubles(t.instrumented_us, ctx.comm());
+  if (me != 0) return;
+  row.iter_min_us = -reduced[0];
+  row.iter_max_us = reduced[1];
+  if (compares(config.instrument) || config.instrument == Instrument::kActivity) {
+    row.instrumented_time_us = mean(on_times);
+  }
+}
+
 // The table row of one size: times reduced over ranks (collective), bandwidths on rank 0.
+// Sampled activity timing has no per-call figures yet: its recorded loop adds them later.
 BenchRow reduce_row(const BenchConfig& config, RankContext& ctx, const SizeCall& c,
                     const SizeTiming& t, std::int64_t wrong, int me, int n) {
   BenchRow row;
@@ -391,35 +408,30 @@ BenchRow reduce_row(const BenchConfig& config, RankContext& ctx, const SizeCall&
   row.dtype = config.dtype;
   row.root = c.spec.rooted ? config.root : -1;
   row.wrong = wrong;
-  double extremes[2] = {-t.loop.iter_min_us, t.loop.iter_max_us};
-  double reduced[2] = {0, 0};
-  COMMPROF_MPI_CHECK(MPI_Reduce(extremes, reduced, 2, MPI_DOUBLE, MPI_MAX, 0, ctx.comm()));
   row.rank_time_us = gather_doubles(t.loop.time_us, ctx.comm());
   const std::vector<double> host_times = gather_doubles(t.loop.host_time_us, ctx.comm());
   const std::vector<double> off_times = gather_doubles(t.plain_us, ctx.comm());
-  const std::vector<double> on_times = gather_doubles(t.instrumented_us, ctx.comm());
+  if (config.instrument != Instrument::kActivity) reduce_per_call(config, ctx, t, row, me);
   if (me != 0) return row;
   const auto& times = row.rank_time_us;
   row.time_min_us = *std::min_element(times.begin(), times.end());
   row.time_max_us = *std::max_element(times.begin(), times.end());
   row.time_avg_us = mean(times);
   row.host_time_avg_us = mean(host_times);
-  row.iter_min_us = -reduced[0];
-  row.iter_max_us = reduced[1];
   row.algbw_gbps = algbw_gbps(c.sizes.bytes, row.time_avg_us);
   row.busbw_gbps = row.algbw_gbps * row.busbw_factor;
   row.algbw_max_gbps = algbw_gbps(c.sizes.bytes, row.time_max_us);
   row.busbw_max_gbps = row.algbw_max_gbps * row.busbw_factor;
   if (compares(config.instrument) || config.instrument == Instrument::kActivity) {
     row.plain_time_us = mean(off_times);
-    row.instrumented_time_us = mean(on_times);
   }
   return row;
 }
 
 }  // namespace
 
-BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& ctx) {
+BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& ctx,
+                      const std::string& backend_reason, BenchProgress* progress) {
   Communicator& comm = backend.world();
   const int n = comm.size();
   const int me = comm.rank();
@@ -428,8 +440,10 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
   BenchReport report;
   report.config = config;
   report.backend = backend.name();
+  report.backend_reason = backend_reason;
   report.start_time = utc_now();
   report.ranks = describe_ranks(backend, ctx);
+  if (progress != nullptr) progress->started(report);
 
   const std::vector<std::uint64_t> sizes =
       sweep_sizes(config.min_bytes, config.max_bytes, config.step_factor);
@@ -440,10 +454,9 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
                FillPattern{FillKind::kConstant, 0, 0, 1, 0, 1.0});
   const bool annotate = annotations_enabled();
   std::uint64_t seed = 0;
-  struct Swept {
+  struct Swept {  // one per row of the report, in its order
     SizeCall call;
     SizeTiming timing;
-    std::int64_t wrong;
   };
   std::vector<Swept> swept;
   if (config.instrument == Instrument::kActivity) backend.activity()->pause(true);
@@ -470,19 +483,24 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
                    spec.input(me, n, config.dtype, c.seed));
       const SizeTiming timing = time_size(config, backend, ctx, c, annotate);
       const std::int64_t wrong = verify_size(config, backend, ctx, buffers, c, me, n);
-      swept.push_back({c, timing, wrong});
+      report.rows.push_back(reduce_row(config, ctx, c, timing, wrong, me, n));
+      swept.push_back({c, timing});
+      if (progress != nullptr) progress->measured(report, report.rows.back());
     }
+    if (progress != nullptr) progress->op_done(report, op);
   }
   if (config.instrument == Instrument::kActivity) {
     // Recording resumes only now, for one recorded loop per size: every reported loop above
     // ran with it paused (no activity kinds, no launch API records).
     backend.activity()->pause(false);  // validate() refused the bench without a recorder
-    for (Swept& s : swept) record_size(config, backend, ctx, s.call, s.timing);
-  }
-  for (const Swept& s : swept) {
-    report.rows.push_back(reduce_row(config, ctx, s.call, s.timing, s.wrong, me, n));
+    for (std::size_t i = 0; i < swept.size(); ++i) {
+      record_size(config, backend, ctx, swept[i].call, swept[i].timing);
+      reduce_per_call(config, ctx, swept[i].timing, report.rows[i], me);
+    }
+    if (progress != nullptr) progress->recorded(report);
   }
   report.end_time = utc_now();
+  if (progress != nullptr) progress->finished(report);
   return report;
 }
 

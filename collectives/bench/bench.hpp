@@ -97,9 +97,31 @@ struct BenchReport {
   std::int64_t total_wrong() const;
 };
 
+/// What the sweep tells as it goes (rank 0's report, complete so far), so that `commprof bench`
+/// prints each size's row once that size is measured, as nccl-tests does: a long sweep shows how
+/// far it is. In order: started; per op, measured for each size, then op_done; recorded
+/// (sampled activity timing only); finished.
+class BenchProgress {
+ public:
+  virtual ~BenchProgress() = default;
+  /// Before the first size: the configuration, the backend and the ranks are known.
+  virtual void started(const BenchReport& report) = 0;
+  /// One size timed, verified and reduced over the ranks: `row`, the last of report.rows.
+  virtual void measured(const BenchReport& report, const BenchRow& row) = 0;
+  /// Every size of `op` is measured (it may have none: sizes too small to divide).
+  virtual void op_done(const BenchReport& report, CollectiveKind op) = 0;
+  /// Instrument::kActivity: the recorded loops have run; every row now holds its single-call
+  /// times and the recorded loop's time.
+  virtual void recorded(const BenchReport& report) = 0;
+  /// The sweep is over (end_time set).
+  virtual void finished(const BenchReport& report) = 0;
+};
+
 /// Collective over the world: runs the sweep. Rank 0 gets the full report; other ranks get
-/// their rows with cross-rank fields left empty.
-BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& ctx);
+/// their rows with cross-rank fields left empty. `backend_reason` says why this backend runs it
+/// (the report's). `progress`, given on rank 0, hears of each step as it happens.
+BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& ctx,
+                      const std::string& backend_reason, BenchProgress* progress = nullptr);
 
 /// algbw in GB/s (1e9 B/s) for `bytes` moved in `time_us`.
 double algbw_gbps(std::uint64_t bytes, double time_us);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "collectives/bench/bench_report.hpp"
 
+#include <algorithm>
 #include <cstdio>
-#include <map>
 #include <ostream>
 #include <set>
+#include <vector>
 
 #include "src/core/build_config.hpp"
 
@@ -34,95 +35,134 @@ const char* redop_name(const CollectiveSpec& spec) { return spec.reduces ? "sum"
 
 }  // namespace
 
-void write_bench_text(std::ostream& os, const BenchReport& report) {
+void BenchTextPrinter::started(const BenchReport& report) {
   const BenchConfig& c = report.config;
   std::set<std::string> hosts;
   for (const auto& r : report.ranks) hosts.insert(r.host);
-  os << "# commprof bench " << build::kVersion << ": backend " << report.backend << " ("
-     << report.backend_reason << "), " << report.ranks.size() << " ranks on " << hosts.size()
-     << " host(s)\n"
-     << "# dtype " << dtype_name(c.dtype) << ", iters " << c.iters << ", warmup " << c.warmup
-     << ", check " << (c.check ? "on" : "off") << ", out-of-place, sizes " << c.min_bytes << ".."
-     << c.max_bytes << " B by x" << c.step_factor << "\n"
-     << "# time: per-call time of " << c.iters << " back-to-back calls"
-     << (c.graph ? " replayed as one CUDA graph" : "") << " on each rank's stream clock"
-     << (report.backend == "cuda" ? " (CUDA events)" : " (steady clock)")
-     << "; min/avg/max over ranks, in us\n"
-     << "# algbw = size / avg time, busbw = algbw x factor(n), GB/s = 1e9 B/s "
-        "(nccl-tests conventions; JSON also has both from the max time)\n";
+  os_ << "# commprof bench " << build::kVersion << ": backend " << report.backend << " ("
+      << report.backend_reason << "), " << report.ranks.size() << " ranks on " << hosts.size()
+      << " host(s)\n"
+      << "# dtype " << dtype_name(c.dtype) << ", iters " << c.iters << ", warmup " << c.warmup
+      << ", check " << (c.check ? "on" : "off") << ", out-of-place, sizes " << c.min_bytes << ".."
+      << c.max_bytes << " B by x" << c.step_factor << "\n"
+      << "# time: per-call time of " << c.iters << " back-to-back calls"
+      << (c.graph ? " replayed as one CUDA graph" : "") << " on each rank's stream clock"
+      << (report.backend == "cuda" ? " (CUDA events)" : " (steady clock)")
+      << "; min/avg/max over ranks, in us\n"
+      << "# algbw = size / avg time, busbw = algbw x factor(n), GB/s = 1e9 B/s "
+         "(nccl-tests conventions; JSON also has both from the max time)\n";
   const std::size_t shown = std::min<std::size_t>(report.ranks.size(), 16);
   for (std::size_t i = 0; i < shown; ++i) {
     const auto& r = report.ranks[i];
-    os << "#   rank " << pad(std::to_string(r.rank), 4) << "  host " << r.host << "  local "
-       << r.local_rank << "  device " << r.device << '\n';
+    os_ << "#   rank " << pad(std::to_string(r.rank), 4) << "  host " << r.host << "  local "
+        << r.local_rank << "  device " << r.device << '\n';
   }
   if (report.ranks.size() > shown) {
-    os << "#   ... and " << report.ranks.size() - shown << " more ranks (see bench.json)\n";
+    os_ << "#   ... and " << report.ranks.size() - shown << " more ranks (see bench.json)\n";
   }
+  os_.flush();
+}
 
-  std::map<int, std::vector<const BenchRow*>> by_op;
-  std::vector<CollectiveKind> order;
+void BenchTextPrinter::measured(const BenchReport& report, const BenchRow& row) {
+  if (table_open_ && table_op_ != row.op) op_done(report, table_op_);
+  const CollectiveSpec& spec = collective_spec(row.op);
+  if (!table_open_) {
+    os_ << "#\n# " << spec.name << ": n = " << row.nranks << ", busbw factor "
+        << spec.factor_formula << " = " << fixed(row.busbw_factor, 4) << '\n'
+        << "#" << pad("size", 12) << pad("count", 13) << pad("type", 10) << pad("redop", 7)
+        << pad("root", 6) << pad("time min", 11) << pad("time avg", 11) << pad("time max", 11)
+        << pad("algbw", 9) << pad("busbw", 9) << pad("#wrong", 8) << '\n'
+        << "#" << pad("(B)", 12) << pad("(elements)", 13) << pad("", 10) << pad("", 7) << pad("", 6)
+        << pad("(us)", 11) << pad("(us)", 11) << pad("(us)", 11) << pad("(GB/s)", 9)
+        << pad("(GB/s)", 9) << pad("", 8) << '\n';
+    table_open_ = true;
+    table_op_ = row.op;
+  }
+  os_ << ' ' << pad(std::to_string(row.sizes.bytes), 12) << pad(std::to_string(row.sizes.count), 13)
+      << pad(dtype_name(row.dtype), 10) << pad(redop_name(spec), 7)
+      << pad(row.root < 0 ? "-" : std::to_string(row.root), 6) << pad(adaptive(row.time_min_us), 11)
+      << pad(adaptive(row.time_avg_us), 11) << pad(adaptive(row.time_max_us), 11)
+      << pad(fixed(row.algbw_gbps, 2), 9) << pad(fixed(row.busbw_gbps, 2), 9)
+      << pad(row.wrong < 0 ? "N/A" : std::to_string(row.wrong), 8) << '\n';
+  os_.flush();
+}
+
+void BenchTextPrinter::op_done(const BenchReport& report, CollectiveKind op) {
+  if (!table_open_ || table_op_ != op) return;  // no size of this op was measured
+  table_open_ = false;
+  const BenchConfig& c = report.config;
+  std::vector<const BenchRow*> rows;
   for (const BenchRow& row : report.rows) {
-    const int key = static_cast<int>(row.op);
-    if (by_op.find(key) == by_op.end()) order.push_back(row.op);
-    by_op[key].push_back(&row);
+    if (row.op == op) rows.push_back(&row);
   }
-  for (CollectiveKind op : order) {
-    const auto& rows = by_op[static_cast<int>(op)];
-    const CollectiveSpec& spec = collective_spec(op);
-    const BenchRow& first = *rows.front();
-    os << "#\n# " << spec.name << ": n = " << first.nranks << ", busbw factor "
-       << spec.factor_formula << " = " << fixed(first.busbw_factor, 4) << '\n'
-       << "#" << pad("size", 12) << pad("count", 13) << pad("type", 10) << pad("redop", 7)
-       << pad("root", 6) << pad("time min", 11) << pad("time avg", 11) << pad("time max", 11)
-       << pad("algbw", 9) << pad("busbw", 9) << pad("#wrong", 8) << '\n'
-       << "#" << pad("(B)", 12) << pad("(elements)", 13) << pad("", 10) << pad("", 7) << pad("", 6)
-       << pad("(us)", 11) << pad("(us)", 11) << pad("(us)", 11) << pad("(GB/s)", 9)
-       << pad("(GB/s)", 9) << pad("", 8) << '\n';
-    double busbw_sum = 0;
+  // What per-call timing cost, per size: the plain loop against the instrumented one.
+  if (c.instrument == Instrument::kCompare || c.instrument == Instrument::kCompareActivity) {
+    os_ << "# instrumentation cost ("
+        << (c.instrument == Instrument::kCompare ? "per-call events" : "per-call activity records")
+        << " + NVTX vs none, fastest of 3 interleaved loops, mean over ranks):\n";
     for (const BenchRow* row : rows) {
-      os << ' ' << pad(std::to_string(row->sizes.bytes), 12)
-         << pad(std::to_string(row->sizes.count), 13) << pad(dtype_name(row->dtype), 10)
-         << pad(redop_name(spec), 7) << pad(row->root < 0 ? "-" : std::to_string(row->root), 6)
-         << pad(adaptive(row->time_min_us), 11) << pad(adaptive(row->time_avg_us), 11)
-         << pad(adaptive(row->time_max_us), 11) << pad(fixed(row->algbw_gbps, 2), 9)
-         << pad(fixed(row->busbw_gbps, 2), 9)
-         << pad(row->wrong < 0 ? "N/A" : std::to_string(row->wrong), 8) << '\n';
-      busbw_sum += row->busbw_gbps;
+      os_ << "#" << pad(std::to_string(row->sizes.bytes), 12)
+          << " B: " << fixed(row->plain_time_us, 2) << " us -> "
+          << fixed(row->instrumented_time_us, 2) << " us, ratio "
+          << fixed(row->plain_time_us > 0 ? row->instrumented_time_us / row->plain_time_us : 0, 4)
+          << '\n';
     }
-    // What per-call timing cost, per size: the plain loop against the instrumented one.
-    const bool sampled = c.instrument == Instrument::kActivity;
-    if (sampled) {
-      os << "# single-call times from one more loop per size with activity records (sampled); "
-            "the times above are of the loop without them. What recording cost, mean over "
-            "ranks:\n";
-    } else if (c.instrument == Instrument::kCompare ||
-               c.instrument == Instrument::kCompareActivity) {
-      os << "# instrumentation cost ("
-         << (c.instrument == Instrument::kCompare ? "per-call events" : "per-call activity records")
-         << " + NVTX vs none, fastest of 3 interleaved loops, mean over ranks):\n";
-    }
-    if (sampled || c.instrument == Instrument::kCompare ||
-        c.instrument == Instrument::kCompareActivity) {
-      for (const BenchRow* row : rows) {
-        os << "#" << pad(std::to_string(row->sizes.bytes), 12)
-           << " B: " << fixed(row->plain_time_us, 2) << " us -> "
-           << fixed(row->instrumented_time_us, 2) << (sampled ? " us recorded" : " us")
-           << ", ratio "
-           << fixed(row->plain_time_us > 0 ? row->instrumented_time_us / row->plain_time_us : 0, 4)
-           << '\n';
-      }
-    }
-    os << "# " << spec.name << " average busbw over " << rows.size()
-       << " sizes: " << fixed(busbw_sum / static_cast<double>(rows.size()), 2) << " GB/s\n";
   }
-  os << "#\n# verification: ";
-  if (!c.check) {
-    os << "off (--check 0)\n";
+  double busbw_sum = 0;
+  for (const BenchRow* row : rows) busbw_sum += row->busbw_gbps;
+  os_ << "# " << collective_spec(op).name << " average busbw over " << rows.size()
+      << " sizes: " << fixed(busbw_sum / static_cast<double>(rows.size()), 2) << " GB/s\n";
+  os_.flush();
+}
+
+void BenchTextPrinter::recorded(const BenchReport& report) {
+  // Sampled activity timing: the recorded loops ran after every table, so each op says what
+  // recording cost once they are done.
+  for (CollectiveKind op : report.config.ops) {
+    bool first = true;
+    for (const BenchRow& row : report.rows) {
+      if (row.op != op) continue;
+      if (first) {
+        os_ << "#\n# " << collective_spec(op).name
+            << ": single-call times from one more loop per size with activity records "
+               "(sampled); the times above are of the loop without them. What recording cost, "
+               "mean over ranks:\n";
+        first = false;
+      }
+      os_ << "#" << pad(std::to_string(row.sizes.bytes), 12)
+          << " B: " << fixed(row.plain_time_us, 2) << " us -> "
+          << fixed(row.instrumented_time_us, 2) << " us recorded, ratio "
+          << fixed(row.plain_time_us > 0 ? row.instrumented_time_us / row.plain_time_us : 0, 4)
+          << '\n';
+    }
+  }
+  os_.flush();
+}
+
+void BenchTextPrinter::finished(const BenchReport& report) {
+  if (table_open_) op_done(report, table_op_);
+  os_ << "#\n# verification: ";
+  if (!report.config.check) {
+    os_ << "off (--check 0)\n";
   } else {
     const auto wrong = report.total_wrong();
-    os << wrong << " wrong elements " << (wrong == 0 ? "(OK)" : "(FAILED)") << '\n';
+    os_ << wrong << " wrong elements " << (wrong == 0 ? "(OK)" : "(FAILED)") << '\n';
   }
+  os_.flush();
+}
+
+void write_bench_text(std::ostream& os, const BenchReport& report) {
+  BenchTextPrinter printer(os);
+  printer.started(report);
+  for (std::size_t i = 0; i < report.rows.size(); ++i) {
+    const BenchRow& row = report.rows[i];
+    printer.measured(report, row);
+    if (i + 1 == report.rows.size() || report.rows[i + 1].op != row.op) {
+      printer.op_done(report, row.op);
+    }
+  }
+  if (report.config.instrument == Instrument::kActivity) printer.recorded(report);
+  printer.finished(report);
 }
 
 nlohmann::ordered_json bench_to_json(const BenchReport& report) {

@@ -105,11 +105,12 @@ class BenchCommand final : public Command {
       // Before measuring: a bad --out must not cost the whole run.
       prepare_output_directory(ctx, config_.out_dir, runtime_.force);
     }
-    BenchReport report = run_bench(config_, *backend, ctx);
-    report.backend_reason = choice.reason;
+    // Rank 0 prints each part of the text as the sweep gets there, as nccl-tests does: a long
+    // sweep shows how far it is, and one that fails leaves the sizes measured before.
+    BenchTextPrinter printer(std::cout);
+    const BenchReport report =
+        run_bench(config_, *backend, ctx, choice.reason, ctx.rank() == 0 ? &printer : nullptr);
     if (ctx.rank() == 0) {
-      write_bench_text(std::cout, report);
-      std::cout.flush();
       if (!config_.out_dir.empty()) {
         const std::string json_path = config_.out_dir + "/bench.json";
         write_file_atomically(

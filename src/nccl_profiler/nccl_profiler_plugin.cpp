@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 // libnccl-profiler-commprof.so: the two function tables NCCL looks for, ncclProfiler_v5 (NCCL
-// 2.28+) and ncclProfiler_v4 (2.26-2.27), both driving the one Process of profiler_core. Nothing
-// here may throw into NCCL or fail a training job: every call returns success, except init,
-// whose error makes NCCL run without the plugin.
-#include <exception>
-
+// 2.28+) and ncclProfiler_v4 (2.27), both driving the one Process of profiler_core. Nothing
+// here may throw into NCCL or fail a training job: every call catches whatever its body throws
+// (nothing may unwind through NCCL's frames, whatever its type) and returns success, except
+// init, whose error makes NCCL run without the plugin.
 #include "src/nccl_profiler/nccl_profiler_abi.hpp"
 #include "src/nccl_profiler/profiler_core.hpp"
 
@@ -38,7 +37,7 @@ NcclResult init_comm(void** context, int* mask, int activation, const char* name
     *context = process().init_comm(info);
     *mask = activation;
     return kNcclSuccess;
-  } catch (const std::exception&) {
+  } catch (...) {
     return kNcclInternalError;
   }
 }
@@ -78,7 +77,7 @@ NcclResult start(void* context, void** handle, std::uint64_t type, void* parent,
     } else if (type == kNcclProfileKernelCh && comm != nullptr) {
       *handle = comm->process->start_channel(static_cast<Event*>(parent), channel->pTimer);
     }
-  } catch (const std::exception&) {
+  } catch (...) {
     *handle = nullptr;
   }
   return kNcclSuccess;
@@ -93,7 +92,7 @@ NcclResult stop_event(void* handle) {
     } else {
       process().release_channel(e);
     }
-  } catch (const std::exception&) {
+  } catch (...) {
   }
   return kNcclSuccess;
 }
@@ -105,7 +104,7 @@ NcclResult record_state(void* handle, int state, NcclEventStateArgs* args) {
     if (e->kind == Event::Kind::kChannel && state == kNcclProfilerKernelChStop) {
       process().channel_stopped(e, args->kernelCh.pTimer);
     }
-  } catch (const std::exception&) {
+  } catch (...) {
   }
   return kNcclSuccess;
 }
@@ -113,7 +112,7 @@ NcclResult record_state(void* handle, int state, NcclEventStateArgs* args) {
 NcclResult finalize(void* context) {
   try {
     if (context != nullptr) process().finalize_comm(static_cast<Comm*>(context));
-  } catch (const std::exception&) {
+  } catch (...) {
   }
   return kNcclSuccess;
 }

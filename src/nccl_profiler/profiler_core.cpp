@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "collectives/collective_spec.hpp"
 #include "src/timeline/rank_file.hpp"
 
 namespace commprof::nccl_profiler {
@@ -29,23 +30,54 @@ std::string lower(std::string s) {
   return s;
 }
 
-// Bytes of one element of NCCL's datatype names ("ncclFloat32", "ncclBfloat16", ...); 0 unknown.
+// The element types NCCL names in its events (ncclDatatypeToString, src/collectives.cc, the same
+// from NCCL 2.27 to 2.30) and the bytes of one element. Some are no commprof DType (int8,
+// unsigned, fp8), so the sizes are NCCL's own; any other name ("Unknown") has none.
+struct NcclType {
+  const char* name;
+  std::size_t bytes;
+};
+constexpr NcclType kNcclTypes[] = {{"ncclInt8", 1},       {"ncclInt32", 4},     {"ncclUint32", 4},
+                                   {"ncclInt64", 8},      {"ncclUint64", 8},    {"ncclFloat16", 2},
+                                   {"ncclFloat32", 4},    {"ncclFloat64", 8},   {"ncclBfloat16", 2},
+                                   {"ncclFloat8e4m3", 1}, {"ncclFloat8e5m2", 1}};
+
 std::size_t element_bytes(const std::string& datatype) {
-  const std::string t = lower(datatype);
-  if (t.find("64") != std::string::npos || t == "nccldouble") return 8;
-  if (t.find("32") != std::string::npos || t == "ncclfloat" || t == "ncclint") return 4;
-  if (t.find("16") != std::string::npos || t == "ncclhalf") return 2;
-  if (t.find("8") != std::string::npos || t == "ncclchar") return 1;
+  for (const NcclType& t : kNcclTypes) {
+    if (datatype == t.name) return t.bytes;
+  }
   return 0;
 }
 
-// S of nccl-tests' bus-bandwidth formulas from NCCL's count: all-gather's count is what each
-// rank sends and reduce-scatter's what each receives, so S is n times it; the others' S is count.
+// The collectives NCCL names in its events (ncclFuncToString, as above) that commprof has a spec
+// for; Gather and Scatter (NCCL 2.28+) have none.
+struct NcclFunc {
+  const char* name;
+  CollectiveKind kind;
+};
+constexpr NcclFunc kNcclFuncs[] = {{"AllReduce", CollectiveKind::kAllReduce},
+                                   {"AllGather", CollectiveKind::kAllGather},
+                                   {"ReduceScatter", CollectiveKind::kReduceScatter},
+                                   {"Broadcast", CollectiveKind::kBroadcast},
+                                   {"Reduce", CollectiveKind::kReduce},
+                                   {"AlltoAll", CollectiveKind::kAllToAll},
+                                   {"Send", CollectiveKind::kSendRecv},
+                                   {"Recv", CollectiveKind::kSendRecv},
+                                   {"SendRecv", CollectiveKind::kSendRecv}};
+
+// S of nccl-tests' bus-bandwidth formulas from NCCL's count: the collective's spec gives the
+// elements of its larger buffer (all-gather: n x count received; reduce-scatter: n x count
+// sent; all-to-all: n x count each way; the others: count), NCCL's type their size. The spec's
+// element counts do not depend on the type it is given. A call without a spec moves count.
 std::uint64_t s_bytes(const OpInfo& op, int nranks) {
-  const std::string f = lower(op.func);
-  const std::uint64_t bytes = op.count * element_bytes(op.datatype);
-  return f == "allgather" || f == "reducescatter" ? bytes * static_cast<std::uint64_t>(nranks)
-                                                  : bytes;
+  const std::uint64_t bytes = element_bytes(op.datatype);
+  for (const NcclFunc& f : kNcclFuncs) {
+    if (op.func != f.name) continue;
+    const CollectiveSizes sizes =
+        collective_spec(f.kind).sizes_for_count(op.count, DType::kFloat32, nranks);
+    return std::max(sizes.send_count, sizes.recv_count) * bytes;
+  }
+  return op.count * bytes;
 }
 
 std::optional<int> env_int(const char* name) {
@@ -304,8 +336,12 @@ std::string Process::path() const {
   return rank_file_path(options_.out_dir, std::max(rank_, 0));
 }
 
-RankTimeline Process::timeline() {
+RankTimeline Process::timeline() const {
   std::lock_guard<std::mutex> lock(mutex_);
+  return timeline_locked();
+}
+
+RankTimeline Process::timeline_locked() const {
   RankTimeline t;
   // The offset the kernels' times were moved by, so that start + offset is their globaltimer
   // reading less the epoch; read now if no kernel has been seen yet.
@@ -354,19 +390,29 @@ RankTimeline Process::timeline() {
   }
   step.ops = std::move(ops);
   t.steps.push_back(std::move(step));
-  dirty_ = false;
   return t;
 }
 
 void Process::flush() {
+  // One flush at a time (the flusher and a communicator's finalize may both flush): otherwise an
+  // older snapshot could be written over a newer one and stay, nothing being dirty any more.
+  std::lock_guard<std::mutex> writing(write_mutex_);
+  RankTimeline t;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!dirty_) return;
+    t = timeline_locked();
+    dirty_ = false;  // what changes from here on is written by the next flush
   }
-  const RankTimeline t = timeline();
-  std::error_code ec;
-  std::filesystem::create_directories(options_.out_dir, ec);  // a failure shows in the write
-  write_rank_file(options_.out_dir, t);
+  try {
+    std::error_code ec;
+    std::filesystem::create_directories(options_.out_dir, ec);  // a failure shows in the write
+    write_rank_file(options_.out_dir, t);
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    dirty_ = true;  // not written: the next flush tries again
+    throw;
+  }
 }
 
 Process& process() {

@@ -106,19 +106,22 @@ class Process {
   /// NCCL's stopEvent of a channel: the handle is released.
   void release_channel(Event* channel);
 
-  /// Writes the rank file now (atomically) if anything changed since the last write.
+  /// Writes the rank file now (atomically) if anything changed since the last write; after a
+  /// failed write, the next flush tries again.
   void flush();
-  /// The rank file as it would be written now (tests).
-  RankTimeline timeline();
+  /// The rank file as it would be written now (tests); changes nothing.
+  RankTimeline timeline() const;
   std::string path() const;
 
  private:
   void complete_locked(Event* op);
+  RankTimeline timeline_locked() const;
   std::int64_t realtime_minus_steady() const;
   void flush_loop();
 
   Options options_;
   mutable std::mutex mutex_;
+  std::mutex write_mutex_;  // held by flush() around its snapshot and write; taken before mutex_
   std::vector<std::unique_ptr<Comm>> comms_;
   std::vector<std::unique_ptr<Event>> in_flight_;
   static constexpr std::size_t kRetiredHandles = 4096;

@@ -346,5 +346,44 @@ TEST(NsysImportComm, TheLaunchersRankWinsOverAnInheritedSlurmProcid) {
   }
 }
 
+// Exports of processes started without a launcher (nothing in the recorded environment names a
+// rank) follow the importers' one rank policy (analysis/import_rank.hpp): one file alone is rank
+// 0; several take their order among the inputs; a rank the file gives (its name's _<rank>
+// suffix) wins over its place in that order.
+TEST(NsysImportComm, FilesThatRecordNoRankTakeTheirOrder) {
+  ExportStyle unlaunched;
+  unlaunched.environment = "HOME=/root";
+  const std::string dir = temp_dir("order");
+  for (const char* name : {"solo", "a", "b", "job_3"}) {
+    write_export(dir + "/" + name + ".sqlite", 0, unlaunched);
+  }
+  const auto rank_and_source = [](const NsysFileSummary& s) {
+    return std::to_string(s.rank) + " " + s.rank_source;
+  };
+
+  const auto one = import_nsys_files({dir + "/solo.sqlite"}, dir + "/one", {});
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(rank_and_source(one[0]), "0 file order");
+  EXPECT_TRUE(std::filesystem::exists(dir + "/one/rank-0.json"));
+
+  const auto two = import_nsys_files({dir + "/b.sqlite", dir + "/a.sqlite"}, dir + "/two", {});
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].file, dir + "/b.sqlite");
+  EXPECT_EQ(rank_and_source(two[0]), "0 file order");
+  EXPECT_EQ(rank_and_source(two[1]), "1 file order");
+
+  const auto named =
+      import_nsys_files({dir + "/job_3.sqlite", dir + "/a.sqlite"}, dir + "/named", {});
+  ASSERT_EQ(named.size(), 2u);
+  EXPECT_EQ(rank_and_source(named[0]), "3 file name");
+  EXPECT_EQ(rank_and_source(named[1]), "1 file order");
+  EXPECT_EQ(read_rank_file(dir + "/named/rank-3.json").world_size, 4);
+
+  NsysImportOptions forced;
+  forced.rank = 2;
+  const auto given = import_nsys_files({dir + "/solo.sqlite"}, dir + "/given", forced);
+  EXPECT_EQ(rank_and_source(given.at(0)), "2 --rank");
+}
+
 }  // namespace
 }  // namespace commprof

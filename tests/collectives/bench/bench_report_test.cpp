@@ -128,6 +128,52 @@ TEST(BenchText, LongRankListsAreCut) {
   EXPECT_THAT(text, HasSubstr("... and 24 more ranks (see bench.json)"));
 }
 
+// The sweep hands rank 0's printer each row as its size is measured: the text then holds every
+// row measured so far and no other, each op's table header before its first row, and its
+// average after its last; once finished, it is the text of the finished report.
+TEST(BenchText, EachRowIsPrintedWhenItsSizeIsMeasured) {
+  const BenchReport done = sample_report();
+  BenchReport live = done;
+  live.rows.clear();
+  std::ostringstream os;
+  BenchTextPrinter printer(os);
+  printer.started(live);
+  EXPECT_EQ(count_matching(os.str(), "^ +[0-9]+ "), 0);
+  EXPECT_EQ(count_matching(os.str(), "^#   rank "), 4);
+  for (std::size_t i = 0; i < done.rows.size(); ++i) {
+    live.rows.push_back(done.rows[i]);
+    printer.measured(live, live.rows.back());
+    const std::string text = os.str();
+    EXPECT_EQ(count_matching(text, "^ +[0-9]+ +[0-9]+ +float "), static_cast<int>(i + 1)) << i;
+    const std::vector<std::string> lines = lines_of(text);
+    EXPECT_THAT(lines.back(), ContainsRegex("^ +" + std::to_string(done.rows[i].sizes.bytes) + " "))
+        << i;
+    if (i + 1 == done.rows.size() || done.rows[i + 1].op != done.rows[i].op) {
+      printer.op_done(live, done.rows[i].op);
+    }
+  }
+  // Tables: allreduce's two rows, broadcast's and allgather's one each, each closed.
+  EXPECT_EQ(count_matching(os.str(), "^# [a-z]+: n = 4, busbw factor "), 3);
+  EXPECT_EQ(count_matching(os.str(), "^# [a-z]+ average busbw over [12] sizes: "), 3);
+  EXPECT_THAT(os.str(), Not(HasSubstr("# verification")));
+  printer.finished(live);
+  EXPECT_EQ(os.str(), text_of(done));
+}
+
+// A table's header comes with its first row, not before: an op whose sizes were all too small
+// to divide among the ranks has none.
+TEST(BenchText, AnOpWithoutRowsHasNoTable) {
+  BenchReport live = sample_report();
+  live.rows.clear();
+  std::ostringstream os;
+  BenchTextPrinter printer(os);
+  printer.started(live);
+  printer.op_done(live, CollectiveKind::kAllToAll);
+  printer.finished(live);
+  EXPECT_EQ(count_matching(os.str(), "busbw factor|average busbw"), 0);
+  EXPECT_THAT(os.str(), HasSubstr("# verification: 0 wrong elements (OK)\n"));
+}
+
 TEST(BenchJson, SchemaVersionUnitsAndConfig) {
   const auto j = bench_to_json(sample_report());
   EXPECT_EQ(j["schema"], "commprof.bench");

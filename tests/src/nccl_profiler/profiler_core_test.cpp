@@ -3,10 +3,14 @@
 // time is its kernel channels' first start to last stop, moved from the GPU's globaltimer to the
 // host's steady clock; enqueue and channel stops may come in any order.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "src/nccl_profiler/profiler_core.hpp"
+#include "src/timeline/rank_file.hpp"
 
 namespace commprof::nccl_profiler {
 namespace {
@@ -38,6 +42,25 @@ OpInfo allreduce(std::uint64_t seq, int channels) {
   op.datatype = "ncclBfloat16";
   op.channels = channels;
   return op;
+}
+
+// A directory of this process's own: tests of this binary run in parallel processes, and each
+// Process writes its rank file when it ends.
+std::string own_dir(const std::string& name) {
+  const std::string dir =
+      testing::TempDir() + "/nccl_core_" + name + "_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+// One collective of one kernel channel, from its call to its channel's stop.
+void complete_one(Process& p, Comm* comm, const OpInfo& op, Clocks& c) {
+  Event* e = p.start_op(comm, op);
+  p.op_enqueued(e);
+  Event* ch = p.start_channel(e, static_cast<std::uint64_t>(c.gpu(c.steady)));
+  c.steady += 1'000;
+  p.channel_stopped(ch, static_cast<std::uint64_t>(c.gpu(c.steady)));
+  p.release_channel(ch);
 }
 
 TEST(NcclProfilerCore, AnOperationSpansItsChannelsOnTheHostClock) {
@@ -204,6 +227,112 @@ TEST(NcclProfilerCore, PointToPointIsAPairsCollective) {
   EXPECT_EQ(t2.steps[0].ops[1].seq, 0);
   EXPECT_EQ(t2.steps[0].ops[2].comm, "pp0/0>1");
   EXPECT_EQ(t2.steps[0].ops[2].seq, 1);
+}
+
+// S of nccl-tests' formulas from NCCL's own function and type names (as its events give them),
+// worked by hand: the elements of the collective's larger buffer times one element's bytes.
+TEST(NcclProfilerCore, BytesAreTheCollectivesLargerBufferInNcclsElementSize) {
+  struct Case {
+    const char* func;
+    const char* datatype;
+    std::size_t count;
+    int nranks;
+    std::uint64_t bytes;
+  };
+  const Case cases[] = {
+      {"AllReduce", "ncclFloat64", 100, 4, 800},
+      {"AlltoAll", "ncclInt8", 1000, 4, 4000},    // count per peer: 4 x 1000 each way
+      {"ReduceScatter", "ncclUint64", 3, 4, 96},  // 3 received, 4 x 3 sent, 8 B each
+      {"AllGather", "ncclFloat8e5m2", 16, 2, 32},
+      {"Broadcast", "ncclFloat8e4m3", 7, 8, 7},
+      {"Reduce", "ncclUint32", 5, 3, 20},
+      {"AllReduce", "ncclInt32", 6, 2, 24},
+      {"AllReduce", "Unknown", 10, 2, 0},      // what NCCL names a type it has no name for
+      {"AllReduce", "ncclfloat32", 10, 2, 0},  // names are NCCL's, exactly
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(std::string(k.func) + " " + k.datatype);
+    Clocks c;
+    Process p(test_options(c));
+    Comm* comm = p.init_comm({"w", 1, 1, k.nranks, 0});
+    OpInfo op = allreduce(0, 1);
+    op.func = k.func;
+    op.datatype = k.datatype;
+    op.count = k.count;
+    complete_one(p, comm, op, c);
+    const RankTimeline t = p.timeline();
+    ASSERT_EQ(t.steps[0].ops.size(), 1u);
+    EXPECT_EQ(t.steps[0].ops[0].bytes, k.bytes);
+  }
+}
+
+// 9eceb07: NCCL may report a kernel channel under an operation the plugin has already completed
+// (one that reported no channels, then some; or one channel more than it announced). The
+// operation's handle stays valid for the newest 4096 completed operations (before the fix it was
+// freed: ASan reports the use after free, and the asan preset runs this test), and the late
+// channel, or a second stop of the operation, changes nothing.
+TEST(NcclProfilerCore, AChannelReportedAfterItsOperationCompletedChangesNothing) {
+  Clocks c;
+  Process p(test_options(c));
+  Comm* dp = p.init_comm({"dp0", 1, 1, 2, 0});
+  Event* bare = p.start_op(dp, allreduce(0, 0));  // no channels: complete at NCCL's stop
+  p.op_enqueued(bare);
+  Event* timed = p.start_op(dp, allreduce(1, 1));
+  p.op_enqueued(timed);
+  Event* ch = p.start_channel(timed, static_cast<std::uint64_t>(c.gpu(1'000'100)));
+  c.steady += 1'000;
+  p.channel_stopped(ch, static_cast<std::uint64_t>(c.gpu(1'000'900)));
+  p.release_channel(ch);
+  // 4094 operations more complete: `bare` is the oldest of the newest 4096.
+  for (int i = 0; i < 4094; ++i) p.op_enqueued(p.start_op(dp, allreduce(2 + i, 0)));
+
+  c.steady += 10'000;
+  for (Event* parent : {bare, timed}) {
+    Event* late = p.start_channel(parent, static_cast<std::uint64_t>(c.gpu(1'005'000)));
+    c.steady += 1'000;
+    p.channel_stopped(late, static_cast<std::uint64_t>(c.gpu(1'006'000)));
+    p.release_channel(late);
+    p.op_enqueued(parent);
+  }
+  const RankTimeline t = p.timeline();
+  ASSERT_EQ(t.steps[0].ops.size(), 1u);
+  const OpRecord& r = t.steps[0].ops[0];
+  EXPECT_EQ(r.seq, 1);
+  EXPECT_EQ(r.start_ns, 1'000'100);
+  EXPECT_EQ(r.end_ns, 1'000'900);
+  EXPECT_EQ(r.channels, 1);
+  EXPECT_EQ(t.config.json().at("without_kernel_records"), 1 + 4094);
+  EXPECT_EQ(t.config.json().at("unfinished").size(), 0u);
+}
+
+// Reading the timeline is a query: the next flush still writes what changed.
+TEST(NcclProfilerCore, ReadingTheTimelineLeavesTheWriteToTheNextFlush) {
+  Clocks c;
+  Options o = test_options(c);
+  o.out_dir = own_dir("query");
+  Process p(o);
+  Comm* dp = p.init_comm({"dp0", 1, 1, 2, 0});
+  complete_one(p, dp, allreduce(0, 1), c);
+  ASSERT_EQ(p.timeline().steps[0].ops.size(), 1u);
+  p.flush();
+  EXPECT_EQ(read_rank_file(p.path()).steps.at(0).ops.size(), 1u);
+}
+
+// A write that fails (here: a file where the directory should be) is tried again by the next
+// flush, although nothing changed in between.
+TEST(NcclProfilerCore, AFailedWriteIsWrittenByTheNextFlush) {
+  Clocks c;
+  Options o = test_options(c);
+  const std::string blocker = own_dir("blocked");
+  std::ofstream(blocker) << "not a directory\n";
+  o.out_dir = blocker + "/out";
+  Process p(o);
+  Comm* dp = p.init_comm({"dp0", 1, 1, 2, 0});
+  complete_one(p, dp, allreduce(0, 1), c);
+  EXPECT_ANY_THROW(p.flush());
+  std::filesystem::remove(blocker);
+  p.flush();
+  EXPECT_EQ(read_rank_file(p.path()).steps.at(0).ops.size(), 1u);
 }
 
 }  // namespace
