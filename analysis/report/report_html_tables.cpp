@@ -64,7 +64,7 @@ struct Section {
 };
 
 template <class Row, class Rows>
-void write_table(std::ostream& os, const Section& s, const Table<Row>& table, const Rows& rows) {
+void write_html_table(std::ostream& os, const Section& s, const Table<Row>& table, const Rows& rows) {
   os << "<h3>" << html_escape(s.heading) << "</h3>\n";
   if (s.hint != nullptr) os << "<p class='hint'>" << s.hint << "</p>\n";
   const std::vector<Column<Row>> columns = report_fields::columns(table, -1);
@@ -149,7 +149,7 @@ void write_html_tables(std::ostream& os, const Report& r) {
   os << "<section id='tables'><h2>Tables</h2><p class='hint'>Click a column header to sort. "
         "Per-rank values are means per measured step.</p>\n";
   for_each_table(r, [&](const Section& s, const auto& table, const auto& rows) {
-    write_table(os, s, table, rows);
+    write_html_table(os, s, table, rows);
   });
   os << "</section>\n";
 }

@@ -107,7 +107,7 @@ COMMPROF_HD inline double normal_value(int rank, std::uint64_t index, std::uint6
   const std::uint64_t h2 = mix64(h1);
   const double u1 = (static_cast<double>(h1 >> 11) + 1.0) * (1.0 / 9007199254740992.0);
   const double u2 = static_cast<double>(h2 >> 11) * (1.0 / 9007199254740992.0);
-  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+  return ::sqrt(-2.0 * ::log(u1)) * ::cos(6.283185307179586 * u2);  // ::, not commprof::log
 }
 
 COMMPROF_HD inline double fill_value(const FillPattern& p, std::uint64_t i) {
