@@ -64,7 +64,8 @@ struct Section {
 };
 
 template <class Row, class Rows>
-void write_html_table(std::ostream& os, const Section& s, const Table<Row>& table, const Rows& rows) {
+void write_html_table(std::ostream& os, const Section& s, const Table<Row>& table,
+                      const Rows& rows) {
   os << "<h3>" << html_escape(s.heading) << "</h3>\n";
   if (s.hint != nullptr) os << "<p class='hint'>" << s.hint << "</p>\n";
   const std::vector<Column<Row>> columns = report_fields::columns(table, -1);
