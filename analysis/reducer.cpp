@@ -75,6 +75,7 @@ class Reducer::Staging final : public RankStepSink {
     summary_.backend = t.backend;
     summary_.source = source_;
     summary_.clock_offset_ns = offset_ = t.clock_offset_ns;
+    summary_.pp_stage = pipeline_stage(t.rank, t.config);
     for (const RankSummary& r : r_.report_.ranks) {
       if (r.rank == t.rank) duplicate_of_ = r.source;
     }
@@ -265,6 +266,32 @@ void add_across_ranks(Report& rep) {
   }
 }
 
+// Per pipeline stage, over the ranks whose files place them there: what the stage computes and how
+// long it waits. The bubble of a rank is the part of its step with no compute, 1 − |∪COMP| / step
+// time of the steps that carried per-op timing (the pipeline's fill and drain, and the waits for
+// the neighbouring stages), so a stage with more work (the last one's LM head and loss) shows its
+// longer busy time and the others their longer bubble.
+void add_stage_rows(Report& rep) {
+  std::map<int, StageRow> stages;
+  for (const RankSummary& r : rep.ranks) {
+    if (r.pp_stage < 0 || r.comp_ns.count == 0 || r.timed_wall_ns.count == 0) continue;
+    StageRow& row = stages[r.pp_stage];
+    row.stage = r.pp_stage;
+    ++row.ranks;
+    row.step_ns += r.timed_wall_ns.mean;
+    row.comp_ns += r.comp_ns.mean;
+    row.busy_ns += r.busy_ns.mean;
+    row.bubble += r.timed_wall_ns.mean > 0 ? 1.0 - r.comp_ns.mean / r.timed_wall_ns.mean : 0.0;
+  }
+  for (auto& [stage, row] : stages) {
+    row.step_ns /= row.ranks;
+    row.comp_ns /= row.ranks;
+    row.busy_ns /= row.ranks;
+    row.bubble /= row.ranks;
+    rep.stages.push_back(row);
+  }
+}
+
 // Collectives some ranks of their communicator never recorded, or recorded differently: counted,
 // and the first of each named in a warning.
 void warn_about_instances(Report& rep) {
@@ -390,6 +417,7 @@ Report Reducer::finish() {
   for (std::string& line : unfinished_.findings()) rep.warnings.push_back(std::move(line));
   add_collective_rows(rep);
   add_group_rows(rep);
+  add_stage_rows(rep);
   return std::move(report_);
 }
 

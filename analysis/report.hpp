@@ -125,6 +125,16 @@ struct RankStep {
   StepRecord step;
 };
 
+/// One pipeline stage: means over its ranks of each rank's mean per timed step.
+struct StageRow {
+  int stage = 0;
+  int ranks = 0;
+  double step_ns = 0.0;  ///< step time of the steps with per-op timing
+  double comp_ns = 0.0;  ///< |∪COMP|
+  double busy_ns = 0.0;  ///< |∪ every op|
+  double bubble = 0.0;   ///< 1 − COMP / step: the step's part without compute
+};
+
 struct Report {
   std::vector<std::string> inputs;
   int world_size = 0;
@@ -136,7 +146,8 @@ struct Report {
   std::vector<GroupRow> groups;
   std::vector<CollectiveRow> collectives;
   std::vector<CollectiveInstance> instances;
-  std::vector<RankWait> waits;  ///< by rank, ranks with collectives only
+  std::vector<RankWait> waits;   ///< by rank, ranks with collectives only
+  std::vector<StageRow> stages;  ///< by stage; only where rank files place ranks in a pipeline
   std::int64_t incomplete_instances = 0;
   std::int64_t inconsistent_instances = 0;
   double peak_busbw_gbps = 0.0;                                ///< 0: not given

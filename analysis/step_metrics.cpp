@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "analysis/step_metrics.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -131,6 +133,18 @@ void finish_summary(RankSummary& s) {
   s.wall_ns = s.plain_wall_ns.count > 0 ? s.plain_wall_ns : s.timed_wall_ns;
 }
 
+int pipeline_stage(int rank, const JsonObject& config) {
+  const nlohmann::ordered_json& j = config.json();
+  auto degree = [&](const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_number_integer() ? it->get<int>() : 0;
+  };
+  const int tp = degree("tp"), dp = degree("dp"), pp = degree("pp");
+  if (pp < 2 || tp < 1 || dp < 1 || rank < 0) return -1;
+  const int stage = rank / (tp * dp);
+  return stage < pp ? stage : -1;
+}
+
 RankSummary summarise_rank(const RankTimeline& t, const std::string& source,
                            const StepVisitor& visit) {
   RankSummary s;
@@ -141,6 +155,7 @@ RankSummary summarise_rank(const RankTimeline& t, const std::string& source,
   s.backend = t.backend;
   s.source = source;
   s.clock_offset_ns = t.clock_offset_ns;
+  s.pp_stage = pipeline_stage(t.rank, t.config);
   for (const StepRecord& step : t.steps) {
     StepIntervals intervals;
     const StepMetrics m = compute_step_metrics(step, visit ? &intervals : nullptr);

@@ -90,6 +90,9 @@ struct RankSummary {
   std::string backend;
   std::string source;  ///< the file it came from
   std::int64_t clock_offset_ns = 0;
+  /// The rank's pipeline stage where its file says (commprof run's configuration: pp > 1, and
+  /// Megatron's rank order, pp slowest); -1 otherwise.
+  int pp_stage = -1;
   int steps = 0;        ///< steps measured (not warm-up)
   int timed_steps = 0;  ///< of those, the steps that carry ops (per-op timing)
   int warmup_steps = 0;
@@ -116,6 +119,10 @@ void finish_summary(RankSummary& summary);
 /// Sees each measured step with its metrics and unions (the reducer's per-op pass).
 using StepVisitor =
     std::function<void(const StepRecord&, const StepMetrics&, const StepIntervals&)>;
+
+/// The pipeline stage of `rank` by the run's configuration (its "tp", "dp" and "pp"); -1 where
+/// the configuration has no pipeline of two or more stages (or none at all: imports, plugin).
+int pipeline_stage(int rank, const JsonObject& config);
 
 /// Summarises the measured (non-warm-up) steps of one rank file.
 RankSummary summarise_rank(const RankTimeline& timeline, const std::string& source,

@@ -20,6 +20,12 @@
 #   workloads  commprof run, gpt-1.3b, 10 steps after 3: dp (overlapped and --no-overlap, each
 #              also with --op-timing step; --op-timing shared), tp (and --sequence-parallel), pp
 #              (1f1b, gpipe), dp --dp-mode zero, dp --offload; the reducer on dp and dp-serial
+#   stages     pipeline stage balance with the model's ends (issue #29): llama-1b (16 layers,
+#              vocabulary 128,256, tied), pp NP, 8 micro-batches, 10 steps after 3: without ends
+#              (--vocab 0), with them (1f1b), with --account-for-embedding --account-for-loss where
+#              the layers then divide, with STAGES_PP_LAYERS (default 10,6 on 2 ranks: the LM head
+#              and loss weigh about four layers), and interleaved (--virtual-stages 2); each
+#              report's pipeline-stage table (busy time, bubble) in the log
 #   timing     what op timing costs: gpt-1.3b dp jobs with --op-timing step / activity / pair /
 #              shared interleaved, two passes; tp and pp 1f1b with step / activity / pair, twice;
 #              bench --instrument both (per-call events + NVTX) and activity-both (CUPTI records)
@@ -32,11 +38,13 @@
 #              a step-timed dp job under nsys between two activity-timed jobs, compared
 #              (scripts/compare-reports.py), with the recipe's wall time against import-nsys'
 #   fidelity   commprof's mock step against PyTorch's real step of the same shapes on one GPU
-#              (issue #15): for each preset of FIDELITY_PRESETS (default "gpt-1.3b gpt-7b
-#              llama-8b"; layers from FIDELITY_LAYERS, default 24, 8, 4, the same for both
-#              tools), scripts/fidelity/torch_step.py then `commprof run --workload dp
-#              --op-timing activity` on 1 rank with --attention fused and with --attention gemm,
-#              each compared by scripts/fidelity/compare.py; first GEMM_ROUNDS (3) pairs of
+#              (issues #15, #29): for each preset of FIDELITY_PRESETS (default "gpt-1.3b gpt-7b
+#              llama-1b llama-8b"; layers from FIDELITY_LAYERS, default 24, 8, 16, 4, the same
+#              for both tools), with the model's ends and without (FIDELITY_ENDS, default "with
+#              without": --vocab 0 on both sides), FIDELITY_TORCH_ROUNDS (3) processes of
+#              scripts/fidelity/torch_step.py then `commprof run --workload dp --op-timing
+#              activity` on 1 rank with each --attention of FIDELITY_ATTENTION (default "fused
+#              gemm"), each compared by scripts/fidelity/compare.py; first GEMM_ROUNDS (3) pairs of
 #              `commprof gemm` and torch's 8192^3 matmul of randn (and ones) operands, alternately.
 #              Needs python3 with torch (PYTHON, default python3)
 #   calibrate  `commprof run --compute-from` against the traced step it learned from (issue #15):
@@ -69,7 +77,8 @@
 # shellcheck source-path=SCRIPTDIR disable=SC2317  # the phase_* functions are called by name
 set -uo pipefail
 
-PHASES=(tests sweep anchors workloads timing sampling nsys fidelity calibrate torchtrace plugin multi)
+PHASES=(tests sweep anchors workloads stages timing sampling nsys fidelity calibrate torchtrace plugin
+  multi)
 usage() {
   echo "usage: scripts/gpu-bench.sh PHASE...   (PHASE: ${PHASES[*]}; see the comment at the top)" >&2
 }
@@ -480,8 +489,8 @@ phase_fidelity() {
     return
   fi
   local presets layers
-  read -r -a presets <<<"${FIDELITY_PRESETS:-gpt-1.3b gpt-7b llama-8b}"
-  read -r -a layers <<<"${FIDELITY_LAYERS:-24 8 4}"
+  read -r -a presets <<<"${FIDELITY_PRESETS:-gpt-1.3b gpt-7b llama-1b llama-8b}"
+  read -r -a layers <<<"${FIDELITY_LAYERS:-24 8 16 4}"
   # The GPU's clock follows the power its operands draw, and one pair of runs differs by a few
   # percent from the next: GEMM_ROUNDS (3) pairs, torch and commprof alternately.
   local r
@@ -495,44 +504,60 @@ phase_fidelity() {
       --json "$PD/gemm-compare-$r.json"
     cat "$PD/gemm-compare-$r.txt" >>"$LOG"
   done
-  local i p l
+  local i p l ends
   for i in "${!presets[@]}"; do
     p=${presets[$i]}
     l=${layers[$i]:-${layers[-1]}}
-    # PyTorch's step is host-bound at the small presets and varies by several percent from one
-    # process to the next: FIDELITY_TORCH_ROUNDS (3) processes, the one of median step time
-    # compared (every round's step time is in the log).
-    local r steps=()
-    for r in $(seq 1 "${FIDELITY_TORCH_ROUNDS:-3}"); do
-      run_to "torch step $p, $l layers, round $r" "$PD/$p-torch-$r.txt" \
-        "$py" "$fid/torch_step.py" --preset "$p" --layers "$l" --out "$PD/$p-torch-$r.json" \
-        --trace "$PD/$p-torch-$r.trace.json"
-      steps+=("$PD/$p-torch-$r.json")
+    # With the preset's vocabulary (embedding, LM head and loss on both sides) and without
+    # (--vocab 0 on both: the layers alone, the comparison of earlier versions).
+    for ends in ${FIDELITY_ENDS:-with without}; do
+      fidelity_preset "$p" "$l" "$ends"
     done
-    "$py" - "${steps[@]}" >"$PD/$p-torch-median.txt" 2>>"$LOG" <<'PY'
+  done
+}
+
+# One preset's comparison: FIDELITY_TORCH_ROUNDS PyTorch processes, the one of median step time
+# against commprof's run of each --attention of FIDELITY_ATTENTION, same shapes, same GPU.
+fidelity_preset() {
+  local p=$1 l=$2 ends=$3 py=${PYTHON:-python3} fid="$COMMPROF_ROOT/scripts/fidelity"
+  local tag=$p vocab=()
+  if [ "$ends" = without ]; then
+    tag=$p-no-ends
+    vocab=(--vocab 0)
+  fi
+  # PyTorch's step is host-bound at the small presets and varies by several percent from one
+  # process to the next: FIDELITY_TORCH_ROUNDS (3) processes, the one of median step time
+  # compared (every round's step time is in the log).
+  local r steps=()
+  for r in $(seq 1 "${FIDELITY_TORCH_ROUNDS:-3}"); do
+    run_to "torch step $tag, $l layers, round $r" "$PD/$tag-torch-$r.txt" \
+      "$py" "$fid/torch_step.py" --preset "$p" --layers "$l" "${vocab[@]}" \
+      --out "$PD/$tag-torch-$r.json" --trace "$PD/$tag-torch-$r.trace.json"
+    steps+=("$PD/$tag-torch-$r.json")
+  done
+  "$py" - "${steps[@]}" >"$PD/$tag-torch-median.txt" 2>>"$LOG" <<'PY'
 import json, sys
 runs = sorted((json.load(open(f))["step_ms"]["mean"], f) for f in sys.argv[1:])
 print(" ".join(f"{ms:.2f}" for ms, _ in runs))
 print(runs[len(runs) // 2][1])
 PY
-    say "  torch step $p (ms, each round, sorted): $(head -n 1 "$PD/$p-torch-median.txt")"
-    local median
-    median=$(sed -n 2p "$PD/$p-torch-median.txt")
-    cp "$median" "$PD/$p-torch.json"
-    mv "${median%.json}.trace.json" "$PD/$p-torch-trace.json" 2>/dev/null
-    rm -f "$PD/$p"-torch-*.trace.json
-    # The default (fused attention), then attention as GEMMs: both against the same torch step.
-    local a
-    for a in fused gemm; do
-      run_to "commprof run $p, $l layers, --attention $a" "$PD/$p-commprof-$a.txt" \
-        "${MPIRUN_BASE[@]}" -np 1 "$COMMPROF" run --backend cuda --model "$p" --layers "$l" \
-        --workload dp --op-timing activity --steps 5 --warmup-steps 2 --attention "$a" \
-        --out "$PD/$p-commprof-$a"
-      run_to "compare $p ($a)" "$PD/$p-compare-$a.txt" "$py" "$fid/compare.py" \
-        --commprof "$PD/$p-commprof-$a" --torch "$PD/$p-torch.json" \
-        --json "$PD/$p-compare-$a.json"
-      { echo "## $p, --attention $a"; cat "$PD/$p-compare-$a.txt"; } >>"$LOG"
-    done
+  say "  torch step $tag (ms, each round, sorted): $(head -n 1 "$PD/$tag-torch-median.txt")"
+  local median
+  median=$(sed -n 2p "$PD/$tag-torch-median.txt")
+  cp "$median" "$PD/$tag-torch.json"
+  mv "${median%.json}.trace.json" "$PD/$tag-torch-trace.json" 2>/dev/null
+  rm -f "$PD/$tag"-torch-*.trace.json
+  # The default (fused attention), then attention as GEMMs: both against the same torch step.
+  local a
+  for a in ${FIDELITY_ATTENTION:-fused gemm}; do
+    run_to "commprof run $tag, $l layers, --attention $a" "$PD/$tag-commprof-$a.txt" \
+      "${MPIRUN_BASE[@]}" -np 1 "$COMMPROF" run --backend cuda --model "$p" --layers "$l" \
+      "${vocab[@]}" --workload dp --op-timing activity --steps 5 --warmup-steps 2 \
+      --attention "$a" --out "$PD/$tag-commprof-$a"
+    run_to "compare $tag ($a)" "$PD/$tag-compare-$a.txt" "$py" "$fid/compare.py" \
+      --commprof "$PD/$tag-commprof-$a" --torch "$PD/$tag-torch.json" \
+      --json "$PD/$tag-compare-$a.json"
+    { echo "## $tag, --attention $a"; cat "$PD/$tag-compare-$a.txt"; } >>"$LOG"
   done
 }
 
@@ -588,6 +613,39 @@ phase_torchtrace() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# stage_run NAME ARGS...: one llama-1b pipeline job on NP ranks and its report's stage table.
+stage_run() {
+  local name=$1
+  shift
+  run_to "$name: run $*" "$PD/$name.txt" "${MPIRUN[@]}" "$COMMPROF" run --backend cuda \
+    --model llama-1b --workload pp --pp "$NP" --micro-batches 8 --steps 10 --warmup-steps 3 \
+    --out "$PD/$name" "$@" || return
+  run_to "$name: report" "$PD/$name-report.txt" "$COMMPROF" report "$PD/$name"
+  { echo "## $name ($*)"; step_line "$PD/$name.txt"
+    sed -n '/^## Pipeline stages/,/^$/p' "$PD/$name-report.txt"; } >>"$LOG"
+}
+
+phase_stages() {
+  need_commprof || return
+  if [ "$NP" -lt 2 ]; then
+    say "FAILED: the stages phase needs NP >= 2 ranks (one pipeline stage each)"
+    PHASE_RC=1
+    return
+  fi
+  stage_run no-ends --vocab 0
+  stage_run ends-1f1b
+  # Megatron-Core's accounting counts the embedding and the loss as a layer each; the split must
+  # then divide 16 + 2 layers by the stages.
+  if [ $((18 % NP)) = 0 ]; then
+    stage_run ends-accounted --account-for-embedding --account-for-loss
+  fi
+  local split=${STAGES_PP_LAYERS:-}
+  [ -z "$split" ] && [ "$NP" = 2 ] && split=10,6
+  [ -n "$split" ] && stage_run ends-pp-layers --pp-layers "$split"
+  stage_run ends-interleaved --schedule interleaved --virtual-stages 2
+}
+
+# ---------------------------------------------------------------------------------------------
 phase_plugin() {
   need_commprof || return
   local plugin=${PLUGIN:-$BUILD/src/nccl_profiler/libnccl-profiler-commprof.so}
@@ -606,7 +664,8 @@ phase_plugin() {
   grep -iE "profiler" "$PD/load.txt" | head -n 5 >>"$LOG"
   head -c 1500 "$PD"/load/rank-0.json >>"$LOG" 2>&1
   echo >>"$LOG"
-  local -A nt_name=([allreduce]=all_reduce [allgather]=all_gather [sendrecv]=sendrecv)
+  local -A nt_name=([allreduce]=all_reduce [allgather]=all_gather [sendrecv]=sendrecv
+    [alltoall]=alltoall [reducescatter]=reduce_scatter)
   local op nt round under
   for op in ${PLUGIN_OPS:-allreduce allgather sendrecv}; do
     nt=$NCCL_TESTS/${nt_name[$op]}_perf

@@ -105,7 +105,8 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
   if (sample_every < 1) throw ConfigError("--sample-every must be at least 1");
   const std::size_t elem = dtype_size(plan.dtype);
   std::uint64_t a = 1, b = 1, c = 1, pass_read = 16, pass_write = 16, send = 1, recv = 1, p2p = 1,
-                copy = 1, host = 1, attention = 0, attention_kv = 0, attention_rows = 0;
+                copy = 1, host = 1, attention = 0, attention_kv = 0, attention_rows = 0,
+                p2p_recvs = 1;
   needs_event_.assign(plan.ops.size(), false);
   for (const PlannedOp& op : plan.ops) {
     for (int d : op.deps) needs_event_[static_cast<std::size_t>(d)] = true;
@@ -134,6 +135,7 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
             recv = std::max(recv, sz.recv_count);
           } else if constexpr (std::is_same_v<Call, PlannedP2P>) {
             p2p = std::max(p2p, call.count);
+            p2p_recvs = std::max<std::uint64_t>(p2p_recvs, used(call.recvs));
           } else if constexpr (std::is_same_v<Call, PlannedCompute>) {
             // registers only
           } else if constexpr (std::is_same_v<Call, PlannedAttention>) {
@@ -172,7 +174,7 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
   B.coll_send = device(send, kGradientScale);
   B.coll_recv = device(recv, 0);
   B.p2p_send = device(p2p, kActivationScale);
-  B.p2p_recv = device(p2p, 0);
+  B.p2p_recv = device(p2p * p2p_recvs, 0);  // each receive of a group into its own part
   if (attention > 0) {
     // Q, K and V of one projection side by side; O and dO with activation-like values (the
     // forward's O is overwritten by each forward, which the backward then reads with the
@@ -193,10 +195,11 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
 PlanExecutor::~PlanExecutor() = default;
 
 Communicator* PlanExecutor::comm_of(Group g) const {
-  Communicator* c = g == Group::kTp   ? comms_.tp
-                    : g == Group::kDp ? comms_.dp
-                    : g == Group::kPp ? comms_.pp
-                                      : nullptr;
+  Communicator* c = g == Group::kTp          ? comms_.tp
+                    : g == Group::kDp        ? comms_.dp
+                    : g == Group::kPp        ? comms_.pp
+                    : g == Group::kEmbedding ? comms_.embedding
+                                             : nullptr;
   if (c == nullptr)
     throw Error(log::cat("op plan uses group ", group_name(g), " but it has no communicator"));
   return c;
@@ -269,7 +272,7 @@ Work PlanExecutor::work_of(const PlannedOp& op) const {
         } else if constexpr (std::is_same_v<Call, PlannedP2P>) {
           return P2PCall{
               comm_of(call.group), B.p2p_send.data(), B.p2p_recv.data(), call.count, dtype,
-              call.send_peer,      call.recv_peer};
+              call.sends,          call.recvs};
         } else if constexpr (std::is_same_v<Call, PlannedCompute>) {
           return ComputeCall{call.ns};
         } else if constexpr (std::is_same_v<Call, PlannedAttention>) {

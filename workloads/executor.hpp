@@ -56,6 +56,7 @@ struct GroupComms {
   Communicator* tp = nullptr;
   Communicator* dp = nullptr;
   Communicator* pp = nullptr;
+  Communicator* embedding = nullptr;  ///< first and last pipeline stage (tied embeddings)
 };
 
 /// Owns the buffers a plan needs (sized to its largest op of each kind, allocated once) and

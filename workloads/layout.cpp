@@ -19,6 +19,9 @@ RankPlace place_rank(const ParallelLayout& l, int rank) {
   p.tp_group_id = p.dp_rank + l.dp * p.pp_rank;
   p.dp_group_id = p.tp_rank + l.tp * p.pp_rank;
   p.pp_group_id = p.tp_rank + l.tp * p.dp_rank;
+  if (l.pp > 1 && (p.pp_rank == 0 || p.pp_rank == l.pp - 1)) {
+    p.embedding_group = {p.pp_group.front(), p.pp_group.back()};
+  }
   return p;
 }
 
@@ -39,9 +42,6 @@ void validate_layout(const ParallelLayout& l, int world_size, const ModelShape& 
   }
   if (shape.ffn % l.tp != 0)
     throw ConfigError(log::cat("--ffn ", shape.ffn, " is not divisible by --tp ", l.tp));
-  if (shape.layers % l.pp != 0) {
-    throw ConfigError(log::cat("--layers ", shape.layers, " is not divisible by --pp ", l.pp));
-  }
 }
 
 std::string describe(const ParallelLayout& l) {

@@ -26,12 +26,18 @@ struct RankPlace {
   std::vector<int> tp_group, dp_group, pp_group;
   /// Group ids: every rank of one group has the same id (the colour of the split).
   int tp_group_id = 0, dp_group_id = 0, pp_group_id = 0;
+  /// Megatron's embedding group: the first and the last pipeline stage of this rank's TP and DP
+  /// place, which all-reduce the gradient of tied embeddings; empty for the other stages and
+  /// without pipeline parallelism. Its id is the pipeline group's.
+  std::vector<int> embedding_group;
+  bool in_embedding_group() const { return !embedding_group.empty(); }
 };
 
 RankPlace place_rank(const ParallelLayout& layout, int rank);
 
 /// Checks degrees against the world size and the model (heads, key/value heads and ffn divisible
-/// by tp, layers by pp); throws ConfigError naming what does not fit.
+/// by tp); throws ConfigError naming what does not fit. How the layers split over the pipeline
+/// stages is checked with the schedule (validate_workload).
 void validate_layout(const ParallelLayout& layout, int world_size, const ModelShape& shape);
 
 /// "tp2 x dp2 x pp1"

@@ -15,18 +15,26 @@ struct Preset {
   bool gated_ffn;
   int seq, micro_batch, micro_batches;
   DType dtype;
+  int vocab;
+  bool tie_embeddings;
 };
 
 constexpr DType kBf16 = DType::kBFloat16;
+// GPT-2's BPE vocabulary, which GPT-3 kept; Megatron pads it (vocab_per_rank).
+constexpr int kGpt2Vocab = 50257;
 constexpr Preset kPresets[] = {
-    // Small enough for 4 ranks on 2 CPU cores in CI, large enough to have several DDP buckets.
-    {"tiny", 4, 128, 4, 0, 512, false, 64, 1, 4, DType::kFloat32},
-    // GPT-3 XL: 24 layers, h 2048, 16 heads.
-    {"gpt-1.3b", 24, 2048, 16, 0, 8192, false, 2048, 1, 4, kBf16},
-    // GPT-3 6.7B: 32 layers, h 4096, 32 heads.
-    {"gpt-7b", 32, 4096, 32, 0, 16384, false, 2048, 1, 4, kBf16},
-    // Llama 3 8B: 32 query heads sharing 8 key/value heads, SwiGLU.
-    {"llama-8b", 32, 4096, 32, 8, 14336, true, 8192, 1, 4, kBf16},
+    // Small enough for 4 ranks on 2 CPU cores in CI, large enough to have several DDP buckets;
+    // no ends (the CI runs that want them give --vocab).
+    {"tiny", 4, 128, 4, 0, 512, false, 64, 1, 4, DType::kFloat32, 0, false},
+    // GPT-3 XL: 24 layers, h 2048, 16 heads; embeddings tied.
+    {"gpt-1.3b", 24, 2048, 16, 0, 8192, false, 2048, 1, 4, kBf16, kGpt2Vocab, true},
+    // GPT-3 6.7B: 32 layers, h 4096, 32 heads; embeddings tied.
+    {"gpt-7b", 32, 4096, 32, 0, 16384, false, 2048, 1, 4, kBf16, kGpt2Vocab, true},
+    // Llama 3.2 1B: 16 layers, h 2048, 32 query heads sharing 8 key/value heads, SwiGLU,
+    // 128,256 tokens, tied: the ends are a quarter of its step.
+    {"llama-1b", 16, 2048, 32, 8, 8192, true, 4096, 1, 4, kBf16, 128256, true},
+    // Llama 3 8B: 32 query heads sharing 8 key/value heads, SwiGLU, 128,256 tokens, untied.
+    {"llama-8b", 32, 4096, 32, 8, 14336, true, 8192, 1, 4, kBf16, 128256, false},
 };
 
 }  // namespace
@@ -52,6 +60,8 @@ ModelShape model_preset(const std::string& name) {
     s.micro_batch = p.micro_batch;
     s.micro_batches = p.micro_batches;
     s.dtype = p.dtype;
+    s.vocab = p.vocab;
+    s.tie_embeddings = p.tie_embeddings;
     return s;
   }
   std::string names;
@@ -73,6 +83,7 @@ void validate_shape(const ModelShape& s) {
   if (s.hidden % s.heads != 0) {
     throw ConfigError(log::cat("--hidden ", s.hidden, " is not divisible by --heads ", s.heads));
   }
+  if (s.vocab < 0) throw ConfigError(log::cat("--vocab must not be negative, got ", s.vocab));
   if (s.kv_heads < 0 || s.heads % s.key_value_heads() != 0) {
     throw ConfigError(log::cat("--kv-heads ", s.kv_heads, " must divide --heads ", s.heads,
                                " (0: as many as heads)"));
@@ -163,6 +174,58 @@ double layer_forward_flops(const ModelShape& s, int tp) {
   double total = 0;
   for (const LayerGemm& g : layer_forward_gemms(s, tp)) total += g.flops();
   return total;
+}
+
+std::uint64_t vocab_per_rank(const ModelShape& s, int tp) {
+  if (s.vocab <= 0) return 0;
+  const auto multiple = static_cast<std::uint64_t>(kVocabPadding) * static_cast<std::uint64_t>(tp);
+  const auto padded = (static_cast<std::uint64_t>(s.vocab) + multiple - 1) / multiple * multiple;
+  return padded / static_cast<std::uint64_t>(tp);
+}
+
+EndParameters end_parameters(const ModelShape& s, int tp) {
+  EndParameters p;
+  if (s.vocab <= 0) return p;
+  const auto h = static_cast<std::uint64_t>(s.hidden);
+  p.embedding = vocab_per_rank(s, tp) * h;
+  p.final_norm = s.gated_ffn ? h : 2 * h;  // RMSNorm has no bias, LayerNorm has one
+  p.head = s.tie_embeddings ? 0 : vocab_per_rank(s, tp) * h;
+  return p;
+}
+
+std::uint64_t model_parameters(const ModelShape& s, int tp) {
+  std::uint64_t layer = 0;
+  for (std::uint64_t n : layer_parameter_tensors(s, tp)) layer += n;
+  const EndParameters ends = end_parameters(s, tp);
+  return layer * static_cast<std::uint64_t>(s.layers) + ends.embedding + ends.final_norm +
+         ends.head;
+}
+
+LayerGemm head_gemm(const ModelShape& s, int tp) {
+  return {"head", s.micro_batch * s.seq, static_cast<int>(vocab_per_rank(s, tp)), s.hidden, true};
+}
+
+EndPasses end_passes(const ModelShape& s, int tp, bool sequence_parallel) {
+  using U = std::uint64_t;
+  EndPasses x;
+  if (s.vocab <= 0) return x;
+  const U e = dtype_size(s.dtype);
+  const U n = static_cast<U>(s.micro_batch) * static_cast<U>(s.seq);
+  const U h = static_cast<U>(s.hidden);
+  const U a = n * h * e;
+  const U norm_a = sequence_parallel ? a / static_cast<U>(tp) : a;
+  const U rows = vocab_per_rank(s, tp) * h * e;
+  const U logits = n * vocab_per_rank(s, tp);
+  x.embed_fwd = {8 * n + a, a};
+  if (tp > 1) x.embed_mask = {16 * n + a, 16 * n + a};
+  x.embed_bwd = {a + 64 * n + 4 * n * h, rows + 64 * n + 4 * n * h};
+  x.final_norm_fwd = {norm_a, norm_a};
+  x.final_norm_bwd = {4 * norm_a, norm_a};
+  x.loss_fwd = {logits * e + 4 * logits + 8 * n + 4 * n, 4 * logits + 4 * logits};
+  x.loss_bwd = {8 * logits + 4 * logits + 8 * n, 4 * logits + 4 * logits + logits * e};
+  x.embed_grad_accum = {2 * rows, rows};
+  if (!s.tie_embeddings) x.head_grad_accum = {2 * rows, rows};
+  return x;
 }
 
 }  // namespace commprof

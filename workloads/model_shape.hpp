@@ -25,6 +25,11 @@ struct ModelShape {
   int micro_batch = 1;     ///< b
   int micro_batches = 1;   ///< m: per step and DP replica
   DType dtype = DType::kBFloat16;
+  /// V: the vocabulary. 0: no ends (no embedding, final norm, LM head or loss: the layers alone,
+  /// the plan of earlier versions, kept for comparison).
+  int vocab = 0;
+  /// The LM head multiplies by the embedding's weight (GPT-2 and GPT-3 do; Llama 3 does not).
+  bool tie_embeddings = false;
 
   int key_value_heads() const { return kv_heads > 0 ? kv_heads : heads; }
   int head_dim() const { return hidden / heads; }
@@ -70,6 +75,55 @@ struct PassBytes {
   std::uint64_t write = 0;
 };
 
+/// Megatron-LM's make_vocab_size_divisible_by: the embedding and LM head hold the vocabulary
+/// padded up to a multiple of this times the TP degree, so every TP rank holds the same rows.
+inline constexpr int kVocabPadding = 128;
+/// V padded as Megatron-LM pads it (up to a multiple of 128·tp), divided over the TP ranks:
+/// the rows of the embedding and of the LM head on one TP rank. 0 without ends.
+std::uint64_t vocab_per_rank(const ModelShape& shape, int tp);
+
+/// The parameters of the model's ends on one TP rank: the vocab-parallel embedding (V/t·h), the
+/// final norm (h; and its bias for LayerNorm), the LM head (V/t·h, none where tied: it is the
+/// embedding's weight).
+struct EndParameters {
+  std::uint64_t embedding = 0;
+  std::uint64_t final_norm = 0;
+  std::uint64_t head = 0;
+};
+EndParameters end_parameters(const ModelShape& shape, int tp);
+/// Every parameter of the model on one TP rank: each layer's tensors (layer_parameter_tensors)
+/// and the ends. At tp 1 for llama-8b: 8,030,261,248, Llama 3 8B's published count.
+std::uint64_t model_parameters(const ModelShape& shape, int tp);
+
+/// The LM head's forward GEMM of one micro-batch on one TP rank: b·s × V/t × h (column-parallel
+/// over the vocabulary, as Megatron's output layer).
+LayerGemm head_gemm(const ModelShape& shape, int tp);
+
+/// The memory-bound ops of the model's ends, per micro-batch on one TP rank, as PyTorch's eager
+/// kernels move their bytes (docs/workloads.md gives each formula). N = b·s tokens, A = N·h·E
+/// (N·h/t·E for the final norm under sequence parallelism), R = V/t·h·E the rank's embedding
+/// rows, L = N·V/t the rank's logits.
+struct EndPasses {
+  PassBytes embed_fwd;  ///< F.embedding: read the N int64 ids and N rows, write A
+  /// TP > 1: Megatron's mask of the tokens outside the rank's rows (ids shifted and masked, the
+  /// output rows of foreign tokens zeroed): read 16N + A, write 16N + A; none at tp 1.
+  PassBytes embed_mask;
+  /// embedding_dense_backward: R zeroed, the ids sorted (radix sort, ~4 passes of 16N), the
+  /// gradient rows summed per id in fp32 and scattered: read A + 64N + 4N·h, write R + 64N + 4N·h
+  PassBytes embed_bwd;
+  PassBytes final_norm_fwd;  ///< as a layer's norm: read A, write A
+  PassBytes final_norm_bwd;  ///< read 4A, write A
+  /// F.cross_entropy(logits.float(), labels): the logits to fp32 (read L·E, write 4L),
+  /// log_softmax (read 4L, write 4L), nll_loss (read the N labels and N values)
+  PassBytes loss_fwd;
+  /// nll_loss's gradient (4L zeroed, N scattered), log_softmax's (read 8L, write 4L), back to
+  /// the logits' type (read 4L, write L·E)
+  PassBytes loss_bwd;
+  PassBytes embed_grad_accum;  ///< micro-batches after the first: read 2R, write R
+  PassBytes head_grad_accum;   ///< the untied head's likewise; none where tied
+};
+EndPasses end_passes(const ModelShape& shape, int tp, bool sequence_parallel);
+
 /// The memory-bound ops of one layer and micro-batch on one TP rank, as PyTorch's eager kernels
 /// move their bytes (docs/workloads.md gives each formula). A = b·s·h·E (b·s·h/t·E under sequence
 /// parallelism: the norms and residuals then run on the rank's part of the sequence),
@@ -96,8 +150,8 @@ LayerPasses layer_passes(const ModelShape& shape, int tp, bool sequence_parallel
 /// moments, writes parameters and moments: read 4·params·E, write 3·params·E.
 PassBytes adamw_bytes(std::uint64_t params, DType dtype);
 
-/// Checks the shape (positive sizes, heads dividing hidden, key/value heads dividing heads);
-/// throws ConfigError naming the field.
+/// Checks the shape (positive sizes, heads dividing hidden, key/value heads dividing heads, a
+/// vocabulary not negative); throws ConfigError naming the field.
 void validate_shape(const ModelShape& shape);
 
 }  // namespace commprof

@@ -21,6 +21,8 @@ const char* group_name(Group g) {
       return "dp";
     case Group::kPp:
       return "pp";
+    case Group::kEmbedding:
+      return "embedding";
   }
   return "?";
 }
@@ -71,13 +73,14 @@ int OpPlan::collective(const std::string& name, CollectiveKind kind, Group group
   return add(std::move(op), deps);
 }
 
-int OpPlan::p2p(const std::string& name, Group group, int send_peer, int recv_peer,
-                std::uint64_t count, const std::vector<int>& deps) {
+int OpPlan::p2p(const std::string& name, Group group, const std::array<P2PTransfer, 2>& sends,
+                const std::array<P2PTransfer, 2>& recvs, std::uint64_t count,
+                const std::vector<int>& deps) {
   PlannedOp op;
   op.name = name;
   op.stream = Category::kComm;
-  op.call = PlannedP2P{group, send_peer, recv_peer, count};
-  op.bytes = count * dtype_size(dtype) * ((send_peer >= 0 ? 1 : 0) + (recv_peer >= 0 ? 1 : 0));
+  op.call = PlannedP2P{group, sends, recvs, count};
+  op.bytes = count * dtype_size(dtype) * static_cast<std::uint64_t>(used(sends) + used(recvs));
   return add(std::move(op), deps);
 }
 
@@ -182,8 +185,14 @@ void print_plan(std::ostream& os, const OpPlan& plan) {
             os << "  " << collective_name(call.kind) << " on " << group_name(call.group)
                << "  count " << call.count << "  " << op.bytes << " B";
           } else if constexpr (std::is_same_v<Call, PlannedP2P>) {
-            os << "  p2p on " << group_name(call.group) << "  send->" << call.send_peer << " recv<-"
-               << call.recv_peer << "  " << call.count << " elements each way";
+            os << "  p2p on " << group_name(call.group);
+            for (const P2PTransfer& t : call.sends) {
+              if (t.peer >= 0) os << "  send " << (t.forward ? "act" : "grad") << "->" << t.peer;
+            }
+            for (const P2PTransfer& t : call.recvs) {
+              if (t.peer >= 0) os << "  recv " << (t.forward ? "act" : "grad") << "<-" << t.peer;
+            }
+            os << "  " << call.count << " elements each";
           } else if constexpr (std::is_same_v<Call, PlannedCopy>) {
             os << "  copy "
                << (call.kind == CopyKind::kHostToDevice   ? "H2D"

@@ -4,6 +4,7 @@
 // executor runs any plan on any backend; `commprof run --dry-run` prints it; tests read it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -19,7 +20,8 @@
 namespace commprof {
 
 /// The communicator an op runs on, resolved by the executor from the rank's layout.
-enum class Group : std::uint8_t { kNone, kTp, kDp, kPp };
+/// kEmbedding: the first and last pipeline stage of one TP and DP place (tied embeddings).
+enum class Group : std::uint8_t { kNone, kTp, kDp, kPp, kEmbedding };
 const char* group_name(Group g);
 
 /// The planned calls, one per kind of Work the backends run (src/backend/work.hpp): the executor
@@ -34,15 +36,14 @@ struct PlannedCollective {
   Group group = Group::kNone;
   std::uint64_t count = 0;  ///< NCCL's count
 };
+/// Up to two sends and two receives in one group (P2PCall); peers are ranks within the group.
 struct PlannedP2P {
   Group group = Group::kNone;
-  int send_peer = -1;  ///< rank within the group, or -1
-  int recv_peer = -1;
-  std::uint64_t count = 0;  ///< elements per direction
+  std::array<P2PTransfer, 2> sends{};
+  std::array<P2PTransfer, 2> recvs{};
+  std::uint64_t count = 0;  ///< elements per transfer
   /// "sendrecv", "send" or "recv": how records and NVTX ranges name it.
-  const char* name() const {
-    return send_peer >= 0 && recv_peer >= 0 ? "sendrecv" : send_peer >= 0 ? "send" : "recv";
-  }
+  const char* name() const { return p2p_name(sends, recvs); }
 };
 struct PlannedCopy {  ///< PlannedOp::bytes bytes
   CopyKind kind = CopyKind::kDeviceToDevice;
@@ -125,7 +126,8 @@ struct OpPlan {
   int gemm(const std::string& name, int m, int n, int k, const std::vector<int>& deps);
   int collective(const std::string& name, CollectiveKind kind, Group group, std::uint64_t count,
                  std::uint64_t bytes, const std::vector<int>& deps);
-  int p2p(const std::string& name, Group group, int send_peer, int recv_peer, std::uint64_t count,
+  int p2p(const std::string& name, Group group, const std::array<P2PTransfer, 2>& sends,
+          const std::array<P2PTransfer, 2>& recvs, std::uint64_t count,
           const std::vector<int>& deps);
   int copy(const std::string& name, CopyKind kind, std::uint64_t bytes,
            const std::vector<int>& deps);

@@ -37,15 +37,31 @@ DpMode parse_dp_mode(const std::string& text) {
   return parse_name(kDpModeNames, text, "unknown --dp-mode");
 }
 
+void validate_workload(const WorkloadConfig& c) {
+  const std::string problem =
+      schedule_problem(c.schedule, c.layout.pp, c.shape.micro_batches, c.virtual_stages);
+  if (!problem.empty()) throw ConfigError(problem);
+  virtual_stage_layers(c.shape.layers, c.layout.pp, c.virtual_stages, c.split);
+}
+
 namespace {
 
-int stage_first_layer(const WorkloadConfig& c, int pp_rank) {
-  return pp_rank * (c.shape.layers / c.layout.pp);
+std::vector<ModelChunk> chunks_of(const WorkloadConfig& c, int pp_rank) {
+  return stage_chunks(c.shape.layers, c.layout.pp, c.virtual_stages, pp_rank, c.shape.vocab > 0,
+                      c.split);
+}
+
+// Tied embeddings split over stages: the last stage keeps a copy of the embedding as its LM head
+// (Megatron's shared_embedding_or_output_weight), whose gradient the embedding group sums.
+bool tied_across_stages(const WorkloadConfig& c) {
+  return c.shape.vocab > 0 && c.shape.tie_embeddings && c.layout.pp > 1;
 }
 
 // Builds one rank's step: the pipeline schedule's forward and backward passes through the
-// stage's layers, with TP collectives inside layers, DP gradient synchronisation hooked on the
-// last backward pass, and the optimizer step at the end.
+// stage's chunks (the embedding before the first chunk's layers, the final norm, LM head and
+// loss after the last's), with TP collectives inside them, DP gradient synchronisation hooked on
+// each chunk's last backward pass, the tied embeddings' gradient summed between the first and
+// last stage, and the optimizer step at the end.
 class StepBuilder {
  public:
   StepBuilder(const WorkloadConfig& c, const RankPlace& place) : c_(c), place_(place) {
@@ -54,16 +70,19 @@ class StepBuilder {
     d_ = c.layout.dp;
     elem_ = dtype_size(c.shape.dtype);
     gemms_ = layer_forward_gemms(c.shape, t_);
-    passes_ = layer_passes(c.shape, t_, t_ > 1 && c.sequence_parallel);
-    tokens_hidden_ = static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq * c.shape.hidden;
+    passes_ = layer_passes(c.shape, t_, sp());
+    ends_ = end_passes(c.shape, t_, sp());
+    head_ = head_gemm(c.shape, t_);
+    tokens_ = static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq;
+    tokens_hidden_ = tokens_ * c.shape.hidden;
     double attn_flops = 0, all_flops = 0;
     for (const LayerGemm& g : gemms_) {
       all_flops += g.flops();
       if (!is_ffn(g)) attn_flops += g.flops();
     }
     attn_share_ = all_flops > 0 ? attn_flops / all_flops : 0.5;
-    first_layer_ = stage_first_layer(c, place.pp_rank);
-    layer_count_ = c.shape.layers / c.layout.pp;
+    chunks_ = chunks_of(c, place.pp_rank);
+    for (const ModelChunk& ch : chunks_) stage_layers_ += ch.layers;
     if (d_ > 1 && c.dp_mode == DpMode::kDdp) {
       grads_ = stage_gradients_reversed(c, place.pp_rank);
       const auto cap = static_cast<std::uint64_t>(c.bucket_mb * (1 << 20));
@@ -76,35 +95,41 @@ class StepBuilder {
   }
 
   OpPlan build() {
-    const auto items =
-        pipeline_schedule(c_.schedule, c_.layout.pp, place_.pp_rank, c_.shape.micro_batches);
-    int last_backward = -1;
+    const auto items = pipeline_schedule(c_.schedule, c_.layout.pp, place_.pp_rank,
+                                         c_.shape.micro_batches, c_.virtual_stages);
+    std::map<int, int> last_backward;  // chunk -> its last backward's micro-batch
     for (const PipeItem& it : items) {
-      if (it.kind == PipeItem::Kind::kBackward) last_backward = it.micro_batch;
+      if (it.kind == PipeItem::Kind::kBackward) last_backward[it.chunk] = it.micro_batch;
     }
     int produced = -1;  // output of the last forward/backward pass (what a transfer sends)
     int received = -1;  // the last transfer that received something (what a pass consumes)
     for (const PipeItem& it : items) {
+      const ModelChunk& chunk = chunks_.at(static_cast<std::size_t>(it.chunk));
       switch (it.kind) {
         case PipeItem::Kind::kForward:
-          produced = forward(it.micro_batch, received);
+          produced = forward(chunk, it.micro_batch, received);
           break;
         case PipeItem::Kind::kBackward:
-          produced = backward(it.micro_batch, received, it.micro_batch == last_backward);
+          produced =
+              backward(chunk, it.micro_batch, received, it.micro_batch == last_backward[it.chunk]);
           break;
         case PipeItem::Kind::kTransfer:
           received = transfer(it, produced);
           break;
       }
     }
+    tied_embedding_sync();
     optimizer();
     return c_.no_overlap ? serialized(plan_) : std::move(plan_);
   }
 
  private:
+  bool sp() const { return t_ > 1 && c_.sequence_parallel; }
+  bool zero() const { return d_ > 1 && c_.dp_mode == DpMode::kZero; }
   std::string lname(int layer, const char* what, int mb) const {
     return log::cat("l", layer, ".", what, ".mb", mb);
   }
+  std::string ename(const char* what, int mb) const { return log::cat(what, ".mb", mb); }
 
   // TP collective after a row-parallel GEMM (forward) or on an input gradient (backward).
   int tp_reduce(const std::string& name, int after) {
@@ -123,73 +148,120 @@ class StepBuilder {
                             tokens_hidden_ / t_, tokens_hidden_ * elem_, {after});
   }
 
-  std::uint64_t zero_shard(int /*layer*/) const {
-    return layer_parameters(c_.shape, t_) / static_cast<std::uint64_t>(d_);
-  }
-  int zero_gather(int layer, const char* phase, int mb) {
-    const std::uint64_t shard = zero_shard(layer);
-    return plan_.collective(log::cat("l", layer, ".zero.", phase, ".ag.mb", mb),
+  // ZeRO: one flat shard per layer (FSDP's flat parameter), and one for each end's parameters.
+  int zero_gather(const std::string& unit, std::uint64_t params, const char* phase, int mb) {
+    const std::uint64_t shard = params / static_cast<std::uint64_t>(d_);
+    return plan_.collective(log::cat(unit, ".zero.", phase, ".ag.mb", mb),
                             CollectiveKind::kAllGather, Group::kDp, shard,
                             shard * static_cast<std::uint64_t>(d_) * elem_, {});
   }
+  void zero_reduce(const std::string& unit, std::uint64_t params, int after) {
+    const std::uint64_t shard = params / static_cast<std::uint64_t>(d_);
+    zero_reduce_ = plan_.collective(log::cat(unit, ".zero.grad.rs"), CollectiveKind::kReduceScatter,
+                                    Group::kDp, shard,
+                                    shard * static_cast<std::uint64_t>(d_) * elem_, {after});
+  }
+  std::uint64_t layer_params() const { return layer_parameters(c_.shape, t_); }
+  std::uint64_t embedding_params() const { return end_parameters(c_.shape, t_).embedding; }
+  // The LM head's weight on the last stage: its own, or tied embeddings' copy there.
+  std::uint64_t head_params() const {
+    const EndParameters e = end_parameters(c_.shape, t_);
+    return e.final_norm + (tied_across_stages(c_) ? e.embedding : e.head);
+  }
 
-  int forward(int mb, int input) {
-    const bool zero = d_ > 1 && c_.dp_mode == DpMode::kZero;
+  int forward(const ModelChunk& chunk, int mb, int input) {
     std::map<int, int> gathered;
-    if (zero) gathered[first_layer_] = zero_gather(first_layer_, "fwd", mb);
-    int x = input;
-    for (int l = first_layer_; l < first_layer_ + layer_count_; ++l) {
-      // FSDP's forward prefetch: the next layer's parameters are gathered while this one runs.
-      if (zero && l + 1 < first_layer_ + layer_count_)
-        gathered[l + 1] = zero_gather(l + 1, "fwd", mb);
-      const int params = zero ? gathered[l] : -1;
-      if (c_.compute) {
-        x = forward_calibrated(l, mb, x, params);
-        offload(l, mb, x);
-        continue;
-      }
-      // Pre-norm: x + attn(norm1(x)), then + mlp(norm2(·)); under sequence parallelism the norms
-      // and residual adds run on the rank's part of the sequence, before the gathers.
-      int y = pass(lname(l, "ln1", mb) + ".fwd", passes_.norm_fwd, x);
-      y = tp_gather(lname(l, "attn", mb), y);
-      for (const LayerGemm& g : gemms_) {
-        if (g.name == "ffn_up") {
-          y = pass(lname(l, "ln2", mb) + ".fwd", passes_.norm_fwd, y);
-          y = tp_gather(lname(l, "ffn", mb), y);
-        }
-        if (fused_attention() && g.name == "attn_scores") continue;  // inside the fused kernel
-        if (fused_attention() && g.name == "attn_context") {
-          y = plan_.attention(lname(l, "attention", mb) + ".fwd", attention(false), {y});
-        } else {
-          y = plan_.gemm(lname(l, g.name.c_str(), mb) + ".fwd", g.m, g.n, g.k, {y, params});
-        }
-        if (g.name == "attn_context") {
-          y = pass(lname(l, "attn_layout", mb) + ".fwd", passes_.attn_layout_fwd, y);
-        }
-        if (g.name == "out_proj") {
-          y = tp_reduce(lname(l, "attn", mb), y);
-          y = pass(lname(l, "residual1", mb) + ".fwd", passes_.residual_fwd, y);
-        }
-        if (g.name == "ffn_up") y = pass(lname(l, "act", mb) + ".fwd", passes_.act_fwd, y);
-        if (g.name == "ffn_down") {
-          y = tp_reduce(lname(l, "ffn", mb), y);
-          y = pass(lname(l, "residual2", mb) + ".fwd", passes_.residual_fwd, y);
-        }
-      }
-      offload(l, mb, y);
-      x = y;
+    const int first = chunk.first_layer, end = chunk.first_layer + chunk.layers;
+    if (zero() && chunk.layers > 0) {
+      gathered[first] = zero_gather(log::cat("l", first), layer_params(), "fwd", mb);
     }
+    int x = input;
+    if (chunk.embedding) x = embedding_forward(mb, x);
+    for (int l = first; l < end; ++l) {
+      // FSDP's forward prefetch: the next layer's parameters are gathered while this one runs.
+      if (zero() && l + 1 < end) {
+        gathered[l + 1] = zero_gather(log::cat("l", l + 1), layer_params(), "fwd", mb);
+      }
+      const int params = zero() ? gathered[l] : -1;
+      x = c_.compute ? forward_calibrated(l, mb, x, params) : layer_forward(l, mb, x, params);
+      offload(l, mb, x);
+    }
+    if (chunk.head) x = head_forward(mb, x);
     return x;
   }
 
-  int backward(int mb, int grad_in, bool last_pass) {
-    const bool zero = d_ > 1 && c_.dp_mode == DpMode::kZero;
-    const int top = first_layer_ + layer_count_ - 1;
-    std::map<int, int> gathered;
-    if (zero) gathered[top] = zero_gather(top, "bwd", mb);
-    int prefetch_after = -1;
+  // Pre-norm: x + attn(norm1(x)), then + mlp(norm2(·)); under sequence parallelism the norms and
+  // residual adds run on the rank's part of the sequence, before the gathers.
+  int layer_forward(int l, int mb, int x, int params) {
+    int y = pass(lname(l, "ln1", mb) + ".fwd", passes_.norm_fwd, x);
+    y = tp_gather(lname(l, "attn", mb), y);
+    for (const LayerGemm& g : gemms_) {
+      if (g.name == "ffn_up") {
+        y = pass(lname(l, "ln2", mb) + ".fwd", passes_.norm_fwd, y);
+        y = tp_gather(lname(l, "ffn", mb), y);
+      }
+      if (fused_attention() && g.name == "attn_scores") continue;  // inside the fused kernel
+      if (fused_attention() && g.name == "attn_context") {
+        y = plan_.attention(lname(l, "attention", mb) + ".fwd", attention(false), {y});
+      } else {
+        y = plan_.gemm(lname(l, g.name.c_str(), mb) + ".fwd", g.m, g.n, g.k, {y, params});
+      }
+      if (g.name == "attn_context") {
+        y = pass(lname(l, "attn_layout", mb) + ".fwd", passes_.attn_layout_fwd, y);
+      }
+      if (g.name == "out_proj") {
+        y = tp_reduce(lname(l, "attn", mb), y);
+        y = pass(lname(l, "residual1", mb) + ".fwd", passes_.residual_fwd, y);
+      }
+      if (g.name == "ffn_up") y = pass(lname(l, "act", mb) + ".fwd", passes_.act_fwd, y);
+      if (g.name == "ffn_down") {
+        y = tp_reduce(lname(l, "ffn", mb), y);
+        y = pass(lname(l, "residual2", mb) + ".fwd", passes_.residual_fwd, y);
+      }
+    }
+    return y;
+  }
+
+  // Megatron's VocabParallelEmbedding: each TP rank looks up the tokens of its vocabulary rows,
+  // zeroes the others' rows, and the ranks' outputs are summed (all-reduce of b·s·h; under
+  // sequence parallelism reduce-scattered onto the ranks' parts of the sequence).
+  int embedding_forward(int mb, int after) {
+    int params = -1;
+    if (zero()) params = zero_gather("embedding", embedding_params(), "fwd", mb);
+    int y = pass(ename("embedding", mb) + ".fwd", ends_.embed_fwd, after, params);
+    if (t_ > 1) y = pass(ename("embedding.mask", mb) + ".fwd", ends_.embed_mask, y);
+    return tp_reduce(ename("embedding", mb), y);
+  }
+
+  // The final norm, the LM head (column-parallel over the vocabulary: each rank's V/t logits) and
+  // the cross-entropy. Megatron's VocabParallelCrossEntropy all-reduces over TP the logits' row
+  // maxima, the target logits and the sums of exponentials, b·s fp32 values each.
+  int head_forward(int mb, int x) {
+    int params = -1;
+    if (zero()) params = zero_gather("head", head_params(), "fwd", mb);
+    int y = pass(ename("final_norm", mb) + ".fwd", ends_.final_norm_fwd, x, params);
+    y = tp_gather(ename("head", mb), y);
+    y = plan_.gemm(ename("head", mb) + ".fwd", head_.m, head_.n, head_.k, {y, params});
+    y = pass(ename("loss", mb) + ".fwd", ends_.loss_fwd, y);
+    if (t_ > 1) {
+      for (const char* what : {"max", "target", "sum_exp"}) {
+        y = plan_.collective(log::cat("loss.", what, ".mb", mb, ".ar"), CollectiveKind::kAllReduce,
+                             Group::kTp, tokens_, tokens_ * 4, {y});
+      }
+    }
+    return y;
+  }
+
+  int backward(const ModelChunk& chunk, int mb, int grad_in, bool last_pass) {
+    const int first = chunk.first_layer, top = chunk.first_layer + chunk.layers - 1;
     int dy = grad_in;
-    for (int l = top; l >= first_layer_; --l) {
+    if (chunk.head) dy = head_backward(mb, dy, last_pass);
+    std::map<int, int> gathered;
+    if (zero() && chunk.layers > 0) {
+      gathered[top] = zero_gather(log::cat("l", top), layer_params(), "bwd", mb);
+    }
+    int prefetch_after = -1;
+    for (int l = top; l >= first; --l) {
       int h2d = -1;
       if (c_.offload) {
         // Prefetch one layer ahead: layer l's activations come back once layer l+1's
@@ -197,71 +269,112 @@ class StepBuilder {
         h2d = plan_.copy(lname(l, "act", mb) + ".h2d", CopyKind::kHostToDevice,
                          activation_bytes(c_.shape), {offloaded_[{l, mb}], prefetch_after});
       }
-      if (zero && l - 1 >= first_layer_) gathered[l - 1] = zero_gather(l - 1, "bwd", mb);
-      const int params = zero ? gathered[l] : -1;
-      int first_gemm = -1;
-      int last_wgrad = -1;
-      if (c_.compute) {
-        const Calibrated b = backward_calibrated(l, mb, dy, params, h2d, last_pass);
-        dy = b.dy;
-        first_gemm = b.first;
-        last_wgrad = b.last;
-      } else {
-        for (auto g = gemms_.rbegin(); g != gemms_.rend(); ++g) {
-          const std::string base = lname(l, g->name.c_str(), mb);
-          if (g->name == "ffn_down") dy = tp_gather(lname(l, "ffn.bwd", mb), dy);
-          if (g->name == "out_proj") dy = tp_gather(lname(l, "attn.bwd", mb), dy);
-          if (g->name == "qkv") {
-            dy = pass(lname(l, "attn_layout", mb) + ".bwd", passes_.attn_layout_bwd, dy);
-          }
-          if (fused_attention() && g->name == "attn_scores") continue;  // in the fused backward
-          if (fused_attention() && g->name == "attn_context") {
-            dy = plan_.attention(lname(l, "attention", mb) + ".bwd", attention(true), {dy, h2d});
-            continue;
-          }
-          // dX = dY·Wᵀ and dW = Xᵀ·dY: the two GEMMs of a weight's backward, 2× its forward FLOPs.
-          const int dgrad = plan_.gemm(base + ".dgrad", g->m, g->k, g->n, {dy, params, h2d});
-          if (first_gemm < 0) first_gemm = dgrad;
-          int next = dgrad;
-          if (g->name == "ffn_up" || g->name == "qkv") {
-            // Megatron overlaps the input-gradient reduction with the weight-gradient GEMM.
-            next = tp_reduce(lname(l, g->name == "qkv" ? "attn.bwd" : "ffn.bwd", mb), dgrad);
-          }
-          const int wgrad = plan_.gemm(base + ".wgrad", g->k, g->n, g->m, {dgrad});
-          last_wgrad = wgrad;
-          if (last_pass && g->has_weight) grad_ready(log::cat("l", l, ".", g->name), wgrad);
-          dy = next == dgrad ? wgrad : next;
-          // The memory-bound ops' backward, in autograd's order: the activation's after the down
-          // projection, each norm's and its residual's gradient sum after the projection it feeds.
-          if (g->name == "ffn_down") dy = pass(lname(l, "act", mb) + ".bwd", passes_.act_bwd, dy);
-          if (g->name == "ffn_up" || g->name == "qkv") {
-            const char* norm = g->name == "qkv" ? "ln1" : "ln2";
-            const char* residual = g->name == "qkv" ? "residual1" : "residual2";
-            dy = pass(lname(l, norm, mb) + ".bwd", passes_.norm_bwd, dy);
-            dy = pass(lname(l, residual, mb) + ".bwd", passes_.residual_bwd, dy);
-          }
-        }
-        // Bias gradients (column sums of the output gradients), then, after the first
-        // micro-batch, the weight gradients added to those accumulated so far.
-        if (passes_.bias_grad.read > 0) {
-          last_wgrad = pass(lname(l, "bias_grad", mb), passes_.bias_grad, last_wgrad);
-        }
-        if (mb > 0) last_wgrad = pass(lname(l, "grad_accum", mb), passes_.grad_accum, last_wgrad);
+      if (zero() && l - 1 >= first) {
+        gathered[l - 1] = zero_gather(log::cat("l", l - 1), layer_params(), "bwd", mb);
       }
-      if (zero && last_pass) {
-        const std::uint64_t shard = zero_shard(l);
-        zero_reduce_ = plan_.collective(
-            log::cat("l", l, ".zero.grad.rs"), CollectiveKind::kReduceScatter, Group::kDp, shard,
-            shard * static_cast<std::uint64_t>(d_) * elem_, {last_wgrad});
-      }
-      prefetch_after = first_gemm;
+      const int params = zero() ? gathered[l] : -1;
+      const Calibrated b = c_.compute ? backward_calibrated(l, mb, dy, params, h2d, last_pass)
+                                      : layer_backward(l, mb, dy, params, h2d, last_pass);
+      dy = b.dy;
+      if (zero() && last_pass) zero_reduce(log::cat("l", l), layer_params(), b.last);
+      prefetch_after = b.first;
     }
+    if (chunk.embedding) dy = embedding_backward(mb, dy, last_pass);
     return dy;
+  }
+
+  struct Calibrated {
+    int dy = -1;     // the input gradient (what the layer below waits for)
+    int first = -1;  // the layer's first compute op
+    int last = -1;   // its last (every weight gradient is ready after it)
+  };
+
+  Calibrated layer_backward(int l, int mb, int dy, int params, int h2d, bool last_pass) {
+    Calibrated out;
+    for (auto g = gemms_.rbegin(); g != gemms_.rend(); ++g) {
+      const std::string base = lname(l, g->name.c_str(), mb);
+      if (g->name == "ffn_down") dy = tp_gather(lname(l, "ffn.bwd", mb), dy);
+      if (g->name == "out_proj") dy = tp_gather(lname(l, "attn.bwd", mb), dy);
+      if (g->name == "qkv") {
+        dy = pass(lname(l, "attn_layout", mb) + ".bwd", passes_.attn_layout_bwd, dy);
+      }
+      if (fused_attention() && g->name == "attn_scores") continue;  // in the fused backward
+      if (fused_attention() && g->name == "attn_context") {
+        dy = plan_.attention(lname(l, "attention", mb) + ".bwd", attention(true), {dy, h2d});
+        continue;
+      }
+      // dX = dY·Wᵀ and dW = Xᵀ·dY: the two GEMMs of a weight's backward, 2× its forward FLOPs.
+      const int dgrad = plan_.gemm(base + ".dgrad", g->m, g->k, g->n, {dy, params, h2d});
+      if (out.first < 0) out.first = dgrad;
+      int next = dgrad;
+      if (g->name == "ffn_up" || g->name == "qkv") {
+        // Megatron overlaps the input-gradient reduction with the weight-gradient GEMM.
+        next = tp_reduce(lname(l, g->name == "qkv" ? "attn.bwd" : "ffn.bwd", mb), dgrad);
+      }
+      const int wgrad = plan_.gemm(base + ".wgrad", g->k, g->n, g->m, {dgrad});
+      out.last = wgrad;
+      if (last_pass && g->has_weight) grad_ready(log::cat("l", l, ".", g->name), wgrad);
+      dy = next == dgrad ? wgrad : next;
+      // The memory-bound ops' backward, in autograd's order: the activation's after the down
+      // projection, each norm's and its residual's gradient sum after the projection it feeds.
+      if (g->name == "ffn_down") dy = pass(lname(l, "act", mb) + ".bwd", passes_.act_bwd, dy);
+      if (g->name == "ffn_up" || g->name == "qkv") {
+        const char* norm = g->name == "qkv" ? "ln1" : "ln2";
+        const char* residual = g->name == "qkv" ? "residual1" : "residual2";
+        dy = pass(lname(l, norm, mb) + ".bwd", passes_.norm_bwd, dy);
+        dy = pass(lname(l, residual, mb) + ".bwd", passes_.residual_bwd, dy);
+      }
+    }
+    // Bias gradients (column sums of the output gradients), then, after the first micro-batch,
+    // the weight gradients added to those accumulated so far.
+    if (passes_.bias_grad.read > 0) {
+      out.last = pass(lname(l, "bias_grad", mb), passes_.bias_grad, out.last);
+    }
+    if (mb > 0) out.last = pass(lname(l, "grad_accum", mb), passes_.grad_accum, out.last);
+    out.dy = dy;
+    return out;
+  }
+
+  // The loss's gradient, the LM head's two GEMMs (the input gradient's TP reduction overlapping
+  // the weight gradient's, as Megatron's column-parallel layer does), the final norm's gradient.
+  int head_backward(int mb, int dy, bool last_pass) {
+    int params = -1;
+    if (zero()) params = zero_gather("head", head_params(), "bwd", mb);
+    dy = pass(ename("loss", mb) + ".bwd", ends_.loss_bwd, dy, params);
+    const int dgrad =
+        plan_.gemm(ename("head", mb) + ".dgrad", head_.m, head_.k, head_.n, {dy, params});
+    const int reduced = tp_reduce(ename("head.bwd", mb), dgrad);
+    int wgrad = plan_.gemm(ename("head", mb) + ".wgrad", head_.k, head_.n, head_.m, {dgrad});
+    if (mb > 0 && ends_.head_grad_accum.read > 0) {
+      wgrad = pass(ename("head.grad_accum", mb), ends_.head_grad_accum, wgrad);
+    } else if (mb > 0 && tied_across_stages(c_)) {
+      wgrad = pass(ename("head.grad_accum", mb), ends_.embed_grad_accum, wgrad);
+    }
+    // With tied embeddings on one stage the head's gradient is part of the embedding's, ready
+    // once the embedding's backward has added its own.
+    const bool own_head = !c_.shape.tie_embeddings || tied_across_stages(c_);
+    if (last_pass && own_head) grad_ready("head", wgrad);
+    if (zero() && last_pass) zero_reduce("head", head_params(), wgrad);
+    dy = reduced == dgrad ? wgrad : reduced;
+    return pass(ename("final_norm", mb) + ".bwd", ends_.final_norm_bwd, dy);
+  }
+
+  // embedding_dense_backward: the rows of the tokens seen, summed into the rank's gradient of its
+  // vocabulary rows; after the first micro-batch added to the gradient accumulated so far.
+  int embedding_backward(int mb, int dy, bool last_pass) {
+    int params = -1;
+    if (zero()) params = zero_gather("embedding", embedding_params(), "bwd", mb);
+    int g = pass(ename("embedding", mb) + ".bwd", ends_.embed_bwd, dy, params);
+    if (mb > 0) g = pass(ename("embedding.grad_accum", mb), ends_.embed_grad_accum, g);
+    if (last_pass) grad_ready("embedding", g);
+    if (zero() && last_pass) zero_reduce("embedding", embedding_params(), g);
+    return g;
   }
 
   // DDP: when the parameter that closes a bucket has its gradient, copy the bucket's gradients
   // in (gradient_as_bucket_view=False), all-reduce it over the DP group, copy them back.
   void grad_ready(const std::string& param, int wgrad) {
+    last_grad_ = std::max(last_grad_, wgrad);
     const auto it = closing_param_.find(param);
     if (it == closing_param_.end()) return;
     const Bucket& bucket = buckets_[it->second];
@@ -273,44 +386,78 @@ class StepBuilder {
     last_dp_sync_ = plan_.copy(name + ".copy_out", CopyKind::kDeviceToDevice, bucket.bytes, {ar});
   }
 
+  // Megatron's finalize_model_grads: after the DP synchronisation, the first and the last stage
+  // all-reduce the gradient of the embedding they share (_allreduce_embedding_grads).
+  void tied_embedding_sync() {
+    if (!tied_across_stages(c_) || !place_.in_embedding_group()) return;
+    const std::uint64_t count = embedding_params();
+    tied_sync_ =
+        plan_.collective("embedding.tied_grad.ar", CollectiveKind::kAllReduce, Group::kEmbedding,
+                         count, count * elem_, {last_dp_sync_, zero_reduce_, last_grad_});
+  }
+
   int transfer(const PipeItem& it, int produced) {
-    const std::uint64_t count =
-        tokens_hidden_ / static_cast<std::uint64_t>(c_.sequence_parallel ? t_ : 1);
+    const std::uint64_t count = tokens_hidden_ / static_cast<std::uint64_t>(sp() ? t_ : 1);
     std::string name;
-    if (it.send_peer >= 0) name += it.send_is_forward ? "pp.send_act" : "pp.send_grad";
-    if (it.recv_peer >= 0) {
-      name += name.empty() ? "" : "+";
-      name += it.recv_is_forward ? "pp.recv_act" : "pp.recv_grad";
-    }
-    name += log::cat(".mb", it.micro_batch);
-    const int id = plan_.p2p(name, Group::kPp, it.send_peer, it.recv_peer, count,
-                             {it.send_peer >= 0 ? produced : -1});
-    return it.recv_peer >= 0 ? id : -1;
+    const bool chunks = c_.virtual_stages > 1;
+    auto part = [&](const char* what, const P2PTransfer& t, int mb, int chunk) {
+      if (t.peer < 0) return;
+      name += name.empty() ? "pp." : "+";
+      name += log::cat(what, t.forward ? "_act" : "_grad");
+      if (chunks) name += log::cat(".mb", mb, "c", chunk);
+    };
+    for (int i = 0; i < 2; ++i) part("send", it.sends[i], it.send_mb[i], it.send_chunk[i]);
+    for (int i = 0; i < 2; ++i) part("recv", it.recvs[i], it.recv_mb[i], it.recv_chunk[i]);
+    if (!chunks) name += log::cat(".mb", it.micro_batch);
+    const bool sends = used(it.sends) > 0, recvs = used(it.recvs) > 0;
+    const int id = plan_.p2p(name, Group::kPp, it.sends, it.recvs, count, {sends ? produced : -1});
+    return recvs ? id : -1;
   }
 
   void optimizer() {
-    const int shards = d_ > 1 && c_.dp_mode == DpMode::kZero ? d_ : 1;
+    const int shards = zero() ? d_ : 1;
+    const std::vector<int> after = {last_dp_sync_, zero_reduce_, tied_sync_};
     if (c_.compute) {
       // The traced optimizer covers every layer's parameters on one GPU: this rank updates its
       // stage's layers, its TP part of them, and under ZeRO its DP shard.
-      const double ns = c_.compute->optimizer_ns * layer_count_ / c_.shape.layers / t_ / shards;
-      plan_.compute("optimizer", static_cast<std::uint64_t>(ns), {last_dp_sync_, zero_reduce_});
+      const double ns = c_.compute->optimizer_ns * stage_layers_ / c_.shape.layers / t_ / shards;
+      plan_.compute("optimizer", static_cast<std::uint64_t>(ns), after);
       return;
     }
-    // Every parameter tensor of the rank's layers, as torch's fused AdamW iterates them; under
-    // ZeRO each layer's parameters are one flat shard per rank (FSDP's flat parameter).
+    plan_.adamw("optimizer.adamw", optimizer_tensors(shards), after);
+  }
+
+  // Every parameter tensor of the rank, as torch's fused AdamW iterates them in the model's
+  // order: the embedding, the layers, the final norm, the LM head; under ZeRO each unit's
+  // parameters are one flat shard per rank (FSDP's flat parameter).
+  std::vector<std::uint64_t> optimizer_tensors(int shards) const {
     const std::vector<std::uint64_t> layer = layer_parameter_tensors(c_.shape, t_);
+    const EndParameters e = end_parameters(c_.shape, t_);
+    const bool first = !chunks_.empty() && chunks_.front().embedding;
+    bool last = false;
+    for (const ModelChunk& ch : chunks_) last = last || ch.head;
     std::vector<std::uint64_t> tensors;
-    for (int l = 0; l < layer_count_; ++l) {
+    auto unit = [&](const std::vector<std::uint64_t>& unit_tensors) {
+      std::uint64_t total = 0;
+      for (std::uint64_t n : unit_tensors) total += n;
+      if (total == 0) return;
       if (shards > 1) {
-        std::uint64_t total = 0;
-        for (std::uint64_t n : layer) total += n;
         tensors.push_back(total / static_cast<std::uint64_t>(shards));
       } else {
-        tensors.insert(tensors.end(), layer.begin(), layer.end());
+        for (std::uint64_t n : unit_tensors)
+          if (n > 0) tensors.push_back(n);
       }
+    };
+    if (first) unit({e.embedding});
+    for (int l = 0; l < stage_layers_; ++l) unit(layer);
+    if (last) {
+      // The final norm's weight (and LayerNorm's bias), then the head's weight.
+      std::vector<std::uint64_t> head = {e.final_norm};
+      if (!c_.shape.gated_ffn) head = {e.final_norm / 2, e.final_norm / 2};
+      head.push_back(tied_across_stages(c_) ? e.embedding : e.head);
+      unit(head);
     }
-    plan_.adamw("optimizer.adamw", std::move(tensors), {last_dp_sync_, zero_reduce_});
+    return tensors;
   }
 
   static bool is_ffn(const LayerGemm& g) { return g.name.rfind("ffn", 0) == 0; }
@@ -335,11 +482,6 @@ class StepBuilder {
     return tp_reduce(lname(l, "ffn", mb), y);
   }
 
-  struct Calibrated {
-    int dy = -1;     // the input gradient (what the layer below waits for)
-    int first = -1;  // the layer's first compute op
-    int last = -1;   // its last (every weight gradient is ready after it)
-  };
   // A layer's backward under --compute-from: FFN, then attention, each followed by its weights'
   // gradients (DDP's bucket hooks) and the TP reduction of its input gradient.
   Calibrated backward_calibrated(int l, int mb, int dy, int params, int h2d, bool last_pass) {
@@ -367,9 +509,9 @@ class StepBuilder {
                                      activation_bytes(c_.shape), {after});
   }
 
-  // A memory-bound op on the COMP stream after `after`.
-  int pass(const std::string& name, const PassBytes& bytes, int after) {
-    return plan_.elementwise(name, bytes.read, bytes.write, {after});
+  // A memory-bound op on the COMP stream after `after` (and `also`, on another stream).
+  int pass(const std::string& name, const PassBytes& bytes, int after, int also = -1) {
+    return plan_.elementwise(name, bytes.read, bytes.write, {after, also});
   }
 
   const WorkloadConfig& c_;
@@ -380,21 +522,26 @@ class StepBuilder {
   std::size_t elem_ = 4;
   std::vector<LayerGemm> gemms_;
   LayerPasses passes_;
+  EndPasses ends_;
+  LayerGemm head_;
   double attn_share_ = 0.5;  // attention's part of a layer's GEMM FLOPs
 
   bool fused_attention() const { return c_.attention == AttentionMode::kFused; }
   PlannedAttention attention(bool backward) const {
     return layer_attention(c_.shape, t_, backward);
   }
+  std::uint64_t tokens_ = 0;
   std::uint64_t tokens_hidden_ = 0;
-  int first_layer_ = 0;
-  int layer_count_ = 0;
+  std::vector<ModelChunk> chunks_;
+  int stage_layers_ = 0;
   std::vector<GradParam> grads_;
   std::vector<Bucket> buckets_;
   std::map<std::string, std::size_t> closing_param_;
   std::map<std::pair<int, int>, int> offloaded_;
   int last_dp_sync_ = -1;
   int zero_reduce_ = -1;
+  int last_grad_ = -1;  // the last op that finished a gradient (the tied sync waits for it)
+  int tied_sync_ = -1;
 };
 
 }  // namespace
@@ -402,15 +549,22 @@ class StepBuilder {
 std::vector<GradParam> stage_gradients_reversed(const WorkloadConfig& c, int pp_rank) {
   std::vector<GradParam> out;
   const auto gemms = layer_forward_gemms(c.shape, c.layout.tp);
-  const int first = stage_first_layer(c, pp_rank);
-  const int count = c.shape.layers / c.layout.pp;
   const std::size_t elem = dtype_size(c.shape.dtype);
-  for (int l = first + count - 1; l >= first; --l) {
-    for (auto g = gemms.rbegin(); g != gemms.rend(); ++g) {
-      if (!g->has_weight) continue;
-      out.push_back({log::cat("l", l, ".", g->name),
-                     static_cast<std::uint64_t>(g->n) * static_cast<std::uint64_t>(g->k) * elem});
+  const EndParameters e = end_parameters(c.shape, c.layout.tp);
+  const std::vector<ModelChunk> chunks = chunks_of(c, pp_rank);
+  // Chunks in reverse: gradients become ready from the last layer backwards.
+  for (auto ch = chunks.rbegin(); ch != chunks.rend(); ++ch) {
+    if (ch->head && (!c.shape.tie_embeddings || tied_across_stages(c))) {
+      out.push_back({"head", (tied_across_stages(c) ? e.embedding : e.head) * elem});
     }
+    for (int l = ch->first_layer + ch->layers - 1; l >= ch->first_layer; --l) {
+      for (auto g = gemms.rbegin(); g != gemms.rend(); ++g) {
+        if (!g->has_weight) continue;
+        out.push_back({log::cat("l", l, ".", g->name),
+                       static_cast<std::uint64_t>(g->n) * static_cast<std::uint64_t>(g->k) * elem});
+      }
+    }
+    if (ch->embedding) out.push_back({"embedding", e.embedding * elem});
   }
   return out;
 }

@@ -12,6 +12,7 @@
 #include "workloads/model_shape.hpp"
 #include "workloads/op_plan.hpp"
 #include "workloads/pipeline_schedule.hpp"
+#include "workloads/stage_split.hpp"
 
 namespace commprof {
 
@@ -38,6 +39,8 @@ struct WorkloadConfig {
   DpMode dp_mode = DpMode::kDdp;
   bool sequence_parallel = false;
   PpSchedule schedule = PpSchedule::k1F1B;
+  int virtual_stages = 1;  ///< model chunks per pipeline stage (interleaved 1F1B)
+  StageSplitOptions split;
   bool offload = false;  ///< activations to pinned host memory after forward, back before backward
   bool no_overlap = false;  ///< every op waits for the one before: the serial baseline
   AttentionMode attention = AttentionMode::kFused;
@@ -46,10 +49,16 @@ struct WorkloadConfig {
   std::optional<ComputeProfile> compute;
 };
 
+/// Checks what the layout alone does not: the pipeline schedule against the micro-batches and
+/// the layers' split over the stages; throws ConfigError naming the numbers.
+void validate_workload(const WorkloadConfig& config);
+
 /// One rank's step. Reads only the layout position, so it runs without MPI (tests, --dry-run).
 OpPlan build_plan(const WorkloadConfig& config, const RankPlace& place);
 
-/// The gradient parameters of one pipeline stage on one TP rank, in gradient-ready order.
+/// The gradient parameters of one pipeline stage on one TP rank, in gradient-ready order: the
+/// LM head's (the last stage; also where tied embeddings are split over stages, whose last stage
+/// keeps a copy of the embedding), the layers' in reverse, the embedding's (the first stage).
 std::vector<GradParam> stage_gradients_reversed(const WorkloadConfig& config, int pp_rank);
 
 }  // namespace commprof

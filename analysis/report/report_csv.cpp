@@ -92,6 +92,7 @@ std::vector<CsvTable> report_csv_tables(const Report& r) {
       csv_table(rf::kGroups, r.groups),
       csv_table(rf::kCollectives, r.collectives),
       csv_table(rf::kStragglers, r.waits),
+      csv_table(rf::kStages, r.stages),
       csv_table(rf::kInstances, rf::worst_instances(r, kReportWorstInstances)),
       csv_table(rf::kBaseline, rf::baseline_rows(r)),
       csv_table(rf::kInterference, rf::interference_rows(r))};

@@ -101,6 +101,12 @@ void for_each_table(const Report& r, F&& f) {
     return a->wait_caused_ns > b->wait_caused_ns;
   });
   f(Section{"Stragglers (ranks the others waited for most first)"}, rf::kStragglers, waits);
+  if (!r.stages.empty()) {
+    f(Section{std::string(rf::kStages.title),
+              "bubble: the part of a step without compute, 1 − COMP / step; the pipeline's fill "
+              "and drain, and the waits for the neighbouring stages."},
+      rf::kStages, r.stages);
+  }
   f(Section{std::string(rf::kInstances.title)}, rf::kInstances,
     rf::worst_instances(r, kReportWorstInstances));
   if (r.baseline) {

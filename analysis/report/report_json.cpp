@@ -102,6 +102,7 @@ void write_report_json(std::ostream& os, const Report& r) {
   j[std::string(rf::kInstances.name)] =
       rows_json(rf::kInstances, rf::worst_instances(r, kReportWorstInstances));
   j[std::string(rf::kStragglers.name)] = rows_json(rf::kStragglers, r.waits);
+  j[std::string(rf::kStages.name)] = rows_json(rf::kStages, r.stages);
   j[std::string(rf::kBaseline.name)] = baseline_json(r);
   os << j.dump(1) << '\n';
 }

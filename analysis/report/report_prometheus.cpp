@@ -150,6 +150,7 @@ void write_report_prometheus(std::ostream& os, const Report& r) {
   add_rows(e, rf::kRanks, r.ranks);
   add_rows(e, rf::kAcross, r.across);
   add_rows(e, rf::kStragglers, r.waits);
+  add_rows(e, rf::kStages, r.stages);
   add_rows(e, rf::kCollectives, r.collectives);
   add_rows(e, rf::kGroups, r.groups);
   // A few instances only: each is a series of its own.

@@ -160,6 +160,7 @@ void write_report_text(std::ostream& os, const Report& r) {
   write_header(os, r);
   write_rows(os, rf::kRanks, r.ranks);
   write_rows(os, rf::kAcross, r.across);
+  if (!r.stages.empty()) write_rows(os, rf::kStages, r.stages);
   if (!r.groups.empty()) write_rows(os, rf::kGroups, r.groups);
   if (!r.collectives.empty()) write_rows(os, rf::kCollectives, r.collectives);
   if (!r.waits.empty()) write_stragglers(os, r);

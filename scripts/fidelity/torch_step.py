@@ -10,8 +10,13 @@ The model is what commprof's presets describe (workloads/model_shape.cpp), built
 own modules: `layers` pre-norm decoder layers (LayerNorm, causal attention through
 F.scaled_dot_product_attention, GELU MLP for the GPT presets; RMSNorm, grouped-query attention
 (32 query heads sharing 8 key/value heads, SDPA's enable_gqa) and a SwiGLU MLP without biases
-for llama-8b), bf16 weights, `micro_batches` micro-batches of `micro_batch` x `seq` tokens
-accumulated, then a fused AdamW step. No embedding or LM head: commprof's mock step has none.
+for the llama presets), bf16 weights, `micro_batches` micro-batches of `micro_batch` x `seq`
+tokens accumulated, then a fused AdamW step. With the model's ends (the presets' vocabulary, or
+--vocab V; --vocab 0 leaves them out, as commprof's --vocab 0 does): an nn.Embedding of V rows
+(V padded to a multiple of 128, as Megatron pads it and commprof's mock does) before the layers,
+the final norm, a bias-free LM head (tied to the embedding for the GPT presets and llama-1b) and
+F.cross_entropy over the fp32 logits after them; without ends the loss is the mean square of the
+last layer's output.
 
 Step time: CUDA events around whole steps (`--steps` after `--warmup`), mean and spread; each
 timed step is also an NVTX range "step N" for traces taken with nsys. Kernel
@@ -34,15 +39,22 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 # commprof's presets (workloads/model_shape.cpp): layers, hidden, heads, key/value heads, ffn,
-# gated, seq, b, m.
+# gated, seq, b, m, vocabulary, tied embeddings.
 PRESETS = {
     "gpt-1.3b": dict(layers=24, hidden=2048, heads=16, kv=16, ffn=8192, gated=False, seq=2048,
-                     mb=1, m=4),
+                     mb=1, m=4, vocab=50257, tied=True),
     "gpt-7b": dict(layers=32, hidden=4096, heads=32, kv=32, ffn=16384, gated=False, seq=2048,
-                   mb=1, m=4),
+                   mb=1, m=4, vocab=50257, tied=True),
+    "llama-1b": dict(layers=16, hidden=2048, heads=32, kv=8, ffn=8192, gated=True, seq=4096,
+                     mb=1, m=4, vocab=128256, tied=True),
     "llama-8b": dict(layers=32, hidden=4096, heads=32, kv=8, ffn=14336, gated=True, seq=8192,
-                     mb=1, m=4),
+                     mb=1, m=4, vocab=128256, tied=False),
 }
+
+
+def padded(vocab):
+    """Megatron-LM's make_vocab_size_divisible_by (128) at one TP rank, as commprof pads it."""
+    return (vocab + 127) // 128 * 128
 
 
 class Attention(nn.Module):
@@ -110,20 +122,50 @@ def profile_step(step, args):
     return by_class, kernels, trace
 
 
+class Model(nn.Module):
+    """The layers, and with a vocabulary the embedding before them and the final norm, LM head
+    and cross-entropy over fp32 logits after them."""
+
+    def __init__(self, p):
+        super().__init__()
+        self.layers = nn.Sequential(*[Layer(p) for _ in range(p["layers"])])
+        self.vocab = padded(p["vocab"]) if p["vocab"] > 0 else 0
+        if self.vocab:
+            h = p["hidden"]
+            self.embedding = nn.Embedding(self.vocab, h)
+            self.norm = nn.RMSNorm(h) if p["gated"] else nn.LayerNorm(h)
+            self.head = nn.Linear(h, self.vocab, bias=False)
+            if p["tied"]:
+                self.head.weight = self.embedding.weight
+
+    def forward(self, x, labels):
+        if not self.vocab:
+            return self.layers(x).float().pow(2).mean()
+        logits = self.head(self.norm(self.layers(self.embedding(x))))
+        return F.cross_entropy(logits.float().view(-1, self.vocab), labels.view(-1))
+
+
 def run_preset(args):
     p = dict(PRESETS[args.preset])
     if args.layers:
         p["layers"] = args.layers
+    if args.vocab >= 0:
+        p["vocab"] = args.vocab
     torch.manual_seed(0)
     dev = torch.device("cuda")
-    model = nn.Sequential(*[Layer(p) for _ in range(p["layers"])]).to(dev, torch.bfloat16)
+    model = Model(p).to(dev, torch.bfloat16)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
-    inputs = [torch.randn(p["mb"], p["seq"], p["hidden"], device=dev, dtype=torch.bfloat16)
-              for _ in range(p["m"])]
+    shape = (p["mb"], p["seq"])
+    if p["vocab"] > 0:
+        inputs = [(torch.randint(0, p["vocab"], shape, device=dev),
+                   torch.randint(0, p["vocab"], shape, device=dev)) for _ in range(p["m"])]
+    else:
+        inputs = [(torch.randn(*shape, p["hidden"], device=dev, dtype=torch.bfloat16), None)
+                  for _ in range(p["m"])]
 
     def step():
-        for x in inputs:
-            model(x).float().pow(2).mean().backward()
+        for x, labels in inputs:
+            model(x, labels).backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
 
@@ -185,6 +227,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--preset", choices=sorted(PRESETS))
     ap.add_argument("--layers", type=int, default=0, help="instead of the preset's")
+    ap.add_argument("--vocab", type=int, default=-1,
+                    help="vocabulary instead of the preset's; 0: no embedding, head or loss")
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--gemm", type=int, default=0, help="time an N^3 bf16 matmul instead")

@@ -28,9 +28,7 @@ CommOfWork comm_of_work(const Work& work) {
   }
   if (const auto* p = std::get_if<P2PCall>(&work)) {
     // As the executor names them in its own records.
-    return {p->comm, p->send_peer >= 0 && p->recv_peer >= 0 ? "sendrecv"
-                     : p->send_peer >= 0                    ? "send"
-                                                            : "recv"};
+    return {p->comm, p2p_name(p->sends, p->recvs)};
   }
   return {};
 }

@@ -3,6 +3,7 @@
 // replayed on any backend.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -28,18 +29,41 @@ struct CollectiveCall {
   int root = 0;  ///< broadcast and reduce
 };
 
-/// Point-to-point within `comm`: send `count` elements to `send_peer` and/or receive as many
-/// from `recv_peer` (either may be -1), as one group (ncclGroupStart/End, or MPI Isend/Irecv +
-/// Waitall), which is how Megatron's pipeline pairs a send with a receive without deadlock.
+/// One send or receive of a P2PCall: to or from `peer` (a rank of the communicator; -1: none),
+/// carrying activations (`forward`) or their gradients. Transfers match only transfers of their
+/// own direction, so an activation and a gradient between the same two ranks in one group (a
+/// two-stage interleaved pipeline sends both ways to one peer) cannot be taken for each other.
+struct P2PTransfer {
+  int peer = -1;
+  bool forward = true;
+};
+
+/// Up to two sends and two receives of `count` elements each, as one group (ncclGroupStart/End,
+/// or MPI Isend/Irecv + Waitall): how Megatron's pipeline schedules pair their transfers without
+/// deadlock. 1F1B sends an activation while it receives a gradient; interleaved 1F1B sends and
+/// receives both at once (an activation to the next stage, a gradient to the previous). Every
+/// send reads `send`; receive i writes `count` elements at recv + i·count (the buffer holds as
+/// many as there are receives). Sends are posted before receives, each in array order, on every
+/// rank alike, so NCCL pairs the transfers between two ranks in order.
 struct P2PCall {
   Communicator* comm = nullptr;
   const void* send = nullptr;
   void* recv = nullptr;
   std::size_t count = 0;
   DType dtype = DType::kFloat32;
-  int send_peer = -1;
-  int recv_peer = -1;
+  std::array<P2PTransfer, 2> sends{};
+  std::array<P2PTransfer, 2> recvs{};
 };
+
+/// How many of `transfers` are used (peer >= 0).
+inline int used(const std::array<P2PTransfer, 2>& transfers) {
+  return (transfers[0].peer >= 0 ? 1 : 0) + (transfers[1].peer >= 0 ? 1 : 0);
+}
+/// "sendrecv", "send" or "recv": how records and NVTX ranges name a P2P group.
+inline const char* p2p_name(const std::array<P2PTransfer, 2>& sends,
+                            const std::array<P2PTransfer, 2>& recvs) {
+  return used(sends) > 0 && used(recvs) > 0 ? "sendrecv" : used(sends) > 0 ? "send" : "recv";
+}
 
 /// A memory-bound pass: reads `read_bytes` from `src` and writes `write_bytes` to `dst`, each in
 /// order, with no more arithmetic than moving them needs (the values read are folded into what

@@ -130,6 +130,38 @@ TEST(Reducer, PerRankMetricsAndWorstRank) {
   }
 }
 
+// The three ranks as the stages of a pipeline of three (their files' configuration says tp 1,
+// dp 1, pp 3): each stage's row is its one rank's means, worked out from the synthetic run (step
+// 26 600 ns, COMP 20 000 ns, idle 100·r ns): busy 26 600 − 100·r, bubble 1 − 20 000 / 26 600.
+TEST(Reducer, PipelineStagesFromTheRunsConfiguration) {
+  const SyntheticSpec spec = three_ranks();
+  Reducer staged({}), plain({});
+  for (int r = 0; r < spec.world_size; ++r) {
+    RankTimeline t = make_synthetic_rank(spec, r);
+    plain.add(t, "mem");
+    t.config = JsonObject({{"tp", 1}, {"dp", 1}, {"pp", 3}});
+    staged.add(t, "mem");
+  }
+  const Report rep = staged.finish();
+  ASSERT_EQ(rep.stages.size(), 3u);
+  for (int r = 0; r < 3; ++r) {
+    const StageRow& s = rep.stages[static_cast<std::size_t>(r)];
+    EXPECT_EQ(s.stage, r);
+    EXPECT_EQ(s.ranks, 1);
+    EXPECT_DOUBLE_EQ(s.step_ns, 26600.0);
+    EXPECT_DOUBLE_EQ(s.comp_ns, 20000.0);
+    EXPECT_DOUBLE_EQ(s.busy_ns, 26600.0 - 100.0 * r);
+    EXPECT_DOUBLE_EQ(s.bubble, 6600.0 / 26600.0);
+  }
+  // Files that say nothing of a pipeline (imports, the plugin, a run without one): no stages.
+  EXPECT_TRUE(plain.finish().stages.empty());
+  // Megatron's order, pp slowest: rank / (tp·dp) is the stage where pp > 1.
+  EXPECT_EQ(pipeline_stage(5, JsonObject({{"tp", 2}, {"dp", 2}, {"pp", 2}})), 1);
+  EXPECT_EQ(pipeline_stage(3, JsonObject({{"tp", 2}, {"dp", 2}, {"pp", 2}})), 0);
+  EXPECT_EQ(pipeline_stage(3, JsonObject({{"tp", 1}, {"dp", 4}, {"pp", 1}})), -1);
+  EXPECT_EQ(pipeline_stage(3, JsonObject()), -1);
+}
+
 TEST(Reducer, GroupsAndPeak) {
   SyntheticSpec spec = three_ranks();
   spec.world_size = 4;

@@ -27,6 +27,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -91,6 +92,8 @@ struct Rank {
   int warmup_steps = 0, measured_steps = 0, timed_steps = 0;
   std::int64_t measured_ops = 0;
   Times timed, plain;
+  Times comp_union;  ///< per timed step, |∪ COMP ops|
+  int stage = -1;    ///< pipeline stage by the run's layout (config tp, dp, pp); -1: no pipeline
   /// stream → (start + clock offset, duration) of every op of every step, warm-up included.
   std::map<std::string, std::multiset<std::pair<std::int64_t, std::int64_t>>> ops_by_stream;
   /// The step time the report gives: plain steps where there are any.
@@ -137,6 +140,12 @@ void read_ranks(const std::vector<std::string>& inputs, std::map<int, Rank>& ran
     r.device = j.at("device").get<std::string>();
     r.file = path;
     r.clock_offset_ns = j.at("clock_offset_ns").get<std::int64_t>();
+    // The workloads place ranks TP fastest, then DP, then PP (workloads/layout.cpp).
+    if (j.contains("config") && j.at("config").is_object()) {
+      const json& c = j.at("config");
+      const int tp = c.value("tp", 0), dp = c.value("dp", 0), pp = c.value("pp", 0);
+      if (pp >= 2 && tp >= 1 && dp >= 1) r.stage = r.rank / (tp * dp);
+    }
     for (const json& step : j.at("steps")) {
       const json& ops = step.at("ops");
       for (const json& op : ops) {
@@ -152,10 +161,28 @@ void read_ranks(const std::vector<std::string>& inputs, std::map<int, Rank>& ran
       const std::int64_t wall =
           step.at("end_ns").get<std::int64_t>() - step.at("start_ns").get<std::int64_t>();
       (ops.empty() ? r.plain : r.timed).v.push_back(wall);
-      if (!ops.empty()) ++r.timed_steps;
+      if (!ops.empty()) {
+        ++r.timed_steps;
+        std::vector<std::pair<std::int64_t, std::int64_t>> comp;  // [start, end)
+        for (const json& op : ops) {
+          if (op.at("category") == "COMP")
+            comp.emplace_back(op.at("start_ns").get<std::int64_t>(),
+                              op.at("end_ns").get<std::int64_t>());
+        }
+        std::sort(comp.begin(), comp.end());
+        std::int64_t covered = 0, reach = std::numeric_limits<std::int64_t>::min();
+        for (const auto& [a, b] : comp) {
+          if (b > reach) covered += b - std::max(a, reach);
+          reach = std::max(reach, b);
+        }
+        r.comp_union.v.push_back(covered);
+      }
       r.measured_ops += static_cast<std::int64_t>(ops.size());
       for (const json& op : ops) {
-        if (op.at("category") != "COMM" || op.at("collective").get<std::string>().empty()) continue;
+        // Point-to-point transfers carry no sequence number (-1): they are no collective instance.
+        if (op.at("category") != "COMM" || op.at("collective").get<std::string>().empty() ||
+            op.at("seq").get<std::int64_t>() < 0)
+          continue;
         const std::pair<std::string, std::int64_t> id{op.at("comm").get<std::string>(),
                                                       op.at("seq").get<std::int64_t>()};
         colls
@@ -420,9 +447,9 @@ std::vector<std::map<std::string, std::string>> table(const std::string& dir,
 
 void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const Collectives& colls) {
   // Each table this report writes, and nothing else: a new table comes with its check here.
-  const std::set<std::string> tables = {"ranks",       "across_ranks",    "groups",
-                                        "collectives", "worst_instances", "stragglers",
-                                        "baseline",    "interference",    "problems"};
+  const std::set<std::string> tables = {
+      "ranks",      "across_ranks", "groups",       "collectives", "worst_instances",
+      "stragglers", "baseline",     "interference", "problems",    "stages"};
   std::set<std::string> files;
   for (const auto& e : fs::directory_iterator(dir)) files.insert(e.path().filename().string());
   for (const std::string& f : files) {
@@ -532,6 +559,48 @@ void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const C
   for (const char* name : {"baseline", "interference"}) {
     const auto rows = table(dir, name);
     if (!rows.empty()) fail(name, ".csv: ", rows.size(), " rows without a baseline");
+  }
+
+  // Per pipeline stage: its ranks, and the means over them of their mean timed step, |∪ COMP| and
+  // bubble (1 − COMP / step), each computed here from the rank files.
+  struct Stage {
+    int ranks = 0;
+    double step = 0, comp = 0, bubble = 0;
+  };
+  std::map<int, Stage> stages;
+  for (const auto& [id, r] : ranks) {
+    if (r.stage < 0 || r.timed.v.empty()) continue;
+    Stage& s = stages[r.stage];
+    ++s.ranks;
+    s.step += r.timed.mean();
+    s.comp += r.comp_union.mean();
+    s.bubble += 1.0 - r.comp_union.mean() / r.timed.mean();
+  }
+  const auto stage_rows = table(dir, "stages");
+  if (stage_rows.size() != stages.size())
+    fail("stages.csv: ", stage_rows.size(), " rows, expected ", stages.size());
+  auto near = [](double got, double want) {
+    return std::abs(got - want) <= 1e-6 * std::abs(want) + 1.0;
+  };
+  for (const auto& row : stage_rows) {
+    const auto it = stages.find(std::atoi(row.at("stage").c_str()));
+    if (it == stages.end()) {
+      fail("stages.csv: stage ", row.at("stage"), " has no rank");
+      continue;
+    }
+    const Stage& s = it->second;
+    const double n = s.ranks;
+    if (std::atoi(row.at("ranks").c_str()) != s.ranks)
+      fail("stages.csv: stage ", it->first, ": ranks ", row.at("ranks"), ", expected ", s.ranks);
+    if (!near(std::stod(row.at("step_time_ns")), s.step / n))
+      fail("stages.csv: stage ", it->first, ": step ", row.at("step_time_ns"), ", expected ",
+           s.step / n);
+    if (!near(std::stod(row.at("comp_busy_ns")), s.comp / n))
+      fail("stages.csv: stage ", it->first, ": COMP busy ", row.at("comp_busy_ns"), ", expected ",
+           s.comp / n);
+    if (std::abs(std::stod(row.at("bubble_fraction")) - s.bubble / n) > 1e-4)
+      fail("stages.csv: stage ", it->first, ": bubble ", row.at("bubble_fraction"), ", expected ",
+           s.bubble / n);
   }
 
   const auto problems = table(dir, "problems");

@@ -57,7 +57,7 @@ TEST(Layout, RejectsWhatDoesNotFit) {
   const ModelShape s = shape_for_layout();
   EXPECT_THROW(validate_layout({2, 2, 2}, 4, s), ConfigError);  // 8 ranks ≠ 4
   EXPECT_THROW(validate_layout({3, 1, 1}, 3, s), ConfigError);  // heads % tp
-  EXPECT_THROW(validate_layout({1, 1, 3}, 3, s), ConfigError);  // layers % pp
+  EXPECT_NO_THROW(validate_layout({1, 1, 3}, 3, s));  // layers split over stages: stage_split
   EXPECT_THROW(validate_layout({0, 1, 1}, 1, s), ConfigError);
   EXPECT_NO_THROW(validate_layout({2, 1, 2}, 4, s));
   try {

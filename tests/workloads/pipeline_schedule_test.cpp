@@ -3,6 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "src/core/errors.hpp"
+
 namespace commprof {
 namespace {
 
@@ -58,14 +66,15 @@ TEST(PipelineSchedule, TransfersGoToNeighboursOnly) {
       int recvs = 0;
       for (const PipeItem& it : pipeline_schedule(s, p, r, 4)) {
         if (it.kind != PipeItem::Kind::kTransfer) continue;
-        if (it.send_peer >= 0) {
+        for (const P2PTransfer& t : it.sends) {
+          if (t.peer < 0) continue;
           ++sends;
-          EXPECT_EQ(std::abs(it.send_peer - r), 1);
-          EXPECT_EQ(it.send_peer, it.send_is_forward ? r + 1 : r - 1);
+          EXPECT_EQ(t.peer, t.forward ? r + 1 : r - 1);
         }
-        if (it.recv_peer >= 0) {
+        for (const P2PTransfer& t : it.recvs) {
+          if (t.peer < 0) continue;
           ++recvs;
-          EXPECT_EQ(it.recv_peer, it.recv_is_forward ? r - 1 : r + 1);
+          EXPECT_EQ(t.peer, t.forward ? r - 1 : r + 1);
         }
       }
       // Each micro-batch: an activation in and out, a gradient in and out, except at the ends.
@@ -80,11 +89,185 @@ TEST(PipelineSchedule, OneFOneBFusesSendWithReceiveInSteadyState) {
   // Middle stage of 4 with 8 micro-batches: every steady-state transfer is fused.
   int fused = 0;
   for (const PipeItem& it : pipeline_schedule(PpSchedule::k1F1B, 4, 1, 8)) {
-    if (it.kind == PipeItem::Kind::kTransfer && it.send_peer >= 0 && it.recv_peer >= 0) ++fused;
+    if (it.kind == PipeItem::Kind::kTransfer && used(it.sends) == 1 && used(it.recvs) == 1) ++fused;
   }
   // remaining = 8 − 2 = 6 steady iterations: 6 send_forward_recv_backward + 5
   // send_backward_recv_forward.
   EXPECT_EQ(fused, 11);
+}
+
+// A stage's schedule as "F<mb>c<chunk>" passes and "T[...]" transfers, each transfer's parts as
+// send_act / send_grad / recv_act / recv_grad with the micro-batch and chunk they carry.
+std::string render(const std::vector<PipeItem>& items) {
+  std::string out;
+  auto add = [&](const std::string& word) { out += (out.empty() ? "" : " ") + word; };
+  for (const PipeItem& it : items) {
+    if (it.kind != PipeItem::Kind::kTransfer) {
+      add((it.kind == PipeItem::Kind::kForward ? "F" : "B") + std::to_string(it.micro_batch) + "c" +
+          std::to_string(it.chunk));
+      continue;
+    }
+    std::string parts;
+    auto part = [&](const char* what, const P2PTransfer& t, int mb, int chunk) {
+      if (t.peer < 0) return;
+      parts += (parts.empty() ? "" : " ") + std::string(what) + (t.forward ? "_act" : "_grad") +
+               ".mb" + std::to_string(mb) + "c" + std::to_string(chunk);
+    };
+    for (int i = 0; i < 2; ++i) part("send", it.sends[i], it.send_mb[i], it.send_chunk[i]);
+    for (int i = 0; i < 2; ++i) part("recv", it.recvs[i], it.recv_mb[i], it.recv_chunk[i]);
+    add("T[" + parts + "]");
+  }
+  return out;
+}
+
+struct InterleavedCase {
+  int p, v, m;
+  std::vector<std::string> stages;
+};
+
+// Megatron-Core's forward_backward_pipelining_with_interleaving (schedules.py: the schedule
+// table of micro-batch groups of p, 2·(p−r−1) + (V−1)·p warm-up forwards,
+// recv_tensor_from_previous_stage, the warm-up's last send_forward_backward_recv_forward_backward,
+// the cool-down's send_backward_recv_backward) followed by hand for every stage, p2p without
+// overlap: passes in order, and each batched transfer with what it sends and receives.
+const std::vector<InterleavedCase>& interleaved_cases() {
+  static const std::vector<InterleavedCase> cases = {
+      // p = 2, V = 2, m = 4
+      {2,
+       2,
+       4,
+       {
+           "F0c0 T[send_act.mb0c0] F1c0 T[send_act.mb1c0 recv_act.mb0c1] F0c1 T[send_act.mb0c1 "
+           "recv_act.mb1c1] F1c1 T[send_act.mb1c1 recv_grad.mb0c1] F2c0 B0c1 T[send_act.mb2c0 "
+           "send_grad.mb0c1 recv_grad.mb1c1] F3c0 B1c1 T[send_act.mb3c0 send_grad.mb1c1 "
+           "recv_act.mb2c1 recv_grad.mb0c0] F2c1 B0c0 T[send_act.mb2c1 recv_act.mb3c1 "
+           "recv_grad.mb1c0] F3c1 B1c0 T[send_act.mb3c1 recv_grad.mb2c1] B2c1 T[send_grad.mb2c1 "
+           "recv_grad.mb3c1] B3c1 T[send_grad.mb3c1 recv_grad.mb2c0] B2c0 T[recv_grad.mb3c0] B3c0",
+           "T[recv_act.mb0c0] F0c0 T[send_act.mb0c0 recv_act.mb1c0] F1c0 T[send_act.mb1c0 "
+           "recv_act.mb0c1] F0c1 B0c1 T[send_grad.mb0c1 recv_act.mb1c1] F1c1 B1c1 "
+           "T[send_grad.mb1c1 recv_act.mb2c0 recv_grad.mb0c0] F2c0 B0c0 T[send_act.mb2c0 "
+           "send_grad.mb0c0 recv_act.mb3c0 recv_grad.mb1c0] F3c0 B1c0 T[send_act.mb3c0 "
+           "send_grad.mb1c0 recv_act.mb2c1] F2c1 B2c1 T[send_grad.mb2c1 recv_act.mb3c1] F3c1 B3c1 "
+           "T[send_grad.mb3c1 recv_grad.mb2c0] B2c0 T[send_grad.mb2c0 recv_grad.mb3c0] B3c0 "
+           "T[send_grad.mb3c0]",
+       }},
+      // p = 4, V = 2, m = 8
+      {4,
+       2,
+       8,
+       {
+           "F0c0 T[send_act.mb0c0] F1c0 T[send_act.mb1c0] F2c0 T[send_act.mb2c0] F3c0 "
+           "T[send_act.mb3c0 recv_act.mb0c1] F0c1 T[send_act.mb0c1 recv_act.mb1c1] F1c1 "
+           "T[send_act.mb1c1 recv_act.mb2c1] F2c1 T[send_act.mb2c1 recv_act.mb3c1] F3c1 "
+           "T[send_act.mb3c1] F4c0 T[send_act.mb4c0] F5c0 T[send_act.mb5c0 recv_grad.mb0c1] F6c0 "
+           "B0c1 T[send_act.mb6c0 send_grad.mb0c1 recv_grad.mb1c1] F7c0 B1c1 T[send_act.mb7c0 "
+           "send_grad.mb1c1 recv_act.mb4c1 recv_grad.mb2c1] F4c1 B2c1 T[send_act.mb4c1 "
+           "send_grad.mb2c1 recv_act.mb5c1 recv_grad.mb3c1] F5c1 B3c1 T[send_act.mb5c1 "
+           "send_grad.mb3c1 recv_act.mb6c1 recv_grad.mb0c0] F6c1 B0c0 T[send_act.mb6c1 "
+           "recv_act.mb7c1 recv_grad.mb1c0] F7c1 B1c0 T[send_act.mb7c1 recv_grad.mb2c0] B2c0 "
+           "T[recv_grad.mb3c0] B3c0 T[recv_grad.mb4c1] B4c1 T[send_grad.mb4c1 recv_grad.mb5c1] "
+           "B5c1 T[send_grad.mb5c1 recv_grad.mb6c1] B6c1 T[send_grad.mb6c1 recv_grad.mb7c1] B7c1 "
+           "T[send_grad.mb7c1 recv_grad.mb4c0] B4c0 T[recv_grad.mb5c0] B5c0 T[recv_grad.mb6c0] "
+           "B6c0 T[recv_grad.mb7c0] B7c0",
+           "T[recv_act.mb0c0] F0c0 T[send_act.mb0c0 recv_act.mb1c0] F1c0 T[send_act.mb1c0 "
+           "recv_act.mb2c0] F2c0 T[send_act.mb2c0 recv_act.mb3c0] F3c0 T[send_act.mb3c0 "
+           "recv_act.mb0c1] F0c1 T[send_act.mb0c1 recv_act.mb1c1] F1c1 T[send_act.mb1c1 "
+           "recv_act.mb2c1] F2c1 T[send_act.mb2c1 recv_act.mb3c1] F3c1 T[send_act.mb3c1 "
+           "recv_act.mb4c0 recv_grad.mb0c1] F4c0 B0c1 T[send_act.mb4c0 send_grad.mb0c1 "
+           "recv_act.mb5c0 recv_grad.mb1c1] F5c0 B1c1 T[send_act.mb5c0 send_grad.mb1c1 "
+           "recv_act.mb6c0 recv_grad.mb2c1] F6c0 B2c1 T[send_act.mb6c0 send_grad.mb2c1 "
+           "recv_act.mb7c0 recv_grad.mb3c1] F7c0 B3c1 T[send_act.mb7c0 send_grad.mb3c1 "
+           "recv_act.mb4c1 recv_grad.mb0c0] F4c1 B0c0 T[send_act.mb4c1 send_grad.mb0c0 "
+           "recv_act.mb5c1 recv_grad.mb1c0] F5c1 B1c0 T[send_act.mb5c1 send_grad.mb1c0 "
+           "recv_act.mb6c1 recv_grad.mb2c0] F6c1 B2c0 T[send_act.mb6c1 send_grad.mb2c0 "
+           "recv_act.mb7c1 recv_grad.mb3c0] F7c1 B3c0 T[send_act.mb7c1 send_grad.mb3c0 "
+           "recv_grad.mb4c1] B4c1 T[send_grad.mb4c1 recv_grad.mb5c1] B5c1 T[send_grad.mb5c1 "
+           "recv_grad.mb6c1] B6c1 T[send_grad.mb6c1 recv_grad.mb7c1] B7c1 T[send_grad.mb7c1 "
+           "recv_grad.mb4c0] B4c0 T[send_grad.mb4c0 recv_grad.mb5c0] B5c0 T[send_grad.mb5c0 "
+           "recv_grad.mb6c0] B6c0 T[send_grad.mb6c0 recv_grad.mb7c0] B7c0 T[send_grad.mb7c0]",
+           "T[recv_act.mb0c0] F0c0 T[send_act.mb0c0 recv_act.mb1c0] F1c0 T[send_act.mb1c0 "
+           "recv_act.mb2c0] F2c0 T[send_act.mb2c0 recv_act.mb3c0] F3c0 T[send_act.mb3c0 "
+           "recv_act.mb0c1] F0c1 T[send_act.mb0c1 recv_act.mb1c1] F1c1 T[send_act.mb1c1 "
+           "recv_act.mb2c1 recv_grad.mb0c1] F2c1 B0c1 T[send_act.mb2c1 send_grad.mb0c1 "
+           "recv_act.mb3c1 recv_grad.mb1c1] F3c1 B1c1 T[send_act.mb3c1 send_grad.mb1c1 "
+           "recv_act.mb4c0 recv_grad.mb2c1] F4c0 B2c1 T[send_act.mb4c0 send_grad.mb2c1 "
+           "recv_act.mb5c0 recv_grad.mb3c1] F5c0 B3c1 T[send_act.mb5c0 send_grad.mb3c1 "
+           "recv_act.mb6c0 recv_grad.mb0c0] F6c0 B0c0 T[send_act.mb6c0 send_grad.mb0c0 "
+           "recv_act.mb7c0 recv_grad.mb1c0] F7c0 B1c0 T[send_act.mb7c0 send_grad.mb1c0 "
+           "recv_act.mb4c1 recv_grad.mb2c0] F4c1 B2c0 T[send_act.mb4c1 send_grad.mb2c0 "
+           "recv_act.mb5c1 recv_grad.mb3c0] F5c1 B3c0 T[send_act.mb5c1 send_grad.mb3c0 "
+           "recv_act.mb6c1 recv_grad.mb4c1] F6c1 B4c1 T[send_act.mb6c1 send_grad.mb4c1 "
+           "recv_act.mb7c1 recv_grad.mb5c1] F7c1 B5c1 T[send_act.mb7c1 send_grad.mb5c1 "
+           "recv_grad.mb6c1] B6c1 T[send_grad.mb6c1 recv_grad.mb7c1] B7c1 T[send_grad.mb7c1 "
+           "recv_grad.mb4c0] B4c0 T[send_grad.mb4c0 recv_grad.mb5c0] B5c0 T[send_grad.mb5c0 "
+           "recv_grad.mb6c0] B6c0 T[send_grad.mb6c0 recv_grad.mb7c0] B7c0 T[send_grad.mb7c0]",
+           "T[recv_act.mb0c0] F0c0 T[send_act.mb0c0 recv_act.mb1c0] F1c0 T[send_act.mb1c0 "
+           "recv_act.mb2c0] F2c0 T[send_act.mb2c0 recv_act.mb3c0] F3c0 T[send_act.mb3c0 "
+           "recv_act.mb0c1] F0c1 B0c1 T[send_grad.mb0c1 recv_act.mb1c1] F1c1 B1c1 "
+           "T[send_grad.mb1c1 recv_act.mb2c1] F2c1 B2c1 T[send_grad.mb2c1 recv_act.mb3c1] F3c1 "
+           "B3c1 T[send_grad.mb3c1 recv_act.mb4c0 recv_grad.mb0c0] F4c0 B0c0 T[send_act.mb4c0 "
+           "send_grad.mb0c0 recv_act.mb5c0 recv_grad.mb1c0] F5c0 B1c0 T[send_act.mb5c0 "
+           "send_grad.mb1c0 recv_act.mb6c0 recv_grad.mb2c0] F6c0 B2c0 T[send_act.mb6c0 "
+           "send_grad.mb2c0 recv_act.mb7c0 recv_grad.mb3c0] F7c0 B3c0 T[send_act.mb7c0 "
+           "send_grad.mb3c0 recv_act.mb4c1] F4c1 B4c1 T[send_grad.mb4c1 recv_act.mb5c1] F5c1 B5c1 "
+           "T[send_grad.mb5c1 recv_act.mb6c1] F6c1 B6c1 T[send_grad.mb6c1 recv_act.mb7c1] F7c1 "
+           "B7c1 T[send_grad.mb7c1 recv_grad.mb4c0] B4c0 T[send_grad.mb4c0 recv_grad.mb5c0] B5c0 "
+           "T[send_grad.mb5c0 recv_grad.mb6c0] B6c0 T[send_grad.mb6c0 recv_grad.mb7c0] B7c0 "
+           "T[send_grad.mb7c0]",
+       }},
+  };
+  return cases;
+}
+
+TEST(PipelineSchedule, InterleavedFollowsMegatronCore) {
+  for (const InterleavedCase& c : interleaved_cases()) {
+    for (int r = 0; r < c.p; ++r) {
+      EXPECT_EQ(render(pipeline_schedule(PpSchedule::kInterleaved, c.p, r, c.m, c.v)),
+                c.stages[static_cast<std::size_t>(r)])
+          << "p=" << c.p << " V=" << c.v << " m=" << c.m << " stage " << r;
+    }
+  }
+}
+
+// Whatever the shape: what a stage sends to a neighbour, the neighbour receives, in the same
+// order (activations forward around the ring, gradients backward), so no transfer waits forever;
+// every stage runs each micro-batch through each of its chunks once forward and once backward.
+TEST(PipelineSchedule, InterleavedTransfersPairUpAroundTheRing) {
+  for (const auto& [p, v, m] : std::vector<std::array<int, 3>>{
+           {2, 2, 4}, {2, 3, 4}, {3, 2, 6}, {4, 2, 8}, {4, 4, 8}, {4, 2, 4}, {8, 2, 16}}) {
+    // (from, to, activation) -> what the sender sent, and what the receiver took, in order.
+    std::map<std::tuple<int, int, bool>, std::vector<int>> sent, received;
+    for (int r = 0; r < p; ++r) {
+      int forwards = 0, backwards = 0;
+      for (const PipeItem& it : pipeline_schedule(PpSchedule::kInterleaved, p, r, m, v)) {
+        forwards += it.kind == PipeItem::Kind::kForward ? 1 : 0;
+        backwards += it.kind == PipeItem::Kind::kBackward ? 1 : 0;
+        for (const P2PTransfer& t : it.sends)
+          if (t.peer >= 0) sent[{r, t.peer, t.forward}].push_back(1);
+        for (const P2PTransfer& t : it.recvs)
+          if (t.peer >= 0) received[{t.peer, r, t.forward}].push_back(1);
+        for (const P2PTransfer& t : it.sends) {
+          if (t.peer >= 0) {
+            EXPECT_EQ(t.peer, t.forward ? (r + 1) % p : (r + p - 1) % p);
+          }
+        }
+      }
+      EXPECT_EQ(forwards, m * v) << "p=" << p << " V=" << v << " stage " << r;
+      EXPECT_EQ(backwards, m * v) << "p=" << p << " V=" << v << " stage " << r;
+    }
+    EXPECT_EQ(sent, received) << "p=" << p << " V=" << v << " m=" << m;
+  }
+}
+
+TEST(PipelineSchedule, InterleavedRefusesShapesMegatronRefuses) {
+  EXPECT_THROW(pipeline_schedule(PpSchedule::kInterleaved, 4, 0, 6, 2), ConfigError);  // m % p
+  EXPECT_THROW(pipeline_schedule(PpSchedule::kInterleaved, 4, 0, 8, 1), ConfigError);  // V < 2
+  EXPECT_THROW(pipeline_schedule(PpSchedule::kInterleaved, 1, 0, 8, 2), ConfigError);  // p < 2
+  EXPECT_THROW(pipeline_schedule(PpSchedule::k1F1B, 4, 0, 8, 2),
+               ConfigError);  // V, not interleaved
+  EXPECT_EQ(schedule_problem(PpSchedule::kInterleaved, 4, 6, 2),
+            "--schedule interleaved runs micro-batches in groups of --pp: --micro-batches 6 is not "
+            "a multiple of --pp 4");
 }
 
 }  // namespace

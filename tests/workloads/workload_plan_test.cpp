@@ -48,6 +48,7 @@ TEST(ModelShape, GemmFlopsAndParametersFollowMegatronFormulas) {
   const std::uint64_t lh = 4096, lf = 14336;
   EXPECT_EQ(layer_parameters(l, 1), 2 * lh * lh + 2 * lh * (lh / 4) + 3 * lh * lf);
   EXPECT_EQ(32 * layer_parameters(l, 1) + 2 * 128256 * lh + (2 * 32 + 1) * lh, 8030261248ull);
+  EXPECT_EQ(model_parameters(l, 1), 8030261248ull);  // the same count, the model's ends included
   ModelShape mha = l;
   mha.kv_heads = 0;  // as many as heads: 4h² + 3hf
   EXPECT_EQ(layer_parameters(mha, 1), 4 * lh * lh + 3 * lh * lf);
@@ -275,23 +276,27 @@ TEST(DdpBuckets, FirstBucketOneMiBThenCapInReverseOrder) {
 }
 
 TEST(DdpBuckets, PlanAllReducesEachBucketOnceWithCopiesAroundIt) {
-  // gpt-1.3b on dp 4: 24 layers × 4 weights; gradients 2 B each.
+  // gpt-1.3b on dp 4: 24 layers × 4 weights and the tied embedding; gradients 2 B each.
   WorkloadConfig c = config(WorkloadKind::kDp, {1, 4, 1});
   c.shape = model_preset("gpt-1.3b");
   c.shape.micro_batches = 2;
   const auto grads = stage_gradients_reversed(c, 0);
-  ASSERT_EQ(grads.size(), 96u);
+  ASSERT_EQ(grads.size(), 97u);
   EXPECT_EQ(grads.front().name, "l23.ffn_down");  // gradient-ready order: last layer first
+  EXPECT_EQ(grads.back().name, "embedding");      // tied: the head's gradient joins it, last
   const auto buckets = assign_buckets(grads, kDdpFirstBucketBytes, kDdpDefaultCapBytes);
   // Worked out by hand: per layer, in gradient order, ffn_down and ffn_up 2048 × 8192 × 2 B =
   // 32 MiB each, out_proj 8 MiB, qkv 24 MiB. The first bucket (1 MiB cap) closes on l23's
   // ffn_down; then every 25 MiB bucket closes on ffn_up alone, on out_proj + qkv (32 MiB), on the
-  // next layer's ffn_down alone, ...: 3 buckets of 32 MiB per layer, 72 in all.
-  ASSERT_EQ(buckets.size(), 72u);
-  for (const auto& b : buckets) EXPECT_EQ(b.bytes, 32ull << 20);
+  // next layer's ffn_down alone, ...: 3 buckets of 32 MiB per layer, 72 in all. Then the
+  // embedding: GPT-2's 50,257 tokens padded to 50,304 (a multiple of 128) × 2048 × 2 B =
+  // 206,045,184 B, over the cap alone: a 73rd bucket.
+  ASSERT_EQ(buckets.size(), 73u);
+  for (std::size_t i = 0; i < 72; ++i) EXPECT_EQ(buckets[i].bytes, 32ull << 20) << "bucket " << i;
+  EXPECT_EQ(buckets.back().bytes, 206045184ull);
   std::uint64_t total = 0;
   for (const auto& g : grads) total += g.bytes;
-  EXPECT_EQ(total, 24ull * (96ull << 20));
+  EXPECT_EQ(total, 24ull * (96ull << 20) + 206045184ull);
   const OpPlan plan = build_plan(c, place_rank(c.layout, 0));
   const auto ars = collectives(plan, CollectiveKind::kAllReduce, Group::kDp);
   ASSERT_EQ(ars.size(), buckets.size());

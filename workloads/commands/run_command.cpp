@@ -134,11 +134,16 @@ nlohmann::ordered_json config_json(const RunConfig& c, const ParallelLayout& l) 
         {"seq", s.seq},
         {"micro_batch", s.micro_batch},
         {"micro_batches", s.micro_batches},
-        {"dtype", dtype_name(s.dtype)}}},
+        {"dtype", dtype_name(s.dtype)},
+        {"vocab", s.vocab},
+        {"tie_embeddings", s.tie_embeddings}}},
       {"bucket_mb", c.workload.bucket_mb},
       {"dp_mode", c.workload.dp_mode == DpMode::kDdp ? "ddp" : "zero"},
       {"sequence_parallel", c.workload.sequence_parallel},
       {"schedule", schedule_name(c.workload.schedule)},
+      {"virtual_stages", c.workload.virtual_stages},
+      {"stage_layers",
+       virtual_stage_layers(s.layers, l.pp, c.workload.virtual_stages, c.workload.split)},
       {"offload", c.workload.offload},
       {"no_overlap", c.workload.no_overlap},
       {"attention", attention_mode_name(c.workload.attention)},
@@ -167,6 +172,48 @@ void resolve_attention(RankContext& ctx, Backend& backend, RunConfig& c) {
   if (somewhere) {
     c.attention_note = problem.empty() ? " (fused attention unavailable on another rank)"
                                        : " (fused attention unavailable: " + problem + ")";
+  }
+}
+
+// The embedding, LM head and loss of the model (nothing without --vocab).
+void print_ends(std::ostream& os, const RunConfig& c, const ParallelLayout& l) {
+  const ModelShape& s = c.workload.shape;
+  if (s.vocab <= 0) {
+    os << "# ends: none (--vocab 0: no embedding, final norm, LM head or loss)\n";
+    return;
+  }
+  const std::uint64_t rows = vocab_per_rank(s, l.tp);
+  os << "# ends: vocabulary " << s.vocab << ", padded to "
+     << rows * static_cast<std::uint64_t>(l.tp) << " (" << rows << " rows per TP rank), embeddings "
+     << (s.tie_embeddings ? "tied" : "untied") << "; the model's parameters "
+     << model_parameters(s, 1) << " (" << model_parameters(s, l.tp)
+     << " on a TP rank of a pipeline of one stage)\n";
+  const LayerGemm h = head_gemm(s, l.tp);
+  os << "#   head: " << h.m << " x " << h.n << " x " << h.k << ", " << h.flops() / 1e9
+     << " GFLOP forward, " << 2 * h.flops() / 1e9 << " GFLOP backward\n";
+  const EndPasses e = end_passes(s, l.tp, l.tp > 1 && c.workload.sequence_parallel);
+  auto rw = [](const PassBytes& b) {
+    return log::cat("read ", b.read, " B, write ", b.write, " B");
+  };
+  os << "#   embedding: forward " << rw(e.embed_fwd) << "; backward " << rw(e.embed_bwd) << '\n';
+  os << "#   loss (cross-entropy over fp32 logits): forward " << rw(e.loss_fwd) << "; backward "
+     << rw(e.loss_bwd) << '\n';
+}
+
+// Layers of every pipeline stage (virtual stage with interleaving), and where the ends lie.
+void print_stages(std::ostream& os, const RunConfig& c, const ParallelLayout& l, int stage) {
+  const WorkloadConfig& w = c.workload;
+  if (l.pp == 1) return;
+  const std::vector<int> per =
+      virtual_stage_layers(w.shape.layers, l.pp, w.virtual_stages, w.split);
+  os << "# layers per " << (w.virtual_stages > 1 ? "virtual stage" : "stage") << ":";
+  for (int n : per) os << ' ' << n;
+  os << '\n';
+  for (const ModelChunk& ch :
+       stage_chunks(w.shape.layers, l.pp, w.virtual_stages, stage, w.shape.vocab > 0, w.split)) {
+    os << "#   stage " << stage << ": layers " << ch.first_layer << ".."
+       << ch.first_layer + ch.layers - 1 << (ch.embedding ? " after the embedding" : "")
+       << (ch.head ? ", then the final norm, LM head and loss" : "") << '\n';
   }
 }
 
@@ -199,6 +246,8 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
   os << "#   parameters " << params << " per layer (" << params * dtype_size(s.dtype)
      << " B, as many gradient bytes); activations between layers " << activation_bytes(s)
      << " B per micro-batch\n";
+  print_ends(os, c, l);
+  print_stages(os, c, l, place.pp_rank);
   os << "# rank " << rank << ": tp rank " << place.tp_rank << ", dp rank " << place.dp_rank
      << ", pp stage " << place.pp_rank << "; groups tp" << place.tp_group_id << " {";
   for (int r : place.tp_group) os << ' ' << r;
@@ -209,8 +258,9 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
   os << " }\n";
   if (l.pp > 1 || s.micro_batches > 1) {
     os << "# pipeline order (" << schedule_name(c.workload.schedule) << "): "
-       << compute_order(
-              pipeline_schedule(c.workload.schedule, l.pp, place.pp_rank, s.micro_batches))
+       << compute_order(pipeline_schedule(c.workload.schedule, l.pp, place.pp_rank, s.micro_batches,
+                                          c.workload.virtual_stages),
+                        c.workload.virtual_stages > 1)
        << '\n';
   }
   const OpPlan plan = build_plan(c.workload, place);
@@ -237,8 +287,8 @@ class RunCommand final : public Command {
         "dp", po::value<int>()->default_value(0), "data-parallel degree (0: inferred)")(
         "pp", po::value<int>()->default_value(0), "pipeline-parallel degree (0: inferred)")(
         "model", po::value<std::string>()->default_value("tiny"),
-        "preset: tiny, gpt-1.3b, gpt-7b, llama-8b; the options below override its fields")(
-        "layers", po::value<int>(), "transformer layers")(
+        "preset: tiny, gpt-1.3b, gpt-7b, llama-1b, llama-8b; the options below override its "
+        "fields")("layers", po::value<int>(), "transformer layers")(
         "hidden", po::value<int>(), "hidden size h")("heads", po::value<int>(),
                                                      "attention heads (query heads)")(
         "kv-heads", po::value<int>(),
@@ -246,6 +296,10 @@ class RunCommand final : public Command {
         "ffn", po::value<int>(), "FFN hidden size")("seq", po::value<int>(), "sequence length s")(
         "micro-batch", po::value<int>(), "sequences per micro-batch b")(
         "micro-batches", po::value<int>(), "micro-batches per step m")(
+        "vocab", po::value<int>(),
+        "vocabulary V: embedding, final norm, LM head and loss (0: the layers alone, no ends)")(
+        "tie-embeddings", po::value<bool>()->implicit_value(true),
+        "the LM head multiplies by the embedding's weight (true | false; GPT presets: true)")(
         "dtype", po::value<std::string>(), "bfloat16, half, float, double")(
         "steps", po::value<int>()->default_value(10), "measured steps")(
         "warmup-steps", po::value<int>()->default_value(2), "steps run first and left out")(
@@ -253,7 +307,17 @@ class RunCommand final : public Command {
         "dp-mode", po::value<std::string>()->default_value("ddp"),
         "ddp (bucketed all-reduce) | zero (ZeRO-3/FSDP: all-gather params, reduce-scatter grads)")(
         "sequence-parallel", po::bool_switch(), "TP with all-gather/reduce-scatter (Megatron SP)")(
-        "schedule", po::value<std::string>()->default_value("1f1b"), "pipeline: gpipe | 1f1b")(
+        "schedule", po::value<std::string>()->default_value("1f1b"),
+        "pipeline: gpipe | 1f1b | interleaved (Megatron's interleaved 1F1B; --virtual-stages)")(
+        "virtual-stages", po::value<int>()->default_value(1),
+        "model chunks per pipeline stage with --schedule interleaved (layers round-robin)")(
+        "pp-layers", po::value<std::string>(),
+        "layers of each pipeline stage, e.g. 3,5 (each virtual stage with interleaving); "
+        "default: an even split")(
+        "account-for-embedding", po::bool_switch(),
+        "count the embedding as a layer of the first stage when splitting layers evenly")(
+        "account-for-loss", po::bool_switch(),
+        "count the LM head and loss as a layer of the last stage when splitting layers evenly")(
         "offload", po::bool_switch(), "activations to pinned host memory and back (MEM stream)")(
         "no-overlap", po::bool_switch(), "every op waits for the previous one: serial baseline")(
         "attention", po::value<std::string>()->default_value("auto"),
@@ -305,6 +369,11 @@ class RunCommand final : public Command {
     override_int("seq", s.seq);
     override_int("micro-batch", s.micro_batch);
     override_int("micro-batches", s.micro_batches);
+    override_int("vocab", s.vocab);
+    if (vm.count("tie-embeddings") != 0) {
+      s.tie_embeddings = vm["tie-embeddings"].as<bool>();
+      s.name = "custom";
+    }
     if (vm.count("dtype") != 0) s.dtype = parse_dtype(vm["dtype"].as<std::string>());
     validate_shape(s);
     c.steps = vm["steps"].as<int>();
@@ -316,6 +385,12 @@ class RunCommand final : public Command {
     c.workload.dp_mode = parse_dp_mode(vm["dp-mode"].as<std::string>());
     c.workload.sequence_parallel = vm["sequence-parallel"].as<bool>();
     c.workload.schedule = parse_schedule(vm["schedule"].as<std::string>());
+    c.workload.virtual_stages = vm["virtual-stages"].as<int>();
+    if (vm.count("pp-layers") != 0) {
+      c.workload.split.layers = parse_layer_list(vm["pp-layers"].as<std::string>());
+    }
+    c.workload.split.account_for_embedding = vm["account-for-embedding"].as<bool>();
+    c.workload.split.account_for_loss = vm["account-for-loss"].as<bool>();
     c.workload.offload = vm["offload"].as<bool>();
     c.workload.no_overlap = vm["no-overlap"].as<bool>();
     const std::string attention = vm["attention"].as<std::string>();
@@ -347,6 +422,8 @@ class RunCommand final : public Command {
     if (c.dry_run) {
       ParallelLayout l = resolve_layout(c, 1);
       validate_layout(l, l.world(), c.workload.shape);
+      c.workload.layout = l;
+      validate_workload(c.workload);
       if (c.dry_run_rank < 0 || c.dry_run_rank >= l.world()) {
         throw ConfigError(
             log::cat("--dry-run-rank ", c.dry_run_rank, " is not a rank of ", describe(l)));
@@ -358,6 +435,7 @@ class RunCommand final : public Command {
     const ParallelLayout layout = resolve_layout(c, ctx.size());
     validate_layout(layout, ctx.size(), c.workload.shape);
     c.workload.layout = layout;
+    validate_workload(c.workload);
     ctx.agree(backend->supports(c.workload.shape.dtype),
               std::string("the ") + backend->name() + " backend cannot run " +
                   dtype_name(c.workload.shape.dtype) + " (try --dtype float)");
@@ -373,9 +451,19 @@ class RunCommand final : public Command {
     auto tp = world.split(place.tp_group_id, place.tp_rank, log::cat("tp", place.tp_group_id));
     auto dp = world.split(place.dp_group_id, place.dp_rank, log::cat("dp", place.dp_group_id));
     auto pp = world.split(place.pp_group_id, place.pp_rank, log::cat("pp", place.pp_group_id));
+    // Tied embeddings over several stages: the first and last stage sum their gradient. Every
+    // rank takes part in the split; the others get a group of their own, never used.
+    std::unique_ptr<Communicator> embedding;
+    const ModelShape& shape = c.workload.shape;
+    if (shape.vocab > 0 && shape.tie_embeddings && layout.pp > 1) {
+      const int colour =
+          place.in_embedding_group() ? place.pp_group_id : layout.world() + ctx.rank();
+      embedding = world.split(colour, place.pp_rank, log::cat("embedding", place.pp_group_id));
+    }
     const OpPlan plan = build_plan(c.workload, place);
     c.timing = resolve_op_timing(c.timing, *backend, ctx);
-    PlanExecutor executor(*backend, ctx, plan, GroupComms{tp.get(), dp.get(), pp.get()}, c.timing,
+    PlanExecutor executor(*backend, ctx, plan,
+                          GroupComms{tp.get(), dp.get(), pp.get(), embedding.get()}, c.timing,
                           c.sample_every);
     RankTimeline timeline;
     timeline.rank = ctx.rank();

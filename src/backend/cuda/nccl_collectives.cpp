@@ -27,11 +27,15 @@ ncclDataType_t nccl_datatype(DType dtype) {
 void enqueue_nccl_p2p(const P2PCall& call, ncclComm_t comm, cudaStream_t stream) {
   const ncclDataType_t type = nccl_datatype(call.dtype);
   COMMPROF_NCCL_CHECK(ncclGroupStart());
-  if (call.send_peer >= 0) {
-    COMMPROF_NCCL_CHECK(ncclSend(call.send, call.count, type, call.send_peer, comm, stream));
+  for (const P2PTransfer& s : call.sends) {
+    if (s.peer >= 0)
+      COMMPROF_NCCL_CHECK(ncclSend(call.send, call.count, type, s.peer, comm, stream));
   }
-  if (call.recv_peer >= 0) {
-    COMMPROF_NCCL_CHECK(ncclRecv(call.recv, call.count, type, call.recv_peer, comm, stream));
+  char* recv = static_cast<char*>(call.recv);
+  for (const P2PTransfer& r : call.recvs) {
+    if (r.peer < 0) continue;
+    COMMPROF_NCCL_CHECK(ncclRecv(recv, call.count, type, r.peer, comm, stream));
+    recv += call.count * dtype_size(call.dtype);
   }
   COMMPROF_NCCL_CHECK(ncclGroupEnd());
 }

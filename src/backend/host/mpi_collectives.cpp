@@ -33,16 +33,21 @@ void run_mpi_p2p(const P2PCall& call, MPI_Comm comm) {
   }
   const int count = static_cast<int>(call.count);
   const MPI_Datatype type = mpi_datatype(call.dtype);
-  constexpr int kTag = 11;
-  MPI_Request requests[2];
+  // One tag per direction: MPI then matches activations with activations and gradients with
+  // gradients, whatever order two ranks post them in.
+  auto tag = [](const P2PTransfer& t) { return t.forward ? 11 : 12; };
+  MPI_Request requests[4];
   int n = 0;
-  if (call.recv_peer >= 0) {
-    COMMPROF_MPI_CHECK(
-        MPI_Irecv(call.recv, count, type, call.recv_peer, kTag, comm, &requests[n++]));
+  char* recv = static_cast<char*>(call.recv);
+  for (const P2PTransfer& r : call.recvs) {
+    if (r.peer < 0) continue;
+    COMMPROF_MPI_CHECK(MPI_Irecv(recv, count, type, r.peer, tag(r), comm, &requests[n++]));
+    recv += call.count * dtype_size(call.dtype);
   }
-  if (call.send_peer >= 0) {
-    COMMPROF_MPI_CHECK(MPI_Isend(const_cast<void*>(call.send), count, type, call.send_peer, kTag,
-                                 comm, &requests[n++]));
+  for (const P2PTransfer& s : call.sends) {
+    if (s.peer < 0) continue;
+    COMMPROF_MPI_CHECK(
+        MPI_Isend(const_cast<void*>(call.send), count, type, s.peer, tag(s), comm, &requests[n++]));
   }
   if (n > 0) COMMPROF_MPI_CHECK(MPI_Waitall(n, requests, MPI_STATUSES_IGNORE));
 }

@@ -51,7 +51,7 @@ void expect_row(const std::vector<std::string>& got, const std::vector<std::stri
 
 TEST(ReportCsv, EveryTableKnownAnswers) {
   const auto t = tables_of(reduce(three_ranks()));
-  ASSERT_EQ(t.size(), 9u);
+  ASSERT_EQ(t.size(), 10u);
 
   const Rows& ranks = t.at("ranks");
   ASSERT_EQ(ranks.size(), 4u);
@@ -165,6 +165,11 @@ TEST(ReportCsv, EveryTableKnownAnswers) {
   // No --baseline: its tables are headers alone.
   EXPECT_EQ(t.at("baseline").size(), 1u);
   EXPECT_EQ(t.at("interference").size(), 1u);
+  // No pipeline in these ranks' configuration: the stages table is its header alone.
+  ASSERT_EQ(t.at("stages").size(), 1u);
+  EXPECT_EQ(t.at("stages")[0],
+            (std::vector<std::string>{"stage", "ranks", "step_time_ns", "comp_busy_ns", "busy_ns",
+                                      "bubble_fraction"}));
 
   const Rows& problems = t.at("problems");
   ASSERT_EQ(problems.size(), 1u);  // the header only

@@ -34,6 +34,7 @@ Report everything_given() {
   Reducer reducer(options);
   for (int r = 0; r < spec.world_size; ++r) {
     RankTimeline t = make_synthetic_rank(spec, r);
+    t.config = JsonObject({{"tp", 1}, {"dp", 1}, {"pp", spec.world_size}});  // a stage per rank
     for (StepRecord& s : t.steps) {
       for (OpRecord& op : s.ops) {
         if (op.category != Category::kComm) continue;
@@ -64,6 +65,7 @@ class ReportFields : public ::testing::Test {
     report_ = new Report(everything_given());
     ASSERT_FALSE(report_->collectives.empty());
     ASSERT_TRUE(report_->baseline.has_value());
+    ASSERT_FALSE(report_->stages.empty());
   }
   static void TearDownTestSuite() { delete report_; }
   static const Report& report() { return *report_; }

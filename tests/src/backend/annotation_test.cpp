@@ -58,7 +58,7 @@ TEST_F(Observed, CommRangesNameTheirCommunicatorAndCarryTheSequenceNumber) {
   {
     P2PCall call;
     call.comm = &pp0;
-    call.send_peer = 1;
+    call.sends[0].peer = 1;
     ScopedAnnotation a(OpLabel{"pp.send_act.mb0", 512, 0.0, -1}, call, Category::kComm);
   }
   { ScopedAnnotation a(OpLabel{"l0.qkv.mb0.fwd", 0, 1e9, -1}, GemmCall{}, Category::kComp); }
