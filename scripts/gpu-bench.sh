@@ -63,6 +63,17 @@
 #              all_gather and sendrecv (PLUGIN_OPS) without and with it, ROUNDS (2) interleaved;
 #              commprof report of its files against nccl-tests' own busbw and the cost
 #              (scripts/compare-plugin.py); then commprof run and a PyTorch DDP job under it
+#   dist       PyTorch's data-parallel step against the mock's on NP >= 2 GPUs (issue #33): for each
+#              preset of DIST_PRESETS (default "gpt-1.3b llama-1b"; layers from DIST_LAYERS, default
+#              "24 16": the whole presets with their ends, which under DDP on 2 H100 peaked at 19
+#              and 25 GiB per rank) and each mode of DIST_MODES (default "ddp fsdp"),
+#              scripts/fidelity/torch_dist_step.py under torchrun on NP ranks (DDP, bucket_cap_mb
+#              25, or FSDP2 full shard; 10 steps timed with CUDA events after 3, then 5 steps
+#              traced with torch.profiler), its traces through `commprof import-torch` and
+#              `report`; then `commprof run --workload dp` (ddp) or `--workload dp --dp-mode zero`
+#              (fsdp) of the same shapes, 10 steps after 3, and its report; both compared by
+#              scripts/fidelity/compare_dist.py (step, COMM busy, overlap, exposed communication,
+#              busbw; PASS/MISS against the goals). Needs python3 with torch (PYTHON)
 #   multi      NP=4 or NP=8 (required): bench allreduce, allgather, reducescatter on NP ranks,
 #              then gpt-1.3b workloads with their reports: NP=4: dp4, tp2 x dp2, tp2 x pp2 (1f1b),
 #              pp4 (1f1b, gpipe); NP=8: tp2 x pp2 x dp2, tp8, dp8, pp8 (1f1b, gpipe)
@@ -77,7 +88,7 @@
 # shellcheck source-path=SCRIPTDIR disable=SC2317  # the phase_* functions are called by name
 set -uo pipefail
 
-PHASES=(tests sweep anchors workloads stages timing sampling nsys fidelity calibrate torchtrace plugin
+PHASES=(tests sweep anchors workloads stages timing sampling nsys fidelity calibrate torchtrace plugin dist
   multi)
 usage() {
   echo "usage: scripts/gpu-bench.sh PHASE...   (PHASE: ${PHASES[*]}; see the comment at the top)" >&2
@@ -701,6 +712,79 @@ phase_plugin() {
   run_to "commprof report of the DDP job's plugin files" "$PD/ddp-plugin-report.txt" \
     "$COMMPROF" report "$PD/ddp-plugin"
   head -n 40 "$PD/ddp-plugin-report.txt" >>"$LOG"
+}
+
+# ---------------------------------------------------------------------------------------------
+phase_dist() {
+  need_commprof || return
+  local py=${PYTHON:-python3}
+  if [ "$NP" -lt 2 ]; then
+    say "FAILED: the dist phase compares data parallelism: NP >= 2 ranks, not NP=$NP"
+    PHASE_RC=1
+    return
+  fi
+  if ! "$py" -c "import torch, sys; sys.exit(torch.cuda.device_count() < $NP)" >>"$LOG" 2>&1; then
+    say "FAILED: $py has no torch that sees $NP GPUs (set PYTHON, NP)"
+    PHASE_RC=1
+    return
+  fi
+  local presets layers i p l mode port=29550
+  read -r -a presets <<<"${DIST_PRESETS:-gpt-1.3b llama-1b}"
+  read -r -a layers <<<"${DIST_LAYERS:-24 16}"
+  for i in "${!presets[@]}"; do
+    p=${presets[$i]}
+    l=${layers[$i]:-${layers[-1]}}
+    for mode in ${DIST_MODES:-ddp fsdp}; do
+      # A port per job: the last job's rendezvous port may not be free again yet.
+      dist_case "$p" "$l" "$mode" "$port"
+      port=$((port + 1))
+    done
+  done
+}
+
+# dist_case PRESET LAYERS ddp|fsdp PORT: PyTorch's step on NP ranks, traced, imported and
+# reported; the mock of the same shapes and data parallelism on the same GPUs, reported; compared.
+dist_case() {
+  local p=$1 l=$2 mode=$3 port=$4 py=${PYTHON:-python3} fid="$COMMPROF_ROOT/scripts/fidelity"
+  local tag=$p-$mode zero=() traces=() f
+  [ "$mode" = fsdp ] && zero=(--dp-mode zero)
+  # NVLink multicast off and NCCL's warnings only, as every commprof rank runs (MPIRUN_BASE).
+  run_to "torch $mode $p, $l layers, $NP ranks (torchrun)" "$PD/$tag-torch.txt" \
+    env NCCL_NVLS_ENABLE=0 NCCL_DEBUG=WARN "$py" -m torch.distributed.run --nproc-per-node "$NP" \
+    --master-port "$port" "$fid/torch_dist_step.py" --preset "$p" --layers "$l" --mode "$mode" \
+    --steps 10 --warmup 3 --trace-dir "$PD/$tag-trace" --trace-steps 5 \
+    --out "$PD/$tag-torch.json" || return
+  say "  $("$py" - "$PD/$tag-torch.json" 2>>"$LOG" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["step_ms"]
+print(f"torch step (ms, untraced, all ranks): mean {s['mean']:.2f}, median {s['median']:.2f}, "
+      f"min {s['min']:.2f}; peak memory {max(x['peak_gib'] for x in r['ranks']):.1f} GiB")
+PY
+)"
+  for f in "$PD/$tag-trace"/rank-*.pt.trace.json.gz; do [ -f "$f" ] && traces+=("$f"); done
+  if [ "${#traces[@]}" -ne "$NP" ]; then
+    say "$tag: FAILED: ${#traces[@]} trace(s) in $PD/$tag-trace, expected $NP"
+    PHASE_RC=1
+    return
+  fi
+  run_to "$tag: import-torch" "$PD/$tag-import.txt" \
+    "$COMMPROF" import-torch "${traces[@]}" -o "$PD/$tag-torch" || return
+  cat "$PD/$tag-import.txt" >>"$LOG"
+  report_runs "$tag-torch"
+  run_to "commprof run $p, $l layers, dp${zero[*]:+ ${zero[*]}}, $NP ranks" "$PD/$tag-mock.txt" \
+    "${MPIRUN[@]}" "$COMMPROF" run --backend cuda --model "$p" --layers "$l" --workload dp \
+    "${zero[@]}" --steps 10 --warmup-steps 3 --out "$PD/$tag-mock" || return
+  local s
+  s=$(step_line "$PD/$tag-mock.txt")
+  [ -z "$s" ] || say "  $s"
+  report_runs "$tag-mock"
+  run_to "compare $tag" "$PD/$tag-compare.txt" python3 "$fid/compare_dist.py" \
+    --torch "$PD/$tag-torch.report.json" --mock "$PD/$tag-mock.report.json" \
+    --torch-steps "$PD/$tag-torch.json" --mode "$mode" --label "$p, $l layers, $NP ranks" \
+    --json "$PD/$tag-compare.json" || return
+  { echo "## $tag"; cat "$PD/$tag-compare.txt"; } >>"$LOG"
+  say "  $(tail -n 1 "$PD/$tag-compare.txt")"
 }
 
 # ---------------------------------------------------------------------------------------------
