@@ -142,7 +142,8 @@ TEST(ModelEnds, TiedEmbeddingsSumTheirGradientOnTheFirstAndLastStageOnly) {
   }
   // One stage holding both ends needs no sum: the head's gradient is the embedding's.
   c.layout = {1, 2, 1};
-  for (const PlannedOp* op : build_plan(c, place_rank(c.layout, 0)).of_kind<PlannedCollective>())
+  const OpPlan one_stage = build_plan(c, place_rank(c.layout, 0));  // outlives the loop below
+  for (const PlannedOp* op : one_stage.of_kind<PlannedCollective>())
     EXPECT_NE(op->group(), Group::kEmbedding);
 }
 
@@ -228,7 +229,8 @@ TEST(StageSplit, UnevenStagesComputeTheirOwnLayers) {
   c.split.layers = {1, 3};
   int layers[2] = {0, 0};
   for (int r = 0; r < 2; ++r) {
-    for (const PlannedOp* op : build_plan(c, place_rank(c.layout, r)).of_kind<PlannedGemm>()) {
+    const OpPlan plan = build_plan(c, place_rank(c.layout, r));  // outlives the loop below
+    for (const PlannedOp* op : plan.of_kind<PlannedGemm>()) {
       if (op->name.find(".qkv.mb0.fwd") != std::string::npos) ++layers[r];
     }
   }

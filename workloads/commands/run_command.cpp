@@ -103,6 +103,21 @@ nlohmann::ordered_json compute_json(const std::optional<ComputeProfile>& p) {
 
 // --compute-from DIR: every rank reads the directory (it must be readable everywhere, as --out's
 // parent is) and learns the same profile from it.
+// The header line of calibrated compute. The profile spreads all of a traced step's forward and
+// backward kernels over the layers, those of the trace's embedding, LM head and loss included;
+// with --vocab the run issues its modelled ends on top, so a trace of a model with ends counts them
+// twice (issue #29, item 6: telling them apart is still to come). Said where it can happen.
+std::string compute_line(const ComputeProfile& p, const ModelShape& s) {
+  std::string line = "# " + describe(p) + "\n";
+  if (s.vocab > 0) {
+    line += "# note: with --compute-from the ends (--vocab " + std::to_string(s.vocab) +
+            ") run as modelled, and the learned layer times include any ends the traced model "
+            "had: for a trace of a model with ends they count twice (--vocab 0 leaves the "
+            "modelled ones out)\n";
+  }
+  return line;
+}
+
 ComputeProfile read_compute_profile(const std::string& dir, int layers) {
   std::vector<RankTimeline> ranks;
   try {
@@ -264,7 +279,7 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
        << '\n';
   }
   const OpPlan plan = build_plan(c.workload, place);
-  if (c.workload.compute) os << "# " << describe(*c.workload.compute) << '\n';
+  if (c.workload.compute) os << compute_line(*c.workload.compute, c.workload.shape);
   os << "# op plan of rank " << rank << ": " << plan.ops.size() << " ops per step\n";
   print_plan(os, plan);
 }
@@ -562,7 +577,7 @@ class RunCommand final : public Command {
               << "# " << plan.ops.size() << " ops per step on rank 0; " << c.steps
               << " measured steps after " << c.warmup_steps << " warm-up; op timing "
               << op_timing_name(c.timing) << "\n"
-              << (c.workload.compute ? "# " + describe(*c.workload.compute) + "\n"
+              << (c.workload.compute ? compute_line(*c.workload.compute, s)
                   : c.workload.attention == AttentionMode::kFused
                       ? std::string(
                             "# attention: fused (causal, one kernel forward, one backward)\n")
