@@ -580,32 +580,47 @@ phase_calibrate() {
     PHASE_RC=1
     return
   fi
-  local py=${PYTHON:-python3} fid="$COMMPROF_ROOT/scripts/fidelity" presets layers i p l
+  local py=${PYTHON:-python3} presets layers i
   read -r -a presets <<<"${CALIBRATE_PRESETS:-gpt-1.3b llama-8b}"
   read -r -a layers <<<"${CALIBRATE_LAYERS:-24 4}"
   for i in "${!presets[@]}"; do
-    p=${presets[$i]}
-    l=${layers[$i]:-${layers[-1]}}
-    mkdir -p "$PD/$p-nsys"
-    run_to "torch step $p, $l layers, under nsys" "$PD/$p-torch.txt" \
-      nsys_libs "$NSYS" profile -t cuda,nvtx -f true -o "$PD/$p-nsys/torch" \
-      "$py" "$fid/torch_step.py" --preset "$p" --layers "$l" --no-profile \
-      --out "$PD/$p-torch.json" || continue
-    run_to "$p: to sqlite" "$PD/$p-convert.txt" nsys_to_sqlite "$PD/$p-nsys" || continue
-    run_to "$p: import-nsys --step-range \"step \"" "$PD/$p-import.txt" \
-      "$COMMPROF" import-nsys "$PD/$p-nsys/torch.sqlite" --rank 0 --step-range "step " \
-      -o "$PD/$p-traced" || continue
-    run_to "$p: commprof run --compute-from" "$PD/$p-calibrated.txt" \
-      "${MPIRUN_BASE[@]}" -np 1 "$COMMPROF" run --backend cuda --model "$p" --layers "$l" \
-      --workload dp --op-timing activity --steps 5 --warmup-steps 2 \
-      --compute-from "$PD/$p-traced" --out "$PD/$p-calibrated"
-    grep -E "^# compute from|step time|COMP busy" "$PD/$p-calibrated.txt" >>"$LOG"
-    run_to "$p: calibrated against traced" "$PD/$p-compare.txt" "$py" "$fid/calibration.py" \
-      --traced "$PD/$p-traced" --mock "$PD/$p-calibrated" --json "$PD/$p-compare.json"
-    cat "$PD/$p-compare.txt" >>"$LOG"
-    rm -f "$PD/$p-nsys"/*.nsys-rep
-    xz -T0 -6 "$PD/$p-nsys"/*.sqlite 2>>"$LOG"
+    # A model traced with its ends (the preset's vocabulary, on both sides) and without them
+    # (--vocab 0 on both): the calibration tells the ends' kernels apart (issue #29).
+    for ends in ${CALIBRATE_ENDS:-with without}; do
+      calibrate_preset "${presets[$i]}" "${layers[$i]:-${layers[-1]}}" "$ends"
+    done
   done
+}
+
+# One traced model: PyTorch's step under nsys, imported, then commprof run calibrated from it.
+calibrate_preset() {
+  local p=$1 l=$2 ends=$3 py=${PYTHON:-python3} fid="$COMMPROF_ROOT/scripts/fidelity"
+  local tag=$p vocab=()
+  if [ "$ends" = without ]; then
+    vocab=(--vocab 0)
+    tag=$p-no-ends
+  fi
+  {
+    mkdir -p "$PD/$tag-nsys"
+    run_to "torch step $tag, $l layers, under nsys" "$PD/$tag-torch.txt" \
+      nsys_libs "$NSYS" profile -t cuda,nvtx -f true -o "$PD/$tag-nsys/torch" \
+      "$py" "$fid/torch_step.py" --preset "$p" --layers "$l" "${vocab[@]}" --no-profile \
+      --out "$PD/$tag-torch.json" || return
+    run_to "$tag: to sqlite" "$PD/$tag-convert.txt" nsys_to_sqlite "$PD/$tag-nsys" || return
+    run_to "$tag: import-nsys --step-range \"step \"" "$PD/$tag-import.txt" \
+      "$COMMPROF" import-nsys "$PD/$tag-nsys/torch.sqlite" --rank 0 --step-range "step " \
+      -o "$PD/$tag-traced" || return
+    run_to "$tag: commprof run --compute-from" "$PD/$tag-calibrated.txt" \
+      "${MPIRUN_BASE[@]}" -np 1 "$COMMPROF" run --backend cuda --model "$p" --layers "$l" \
+      "${vocab[@]}" --workload dp --op-timing activity --steps 5 --warmup-steps 2 \
+      --compute-from "$PD/$tag-traced" --out "$PD/$tag-calibrated"
+    { echo "## $tag"; grep -E "^# compute from|^# note|step time|COMP busy" "$PD/$tag-calibrated.txt"; } >>"$LOG"
+    run_to "$tag: calibrated against traced" "$PD/$tag-compare.txt" "$py" "$fid/calibration.py" \
+      --traced "$PD/$tag-traced" --mock "$PD/$tag-calibrated" --json "$PD/$tag-compare.json"
+    cat "$PD/$tag-compare.txt" >>"$LOG"
+    rm -f "$PD/$tag-nsys"/*.nsys-rep
+    xz -T0 -6 "$PD/$tag-nsys"/*.sqlite 2>>"$LOG"
+  }
 }
 
 # ---------------------------------------------------------------------------------------------

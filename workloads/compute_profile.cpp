@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
@@ -25,6 +28,88 @@ bool is_optimizer(const std::string& name) {
 }
 bool is_backward(const std::string& name) {
   return contains_any(name, {"bwd", "backward", "bprop", "grad"});
+}
+
+bool is_gemm(const std::string& name) {
+  return contains_any(name, {"gemm", "nvjet", "cutlass", "xmma"});
+}
+bool is_loss_backward(const std::string& name) {
+  return contains_any(name, {"softmaxbackward", "nll_loss_backward", "cross_entropy_backward",
+                             "log_softmax_backward"});
+}
+bool is_loss_forward(const std::string& name) {
+  return !is_backward(name) &&
+         contains_any(name, {"softmaxforward", "log_softmax", "nll_loss_forward", "cross_entropy"});
+}
+bool is_embedding_backward(const std::string& name) {
+  return contains_any(name, {"embedding_backward", "embedding_dense", "sum_and_scatter",
+                             "krn_partial", "partial_segment", "compute_grad_weight", "radixsort",
+                             "elementwise_kernel_with_index"});
+}
+bool is_embedding_lookup(const std::string& name) {
+  return !is_backward(name) && !is_embedding_backward(name) &&
+         contains_any(name, {"gather", "index_select", "indexselect", "embedding"});
+}
+
+// The model's ends among ops already split into forward, backward and optimizer (the rules in
+// compute_profile.hpp). The loss's kernels anchor the head: its forward GEMM is the last before
+// the loss's forward, its two backward GEMMs the first after the loss's backward.
+void mark_ends(const std::vector<const OpRecord*>& ops, std::vector<ComputePart>& part) {
+  const std::size_t n = ops.size();
+  auto name = [&](std::size_t i) -> const std::string& { return ops[i]->name; };
+  auto optimizer = [&](std::size_t i) { return part[i] == ComputePart::kOptimizer; };
+  for (std::size_t i = 0; i < n; ++i) {
+    if (optimizer(i) || !is_loss_forward(name(i))) continue;
+    if (i > 0 && part[i - 1] == ComputePart::kHeadForward) continue;  // the same loss
+    std::size_t j = i;
+    while (j > 0 && !optimizer(j - 1) && !is_gemm(name(j))) --j;
+    if (is_gemm(name(j))) {
+      for (std::size_t k = j; k < i; ++k) part[k] = ComputePart::kHeadForward;
+    }
+    for (std::size_t k = i;
+         k < n && !optimizer(k) && !is_gemm(name(k)) && !is_loss_backward(name(k)); ++k) {
+      part[k] = ComputePart::kHeadForward;
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (optimizer(i) || !is_loss_backward(name(i))) continue;
+    if (i > 0 && part[i - 1] == ComputePart::kHeadBackward) continue;
+    int gemms = 0;
+    for (std::size_t k = i; k < n && !optimizer(k) && gemms < 2; ++k) {
+      if (is_gemm(name(k))) ++gemms;
+      part[k] = ComputePart::kHeadBackward;
+    }
+  }
+  bool gemm_seen = true;  // since the current forward pass began
+  for (std::size_t i = 0; i < n; ++i) {
+    if (part[i] != ComputePart::kForward) {
+      gemm_seen = true;
+      if (part[i] != ComputePart::kOptimizer && is_embedding_backward(name(i)))
+        part[i] = ComputePart::kEmbeddingBackward;
+      continue;
+    }
+    if (i == 0 || part[i - 1] != ComputePart::kForward) gemm_seen = false;
+    if (is_embedding_backward(name(i))) {
+      part[i] = ComputePart::kEmbeddingBackward;  // the previous micro-batch's, before this pass
+      continue;
+    }
+    if (is_gemm(name(i))) gemm_seen = true;
+    if (!gemm_seen && is_embedding_lookup(name(i))) part[i] = ComputePart::kEmbeddingForward;
+  }
+}
+
+// Time of the step with no op of the trace running: its wall time less the union of its ops.
+double idle_of(const StepRecord& step) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> spans;
+  for (const OpRecord& op : step.ops) spans.emplace_back(op.start_ns, op.end_ns);
+  std::sort(spans.begin(), spans.end());
+  std::int64_t covered = 0, reach = step.start_ns;
+  for (const auto& [a, b] : spans) {
+    const std::int64_t from = std::max(a, reach), to = std::min(b, step.end_ns);
+    if (to > from) covered += to - from;
+    reach = std::max(reach, to);
+  }
+  return static_cast<double>(std::max<std::int64_t>(0, step.end_ns - step.start_ns - covered));
 }
 
 std::string ms(double ns) {
@@ -69,6 +154,7 @@ std::vector<ComputePart> classify_compute(const std::vector<const OpRecord*>& co
     ++*forward_passes;
     for (std::size_t j = a; j < b; ++j) part[order[j]] = ComputePart::kForward;
   }
+  if (any_backward) mark_ends(comp_ops, part);
   return part;
 }
 
@@ -96,16 +182,31 @@ ComputeProfile learn_compute_profile(const std::vector<RankTimeline>& ranks, int
       const std::vector<ComputePart> parts = classify_compute(comp, &passes, &split);
       for (std::size_t i = 0; i < comp.size(); ++i) {
         const auto ns = static_cast<double>(comp[i]->duration_ns());
-        if (parts[i] == ComputePart::kOptimizer) {
-          p.optimizer_ns += ns;
-        } else if (!split) {
-          unsplit_ns += ns;
-        } else if (parts[i] == ComputePart::kForward) {
-          p.forward_ns += ns;
-        } else {
-          p.backward_ns += ns;
+        switch (parts[i]) {
+          case ComputePart::kOptimizer:
+            p.optimizer_ns += ns;
+            break;
+          case ComputePart::kEmbeddingForward:
+            p.ends.embedding_forward_ns += ns;
+            break;
+          case ComputePart::kEmbeddingBackward:
+            p.ends.embedding_backward_ns += ns;
+            break;
+          case ComputePart::kHeadForward:
+            p.ends.head_forward_ns += ns;
+            break;
+          case ComputePart::kHeadBackward:
+            p.ends.head_backward_ns += ns;
+            break;
+          case ComputePart::kForward:
+            (split ? p.forward_ns : unsplit_ns) += ns;
+            break;
+          case ComputePart::kBackward:
+            (split ? p.backward_ns : unsplit_ns) += ns;
+            break;
         }
       }
+      p.idle_ns += idle_of(step);
       if (!split) {
         p.split_by_names = false;
         passes = 1;
@@ -126,6 +227,11 @@ ComputeProfile learn_compute_profile(const std::vector<RankTimeline>& ranks, int
   p.forward_ns /= n;
   p.backward_ns /= n;
   p.optimizer_ns /= n;
+  p.ends.embedding_forward_ns /= n;
+  p.ends.embedding_backward_ns /= n;
+  p.ends.head_forward_ns /= n;
+  p.ends.head_backward_ns /= n;
+  p.idle_ns /= n;
   p.micro_batches = std::max_element(passes_seen.begin(), passes_seen.end(), [](auto a, auto b) {
                       return a.second < b.second;
                     })->first;
@@ -142,15 +248,22 @@ ComputeProfile learn_compute_profile(const std::vector<RankTimeline>& ranks, int
 }
 
 std::string describe(const ComputeProfile& p) {
-  return log::cat("compute from ", p.source, " (", p.samples, " steps): kernels ",
-                  ms(p.kernel_ns()), " ms per step = forward ", ms(p.forward_ns), " + backward ",
-                  ms(p.backward_ns), " + optimizer ", ms(p.optimizer_ns), "; ", p.micro_batches,
-                  " micro-batch(es) x ", p.layers, " layers: ", ms(p.layer_forward_ns()),
-                  " ms forward, ", ms(p.layer_backward_ns()),
-                  " ms backward per layer and micro-batch",
-                  p.split_by_names ? ""
-                                   : " (no backward kernel recognised by name: forward and "
-                                     "backward split 1 : 2)");
+  return log::cat(
+      "compute from ", p.source, " (", p.samples, " steps): kernels ", ms(p.kernel_ns()),
+      " ms per step = forward ", ms(p.forward_ns), " + backward ", ms(p.backward_ns),
+      " + optimizer ", ms(p.optimizer_ns), "; ", p.micro_batches, " micro-batch(es) x ", p.layers,
+      " layers: ", ms(p.layer_forward_ns()), " ms forward, ", ms(p.layer_backward_ns()),
+      " ms backward per layer and micro-batch",
+      p.split_by_names ? ""
+                       : " (no backward kernel recognised by name: forward and "
+                         "backward split 1 : 2)",
+      p.has_ends()
+          ? log::cat("; the model's ends ", ms(p.ends.total()), " ms per step: embedding ",
+                     ms(p.ends.embedding_forward_ns), " + ", ms(p.ends.embedding_backward_ns),
+                     ", LM head and loss ", ms(p.ends.head_forward_ns), " + ",
+                     ms(p.ends.head_backward_ns), " (forward + backward)")
+          : std::string("; no ends (embedding, LM head, loss) recognised"),
+      "; idle in the traced step ", ms(p.idle_ns), " ms");
 }
 
 }  // namespace commprof

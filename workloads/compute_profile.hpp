@@ -18,14 +18,30 @@ struct ComputeProfile {
   int micro_batches = 0;       ///< forward passes found in a step
   int samples = 0;             ///< steps learned from, over every rank file
   bool split_by_names = true;  ///< false: no backward kernel recognised (forward : backward 1 : 2)
-  // Kernel time per step (ns), mean over the samples.
+  // Kernel time per step (ns), mean over the samples. forward_ns and backward_ns are the layers';
+  // the model's ends, where the trace has them, are apart (ends below).
   double forward_ns = 0;
   double backward_ns = 0;
   double optimizer_ns = 0;
+  /// The model's ends per step, told apart by their kernels (see classify_compute): the
+  /// embedding's lookup and gradient, the LM head's GEMMs with the loss forward and backward.
+  struct Ends {
+    double embedding_forward_ns = 0;
+    double embedding_backward_ns = 0;
+    double head_forward_ns = 0;   ///< the head GEMM and the cross-entropy forward
+    double head_backward_ns = 0;  ///< the cross-entropy backward and the head's two GEMMs
+    double total() const {
+      return embedding_forward_ns + embedding_backward_ns + head_forward_ns + head_backward_ns;
+    }
+  } ends;
+  /// Mean time per step in which no kernel or copy of the trace ran (launch gaps of a host-bound
+  /// step, waits on the host): a calibrated run does not reproduce it, and says so.
+  double idle_ns = 0;
 
+  bool has_ends() const { return ends.head_forward_ns > 0 || ends.embedding_forward_ns > 0; }
   double layer_forward_ns() const { return forward_ns / (layers * micro_batches); }
   double layer_backward_ns() const { return backward_ns / (layers * micro_batches); }
-  double kernel_ns() const { return forward_ns + backward_ns + optimizer_ns; }
+  double kernel_ns() const { return forward_ns + backward_ns + optimizer_ns + ends.total(); }
 };
 
 /// How a step's COMP ops divide, by their names (case-insensitive substrings):
@@ -38,7 +54,28 @@ struct ComputeProfile {
 ///   A backward pass holds a recognised kernel every few ops (each layer's norm and attention
 ///   gradients), so its unmarked runs are short. What is neither is backward (the loss, GEMMs
 ///   of the weight gradients).
-enum class ComputePart { kForward, kBackward, kOptimizer };
+///
+/// Then the model's ends, where the names show them (PyTorch's kernels):
+/// - loss forward: "softmaxforward", "log_softmax", "nll_loss_forward", "cross_entropy"; the
+///   head's forward is the GEMM before the first of them and what runs between, the loss's what
+///   runs from there to its backward;
+/// - loss backward: "softmaxbackward", "nll_loss_backward", "cross_entropy_backward", then what
+///   runs up to and including the head's two GEMMs (input and weight gradients);
+/// - embedding forward: a "gather", "index_select", "indexselect" or "embedding" kernel before a
+///   forward pass's first GEMM;
+/// - embedding backward: "embedding_backward", "embedding_dense", "sum_and_scatter",
+///   "krn_partial", "partial_segment", "compute_grad_weight", "radixsort",
+///   "elementwise_kernel_with_index" (the sort-and-segment-sum of the rows' gradients).
+/// A GEMM is a kernel named "gemm", "nvjet", "cutlass" or "xmma".
+enum class ComputePart {
+  kForward,
+  kBackward,
+  kOptimizer,
+  kEmbeddingForward,
+  kEmbeddingBackward,
+  kHeadForward,
+  kHeadBackward
+};
 /// The part of each op of `comp_ops` (COMP ops of one step in start order), as above. Without a
 /// backward-marked op, every non-optimizer op is forward and *split_by_names is set false.
 std::vector<ComputePart> classify_compute(const std::vector<const OpRecord*>& comp_ops,

@@ -228,9 +228,24 @@ class StepBuilder {
   int embedding_forward(int mb, int after) {
     int params = -1;
     if (zero()) params = zero_gather("embedding", embedding_params(), "fwd", mb);
+    if (calibrated_ends()) {
+      const int y =
+          plan_.compute(ename("embedding", mb) + ".fwd",
+                        ends_ns(c_.compute->ends.embedding_forward_ns, 1), {after, params});
+      return tp_reduce(ename("embedding", mb), y);
+    }
     int y = pass(ename("embedding", mb) + ".fwd", ends_.embed_fwd, after, params);
     if (t_ > 1) y = pass(ename("embedding.mask", mb) + ".fwd", ends_.embed_mask, y);
     return tp_reduce(ename("embedding", mb), y);
+  }
+
+  // --compute-from a trace whose ends were told apart: its ends' kernels run as the ends' ops.
+  bool calibrated_ends() const { return c_.compute && c_.compute->has_ends(); }
+  // One micro-batch's share of a traced end's time per step, divided by `divide` (the TP degree
+  // where Megatron splits the work over the vocabulary: the head's GEMMs and the loss's logits;
+  // each TP rank looks up and sums the gradients of every token's row, so the embedding is not).
+  std::uint64_t ends_ns(double per_step, int divide) const {
+    return static_cast<std::uint64_t>(per_step / c_.compute->micro_batches / divide);
   }
 
   // The final norm, the LM head (column-parallel over the vocabulary: each rank's V/t logits) and
@@ -239,10 +254,17 @@ class StepBuilder {
   int head_forward(int mb, int x) {
     int params = -1;
     if (zero()) params = zero_gather("head", head_params(), "fwd", mb);
-    int y = pass(ename("final_norm", mb) + ".fwd", ends_.final_norm_fwd, x, params);
-    y = tp_gather(ename("head", mb), y);
-    y = plan_.gemm(ename("head", mb) + ".fwd", head_.m, head_.n, head_.k, {y, params});
-    y = pass(ename("loss", mb) + ".fwd", ends_.loss_fwd, y);
+    int y = x;
+    if (calibrated_ends()) {  // the final norm's kernels are among the layers' learned time
+      y = tp_gather(ename("head", mb), y);
+      y = plan_.compute(ename("head", mb) + ".fwd", ends_ns(c_.compute->ends.head_forward_ns, t_),
+                        {y, params});
+    } else {
+      y = pass(ename("final_norm", mb) + ".fwd", ends_.final_norm_fwd, y, params);
+      y = tp_gather(ename("head", mb), y);
+      y = plan_.gemm(ename("head", mb) + ".fwd", head_.m, head_.n, head_.k, {y, params});
+      y = pass(ename("loss", mb) + ".fwd", ends_.loss_fwd, y);
+    }
     if (t_ > 1) {
       for (const char* what : {"max", "target", "sum_exp"}) {
         y = plan_.collective(log::cat("loss.", what, ".mb", mb, ".ar"), CollectiveKind::kAllReduce,
@@ -340,6 +362,14 @@ class StepBuilder {
   int head_backward(int mb, int dy, bool last_pass) {
     int params = -1;
     if (zero()) params = zero_gather("head", head_params(), "bwd", mb);
+    const bool own_head = !c_.shape.tie_embeddings || tied_across_stages(c_);
+    if (calibrated_ends()) {  // the loss's and the head's backward kernels as one op
+      const int g = plan_.compute(ename("head", mb) + ".bwd",
+                                  ends_ns(c_.compute->ends.head_backward_ns, t_), {dy, params});
+      if (last_pass && own_head) grad_ready("head", g);
+      if (zero() && last_pass) zero_reduce("head", head_params(), g);
+      return tp_reduce(ename("head.bwd", mb), g);
+    }
     dy = pass(ename("loss", mb) + ".bwd", ends_.loss_bwd, dy, params);
     const int dgrad =
         plan_.gemm(ename("head", mb) + ".dgrad", head_.m, head_.k, head_.n, {dy, params});
@@ -352,7 +382,6 @@ class StepBuilder {
     }
     // With tied embeddings on one stage the head's gradient is part of the embedding's, ready
     // once the embedding's backward has added its own.
-    const bool own_head = !c_.shape.tie_embeddings || tied_across_stages(c_);
     if (last_pass && own_head) grad_ready("head", wgrad);
     if (zero() && last_pass) zero_reduce("head", head_params(), wgrad);
     dy = reduced == dgrad ? wgrad : reduced;
@@ -364,8 +393,14 @@ class StepBuilder {
   int embedding_backward(int mb, int dy, bool last_pass) {
     int params = -1;
     if (zero()) params = zero_gather("embedding", embedding_params(), "bwd", mb);
-    int g = pass(ename("embedding", mb) + ".bwd", ends_.embed_bwd, dy, params);
-    if (mb > 0) g = pass(ename("embedding.grad_accum", mb), ends_.embed_grad_accum, g);
+    int g = -1;
+    if (calibrated_ends()) {  // the trace's gradient accumulation is in its learned time
+      g = plan_.compute(ename("embedding", mb) + ".bwd",
+                        ends_ns(c_.compute->ends.embedding_backward_ns, 1), {dy, params});
+    } else {
+      g = pass(ename("embedding", mb) + ".bwd", ends_.embed_bwd, dy, params);
+      if (mb > 0) g = pass(ename("embedding.grad_accum", mb), ends_.embed_grad_accum, g);
+    }
     if (last_pass) grad_ready("embedding", g);
     if (zero() && last_pass) zero_reduce("embedding", embedding_params(), g);
     return g;

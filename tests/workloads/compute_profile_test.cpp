@@ -2,6 +2,7 @@
 // --compute-from: what is learned from a traced step, and the plan built from it.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,119 @@ TEST(ComputeProfile, NothingToLearnIsAConfigError) {
   EXPECT_THROW(learn_compute_profile({rank}, 2, "comm only"), ConfigError);
   rank.steps.push_back(torch_like_step(1, 1, 0));
   EXPECT_THROW(learn_compute_profile({rank}, 0, "no layers"), ConfigError);
+}
+
+// A PyTorch step of a model with its ends, kernel names as the H100 trace of llama-1b with ends
+// shows them (tests/data/nsys-torch-llama1b-ends-1xh100/README.md), per micro-batch: the
+// embedding's gather (7 µs), the layers as torch_like_step's, the head's GEMM (30 µs), a cast
+// (5 µs), softmax and NLL forward (40, 3 µs) and a scale (1 µs); the NLL and softmax backward (2,
+// 40 µs), a cast (5 µs), the head's two GEMMs (30 µs each); the layers backward; the embedding's
+// gradient (1 + 6 + 6 + 1 + 60 µs). Then the optimizer; a 500 ns gap after every kernel.
+StepRecord torch_step_with_ends(int layers, int mbs, std::int64_t origin) {
+  StepRecord step;
+  std::int64_t t = origin;
+  step.start_ns = t;
+  const std::vector<std::string> fwd = {"vectorized_layer_norm_kernel",
+                                        "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_TNT",
+                                        "flash_fwd_kernel",
+                                        "nvjet_tst_64x8_64x16_4x1_v_bz_TNT",
+                                        "elementwise_kernel",
+                                        "nvjet_tst_256x128_64x4_2x1_v_bz_coopB_TNT",
+                                        "vectorized_elementwise_kernel",
+                                        "nvjet_tst_128x128_64x4_1x2_h_bz_TNT"};
+  const std::vector<std::string> bwd = {
+      "nvjet_tst_a", "nvjet_tst_b", "GammaBetaBackwardCUDAKernel",
+      "nvjet_tst_c", "nvjet_tst_d", "layer_norm_grad_input_kernel",
+      "nvjet_tst_e", "nvjet_tst_f", "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel",
+      "nvjet_tst_g", "nvjet_tst_h", "cudnn_generated_fort_native_sdpa_sm90_flash_bprop"};
+  for (int mb = 0; mb < mbs; ++mb) {
+    kernels(step, &t, {"vectorized_gather_kernel"}, 7);
+    for (int l = 0; l < layers; ++l) kernels(step, &t, fwd, 10);
+    kernels(step, &t, {"nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"}, 30);
+    kernels(step, &t, {"elementwise_kernel"}, 5);
+    kernels(step, &t, {"cunn_SoftMaxForward"}, 40);
+    kernels(step, &t, {"nll_loss_forward_reduce_cuda_kernel_2d"}, 3);
+    kernels(step, &t, {"vectorized_elementwise_kernel"}, 1);
+    kernels(step, &t, {"nll_loss_backward_reduce_cuda_kernel_2d"}, 2);
+    kernels(step, &t, {"cunn_SoftMaxBackward"}, 40);
+    kernels(step, &t, {"elementwise_kernel"}, 5);
+    kernels(step, &t, {"nvjet_sm90_tst_dgrad", "nvjet_sm90_tst_wgrad"}, 30);
+    for (int l = 0; l < layers; ++l) kernels(step, &t, bwd, 20);
+    kernels(step, &t, {"elementwise_kernel_with_index"}, 1);
+    kernels(step, &t, {"DeviceRadixSortOnesweepKernel", "DeviceRadixSortOnesweepKernel"}, 6);
+    kernels(step, &t, {"krn_partials_per_segment"}, 1);
+    kernels(step, &t, {"sum_and_scatter"}, 60);
+  }
+  kernels(step, &t, {"multi_tensor_apply_kernel", "multi_tensor_apply_kernel", "FusedAdamW"}, 100);
+  step.end_ns = t;
+  return step;
+}
+
+TEST(ComputeProfile, TellsTheModelsEndsApartFromTheLayers) {
+  RankTimeline rank;
+  rank.steps.push_back(torch_step_with_ends(3, 2, 0));
+  const ComputeProfile p = learn_compute_profile({rank}, 3, "trace");
+  EXPECT_EQ(p.micro_batches, 2);
+  ASSERT_TRUE(p.has_ends());
+  // Per step, 2 micro-batches: embedding 2 × 7 µs forward, 2 × (1 + 12 + 1 + 60) µs backward;
+  // head and loss 2 × (30 + 5 + 40 + 3 + 1) µs forward, 2 × (2 + 40 + 5 + 60) µs backward; the
+  // layers exactly theirs: 2 × 3 × 8 × 10 µs forward, 2 × 3 × 12 × 20 µs backward.
+  EXPECT_DOUBLE_EQ(p.ends.embedding_forward_ns, 14'000);
+  EXPECT_DOUBLE_EQ(p.ends.embedding_backward_ns, 148'000);
+  EXPECT_DOUBLE_EQ(p.ends.head_forward_ns, 158'000);
+  EXPECT_DOUBLE_EQ(p.ends.head_backward_ns, 214'000);
+  EXPECT_DOUBLE_EQ(p.forward_ns, 480'000);
+  EXPECT_DOUBLE_EQ(p.backward_ns, 1'440'000);
+  EXPECT_DOUBLE_EQ(p.optimizer_ns, 300'000);
+  // Idle: a 500 ns gap after each of the step's 2 × (1 + 24 + 10 + 36 + 5) + 3 = 155 kernels.
+  EXPECT_DOUBLE_EQ(p.idle_ns, 155 * 500.0);
+  EXPECT_NE(describe(p).find("the model's ends 0.534 ms per step"), std::string::npos)
+      << describe(p);
+  // The same step without recognisable ends (torch_like_step) has none, and says so.
+  RankTimeline plain;
+  plain.steps.push_back(torch_like_step(3, 2, 0));
+  const ComputeProfile q = learn_compute_profile({plain}, 3, "trace");
+  EXPECT_FALSE(q.has_ends());
+  EXPECT_NE(describe(q).find("no ends (embedding, LM head, loss) recognised"), std::string::npos);
+}
+
+// With ends learned and a vocabulary, the plan's ends run the traced time per micro-batch (the
+// head's over TP), in place of their modelled GEMMs and passes; the collectives stay.
+TEST(ComputeProfile, PlanRunsTheTracedEndsAsTheEndsOps) {
+  RankTimeline rank;
+  rank.steps.push_back(torch_step_with_ends(4, 2, 0));
+  WorkloadConfig c;
+  c.kind = WorkloadKind::kDp;
+  c.shape = model_preset("tiny");  // 4 layers, 4 micro-batches
+  c.shape.vocab = 1000;
+  c.compute = learn_compute_profile({rank}, c.shape.layers, "trace");
+  const ComputeProfile& p = *c.compute;
+  for (int tp : {1, 2}) {
+    c.layout = ParallelLayout{tp, 1, 1};
+    const OpPlan plan = build_plan(c, place_rank(c.layout, 0));
+    EXPECT_TRUE(plan.of_kind<PlannedGemm>().empty()) << "tp " << tp;
+    EXPECT_TRUE(plan.of_kind<PlannedElementwise>().empty()) << "tp " << tp;
+    std::map<std::string, std::uint64_t> ns;
+    for (const PlannedOp* op : plan.of_kind<PlannedCompute>())
+      ns[op->name] = op->as<PlannedCompute>().ns;
+    for (int mb = 0; mb < 4; ++mb) {
+      const std::string m = ".mb" + std::to_string(mb);
+      EXPECT_EQ(ns.at("embedding" + m + ".fwd"),
+                static_cast<std::uint64_t>(p.ends.embedding_forward_ns / 2));
+      EXPECT_EQ(ns.at("embedding" + m + ".bwd"),
+                static_cast<std::uint64_t>(p.ends.embedding_backward_ns / 2));
+      EXPECT_EQ(ns.at("head" + m + ".fwd"),
+                static_cast<std::uint64_t>(p.ends.head_forward_ns / 2 / tp));
+      EXPECT_EQ(ns.at("head" + m + ".bwd"),
+                static_cast<std::uint64_t>(p.ends.head_backward_ns / 2 / tp));
+    }
+    WorkloadConfig shapes_only = c;
+    shapes_only.compute.reset();
+    const OpPlan reference = build_plan(shapes_only, place_rank(c.layout, 0));
+    EXPECT_EQ(plan.of_kind<PlannedCollective>().size(),
+              reference.of_kind<PlannedCollective>().size())
+        << "the collectives stay those of the shape, the ends' vocab-parallel ones included";
+  }
 }
 
 // The plan built from a profile: each layer's forward and backward compute adds up to what was

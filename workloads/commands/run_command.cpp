@@ -103,17 +103,21 @@ nlohmann::ordered_json compute_json(const std::optional<ComputeProfile>& p) {
 
 // --compute-from DIR: every rank reads the directory (it must be readable everywhere, as --out's
 // parent is) and learns the same profile from it.
-// The header line of calibrated compute. The profile spreads all of a traced step's forward and
-// backward kernels over the layers, those of the trace's embedding, LM head and loss included;
-// with --vocab the run issues its modelled ends on top, so a trace of a model with ends counts them
-// twice (issue #29, item 6: telling them apart is still to come). Said where it can happen.
+// The header lines of calibrated compute: what was learned, and what of the trace the run leaves
+// out or adds: the traced step's idle time is not reproduced; ends the run has and the trace
+// showed none of run as modelled; ends the trace had and the run does not (--vocab 0) are left out.
 std::string compute_line(const ComputeProfile& p, const ModelShape& s) {
+  char idle[32];
+  std::snprintf(idle, sizeof idle, "%.3f", p.idle_ns / 1e6);
   std::string line = "# " + describe(p) + "\n";
-  if (s.vocab > 0) {
-    line += "# note: with --compute-from the ends (--vocab " + std::to_string(s.vocab) +
-            ") run as modelled, and the learned layer times include any ends the traced model "
-            "had: for a trace of a model with ends they count twice (--vocab 0 leaves the "
-            "modelled ones out)\n";
+  line += std::string("# note: the traced step's idle time (") + idle +
+          " ms per step: launch gaps, waits on the host) is not reproduced\n";
+  if (s.vocab > 0 && !p.has_ends()) {
+    line += "# note: the trace shows no ends; the run's (--vocab " + std::to_string(s.vocab) +
+            ") run as modelled (if the traced model had ends, their kernels are in the layers' "
+            "learned time and count twice: --vocab 0 leaves the modelled ones out)\n";
+  } else if (s.vocab == 0 && p.has_ends()) {
+    line += "# note: --vocab 0: the trace's ends are left out\n";
   }
   return line;
 }
