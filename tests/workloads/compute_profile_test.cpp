@@ -27,6 +27,22 @@ void kernels(StepRecord& step, std::int64_t* t, const std::vector<std::string>& 
   }
 }
 
+// One layer's kernels as nsys's shortName gives them: 8 forward, 12 backward of which every third
+// is a recognised backward kernel.
+const std::vector<std::string> kLayerForward = {"vectorized_layer_norm_kernel",
+                                                "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_TNT",
+                                                "flash_fwd_kernel",
+                                                "nvjet_tst_64x8_64x16_4x1_v_bz_TNT",
+                                                "elementwise_kernel",
+                                                "nvjet_tst_256x128_64x4_2x1_v_bz_coopB_TNT",
+                                                "vectorized_elementwise_kernel",
+                                                "nvjet_tst_128x128_64x4_1x2_h_bz_TNT"};
+const std::vector<std::string> kLayerBackward = {
+    "nvjet_tst_a", "nvjet_tst_b", "GammaBetaBackwardCUDAKernel",
+    "nvjet_tst_c", "nvjet_tst_d", "layer_norm_grad_input_kernel",
+    "nvjet_tst_e", "nvjet_tst_f", "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel",
+    "nvjet_tst_g", "nvjet_tst_h", "cudnn_generated_fort_native_sdpa_sm90_flash_bprop"};
+
 // A PyTorch-like step of `layers` layers and `mbs` micro-batches, with names as nsys's
 // shortName gives them: per layer forward 8 ops of 10 µs, backward 12 ops of 20 µs of which
 // every third is a recognised backward kernel; the loss's forward (2 ops of 5 µs) and its
@@ -37,24 +53,11 @@ StepRecord torch_like_step(int layers, int mbs, std::int64_t origin) {
   StepRecord step;
   std::int64_t t = origin;
   step.start_ns = t;
-  const std::vector<std::string> fwd = {"vectorized_layer_norm_kernel",
-                                        "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_TNT",
-                                        "flash_fwd_kernel",
-                                        "nvjet_tst_64x8_64x16_4x1_v_bz_TNT",
-                                        "elementwise_kernel",
-                                        "nvjet_tst_256x128_64x4_2x1_v_bz_coopB_TNT",
-                                        "vectorized_elementwise_kernel",
-                                        "nvjet_tst_128x128_64x4_1x2_h_bz_TNT"};
-  const std::vector<std::string> bwd = {
-      "nvjet_tst_a", "nvjet_tst_b", "GammaBetaBackwardCUDAKernel",
-      "nvjet_tst_c", "nvjet_tst_d", "layer_norm_grad_input_kernel",
-      "nvjet_tst_e", "nvjet_tst_f", "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel",
-      "nvjet_tst_g", "nvjet_tst_h", "cudnn_generated_fort_native_sdpa_sm90_flash_bprop"};
   for (int mb = 0; mb < mbs; ++mb) {
-    for (int l = 0; l < layers; ++l) kernels(step, &t, fwd, 10);
+    for (int l = 0; l < layers; ++l) kernels(step, &t, kLayerForward, 10);
     kernels(step, &t, {"reduce_kernel", "elementwise_kernel"}, 5);
     kernels(step, &t, {"elementwise_kernel"}, 5);  // starts the backward: unmarked
-    for (int l = 0; l < layers; ++l) kernels(step, &t, bwd, 20);
+    for (int l = 0; l < layers; ++l) kernels(step, &t, kLayerBackward, 20);
   }
   kernels(step, &t, {"multi_tensor_apply_kernel", "multi_tensor_apply_kernel", "FusedAdamW"}, 100);
   OpRecord nccl;
@@ -142,22 +145,9 @@ StepRecord torch_step_with_ends(int layers, int mbs, std::int64_t origin) {
   StepRecord step;
   std::int64_t t = origin;
   step.start_ns = t;
-  const std::vector<std::string> fwd = {"vectorized_layer_norm_kernel",
-                                        "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_TNT",
-                                        "flash_fwd_kernel",
-                                        "nvjet_tst_64x8_64x16_4x1_v_bz_TNT",
-                                        "elementwise_kernel",
-                                        "nvjet_tst_256x128_64x4_2x1_v_bz_coopB_TNT",
-                                        "vectorized_elementwise_kernel",
-                                        "nvjet_tst_128x128_64x4_1x2_h_bz_TNT"};
-  const std::vector<std::string> bwd = {
-      "nvjet_tst_a", "nvjet_tst_b", "GammaBetaBackwardCUDAKernel",
-      "nvjet_tst_c", "nvjet_tst_d", "layer_norm_grad_input_kernel",
-      "nvjet_tst_e", "nvjet_tst_f", "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel",
-      "nvjet_tst_g", "nvjet_tst_h", "cudnn_generated_fort_native_sdpa_sm90_flash_bprop"};
   for (int mb = 0; mb < mbs; ++mb) {
     kernels(step, &t, {"vectorized_gather_kernel"}, 7);
-    for (int l = 0; l < layers; ++l) kernels(step, &t, fwd, 10);
+    for (int l = 0; l < layers; ++l) kernels(step, &t, kLayerForward, 10);
     kernels(step, &t, {"nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"}, 30);
     kernels(step, &t, {"elementwise_kernel"}, 5);
     kernels(step, &t, {"cunn_SoftMaxForward"}, 40);
@@ -167,7 +157,7 @@ StepRecord torch_step_with_ends(int layers, int mbs, std::int64_t origin) {
     kernels(step, &t, {"cunn_SoftMaxBackward"}, 40);
     kernels(step, &t, {"elementwise_kernel"}, 5);
     kernels(step, &t, {"nvjet_sm90_tst_dgrad", "nvjet_sm90_tst_wgrad"}, 30);
-    for (int l = 0; l < layers; ++l) kernels(step, &t, bwd, 20);
+    for (int l = 0; l < layers; ++l) kernels(step, &t, kLayerBackward, 20);
     kernels(step, &t, {"elementwise_kernel_with_index"}, 1);
     kernels(step, &t, {"DeviceRadixSortOnesweepKernel", "DeviceRadixSortOnesweepKernel"}, 6);
     kernels(step, &t, {"krn_partials_per_segment"}, 1);
