@@ -228,14 +228,14 @@ class StepBuilder {
   int embedding_forward(int mb, int after) {
     int params = -1;
     if (zero()) params = zero_gather("embedding", embedding_params(), "fwd", mb);
+    int y = -1;
     if (calibrated_ends()) {
-      const int y =
-          plan_.compute(ename("embedding", mb) + ".fwd",
+      y = plan_.compute(ename("embedding", mb) + ".fwd",
                         ends_ns(c_.compute->ends.embedding_forward_ns, 1), {after, params});
-      return tp_reduce(ename("embedding", mb), y);
+    } else {
+      y = pass(ename("embedding", mb) + ".fwd", ends_.embed_fwd, after, params);
+      if (t_ > 1) y = pass(ename("embedding.mask", mb) + ".fwd", ends_.embed_mask, y);
     }
-    int y = pass(ename("embedding", mb) + ".fwd", ends_.embed_fwd, after, params);
-    if (t_ > 1) y = pass(ename("embedding.mask", mb) + ".fwd", ends_.embed_mask, y);
     return tp_reduce(ename("embedding", mb), y);
   }
 
@@ -362,12 +362,10 @@ class StepBuilder {
   int head_backward(int mb, int dy, bool last_pass) {
     int params = -1;
     if (zero()) params = zero_gather("head", head_params(), "bwd", mb);
-    const bool own_head = !c_.shape.tie_embeddings || tied_across_stages(c_);
     if (calibrated_ends()) {  // the loss's and the head's backward kernels as one op
       const int g = plan_.compute(ename("head", mb) + ".bwd",
                                   ends_ns(c_.compute->ends.head_backward_ns, t_), {dy, params});
-      if (last_pass && own_head) grad_ready("head", g);
-      if (zero() && last_pass) zero_reduce("head", head_params(), g);
+      if (last_pass) head_gradient_done(g);
       return tp_reduce(ename("head.bwd", mb), g);
     }
     dy = pass(ename("loss", mb) + ".bwd", ends_.loss_bwd, dy, params);
@@ -380,12 +378,17 @@ class StepBuilder {
     } else if (mb > 0 && tied_across_stages(c_)) {
       wgrad = pass(ename("head.grad_accum", mb), ends_.embed_grad_accum, wgrad);
     }
-    // With tied embeddings on one stage the head's gradient is part of the embedding's, ready
-    // once the embedding's backward has added its own.
-    if (last_pass && own_head) grad_ready("head", wgrad);
-    if (zero() && last_pass) zero_reduce("head", head_params(), wgrad);
+    if (last_pass) head_gradient_done(wgrad);
     dy = reduced == dgrad ? wgrad : reduced;
     return pass(ename("final_norm", mb) + ".bwd", ends_.final_norm_bwd, dy);
+  }
+
+  // The head's weight gradient complete after the last backward pass: DDP's bucket hook and
+  // ZeRO's reduce-scatter. With tied embeddings on one stage the head's gradient is part of the
+  // embedding's, ready once the embedding's backward has added its own: no hook of its own.
+  void head_gradient_done(int grad) {
+    if (!c_.shape.tie_embeddings || tied_across_stages(c_)) grad_ready("head", grad);
+    if (zero()) zero_reduce("head", head_params(), grad);
   }
 
   // embedding_dense_backward: the rows of the tokens seen, summed into the rank's gradient of its

@@ -71,7 +71,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from torch_step import PRESETS, Model, padded  # noqa: E402 (beside this file)
+from torch_step import PRESETS, Model, padded, timed_steps  # noqa: E402 (beside this file)
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
@@ -208,20 +208,12 @@ def main():
         step()
     torch.cuda.synchronize()
     dist.barrier()
-    times = []
-    for i in range(args.steps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        # An NVTX range per timed step, as torch_step.py: under nsys these are the steps.
-        torch.cuda.nvtx.range_push(f"step {i}")
-        a.record()
-        step()
-        b.record()
-        b.synchronize()
-        torch.cuda.nvtx.range_pop()
-        times.append(a.elapsed_time(b))
+    def progress(i, ms):
         if rank == 0:
             print(f"torch_dist_step: {args.preset} {args.mode} x{world} step {i + 1}/{args.steps}:"
-                  f" {times[-1]:.2f} ms", file=sys.stderr, flush=True)
+                  f" {ms:.2f} ms", file=sys.stderr, flush=True)
+
+    times = timed_steps(step, args.steps, progress)
     peak = torch.cuda.max_memory_allocated() / 2**30
     trace_path = trace(step, args, rank) if args.trace_dir else ""
 

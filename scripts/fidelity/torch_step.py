@@ -103,6 +103,24 @@ class Layer(nn.Module):
         return x + self.mlp(self.norm2(x))
 
 
+def timed_steps(step, steps, progress):
+    """Runs `step` `steps` times, each timed by CUDA events around it and marked by an NVTX range
+    "step N": under nsys, `commprof import-nsys --step-range "step "` takes these steps (and not
+    the warm-up or a profiled one). progress(i, ms) after each; returns the times (ms)."""
+    times = []
+    for i in range(steps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda.nvtx.range_push(f"step {i}")
+        a.record()
+        step()
+        b.record()
+        b.synchronize()
+        torch.cuda.nvtx.range_pop()
+        times.append(a.elapsed_time(b))
+        progress(i, times[-1])
+    return times
+
+
 def profile_step(step, args):
     """One more step under torch.profiler: its kernels' time by class, from the trace's records."""
     from torch.profiler import ProfilerActivity, profile
@@ -172,20 +190,9 @@ def run_preset(args):
     for _ in range(args.warmup):
         step()
     torch.cuda.synchronize()
-    times = []
-    for i in range(args.steps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        # An NVTX range per timed step: under nsys, `commprof import-nsys --step-range "step "`
-        # takes these steps (and not the warm-up or the profiled one).
-        torch.cuda.nvtx.range_push(f"step {i}")
-        a.record()
-        step()
-        b.record()
-        b.synchronize()
-        torch.cuda.nvtx.range_pop()
-        times.append(a.elapsed_time(b))
-        print(f"torch_step: {args.preset} step {len(times)}/{args.steps}: {times[-1]:.2f} ms",
-              file=sys.stderr, flush=True)
+    times = timed_steps(step, args.steps, lambda i, ms: print(
+        f"torch_step: {args.preset} step {i + 1}/{args.steps}: {ms:.2f} ms",
+        file=sys.stderr, flush=True))
 
     by_class, kernels, trace = {}, 0, ""
     if not args.no_profile:
