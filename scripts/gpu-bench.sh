@@ -51,8 +51,9 @@
 #              for each preset of CALIBRATE_PRESETS (default "gpt-1.3b llama-8b"; layers from
 #              CALIBRATE_LAYERS, default "24 4"), torch_step.py under nsys (-t cuda,nvtx; each
 #              timed step is an NVTX range "step N"), imported with --step-range "step ", then
-#              `commprof run` of the same shapes calibrated from it; compared by
-#              scripts/fidelity/calibration.py, each side's kernel time from its own rank files
+#              `commprof run` of the same shapes calibrated from it, twice: the traced gaps
+#              replayed as idle time (the default) and left out (--no-host-gaps); each compared
+#              by scripts/fidelity/calibration.py, each side's kernel time from its own rank files
 #   torchtrace PyTorch profiler traces of a small DDP job (scripts/torch/ddp_trace.py): one rank
 #              on NCCL and the GPU, two ranks on gloo and the CPUs, and two on NCCL where the
 #              host has two GPUs (import-torch's test data)
@@ -610,14 +611,26 @@ calibrate_preset() {
     run_to "$tag: import-nsys --step-range \"step \"" "$PD/$tag-import.txt" \
       "$COMMPROF" import-nsys "$PD/$tag-nsys/torch.sqlite" --rank 0 --step-range "step " \
       -o "$PD/$tag-traced" || return
-    run_to "$tag: commprof run --compute-from" "$PD/$tag-calibrated.txt" \
-      "${MPIRUN_BASE[@]}" -np 1 "$COMMPROF" run --backend cuda --model "$p" --layers "$l" \
-      "${vocab[@]}" --workload dp --op-timing activity --steps 5 --warmup-steps 2 \
-      --compute-from "$PD/$tag-traced" --out "$PD/$tag-calibrated"
-    { echo "## $tag"; grep -E "^# compute from|^# note|step time|COMP busy" "$PD/$tag-calibrated.txt"; } >>"$LOG"
-    run_to "$tag: calibrated against traced" "$PD/$tag-compare.txt" "$py" "$fid/calibration.py" \
-      --traced "$PD/$tag-traced" --mock "$PD/$tag-calibrated" --json "$PD/$tag-compare.json"
-    cat "$PD/$tag-compare.txt" >>"$LOG"
+    # Twice: the traced step's gaps replayed as idle time (the default), and left out
+    # (--no-host-gaps: the kernels back to back).
+    local gaps run
+    for gaps in replay leave-out; do
+      run=$tag-calibrated
+      local flag=()
+      if [ "$gaps" = leave-out ]; then
+        run=$tag-no-gaps
+        flag=(--no-host-gaps)
+      fi
+      run_to "$tag: commprof run --compute-from ($gaps gaps)" "$PD/$run.txt" \
+        "${MPIRUN_BASE[@]}" -np 1 "$COMMPROF" run --backend cuda --model "$p" --layers "$l" \
+        "${vocab[@]}" "${flag[@]}" --workload dp --op-timing activity --steps 5 --warmup-steps 2 \
+        --compute-from "$PD/$tag-traced" --out "$PD/$run"
+      { echo "## $tag, gaps: $gaps"; grep -E "^# compute from|^# note|step time|COMP busy" "$PD/$run.txt"; } >>"$LOG"
+      run_to "$tag: calibrated ($gaps gaps) against traced" "$PD/$run-compare.txt" \
+        "$py" "$fid/calibration.py" --traced "$PD/$tag-traced" --mock "$PD/$run" \
+        --json "$PD/$run-compare.json"
+      cat "$PD/$run-compare.txt" >>"$LOG"
+    done
     rm -f "$PD/$tag-nsys"/*.nsys-rep
     xz -T0 -6 "$PD/$tag-nsys"/*.sqlite 2>>"$LOG"
   }

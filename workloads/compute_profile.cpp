@@ -2,6 +2,7 @@
 #include "workloads/compute_profile.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
@@ -112,6 +113,35 @@ double idle_of(const StepRecord& step) {
   return static_cast<double>(std::max<std::int64_t>(0, step.end_ns - step.start_ns - covered));
 }
 
+// The step's gaps (ComputeProfile::gap_ns) by the part of the compute op after each: walking the
+// compute and communication ops in start order, time that none of them covers goes to the part
+// of the first compute op starting at or after the gap's end. `comp` are the step's COMP ops in
+// start order, `parts` theirs.
+std::array<double, 7> gaps_of(const StepRecord& step, const std::vector<const OpRecord*>& comp,
+                              const std::vector<ComputePart>& parts) {
+  std::array<double, 7> out{};
+  auto add = [&](std::size_t op, std::int64_t ns) {
+    out[static_cast<std::size_t>(parts[op < comp.size() ? op : 0])] += static_cast<double>(ns);
+  };
+  std::vector<std::pair<std::int64_t, std::int64_t>> spans;
+  for (const OpRecord& op : step.ops) {
+    if (op.category != Category::kMem) spans.emplace_back(op.start_ns, op.end_ns);
+  }
+  std::sort(spans.begin(), spans.end());
+  std::int64_t reach = step.start_ns;
+  std::size_t next = 0;  // the first compute op not starting before the current span
+  for (const auto& [a, b] : spans) {
+    if (a >= step.end_ns) break;
+    if (a > reach) {
+      while (next < comp.size() && comp[next]->start_ns < a) ++next;
+      add(next, a - reach);
+    }
+    reach = std::max(reach, b);
+  }
+  if (step.end_ns > reach) add(0, step.end_ns - reach);  // the next step's start waits for it
+  return out;
+}
+
 std::string ms(double ns) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f", ns / 1e6);
@@ -207,6 +237,15 @@ ComputeProfile learn_compute_profile(const std::vector<RankTimeline>& ranks, int
         }
       }
       p.idle_ns += idle_of(step);
+      std::array<double, 7> gaps = gaps_of(step, comp, parts);
+      if (!split) {  // as the time: forward and backward 1 : 2
+        auto& fwd = gaps[static_cast<std::size_t>(ComputePart::kForward)];
+        auto& bwd = gaps[static_cast<std::size_t>(ComputePart::kBackward)];
+        const double both = fwd + bwd;
+        fwd = both / 3;
+        bwd = both * 2 / 3;
+      }
+      for (std::size_t g = 0; g < gaps.size(); ++g) p.gap_ns[g] += gaps[g];
       if (!split) {
         p.split_by_names = false;
         passes = 1;
@@ -232,6 +271,7 @@ ComputeProfile learn_compute_profile(const std::vector<RankTimeline>& ranks, int
   p.ends.head_forward_ns /= n;
   p.ends.head_backward_ns /= n;
   p.idle_ns /= n;
+  for (double& g : p.gap_ns) g /= n;
   p.micro_batches = std::max_element(passes_seen.begin(), passes_seen.end(), [](auto a, auto b) {
                       return a.second < b.second;
                     })->first;
@@ -263,7 +303,14 @@ std::string describe(const ComputeProfile& p) {
                      ", LM head and loss ", ms(p.ends.head_forward_ns), " + ",
                      ms(p.ends.head_backward_ns), " (forward + backward)")
           : std::string("; no ends (embedding, LM head, loss) recognised"),
-      "; idle in the traced step ", ms(p.idle_ns), " ms");
+      "; idle in the traced step ", ms(p.idle_ns),
+      " ms; gaps (no compute or communication op "
+      "running) ",
+      ms(p.gaps_total()), " ms: before forward ", ms(gap_of(p, ComputePart::kForward)),
+      ", backward ", ms(gap_of(p, ComputePart::kBackward)), ", optimizer ",
+      ms(gap_of(p, ComputePart::kOptimizer)), ", the ends ",
+      ms(gap_of(p, ComputePart::kEmbeddingForward) + gap_of(p, ComputePart::kEmbeddingBackward) +
+         gap_of(p, ComputePart::kHeadForward) + gap_of(p, ComputePart::kHeadBackward)));
 }
 
 }  // namespace commprof

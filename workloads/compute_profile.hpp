@@ -5,6 +5,7 @@
 // those durations where the preset's GEMMs and passes would run, and keeps the collectives real.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -35,10 +36,22 @@ struct ComputeProfile {
     }
   } ends;
   /// Mean time per step in which no kernel or copy of the trace ran (launch gaps of a host-bound
-  /// step, waits on the host): a calibrated run does not reproduce it, and says so.
+  /// step, waits on the host).
   double idle_ns = 0;
+  /// The traced step's gaps per step, by the part of the compute op that came after each (see
+  /// gaps_of): time in which no compute or communication op of the trace ran, so the idle time
+  /// and the time the trace's own copies and memsets ran alone. A calibrated run replays each as
+  /// idle time before the op of that part (WorkloadConfig::host_gaps). Indexed by
+  /// ComputePart; the gap after the step's last op (the host finishing the step and starting the
+  /// next) goes to the step's first op, where the next step's wait for it falls.
+  std::array<double, 7> gap_ns{};
 
   bool has_ends() const { return ends.head_forward_ns > 0 || ends.embedding_forward_ns > 0; }
+  double gaps_total() const {
+    double t = 0;
+    for (double g : gap_ns) t += g;
+    return t;
+  }
   double layer_forward_ns() const { return forward_ns / (layers * micro_batches); }
   double layer_backward_ns() const { return backward_ns / (layers * micro_batches); }
   double kernel_ns() const { return forward_ns + backward_ns + optimizer_ns + ends.total(); }
@@ -76,6 +89,11 @@ enum class ComputePart {
   kHeadForward,
   kHeadBackward
 };
+/// The profile's gap per step before ops of `part`.
+inline double gap_of(const ComputeProfile& p, ComputePart part) {
+  return p.gap_ns[static_cast<std::size_t>(part)];
+}
+
 /// The part of each op of `comp_ops` (COMP ops of one step in start order), as above. Without a
 /// backward-marked op, every non-optimizer op is forward and *split_by_names is set false.
 std::vector<ComputePart> classify_compute(const std::vector<const OpRecord*>& comp_ops,

@@ -345,6 +345,10 @@ PlanExecutor::IssuedStep PlanExecutor::issue_step(bool warmup) {
       backend_.wait_event(op.stream, events[static_cast<std::size_t>(d)]);
       fresh[s] = true;
     }
+    if (op.host_gap_ns > 0) {  // before the op's start stamp: the gap is not the op's time
+      backend_.idle_for(op.stream, op.host_gap_ns);
+      fresh[s] = true;
+    }
     if (step_timing_ == OpTimingMode::kPair ||
         (step_timing_ == OpTimingMode::kShared && fresh[s])) {
       out.starts[i] = backend_.stamp(op.stream);

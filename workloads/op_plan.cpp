@@ -175,6 +175,9 @@ std::string kv_heads_note(const AttentionCall& a) {
 void print_plan(std::ostream& os, const OpPlan& plan) {
   for (const PlannedOp& op : plan.ops) {
     os << "  " << op.id << "  " << category_name(op.stream) << "  " << op.name;
+    if (op.host_gap_ns > 0) {
+      os << "  (host gap " << static_cast<double>(op.host_gap_ns) / 1e3 << " us before)";
+    }
     std::visit(
         [&os, &op, &plan](const auto& call) {
           using Call = std::decay_t<decltype(call)>;

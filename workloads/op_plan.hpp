@@ -103,6 +103,10 @@ struct PlannedOp {
   std::uint64_t bytes = 0;  ///< S of the busbw formula (collective); bytes moved otherwise
   double flops = 0.0;
   std::vector<int> deps;  ///< ops on other streams that must finish first
+  /// Nanoseconds the op's stream stays idle before the op (Backend::idle_for): a gap of a traced
+  /// step (the host launching, or waiting) replayed where it occurred (--compute-from). Not part
+  /// of the op's time.
+  std::uint64_t host_gap_ns = 0;
 
   template <class Call>
   bool is() const {

@@ -232,6 +232,7 @@ class StepBuilder {
     if (calibrated_ends()) {
       y = plan_.compute(ename("embedding", mb) + ".fwd",
                         ends_ns(c_.compute->ends.embedding_forward_ns, 1), {after, params});
+      replay_gap(y, ComputePart::kEmbeddingForward, c_.compute->micro_batches);
     } else {
       y = pass(ename("embedding", mb) + ".fwd", ends_.embed_fwd, after, params);
       if (t_ > 1) y = pass(ename("embedding.mask", mb) + ".fwd", ends_.embed_mask, y);
@@ -259,6 +260,7 @@ class StepBuilder {
       y = tp_gather(ename("head", mb), y);
       y = plan_.compute(ename("head", mb) + ".fwd", ends_ns(c_.compute->ends.head_forward_ns, t_),
                         {y, params});
+      replay_gap(y, ComputePart::kHeadForward, c_.compute->micro_batches);
     } else {
       y = pass(ename("final_norm", mb) + ".fwd", ends_.final_norm_fwd, y, params);
       y = tp_gather(ename("head", mb), y);
@@ -365,6 +367,7 @@ class StepBuilder {
     if (calibrated_ends()) {  // the loss's and the head's backward kernels as one op
       const int g = plan_.compute(ename("head", mb) + ".bwd",
                                   ends_ns(c_.compute->ends.head_backward_ns, t_), {dy, params});
+      replay_gap(g, ComputePart::kHeadBackward, c_.compute->micro_batches);
       if (last_pass) head_gradient_done(g);
       return tp_reduce(ename("head.bwd", mb), g);
     }
@@ -400,6 +403,7 @@ class StepBuilder {
     if (calibrated_ends()) {  // the trace's gradient accumulation is in its learned time
       g = plan_.compute(ename("embedding", mb) + ".bwd",
                         ends_ns(c_.compute->ends.embedding_backward_ns, 1), {dy, params});
+      replay_gap(g, ComputePart::kEmbeddingBackward, c_.compute->micro_batches);
     } else {
       g = pass(ename("embedding", mb) + ".bwd", ends_.embed_bwd, dy, params);
       if (mb > 0) g = pass(ename("embedding.grad_accum", mb), ends_.embed_grad_accum, g);
@@ -458,8 +462,10 @@ class StepBuilder {
     if (c_.compute) {
       // The traced optimizer covers every layer's parameters on one GPU: this rank updates its
       // stage's layers, its TP part of them, and under ZeRO its DP shard.
-      const double ns = c_.compute->optimizer_ns * stage_layers_ / c_.shape.layers / t_ / shards;
-      plan_.compute("optimizer", static_cast<std::uint64_t>(ns), after);
+      const double share = static_cast<double>(stage_layers_) / c_.shape.layers;
+      const double ns = c_.compute->optimizer_ns * share / t_ / shards;
+      const int op = plan_.compute("optimizer", static_cast<std::uint64_t>(ns), after);
+      replay_gap(op, ComputePart::kOptimizer, 1 / share);
       return;
     }
     plan_.adamw("optimizer.adamw", optimizer_tensors(shards), after);
@@ -509,11 +515,25 @@ class StepBuilder {
     return static_cast<std::uint64_t>(layer * (ffn ? 1 - attn_share_ : attn_share_) / t_);
   }
 
+  // A traced gap before op `op`: the step's gaps before ops of `part` over `per` (the ops of that
+  // part in the traced step). Not divided by TP: a TP rank launches as many kernels as the
+  // traced GPU did (shorter ones), so its host is no less the bottleneck.
+  void replay_gap(int op, ComputePart part, double per) {
+    if (!c_.host_gaps) return;
+    const double ns = gap_of(*c_.compute, part) / per;
+    plan_.ops.at(static_cast<std::size_t>(op)).host_gap_ns = static_cast<std::uint64_t>(ns);
+  }
+  // Traced layer passes of one direction per step: each layer once per micro-batch.
+  double traced_layer_passes() const {
+    return static_cast<double>(c_.compute->layers) * c_.compute->micro_batches;
+  }
+
   // A layer's forward under --compute-from, with its TP collectives where the GEMMs would have
   // them: compute(attention), reduce, compute(FFN), reduce.
   int forward_calibrated(int l, int mb, int x, int params) {
     int y = tp_gather(lname(l, "attn", mb), x);
     y = plan_.compute(lname(l, "attn", mb) + ".fwd", calibrated_ns(false, false), {y, params});
+    replay_gap(y, ComputePart::kForward, traced_layer_passes());
     y = tp_reduce(lname(l, "attn", mb), y);
     y = tp_gather(lname(l, "ffn", mb), y);
     y = plan_.compute(lname(l, "ffn", mb) + ".fwd", calibrated_ns(false, true), {y});
@@ -529,7 +549,10 @@ class StepBuilder {
       dy = tp_gather(lname(l, ffn ? "ffn.bwd" : "attn.bwd", mb), dy);
       const int op =
           plan_.compute(lname(l, part, mb) + ".bwd", calibrated_ns(true, ffn), {dy, params, h2d});
-      if (out.first < 0) out.first = op;
+      if (out.first < 0) {
+        out.first = op;
+        replay_gap(op, ComputePart::kBackward, traced_layer_passes());
+      }
       out.last = op;
       for (auto g = gemms_.rbegin(); g != gemms_.rend(); ++g) {
         if (last_pass && g->has_weight && is_ffn(*g) == ffn)

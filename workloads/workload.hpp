@@ -47,6 +47,9 @@ struct WorkloadConfig {
   /// --compute-from: each layer's compute is one op of the traced duration per part (attention,
   /// FFN) and direction, the optimizer one op, instead of the shape's GEMMs and passes.
   std::optional<ComputeProfile> compute;
+  /// With `compute`: the traced step's gaps (ComputeProfile::gap_ns) replayed as idle time
+  /// before the ops of the part each preceded (--no-host-gaps: left out, kernels back to back).
+  bool host_gaps = true;
 };
 
 /// Checks what the layout alone does not: the pipeline schedule against the micro-batches and

@@ -132,6 +132,11 @@ class Backend {
 
   /// Enqueues work on a stream.
   virtual void submit(Category stream, const Work& work, const OpLabel& label) = 0;
+  /// Enqueues `ns` nanoseconds in which the stream runs nothing of its own: its next work starts
+  /// that much after the stream gets here (a traced step's gap replayed, --compute-from). No op:
+  /// nothing is recorded for it, and the device computes nothing for it (cuda: one thread
+  /// polling the GPU clock; host: the stream's thread waiting).
+  virtual void idle_for(Category stream, std::uint64_t ns) = 0;
   /// Enqueues a time stamp: the time at which the stream reaches this point.
   virtual StampId stamp(Category stream) = 0;
   /// Enqueues an event; a later wait_event() on another stream orders work after this point.

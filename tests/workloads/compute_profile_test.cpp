@@ -196,6 +196,95 @@ TEST(ComputeProfile, TellsTheModelsEndsApartFromTheLayers) {
   EXPECT_NE(describe(q).find("no ends (embedding, LM head, loss) recognised"), std::string::npos);
 }
 
+// The step's gaps go to the part of the kernel after each: torch_step_with_ends has a 500 ns gap
+// after every kernel, so each part gets 500 ns per kernel of its own, but the step's first kernel
+// (the embedding's, with nothing before it), whose part takes the gap after the last kernel
+// instead.
+TEST(ComputeProfile, GapsGoToThePartOfTheKernelAfterThem) {
+  RankTimeline rank;
+  rank.steps.push_back(torch_step_with_ends(3, 2, 0));
+  const ComputeProfile p = learn_compute_profile({rank}, 3, "trace");
+  // Kernels per step, 2 micro-batches: embedding 2 × 1 forward, 2 × 5 backward; head and loss
+  // 2 × 5 each way; layers 2 × 3 × 8 forward, 2 × 3 × 12 backward; optimizer 3.
+  EXPECT_DOUBLE_EQ(gap_of(p, ComputePart::kEmbeddingForward), 2 * 500.0);
+  EXPECT_DOUBLE_EQ(gap_of(p, ComputePart::kEmbeddingBackward), 10 * 500.0);
+  EXPECT_DOUBLE_EQ(gap_of(p, ComputePart::kHeadForward), 10 * 500.0);
+  EXPECT_DOUBLE_EQ(gap_of(p, ComputePart::kHeadBackward), 10 * 500.0);
+  EXPECT_DOUBLE_EQ(gap_of(p, ComputePart::kForward), 48 * 500.0);
+  EXPECT_DOUBLE_EQ(gap_of(p, ComputePart::kBackward), 72 * 500.0);
+  EXPECT_DOUBLE_EQ(gap_of(p, ComputePart::kOptimizer), 3 * 500.0);
+  EXPECT_DOUBLE_EQ(p.gaps_total(), p.idle_ns);  // no copy or collective in this trace
+  EXPECT_NE(describe(p).find(
+                "gaps (no compute or communication op running) 0.077 ms: before forward 0.024"),
+            std::string::npos)
+      << describe(p);
+
+  // A collective running through a gap covers it: not a gap to replay (the run's own collectives
+  // take that time). A memset alone in a gap is the trace's, which the run does not issue: the
+  // gap stays, though it is not idle.
+  StepRecord step = torch_step_with_ends(3, 2, 0);
+  const OpRecord& first = step.ops[0];  // the embedding's gather, then a 500 ns gap
+  OpRecord nccl;
+  nccl.name = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL";
+  nccl.category = Category::kComm;
+  nccl.start_ns = first.end_ns;
+  nccl.end_ns = first.end_ns + 500;
+  OpRecord memset = nccl;
+  memset.name = "Memset";
+  memset.category = Category::kMem;
+  memset.start_ns = step.ops[1].end_ns;  // in the gap after the second kernel (a forward one)
+  memset.end_ns = memset.start_ns + 500;
+  step.ops.push_back(nccl);
+  step.ops.push_back(memset);
+  RankTimeline covered;
+  covered.steps.push_back(step);
+  const ComputeProfile q = learn_compute_profile({covered}, 3, "trace");
+  EXPECT_DOUBLE_EQ(gap_of(q, ComputePart::kForward), 47 * 500.0);
+  EXPECT_DOUBLE_EQ(q.gaps_total(), 154 * 500.0);
+  EXPECT_DOUBLE_EQ(q.idle_ns, 153 * 500.0);
+}
+
+// The plan replays the gaps before the ops of their parts: per layer and micro-batch before the
+// attention's forward and the FFN's backward, per micro-batch before each end, the optimizer's
+// before it, not divided by TP; a step's gaps add up to the traced step's. --no-host-gaps leaves
+// them out.
+TEST(ComputeProfile, PlanReplaysTheGapsBeforeTheirParts) {
+  RankTimeline rank;
+  rank.steps.push_back(torch_step_with_ends(4, 2, 0));
+  WorkloadConfig c;
+  c.kind = WorkloadKind::kDp;
+  c.shape = model_preset("tiny");  // 4 layers, 4 micro-batches
+  c.shape.micro_batches = 2;       // as traced
+  c.shape.vocab = 1000;
+  c.compute = learn_compute_profile({rank}, c.shape.layers, "trace");
+  const ComputeProfile& p = *c.compute;
+  for (int tp : {1, 2}) {
+    c.layout = ParallelLayout{tp, 1, 1};
+    const OpPlan plan = build_plan(c, place_rank(c.layout, 0));
+    double total = 0;
+    std::map<std::string, std::uint64_t> gap;
+    for (const PlannedOp& op : plan.ops) {
+      total += static_cast<double>(op.host_gap_ns);
+      if (op.host_gap_ns > 0) {
+        EXPECT_TRUE(op.is<PlannedCompute>()) << op.name;
+        gap[op.name] = op.host_gap_ns;
+      }
+    }
+    EXPECT_NEAR(total, p.gaps_total(), 30) << "tp " << tp;  // rounded down per op
+    EXPECT_EQ(gap.at("l2.attn.mb1.fwd"),
+              static_cast<std::uint64_t>(gap_of(p, ComputePart::kForward) / 8));
+    EXPECT_EQ(gap.at("l2.ffn.mb1.bwd"),
+              static_cast<std::uint64_t>(gap_of(p, ComputePart::kBackward) / 8));
+    EXPECT_EQ(gap.count("l2.attn.mb1.bwd"), 0U);
+    EXPECT_EQ(gap.at("head.mb0.bwd"),
+              static_cast<std::uint64_t>(gap_of(p, ComputePart::kHeadBackward) / 2));
+    EXPECT_EQ(gap.at("optimizer"), static_cast<std::uint64_t>(gap_of(p, ComputePart::kOptimizer)));
+  }
+  c.host_gaps = false;
+  const OpPlan plan = build_plan(c, place_rank(c.layout, 0));
+  for (const PlannedOp& op : plan.ops) EXPECT_EQ(op.host_gap_ns, 0U) << op.name;
+}
+
 // With ends learned and a vocabulary, the plan's ends run the traced time per micro-batch (the
 // head's over TP), in place of their modelled GEMMs and passes; the collectives stay.
 TEST(ComputeProfile, PlanRunsTheTracedEndsAsTheEndsOps) {

@@ -90,7 +90,8 @@ ParallelLayout resolve_layout(const RunConfig& c, int world) {
   return l;
 }
 
-nlohmann::ordered_json compute_json(const std::optional<ComputeProfile>& p) {
+nlohmann::ordered_json compute_json(const WorkloadConfig& w) {
+  const std::optional<ComputeProfile>& p = w.compute;
   if (!p) return nullptr;
   return {{"source", p->source},
           {"samples", p->samples},
@@ -98,20 +99,30 @@ nlohmann::ordered_json compute_json(const std::optional<ComputeProfile>& p) {
           {"split_by_names", p->split_by_names},
           {"forward_ns", p->forward_ns},
           {"backward_ns", p->backward_ns},
-          {"optimizer_ns", p->optimizer_ns}};
+          {"optimizer_ns", p->optimizer_ns},
+          {"ends_ns", p->ends.total()},
+          {"idle_ns", p->idle_ns},
+          {"gaps_ns", p->gaps_total()},
+          {"host_gaps_replayed", w.host_gaps}};
 }
 
 // --compute-from DIR: every rank reads the directory (it must be readable everywhere, as --out's
 // parent is) and learns the same profile from it.
 // The header lines of calibrated compute: what was learned, and what of the trace the run leaves
-// out or adds: the traced step's idle time is not reproduced; ends the run has and the trace
-// showed none of run as modelled; ends the trace had and the run does not (--vocab 0) are left out.
-std::string compute_line(const ComputeProfile& p, const ModelShape& s) {
-  char idle[32];
-  std::snprintf(idle, sizeof idle, "%.3f", p.idle_ns / 1e6);
+// out or adds: the traced step's gaps are replayed as idle time, or left out (--no-host-gaps);
+// ends the run has and the trace showed none of run as modelled; ends the trace had and the run
+// does not (--vocab 0) are left out.
+std::string compute_line(const ComputeProfile& p, const WorkloadConfig& w) {
+  const ModelShape& s = w.shape;
+  char gaps[32];
+  std::snprintf(gaps, sizeof gaps, "%.3f", p.gaps_total() / 1e6);
   std::string line = "# " + describe(p) + "\n";
-  line += std::string("# note: the traced step's idle time (") + idle +
-          " ms per step: launch gaps, waits on the host) is not reproduced\n";
+  line += w.host_gaps ? std::string("# note: the traced step's gaps (") + gaps +
+                            " ms per step) are replayed as idle time before the ops they "
+                            "preceded: the device idles there, as it did in the trace\n"
+                      : std::string("# note: --no-host-gaps: the traced step's gaps (") + gaps +
+                            " ms per step: launch gaps, waits on the host, the trace's copies) "
+                            "are left out\n";
   if (s.vocab > 0 && !p.has_ends()) {
     line += "# note: the trace shows no ends; the run's (--vocab " + std::to_string(s.vocab) +
             ") run as modelled (if the traced model had ends, their kernels are in the layers' "
@@ -171,7 +182,7 @@ nlohmann::ordered_json config_json(const RunConfig& c, const ParallelLayout& l) 
       {"op_timing", op_timing_name(c.timing)},
       {"sample_every", c.timing == OpTimingMode::kSampled ? nlohmann::ordered_json(c.sample_every)
                                                           : nlohmann::ordered_json(nullptr)},
-      {"compute_from", compute_json(c.workload.compute)}};
+      {"compute_from", compute_json(c.workload)}};
 }
 
 // --attention auto becomes fused where every rank's backend can run it in the model's type
@@ -283,7 +294,7 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
        << '\n';
   }
   const OpPlan plan = build_plan(c.workload, place);
-  if (c.workload.compute) os << compute_line(*c.workload.compute, c.workload.shape);
+  if (c.workload.compute) os << compute_line(*c.workload.compute, c.workload);
   os << "# op plan of rank " << rank << ": " << plan.ops.size() << " ops per step\n";
   print_plan(os, plan);
 }
@@ -346,7 +357,11 @@ class RunCommand final : public Command {
         "compute-from", po::value<std::string>(),
         "rank files of a one-GPU trace of the real step (commprof import-nsys ... --step-range): "
         "each layer's compute takes the forward and backward time learned from them, the "
-        "optimizer its time; the model options must give the traced model's layers")(
+        "optimizer its time; the model options must give the traced model's layers; the "
+        "traced step's gaps (no compute or communication running: launch gaps of a host-bound "
+        "job, the trace's copies) are replayed as idle time before the ops they preceded")(
+        "no-host-gaps", po::bool_switch(),
+        "with --compute-from: leave the traced step's gaps out (its kernels back to back)")(
         "op-timing", po::value<std::string>()->default_value("auto"),
         "auto (sampled where activity records exist, else pair) | sampled (activity on every "
         "--sample-every-th measured step, the others uninstrumented: their step time is "
@@ -420,6 +435,10 @@ class RunCommand final : public Command {
     if (c.sample_every < 1) throw ConfigError("--sample-every must be at least 1");
     if (vm.count("compute-from") != 0) {
       c.workload.compute = read_compute_profile(vm["compute-from"].as<std::string>(), s.layers);
+    }
+    c.workload.host_gaps = !vm["no-host-gaps"].as<bool>();
+    if (!c.workload.host_gaps && !c.workload.compute) {
+      throw ConfigError("--no-host-gaps needs --compute-from (only a traced step has gaps)");
     }
     c.dry_run = vm["dry-run"].as<bool>();
     c.dry_run_rank = vm["dry-run-rank"].as<int>();
@@ -581,7 +600,7 @@ class RunCommand final : public Command {
               << "# " << plan.ops.size() << " ops per step on rank 0; " << c.steps
               << " measured steps after " << c.warmup_steps << " warm-up; op timing "
               << op_timing_name(c.timing) << "\n"
-              << (c.workload.compute ? compute_line(*c.workload.compute, s)
+              << (c.workload.compute ? compute_line(*c.workload.compute, c.workload)
                   : c.workload.attention == AttentionMode::kFused
                       ? std::string(
                             "# attention: fused (causal, one kernel forward, one backward)\n")

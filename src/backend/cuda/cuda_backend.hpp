@@ -44,6 +44,7 @@ class CudaBackend final : public Backend,
   Communicator& world() override;
 
   void submit(Category stream, const Work& work, const OpLabel& label) override;
+  void idle_for(Category stream, std::uint64_t ns) override;
   StampId stamp(Category stream) override;
   EventId record_event(Category stream) override;
   void wait_event(Category stream, EventId event) override;

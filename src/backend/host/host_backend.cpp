@@ -13,6 +13,7 @@
 #include "src/backend/host/host_attention.hpp"
 #include "src/backend/host/host_communicator.hpp"
 #include "src/backend/host/host_gemm.hpp"
+#include "src/backend/host/host_wait.hpp"
 #include "src/backend/host/mpi_collectives.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
@@ -185,6 +186,10 @@ std::optional<ActivitySpan> HostBackend::span(std::uint64_t tag) {
   const auto it = span_of_tag_.find(tag);
   if (it == span_of_tag_.end()) return std::nullopt;
   return spans_[it->second];
+}
+
+void HostBackend::idle_for(Category c, std::uint64_t ns) {
+  stream(c).enqueue_control([ns] { wait_on_host(ns); });
 }
 
 StampId HostBackend::stamp(Category c) {

@@ -37,6 +37,7 @@ class HostBackend final : public Backend, private ActivityRecorder, private Atte
   Communicator& world() override;
 
   void submit(Category stream, const Work& work, const OpLabel& label) override;
+  void idle_for(Category stream, std::uint64_t ns) override;
   StampId stamp(Category stream) override;
   EventId record_event(Category stream) override;
   void wait_event(Category stream, EventId event) override;

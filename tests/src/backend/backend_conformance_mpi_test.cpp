@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -709,6 +710,67 @@ TEST_F(BackendConformance, ComputeLastsAboutItsSetTime) {
     }
   }
   EXPECT_EQ(mismatches(scratch.data(), 4096, 0.0), 0u);
+}
+
+// idle_for holds the stream for the time asked (a replayed gap of a traced step), and on a GPU for
+// not much longer, even for gaps of a few microseconds (ten of 5 µs).
+TEST_F(BackendConformance, IdleForHoldsTheStreamForItsTime) {
+  ActivityRecorder* recorder = b().activity();
+  if (recorder == nullptr) {
+    GTEST_SKIP() << "no activity records here: " << b().unavailable_reason(Capability::kActivity);
+  }
+  const bool host = b().name() == std::string("host");  // threads of a loaded CPU may be
+                                                        // descheduled: no upper bound there
+  b().begin_epoch();
+  const std::uint64_t first_tag = 40;
+  std::uint64_t tag = first_tag;
+  auto compute = [&] {
+    OpLabel label{"compute"};
+    label.activity_tag = tag++;
+    b().submit(Category::kComp, ComputeCall{100'000}, label);
+  };
+  const std::uint64_t waits_ns[] = {200'000, 1'000'000};
+  compute();
+  for (std::uint64_t ns : waits_ns) {
+    b().idle_for(Category::kComp, ns);
+    compute();
+  }
+  const int short_waits = 10;
+  for (int i = 0; i < short_waits; ++i) {
+    b().idle_for(Category::kComp, 5'000);
+    compute();
+  }
+  b().synchronize();
+  auto gap_before = [&](std::uint64_t op) -> std::int64_t {
+    const auto before = recorder->span(first_tag + op - 1);
+    const auto after = recorder->span(first_tag + op);
+    if (!before || !after) return -1;
+    return after->start_ns - before->end_ns;
+  };
+  for (std::size_t i = 0; i < std::size(waits_ns); ++i) {
+    const std::int64_t gap = gap_before(i + 1);
+    const auto ns = static_cast<std::int64_t>(waits_ns[i]);
+    ASSERT_GE(gap, 0) << "no record around wait " << i;
+    EXPECT_GE(gap, host ? ns : ns * 98 / 100) << "wait " << i;
+    if (!host) {
+      EXPECT_LE(gap, ns + 20'000) << "wait " << i;
+    }
+    std::printf("idle_for(%.0f us): the stream idled %.1f us\n", static_cast<double>(ns) / 1e3,
+                static_cast<double>(gap) / 1e3);
+  }
+  std::int64_t total = 0;
+  for (int i = 0; i < short_waits; ++i) {
+    const std::int64_t gap = gap_before(std::size(waits_ns) + 1 + i);
+    ASSERT_GE(gap, 0) << "no record around short wait " << i;
+    total += gap;
+  }
+  if (host) {
+    EXPECT_GE(total, short_waits * 5'000);
+  } else {
+    EXPECT_LE(total, short_waits * 5'000 + 100'000);
+  }
+  std::printf("%d idle_for(5 us): the stream idled %.1f us in all\n", short_waits,
+              static_cast<double>(total) / 1e3);
 }
 
 // Every collective on the world and on a split communicator of the even or odd ranks, ordered by
