@@ -2,6 +2,7 @@
 #include "collectives/collective_spec.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace commprof {
 namespace {
@@ -22,6 +23,9 @@ const CollectiveSpec kSpecs[] = {
     {CollectiveKind::kReduce, "reduce", "1", true, true},
     {CollectiveKind::kAllToAll, "alltoall", "(n-1)/n", false, false},
     {CollectiveKind::kSendRecv, "sendrecv", "1", false, false},
+    // Per call, from its routed counts (AllToAllvLayout): the busiest rank's bytes to or from
+    // other ranks over S; (n-1)/n when every pair exchanges the same count, as alltoall.
+    {CollectiveKind::kAllToAllV, "alltoallv", "max_r off-rank bytes / S", false, false},
 };
 
 }  // namespace
@@ -41,6 +45,7 @@ double CollectiveSpec::busbw_factor(int n) const {
     case CollectiveKind::kAllGather:
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kAllToAll:
+    case CollectiveKind::kAllToAllV:  // equal splits; routed ones: AllToAllvLayout
       return (nn - 1.0) / nn;
     case CollectiveKind::kBroadcast:
     case CollectiveKind::kReduce:
@@ -73,6 +78,9 @@ CollectiveSizes CollectiveSpec::sizes(std::uint64_t requested_bytes, DType dtype
     case CollectiveKind::kAllToAll:  // count = elements per peer; S = whole buffer
       out.count = divided_chunk(elements, s, n);
       out.send_count = out.recv_count = out.count * nn;
+      break;
+    case CollectiveKind::kAllToAllV:  // count = elements a rank sends in all; S = that, as mean
+      out.count = out.send_count = out.recv_count = elements;
       break;
   }
   out.bytes = std::max(out.send_count, out.recv_count) * s;
@@ -162,6 +170,9 @@ ExpectPattern CollectiveSpec::expected(int rank, int n, int root, DType dtype, s
       e.kind = ExpectKind::kData;
       e.source = (rank - 1 + n) % n;
       break;
+    case CollectiveKind::kAllToAllV:
+      // Each peer's block has its own source and offset: no one pattern covers the buffer.
+      throw std::logic_error("alltoallv's data is checked per peer (AllToAllvLayout::expected)");
   }
   return e;
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <memory>
 #include <numeric>
 
 #include "src/backend/annotation.hpp"
@@ -41,15 +42,40 @@ struct Buffers {
   Buffer recv;
 };
 
-Buffers allocate_for(const BenchConfig& config, Backend& backend, int n,
-                     const std::vector<std::uint64_t>& sizes) {
+// The layout of one alltoallv size, or null where the size holds no whole token per rank.
+std::shared_ptr<const AllToAllvLayout> alltoallv_layout(const BenchConfig& config,
+                                                        const Routing& routing, int n,
+                                                        std::uint64_t requested) {
+  const std::uint64_t tokens = AllToAllvLayout::tokens_for(config.moe, requested, config.dtype);
+  if (tokens == 0) return nullptr;
+  return std::make_shared<const AllToAllvLayout>(routing, config.moe, n, tokens);
+}
+
+// Elements this rank sends and receives in one call: an alltoallv's own split, else the spec's.
+struct LocalCounts {
+  std::uint64_t send = 0;
+  std::uint64_t recv = 0;
+};
+LocalCounts local_counts(const CollectiveSizes& sizes, const AllToAllvLayout* layout, int me) {
+  if (layout != nullptr) return {layout->send_total(me), layout->recv_total(me)};
+  return {sizes.send_count, sizes.recv_count};
+}
+
+Buffers allocate_for(const BenchConfig& config, Backend& backend, const Routing& routing, int n,
+                     int me, const std::vector<std::uint64_t>& sizes) {
   std::uint64_t send_elems = 0;
   std::uint64_t recv_elems = 0;
   for (CollectiveKind op : config.ops) {
     for (std::uint64_t bytes : sizes) {
-      const CollectiveSizes s = collective_spec(op).sizes(bytes, config.dtype, n);
-      send_elems = std::max(send_elems, s.send_count);
-      recv_elems = std::max(recv_elems, s.recv_count);
+      LocalCounts counts;
+      if (op == CollectiveKind::kAllToAllV) {
+        const auto layout = alltoallv_layout(config, routing, n, bytes);
+        if (layout) counts = local_counts({}, layout.get(), me);
+      } else {
+        counts = local_counts(collective_spec(op).sizes(bytes, config.dtype, n), nullptr, me);
+      }
+      send_elems = std::max(send_elems, counts.send);
+      recv_elems = std::max(recv_elems, counts.recv);
     }
   }
   const std::size_t elem = dtype_size(config.dtype);
@@ -236,6 +262,17 @@ std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t ma
   return sizes;
 }
 
+PeerSplits peer_splits(const AllToAllvLayout& layout, int rank) {
+  PeerSplits splits;
+  for (int p = 0; p < layout.ranks(); ++p) {
+    splits.send_counts.push_back(layout.elements(rank, p));
+    splits.send_displs.push_back(layout.send_offset(rank, p));
+    splits.recv_counts.push_back(layout.elements(p, rank));
+    splits.recv_displs.push_back(layout.recv_offset(rank, p));
+  }
+  return splits;
+}
+
 double algbw_gbps(std::uint64_t bytes, double time_us) {
   return time_us > 0 ? static_cast<double>(bytes) / (time_us * 1e-6) / 1e9 : 0.0;
 }
@@ -259,6 +296,12 @@ void validate(const BenchConfig& config, Backend& backend, const RankContext& ct
     ctx.agree(backend.activity() != nullptr,
               log::cat("--instrument ", instrument_name(config.instrument), " is unavailable on ",
                        log::identity(), ": ", backend.unavailable_reason(Capability::kActivity)));
+  }
+  if (std::find(config.ops.begin(), config.ops.end(), CollectiveKind::kAllToAllV) !=
+      config.ops.end()) {
+    ctx.agree(config.moe.experts % n == 0,
+              log::cat("alltoallv: --experts ", config.moe.experts, " do not divide evenly among ",
+                       n, " ranks: every rank holds as many experts"));
   }
   if (config.graph) {
     ctx.agree(backend.graphs() != nullptr,
@@ -286,6 +329,7 @@ struct SizeCall {
   OpLabel label;
   std::uint64_t positions = 1;  ///< whole calls that fit in the buffers: nccl-tests' shift
   std::uint64_t seed = 0;
+  std::shared_ptr<const AllToAllvLayout> layout;  ///< alltoallv only
 };
 
 // What timing one size gave on this rank.
@@ -359,7 +403,8 @@ std::int64_t verify_size(const BenchConfig& config, Backend& backend, RankContex
                          const Buffers& buffers, const SizeCall& c, int me, int n) {
   if (!config.check) return -1;
   std::int64_t wrong = 0;
-  backend.fill(buffers.recv.data(), config.dtype, c.sizes.recv_count,
+  const LocalCounts counts = local_counts(c.sizes, c.layout.get(), me);
+  backend.fill(buffers.recv.data(), config.dtype, counts.recv,
                FillPattern{FillKind::kConstant, 0, 0, 1, 0, kPoison});
   submit_call(backend, c.call, c.label);
   backend.synchronize();
@@ -368,9 +413,21 @@ std::int64_t verify_size(const BenchConfig& config, Backend& backend, RankContex
       backend.fill(buffers.recv.data(), config.dtype, 1,
                    FillPattern{FillKind::kConstant, 0, 0, 1, 0, -3.0});
     }
-    wrong = static_cast<std::int64_t>(backend.count_mismatches(
-        buffers.recv.data(), config.dtype, c.sizes.recv_count,
-        c.spec.expected(me, n, config.root, config.dtype, c.seed, c.sizes)));
+    if (c.layout) {
+      // Each peer's block holds that peer's data from where its block for this rank started.
+      const std::size_t elem = dtype_size(config.dtype);
+      for (int source = 0; source < n; ++source) {
+        wrong += static_cast<std::int64_t>(
+            backend.count_mismatches(static_cast<const char*>(buffers.recv.data()) +
+                                         c.layout->recv_offset(me, source) * elem,
+                                     config.dtype, c.layout->elements(source, me),
+                                     c.layout->expected(me, source, config.dtype, c.seed)));
+      }
+    } else {
+      wrong = static_cast<std::int64_t>(backend.count_mismatches(
+          buffers.recv.data(), config.dtype, counts.recv,
+          c.spec.expected(me, n, config.root, config.dtype, c.seed, c.sizes)));
+    }
   }
   if (wrong > 0) {
     log::warn(log::cat(c.spec.name, " of ", c.sizes.bytes, " B: ", wrong, " wrong elements"));
@@ -403,7 +460,11 @@ BenchRow reduce_row(const BenchConfig& config, RankContext& ctx, const SizeCall&
   BenchRow row;
   row.op = c.spec.kind;
   row.nranks = n;
-  row.busbw_factor = c.spec.busbw_factor(n);
+  row.busbw_factor = c.layout ? c.layout->busbw_factor() : c.spec.busbw_factor(n);
+  if (c.layout) {
+    row.imbalance = c.layout->imbalance();
+    row.busiest_bytes = c.layout->busiest_offrank_bytes(config.dtype);
+  }
   row.sizes = c.sizes;
   row.dtype = config.dtype;
   row.root = c.spec.rooted ? config.root : -1;
@@ -447,7 +508,10 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
 
   const std::vector<std::uint64_t> sizes =
       sweep_sizes(config.min_bytes, config.max_bytes, config.step_factor);
-  Buffers buffers = allocate_for(config, backend, n, sizes);
+  // Every rank builds the same routing (a file is read on each): alltoallv's counts are a pure
+  // function of it, so no rank needs another's.
+  const Routing routing(config.routing, config.moe.experts);
+  Buffers buffers = allocate_for(config, backend, routing, n, me, sizes);
   const std::size_t elem = dtype_size(config.dtype);
   // Shifted calls read beyond the verified inputs: give that memory defined values once.
   backend.fill(buffers.send.data(), config.dtype, buffers.send.bytes() / elem,
@@ -464,23 +528,31 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
   for (CollectiveKind op : config.ops) {
     const CollectiveSpec& spec = collective_spec(op);
     for (std::uint64_t requested : sizes) {
-      SizeCall c{spec, spec.sizes(requested, config.dtype, n), {}, {}, 1, 0};
+      SizeCall c{spec, spec.sizes(requested, config.dtype, n), {}, {}, 1, 0, nullptr};
+      if (op == CollectiveKind::kAllToAllV) {
+        c.layout = alltoallv_layout(config, routing, n, requested);
+        if (!c.layout) continue;  // not one whole token per rank
+        c.sizes = c.layout->sizes(config.dtype);
+        c.call.splits = std::make_shared<const PeerSplits>(peer_splits(*c.layout, me));
+      }
       if (c.sizes.count == 0) continue;  // too small to divide among n ranks
+      const LocalCounts counts = local_counts(c.sizes, c.layout.get(), me);
       c.seed = ++seed;
       c.call.kind = op;
       c.call.comm = &comm;
       c.call.send = buffers.send.data();
       c.call.recv = buffers.recv.data();
-      c.call.count = c.sizes.count;
+      c.call.count = c.layout ? counts.send : c.sizes.count;
       c.call.dtype = config.dtype;
       c.call.root = config.root;
       c.label = OpLabel{spec.name, c.sizes.bytes, 0.0};
-      const std::uint64_t room = std::min(buffers.send.bytes() - c.sizes.send_count * elem,
-                                          buffers.recv.bytes() - c.sizes.recv_count * elem);
+      const std::uint64_t room = std::min(buffers.send.bytes() - counts.send * elem,
+                                          buffers.recv.bytes() - counts.recv * elem);
       c.positions = 1 + room / c.sizes.bytes;
 
-      backend.fill(buffers.send.data(), config.dtype, c.sizes.send_count,
-                   spec.input(me, n, config.dtype, c.seed));
+      backend.fill(buffers.send.data(), config.dtype, counts.send,
+                   c.layout ? c.layout->input(me, config.dtype, c.seed)
+                            : spec.input(me, n, config.dtype, c.seed));
       const SizeTiming timing = time_size(config, backend, ctx, c, annotate);
       const std::int64_t wrong = verify_size(config, backend, ctx, buffers, c, me, n);
       report.rows.push_back(reduce_row(config, ctx, c, timing, wrong, me, n));

@@ -13,8 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "collectives/alltoallv_layout.hpp"
 #include "collectives/collective_spec.hpp"
+#include "collectives/routing.hpp"
 #include "src/backend/kinds/collective_kind.hpp"
+#include "src/backend/work.hpp"
 #include "src/core/dtype.hpp"
 
 namespace commprof {
@@ -52,6 +55,10 @@ struct BenchConfig {
   bool graph = false;
   std::string out_dir;         ///< where bench.json and bench.csv go; empty: nowhere
   int test_corrupt_rank = -1;  ///< test hook: this rank corrupts one received element
+  /// alltoallv: where tokens go, and the MoE shape (the sizes are the bytes each rank sends;
+  /// step 0, layer 0 of the routing).
+  RoutingSpec routing;
+  MoeShape moe;
 };
 
 /// Sizes of the sweep: min, min·f, min·f², … while ≤ max (nccl-tests' -b/-e/-f).
@@ -77,6 +84,10 @@ struct BenchRow {
   double algbw_gbps = 0, busbw_gbps = 0;          ///< from the average time
   double algbw_max_gbps = 0, busbw_max_gbps = 0;  ///< from the maximum time
   std::int64_t wrong = -1;  ///< wrong elements over all ranks; -1 when not checked
+  /// alltoallv: max/mean of the bytes ranks receive, and the busiest rank's bytes to or from
+  /// other ranks (busbw's numerator); 0 for other collectives.
+  double imbalance = 0;
+  std::uint64_t busiest_bytes = 0;
 };
 
 struct BenchRankInfo {
@@ -122,6 +133,10 @@ class BenchProgress {
 /// (the report's). `progress`, given on rank 0, hears of each step as it happens.
 BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& ctx,
                       const std::string& backend_reason, BenchProgress* progress = nullptr);
+
+/// `rank`'s side of an alltoallv as the backends take it: its counts and displacements per peer,
+/// all read from the layout that every rank computes alike.
+PeerSplits peer_splits(const AllToAllvLayout& layout, int rank);
 
 /// algbw in GB/s (1e9 B/s) for `bytes` moved in `time_us`.
 double algbw_gbps(std::uint64_t bytes, double time_us);

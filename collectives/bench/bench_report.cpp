@@ -33,6 +33,12 @@ std::string pad(const std::string& text, int width) {
 
 const char* redop_name(const CollectiveSpec& spec) { return spec.reduces ? "sum" : "none"; }
 
+bool routed(const BenchRow& row) { return row.op == CollectiveKind::kAllToAllV; }
+
+// What busbw means for alltoallv, in the text header and in JSON.
+constexpr const char* kAllToAllvBusbw =
+    "busiest rank: the most bytes any rank sends to, or receives from, other ranks";
+
 }  // namespace
 
 void BenchTextPrinter::started(const BenchReport& report) {
@@ -67,14 +73,27 @@ void BenchTextPrinter::measured(const BenchReport& report, const BenchRow& row) 
   if (table_open_ && table_op_ != row.op) op_done(report, table_op_);
   const CollectiveSpec& spec = collective_spec(row.op);
   if (!table_open_) {
-    os_ << "#\n# " << spec.name << ": n = " << row.nranks << ", busbw factor "
-        << spec.factor_formula << " = " << fixed(row.busbw_factor, 4) << '\n'
-        << "#" << pad("size", 12) << pad("count", 13) << pad("type", 10) << pad("redop", 7)
+    if (routed(row)) {
+      // The factor differs per size (the routing's counts round differently): a column.
+      const BenchConfig& c = report.config;
+      os_ << "#\n# " << spec.name << ": n = " << row.nranks << ", busbw factor "
+          << spec.factor_formula << " per size (factor column)\n"
+          << "#   routing " << c.routing.text() << ", " << c.moe.experts << " experts, top-"
+          << c.moe.top_k << ", " << c.moe.hidden << " element(s) per token, step " << c.moe.step
+          << " layer " << c.moe.layer << "; size = bytes every rank sends\n"
+          << "#   busbw: " << kAllToAllvBusbw << ", / avg time; imbal = max/mean bytes a rank "
+          << "receives\n";
+    } else {
+      os_ << "#\n# " << spec.name << ": n = " << row.nranks << ", busbw factor "
+          << spec.factor_formula << " = " << fixed(row.busbw_factor, 4) << '\n';
+    }
+    os_ << "#" << pad("size", 12) << pad("count", 13) << pad("type", 10) << pad("redop", 7)
         << pad("root", 6) << pad("time min", 11) << pad("time avg", 11) << pad("time max", 11)
-        << pad("algbw", 9) << pad("busbw", 9) << pad("#wrong", 8) << '\n'
+        << pad("algbw", 9) << pad("busbw", 9)
+        << (routed(row) ? pad("factor", 8) + pad("imbal", 7) : "") << pad("#wrong", 8) << '\n'
         << "#" << pad("(B)", 12) << pad("(elements)", 13) << pad("", 10) << pad("", 7) << pad("", 6)
         << pad("(us)", 11) << pad("(us)", 11) << pad("(us)", 11) << pad("(GB/s)", 9)
-        << pad("(GB/s)", 9) << pad("", 8) << '\n';
+        << pad("(GB/s)", 9) << (routed(row) ? pad("", 8) + pad("", 7) : "") << pad("", 8) << '\n';
     table_open_ = true;
     table_op_ = row.op;
   }
@@ -83,6 +102,7 @@ void BenchTextPrinter::measured(const BenchReport& report, const BenchRow& row) 
       << pad(row.root < 0 ? "-" : std::to_string(row.root), 6) << pad(adaptive(row.time_min_us), 11)
       << pad(adaptive(row.time_avg_us), 11) << pad(adaptive(row.time_max_us), 11)
       << pad(fixed(row.algbw_gbps, 2), 9) << pad(fixed(row.busbw_gbps, 2), 9)
+      << (routed(row) ? pad(fixed(row.busbw_factor, 4), 8) + pad(fixed(row.imbalance, 3), 7) : "")
       << pad(row.wrong < 0 ? "N/A" : std::to_string(row.wrong), 8) << '\n';
   os_.flush();
 }
@@ -190,6 +210,12 @@ nlohmann::ordered_json bench_to_json(const BenchReport& report) {
                  {"instrument", instrument_name(c.instrument)},
                  {"graph", c.graph},
                  {"placement", "out_of_place"}};
+  if (std::find(c.ops.begin(), c.ops.end(), CollectiveKind::kAllToAllV) != c.ops.end()) {
+    j["config"]["alltoallv"] = {
+        {"routing", c.routing.text()},     {"experts", c.moe.experts}, {"top_k", c.moe.top_k},
+        {"hidden_elements", c.moe.hidden}, {"step", c.moe.step},       {"layer", c.moe.layer},
+        {"busbw_basis", kAllToAllvBusbw}};
+  }
   j["units"] = {{"time", "us"}, {"bandwidth", "GB/s (1e9 bytes/s)"}, {"size", "bytes"}};
   j["time_definition"] =
       "per-call time of the timed loop on each rank's stream clock; bandwidths from the mean "
@@ -232,6 +258,10 @@ nlohmann::ordered_json bench_to_json(const BenchReport& report) {
           {"instrumented_time_us", row.instrumented_time_us},
           {"ratio", row.plain_time_us > 0 ? row.instrumented_time_us / row.plain_time_us : 0.0}};
     }
+    if (routed(row)) {
+      item["busiest_offrank_bytes"] = row.busiest_bytes;
+      item["imbalance_max_over_mean"] = row.imbalance;
+    }
     item["algbw_gbps"] = row.algbw_gbps;
     item["busbw_gbps"] = row.busbw_gbps;
     item["algbw_gbps_from_max"] = row.algbw_max_gbps;
@@ -251,7 +281,7 @@ nlohmann::ordered_json bench_to_json(const BenchReport& report) {
 void write_bench_csv(std::ostream& os, const BenchReport& report) {
   os << "op,nranks,size_bytes,count,dtype,redop,root,time_min_us,time_avg_us,time_max_us,"
         "host_clock_time_avg_us,algbw_gbps,busbw_gbps,algbw_gbps_from_max,busbw_gbps_from_max,"
-        "busbw_factor,wrong\n";
+        "busbw_factor,imbalance,wrong\n";
   for (const BenchRow& row : report.rows) {
     const CollectiveSpec& spec = collective_spec(row.op);
     os << spec.name << ',' << row.nranks << ',' << row.sizes.bytes << ',' << row.sizes.count << ','
@@ -260,8 +290,8 @@ void write_bench_csv(std::ostream& os, const BenchReport& report) {
        << fixed(row.time_max_us, 3) << ',' << fixed(row.host_time_avg_us, 3) << ','
        << fixed(row.algbw_gbps, 4) << ',' << fixed(row.busbw_gbps, 4) << ','
        << fixed(row.algbw_max_gbps, 4) << ',' << fixed(row.busbw_max_gbps, 4) << ','
-       << fixed(row.busbw_factor, 6) << ',' << (row.wrong < 0 ? "" : std::to_string(row.wrong))
-       << '\n';
+       << fixed(row.busbw_factor, 6) << ',' << (routed(row) ? fixed(row.imbalance, 6) : "") << ','
+       << (row.wrong < 0 ? "" : std::to_string(row.wrong)) << '\n';
   }
 }
 

@@ -2,6 +2,7 @@
 // `commprof bench`: options, validation, and running the sweep with its outputs.
 #include "collectives/commands/bench_command.hpp"
 
+#include <algorithm>
 #include <iostream>
 
 #include "collectives/bench/bench.hpp"
@@ -31,9 +32,9 @@ class BenchCommand final : public Command {
     visible.add_options()(
         "ops", po::value<std::string>()->default_value("allreduce"),
         "comma-separated: allreduce, allgather, reducescatter, broadcast, reduce, alltoall, "
-        "sendrecv; or all")("min-bytes,b",
-                            po::value<ByteSize>()->default_value(ByteSize{1024}, "1K"),
-                            "smallest size (K/M/G = KiB/MiB/GiB)")(
+        "sendrecv, alltoallv; or all (every one but alltoallv)")(
+        "min-bytes,b", po::value<ByteSize>()->default_value(ByteSize{1024}, "1K"),
+        "smallest size (K/M/G = KiB/MiB/GiB)")(
         "max-bytes,e", po::value<ByteSize>()->default_value(ByteSize{16ull << 20}, "16M"),
         "largest size")("step-factor,f", po::value<std::uint64_t>()->default_value(4),
                         "multiply the size by this between steps (>= 2)")(
@@ -54,7 +55,16 @@ class BenchCommand final : public Command {
         "out,o", po::value<std::string>(), "write bench.json and bench.csv into this directory")(
         "graph", po::bool_switch(),
         "capture the timed loop once as a CUDA graph and time one replay of it, as nccl-tests "
-        "-G 1 (cuda backend; with --instrument 0)");
+        "-G 1 (cuda backend; with --instrument 0)")(
+        "routing", po::value<std::string>()->default_value("zipf"),
+        "alltoallv: where tokens go: uniform, zipf (the default exponent, fit to real text), "
+        "zipf:S (Zipf exponent S >= 0) or file:PATH (per-layer token counts of a real run; "
+        "docs/collectives.md)")("experts", po::value<int>()->default_value(64),
+                                "alltoallv: experts, spread evenly over the ranks")(
+        "top-k", po::value<int>()->default_value(6), "alltoallv: experts each token goes to")(
+        "hidden", po::value<std::uint64_t>()->default_value(1),
+        "alltoallv: elements per routed token (1: every element routed alone; the model's "
+        "hidden size for token-sized blocks)");
     add_runtime_options(visible);
     hidden.add_options()("test-corrupt-rank", po::value<int>()->default_value(-1),
                          "test hook: this rank corrupts one received element before checking");
@@ -75,6 +85,7 @@ class BenchCommand final : public Command {
     config_.graph = vm["graph"].as<bool>();
     if (vm.count("out") != 0) config_.out_dir = vm["out"].as<std::string>();
     config_.test_corrupt_rank = vm["test-corrupt-rank"].as<int>();
+    configure_alltoallv(vm);
 
     if (config_.min_bytes == 0) throw ConfigError("--min-bytes must be at least 1 byte");
     if (config_.min_bytes > config_.max_bytes) {
@@ -91,6 +102,31 @@ class BenchCommand final : public Command {
                    "times: use it with --instrument 0, not --instrument ",
                    instrument_name(config_.instrument)));
     }
+  }
+
+  // The routing options shape alltoallv alone: given without it they would be ignored, so they
+  // are refused; with it, a bad value is refused before anything runs (a routing file is read
+  // here, on every rank, so every rank refuses it alike).
+  void configure_alltoallv(const po::variables_map& vm) {
+    const bool alltoallv = std::find(config_.ops.begin(), config_.ops.end(),
+                                     CollectiveKind::kAllToAllV) != config_.ops.end();
+    for (const char* option : {"routing", "experts", "top-k", "hidden"}) {
+      if (!alltoallv && !vm[option].defaulted()) {
+        throw ConfigError(log::cat("--", option, " shapes alltoallv only: add alltoallv to --ops"));
+      }
+    }
+    config_.routing = parse_routing(vm["routing"].as<std::string>());
+    config_.moe.experts = vm["experts"].as<int>();
+    config_.moe.top_k = vm["top-k"].as<int>();
+    config_.moe.hidden = vm["hidden"].as<std::uint64_t>();
+    if (config_.moe.experts < 1) throw ConfigError("--experts must be at least 1");
+    if (config_.moe.top_k < 1 || config_.moe.top_k > config_.moe.experts) {
+      throw ConfigError(log::cat("--top-k ", config_.moe.top_k,
+                                 " must be between 1 and --experts (", config_.moe.experts, ")"));
+    }
+    if (config_.moe.hidden < 1) throw ConfigError("--hidden must be at least 1 element");
+    if (alltoallv)
+      static_cast<void>(Routing(config_.routing, config_.moe.experts));  // reads a file
   }
 
   std::string backend_name() const override { return runtime_.backend; }

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -17,6 +18,17 @@ namespace commprof {
 
 class Communicator;
 
+/// One rank's side of an alltoallv, in elements, indexed by peer (a rank of the communicator):
+/// it sends send_counts[p] elements from send + send_displs[p] to p and receives recv_counts[p]
+/// elements from p into recv + recv_displs[p] (MPI_Alltoallv's arguments). The ranks' splits
+/// must agree: rank r's send_counts[p] is p's recv_counts[r].
+struct PeerSplits {
+  std::vector<std::size_t> send_counts;
+  std::vector<std::size_t> send_displs;
+  std::vector<std::size_t> recv_counts;
+  std::vector<std::size_t> recv_displs;
+};
+
 /// A collective over `comm` with NCCL's argument semantics (see CollectiveSpec for what
 /// `count` means per kind). Out-of-place unless send == recv.
 struct CollectiveCall {
@@ -24,9 +36,12 @@ struct CollectiveCall {
   Communicator* comm = nullptr;
   const void* send = nullptr;
   void* recv = nullptr;
-  std::size_t count = 0;
+  std::size_t count = 0;  ///< alltoallv: the elements this rank sends, over all peers
   DType dtype = DType::kFloat32;
   int root = 0;  ///< broadcast and reduce
+  /// alltoallv only: the per-peer counts. Shared, not borrowed: the host backend runs the call
+  /// later on its stream's thread, after the submitter may have moved on.
+  std::shared_ptr<const PeerSplits> splits = nullptr;
 };
 
 /// One send or receive of a P2PCall: to or from `peer` (a rank of the communicator; -1: none),

@@ -47,6 +47,22 @@ RankBuffers simulate_collective(CollectiveKind kind, const CollectiveSizes& size
       case CollectiveKind::kSendRecv:  // ring: receive from the previous rank
         for (std::size_t i = 0; i < count; ++i) out[i] = sends[(r + n - 1) % n].at(i);
         break;
+      case CollectiveKind::kAllToAllV:  // per-peer counts: simulate_alltoallv
+        break;
+    }
+  }
+  return recv;
+}
+
+RankBuffers simulate_alltoallv(const std::vector<std::vector<std::size_t>>& counts,
+                               const RankBuffers& sends) {
+  const std::size_t n = sends.size();
+  RankBuffers recv(n);
+  for (std::size_t p = 0; p < n; ++p) {
+    for (std::size_t q = 0; q < n; ++q) {
+      std::size_t start = 0;  // q's block for p starts after its blocks for ranks before p
+      for (std::size_t before = 0; before < p; ++before) start += counts[q][before];
+      for (std::size_t i = 0; i < counts[q][p]; ++i) recv[p].push_back(sends[q].at(start + i));
     }
   }
   return recv;

@@ -23,6 +23,12 @@ using RankBuffers = std::vector<std::vector<double>>;  ///< [rank][element]
 RankBuffers simulate_collective(CollectiveKind kind, const CollectiveSizes& sizes, int root,
                                 const RankBuffers& sends);
 
+/// MPI_Alltoallv with packed blocks: counts[q][p] elements go from rank q to rank p; each send
+/// buffer holds its blocks in peer order, and so does each receive buffer (from rank 0 first).
+/// (simulate_collective leaves alltoallv's receive buffers undefined: it has no counts.)
+RankBuffers simulate_alltoallv(const std::vector<std::vector<std::size_t>>& counts,
+                               const RankBuffers& sends);
+
 /// The send buffers a bench run writes: spec.input(r, n, dtype, seed) for every rank.
 RankBuffers make_inputs(const CollectiveSpec& spec, int n, DType dtype, std::uint64_t seed,
                         const CollectiveSizes& sizes);

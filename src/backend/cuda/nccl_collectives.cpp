@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "src/backend/cuda/nccl_collectives.hpp"
 
+#include <stdexcept>
+
 #include "src/backend/communicator.hpp"
 #include "src/backend/cuda/cuda_check.hpp"
 
@@ -73,6 +75,30 @@ void enqueue_nccl_collective(const CollectiveCall& call, ncclComm_t comm, cudaSt
       for (int peer = 0; peer < n; ++peer) {
         COMMPROF_NCCL_CHECK(ncclSend(send + peer * chunk, count, type, peer, comm, stream));
         COMMPROF_NCCL_CHECK(ncclRecv(recv + peer * chunk, count, type, peer, comm, stream));
+      }
+      COMMPROF_NCCL_CHECK(ncclGroupEnd());
+      return;
+    }
+    case CollectiveKind::kAllToAllV: {
+      // Grouped point-to-point with each peer's own count, as Megatron's alltoall dispatcher
+      // runs all_to_all_single with splits (NCCL has no alltoallv call). Every rank posts its
+      // peers in the same order, and a zero count is still posted: NCCL treats it as a no-op.
+      const int n = call.comm->size();
+      if (!call.splits || call.splits->send_counts.size() != static_cast<std::size_t>(n) ||
+          call.splits->recv_counts.size() != static_cast<std::size_t>(n)) {
+        throw std::logic_error("alltoallv without splits for every rank of its communicator");
+      }
+      const PeerSplits& s = *call.splits;
+      const std::size_t elem = dtype_size(call.dtype);
+      const auto* send = static_cast<const char*>(call.send);
+      auto* recv = static_cast<char*>(call.recv);
+      COMMPROF_NCCL_CHECK(ncclGroupStart());
+      for (int peer = 0; peer < n; ++peer) {
+        const auto p = static_cast<std::size_t>(peer);
+        COMMPROF_NCCL_CHECK(
+            ncclSend(send + s.send_displs[p] * elem, s.send_counts[p], type, peer, comm, stream));
+        COMMPROF_NCCL_CHECK(
+            ncclRecv(recv + s.recv_displs[p] * elem, s.recv_counts[p], type, peer, comm, stream));
       }
       COMMPROF_NCCL_CHECK(ncclGroupEnd());
       return;

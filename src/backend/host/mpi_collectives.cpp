@@ -3,6 +3,8 @@
 
 #include <climits>
 #include <cstring>
+#include <stdexcept>
+#include <vector>
 
 #include "src/backend/communicator.hpp"
 #include "src/core/log.hpp"
@@ -52,6 +54,41 @@ void run_mpi_p2p(const P2PCall& call, MPI_Comm comm) {
   if (n > 0) COMMPROF_MPI_CHECK(MPI_Waitall(n, requests, MPI_STATUSES_IGNORE));
 }
 
+namespace {
+
+// MPI_Alltoallv takes int counts and displacements: each must fit, or the call would silently
+// move other elements than the splits say.
+std::vector<int> as_mpi_ints(const std::vector<std::size_t>& values, const char* what) {
+  std::vector<int> out;
+  out.reserve(values.size());
+  for (std::size_t v : values) {
+    if (v > static_cast<std::size_t>(INT_MAX)) {
+      throw ConfigError(log::cat("a host-backend alltoallv takes ", what, " of at most ", INT_MAX,
+                                 " elements (MPI counts are int); got ", v));
+    }
+    out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+void run_mpi_alltoallv(const CollectiveCall& call, MPI_Comm comm, int size) {
+  if (!call.splits || call.splits->send_counts.size() != static_cast<std::size_t>(size) ||
+      call.splits->recv_counts.size() != static_cast<std::size_t>(size)) {
+    throw std::logic_error(log::cat("alltoallv without splits for its ", size, " ranks"));
+  }
+  const PeerSplits& s = *call.splits;
+  const std::vector<int> send_counts = as_mpi_ints(s.send_counts, "send counts");
+  const std::vector<int> send_displs = as_mpi_ints(s.send_displs, "send displacements");
+  const std::vector<int> recv_counts = as_mpi_ints(s.recv_counts, "receive counts");
+  const std::vector<int> recv_displs = as_mpi_ints(s.recv_displs, "receive displacements");
+  const MPI_Datatype type = mpi_datatype(call.dtype);
+  COMMPROF_MPI_CHECK(MPI_Alltoallv(const_cast<void*>(call.send), send_counts.data(),
+                                   send_displs.data(), type, call.recv, recv_counts.data(),
+                                   recv_displs.data(), type, comm));
+}
+
+}  // namespace
+
 void run_mpi_collective(const CollectiveCall& call, MPI_Comm comm) {
   if (call.count > static_cast<std::size_t>(INT_MAX)) {
     throw ConfigError(log::cat("a host-backend collective moves at most ", INT_MAX,
@@ -91,6 +128,9 @@ void run_mpi_collective(const CollectiveCall& call, MPI_Comm comm) {
       return;
     case CollectiveKind::kAllToAll:
       COMMPROF_MPI_CHECK(MPI_Alltoall(send, count, type, call.recv, count, type, comm));
+      return;
+    case CollectiveKind::kAllToAllV:
+      run_mpi_alltoallv(call, comm, size);
       return;
     case CollectiveKind::kSendRecv: {
       const int next = (rank + 1) % size;

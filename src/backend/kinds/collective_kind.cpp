@@ -25,7 +25,8 @@ constexpr NamedValue<CollectiveKind> kCollectiveNames[] = {
     {CollectiveKind::kBroadcast, "broadcast"},
     {CollectiveKind::kReduce, "reduce"},
     {CollectiveKind::kAllToAll, "alltoall"},
-    {CollectiveKind::kSendRecv, "sendrecv"}};
+    {CollectiveKind::kSendRecv, "sendrecv"},
+    {CollectiveKind::kAllToAllV, "alltoallv"}};
 }  // namespace
 
 const char* collective_name(CollectiveKind kind) { return name_of(kCollectiveNames, kind); }

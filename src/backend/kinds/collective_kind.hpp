@@ -16,12 +16,17 @@ enum class CollectiveKind : std::uint8_t {
   kReduce,
   kAllToAll,
   kSendRecv,  ///< ring neighbour exchange: send to rank+1, receive from rank-1 (nccl-tests)
+  /// All-to-all with a different count per pair of ranks (MoE token dispatch): the counts come
+  /// with the call (CollectiveCall::splits), not from `count`.
+  kAllToAllV,
 };
 
-/// Every kind, in the order `--ops all` runs them.
+/// Every kind of fixed size, in the order `--ops all` runs them: all but alltoallv, whose counts
+/// come from a routing that `all` would have to invent (name it in --ops).
 const std::vector<CollectiveKind>& all_collective_kinds();
 
-/// "allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv".
+/// "allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv",
+/// "alltoallv".
 const char* collective_name(CollectiveKind kind);
 
 /// Parses one name (also accepts nccl-tests' spellings such as all_reduce); throws ConfigError.

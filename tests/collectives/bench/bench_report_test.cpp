@@ -241,6 +241,46 @@ TEST(BenchJson, RoundTripsThroughText) {
   EXPECT_EQ(back["schema"], "commprof.bench");
 }
 
+// An alltoallv row: 2 ranks, 64 B per rank in 1 us, the busiest rank moving 48 B off-rank
+// (factor 0.75), ranks receiving 96 B and 32 B (imbalance 1.5). Its table names the busbw's
+// basis and the routing, and carries both per size; JSON and CSV carry them too.
+TEST(BenchAlltoallv, RowsShowTheFactorAndTheImbalanceAndSayWhatBusbwCounts) {
+  BenchReport r = sample_report();
+  r.config.ops = {CollectiveKind::kAllToAllV};
+  r.config.routing = parse_routing("zipf:1.5");
+  r.config.moe.experts = 8;
+  r.config.moe.top_k = 2;
+  r.rows.clear();
+  BenchRow row = make_row(CollectiveKind::kAllToAllV, 2, 64, 1.0, 0);
+  row.busbw_factor = 0.75;
+  row.busbw_gbps = row.algbw_gbps * row.busbw_factor;
+  row.imbalance = 1.5;
+  row.busiest_bytes = 48;
+  r.rows.push_back(row);
+  const std::string text = text_of(r);
+  EXPECT_THAT(text, HasSubstr("# alltoallv: n = 2, busbw factor max_r off-rank bytes / S per "
+                              "size (factor column)\n"));
+  EXPECT_THAT(text, HasSubstr("#   routing zipf:1.5, 8 experts, top-2, 1 element(s) per token, "
+                              "step 0 layer 0; size = bytes every rank sends\n"));
+  EXPECT_THAT(text, HasSubstr("busbw: busiest rank: the most bytes any rank sends to, or "
+                              "receives from, other ranks, / avg time"));
+  // algbw 64 B / 1 us = 0.064 GB/s, busbw 0.048 GB/s: 0.06 and 0.05 at two decimals.
+  EXPECT_EQ(
+      count_matching(text, "^ +64 +16 +float +none +- .* 0\\.06 +0\\.05 +0\\.7500 +1\\.500 +0$"), 1)
+      << text;
+  const auto j = bench_to_json(r);
+  EXPECT_EQ(j["config"]["alltoallv"]["routing"], "zipf:1.5");
+  EXPECT_EQ(j["config"]["alltoallv"]["experts"], 8);
+  EXPECT_EQ(j["results"][0]["busiest_offrank_bytes"], 48);
+  EXPECT_EQ(j["results"][0]["imbalance_max_over_mean"], 1.5);
+  EXPECT_EQ(j["results"][0]["busbw_factor"], 0.75);
+  std::ostringstream csv;
+  write_bench_csv(csv, r);
+  EXPECT_THAT(lines_of(csv.str()).at(1), ::testing::EndsWith(",0.750000,1.500000,0"));
+  // Other ops' JSON has no alltoallv configuration.
+  EXPECT_FALSE(bench_to_json(sample_report())["config"].contains("alltoallv"));
+}
+
 TEST(BenchCsv, HeaderAndOneRowPerResult) {
   std::ostringstream os;
   write_bench_csv(os, sample_report());
@@ -249,17 +289,18 @@ TEST(BenchCsv, HeaderAndOneRowPerResult) {
   EXPECT_EQ(lines[0],
             "op,nranks,size_bytes,count,dtype,redop,root,time_min_us,time_avg_us,time_max_us,"
             "host_clock_time_avg_us,algbw_gbps,busbw_gbps,algbw_gbps_from_max,"
-            "busbw_gbps_from_max,busbw_factor,wrong");
+            "busbw_gbps_from_max,busbw_factor,imbalance,wrong");
+  // imbalance: alltoallv's alone, empty for the others.
   const std::regex row(
-      "^[a-z]+,4,[0-9]+,[0-9]+,float,(sum|none),-?[0-9]+(,[0-9]+\\.[0-9]+){9},[0-9]*$");
+      "^[a-z]+,4,[0-9]+,[0-9]+,float,(sum|none),-?[0-9]+(,[0-9]+\\.[0-9]+){9},,[0-9]*$");
   for (std::size_t i = 1; i < lines.size(); ++i) {
     EXPECT_TRUE(std::regex_match(lines[i], row)) << lines[i];
   }
   EXPECT_EQ(lines[2].rfind("allreduce,4,1048576,262144,float,sum,-1,125.000,250.000,500.000,", 0),
             0u)
       << lines[2];
-  EXPECT_THAT(lines[2], ::testing::EndsWith(",1.500000,0"));
-  EXPECT_THAT(lines[4], ::testing::EndsWith(",0.750000,"));  // unchecked: empty, not 0
+  EXPECT_THAT(lines[2], ::testing::EndsWith(",1.500000,,0"));
+  EXPECT_THAT(lines[4], ::testing::EndsWith(",0.750000,,"));  // unchecked: empty, not 0
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/alltoallv_layout.hpp"
 #include "collectives/collective_spec.hpp"
 #include "src/backend/backend.hpp"
 #include "src/backend/registry/backend_registry.hpp"
@@ -811,6 +812,57 @@ TEST_F(BackendConformance, EveryCollectiveVerifiesOnWorldAndSplit) {
                                  spec.expected(comm->rank(), n, 0, DType::kFloat32, seed, sz)),
             0u);
       }
+    }
+  }
+}
+
+// alltoallv with counts from a skewed routing (12 experts: they divide among 1, 2 and 4 ranks) on
+// the world and on the split communicator, each peer's block verified against its pattern.
+TEST_F(BackendConformance, AlltoallvVerifiesOnWorldAndSplit) {
+  std::unique_ptr<Communicator> parity = b().world().split(rank() % 2, -rank(), "parity");
+  MoeShape shape;
+  shape.experts = 12;
+  shape.top_k = 3;
+  shape.hidden = 5;
+  const Routing routing(parse_routing("zipf:1"), shape.experts);
+  const FillPattern poison{FillKind::kConstant, 0, 0, 1, 0, -7.0};
+  std::uint64_t seed = 100;
+  for (Communicator* comm : {&b().world(), parity.get()}) {
+    SCOPED_TRACE("alltoallv on " + comm->name());
+    const int n = comm->size();
+    const int me = comm->rank();
+    const AllToAllvLayout layout(routing, shape, n, 300);
+    auto splits = std::make_shared<PeerSplits>();
+    for (int p = 0; p < n; ++p) {
+      splits->send_counts.push_back(layout.elements(me, p));
+      splits->send_displs.push_back(layout.send_offset(me, p));
+      splits->recv_counts.push_back(layout.elements(p, me));
+      splits->recv_displs.push_back(layout.recv_offset(me, p));
+    }
+    ++seed;
+    Buffer send = b().allocate(layout.send_total(me) * 4, MemorySpace::kDevice);
+    Buffer recv =
+        b().allocate(std::max<std::uint64_t>(layout.recv_total(me), 1) * 4, MemorySpace::kDevice);
+    b().fill(send.data(), DType::kFloat32, layout.send_total(me),
+             layout.input(me, DType::kFloat32, seed));
+    b().fill(recv.data(), DType::kFloat32, layout.recv_total(me), poison);
+    CollectiveCall call{CollectiveKind::kAllToAllV,
+                        comm,
+                        send.data(),
+                        recv.data(),
+                        layout.send_total(me),
+                        DType::kFloat32,
+                        0};
+    call.splits = splits;
+    b().submit(Category::kComm, call, {"alltoallv", layout.sizes(DType::kFloat32).bytes});
+    b().synchronize();
+    for (int source = 0; source < n; ++source) {
+      EXPECT_EQ(b().count_mismatches(
+                    static_cast<const char*>(recv.data()) + layout.recv_offset(me, source) * 4,
+                    DType::kFloat32, layout.elements(source, me),
+                    layout.expected(me, source, DType::kFloat32, seed)),
+                0u)
+          << "block from rank " << source;
     }
   }
 }

@@ -37,6 +37,16 @@ TEST(CollectiveKind, AcceptsNcclTestsSpellings) {
   EXPECT_EQ(parse_collective("reduce_scatter"), K::kReduceScatter);
   EXPECT_EQ(parse_collective("alltoAll"), K::kAllToAll);
   EXPECT_EQ(parse_collective("send_recv"), K::kSendRecv);
+  EXPECT_EQ(parse_collective("all_to_allv"), K::kAllToAllV);
+}
+
+// alltoallv is named, never implied: its counts need a routing that `all` does not choose.
+TEST(CollectiveKind, AlltoallvIsNamedButNotInAll) {
+  EXPECT_STREQ(collective_name(K::kAllToAllV), "alltoallv");
+  EXPECT_EQ(parse_collective("alltoallv"), K::kAllToAllV);
+  EXPECT_EQ(parse_collective_list("alltoall,alltoallv"),
+            (std::vector<K>{K::kAllToAll, K::kAllToAllV}));
+  for (K kind : all_collective_kinds()) EXPECT_NE(kind, K::kAllToAllV);
 }
 
 TEST(CollectiveKind, ListKeepsOrderAndDropsDuplicates) {
