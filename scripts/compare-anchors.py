@@ -9,7 +9,9 @@ at or above --min-bytes differs by more than --tolerance percent (event clock).
 import json, os, sys, argparse
 
 NAMES = {"allreduce": "all_reduce", "allgather": "all_gather", "reducescatter": "reduce_scatter",
-         "alltoall": "alltoall", "broadcast": "broadcast", "sendrecv": "sendrecv"}
+         "alltoall": "alltoall", "broadcast": "broadcast", "sendrecv": "sendrecv",
+         # run with --routing uniform: every pair the same count, nccl-tests' alltoall
+         "alltoallv": "alltoall"}
 
 p = argparse.ArgumentParser()
 p.add_argument("bench"); p.add_argument("anchors")

@@ -16,7 +16,9 @@
 #              $ANCHORS, default docs/anchors/h200x2-nccl-tests-2.19.6); with NCCL_TESTS=DIR
 #              (all_reduce_perf, all_gather_perf, sendrecv_perf, ...) also ROUNDS (default 2)
 #              rounds of nccl-tests and commprof bench alternately on the same GPUs for each op of
-#              ROUND_OPS (default "sendrecv allreduce allgather"), each pair compared
+#              ROUND_OPS (default "sendrecv allreduce allgather"), each pair compared; alltoallv
+#              runs with --routing uniform against alltoall_perf, then once with the default
+#              (Zipf) routing, bf16 tokens of 4096, for its busbw and imbalance
 #   workloads  commprof run, gpt-1.3b, 10 steps after 3: dp (overlapped and --no-overlap, each
 #              also with --op-timing step; --op-timing shared), tp (and --sequence-parallel), pp
 #              (1f1b, gpipe), dp --dp-mode zero, dp --offload; the reducer on dp and dp-serial
@@ -223,9 +225,10 @@ phase_anchors() {
     return
   fi
   need_commprof || return
+  # alltoallv with uniform routing (every pair the same count) is compared with alltoall_perf.
   local -A nt_name=([allreduce]=all_reduce [allgather]=all_gather [reducescatter]=reduce_scatter
-    [alltoall]=alltoall [broadcast]=broadcast [reduce]=reduce [sendrecv]=sendrecv)
-  local round op nt ok
+    [alltoall]=alltoall [alltoallv]=alltoall [broadcast]=broadcast [reduce]=reduce [sendrecv]=sendrecv)
+  local round op nt ok routing
   for round in $(seq 1 "${ROUNDS:-2}"); do
     mkdir -p "$PD/nccl-tests-$round"
     for op in ${ROUND_OPS:-sendrecv allreduce allgather}; do
@@ -239,8 +242,10 @@ phase_anchors() {
         run_to "round $round nccl-tests $op" "$PD/nccl-tests-$round-$op.txt" \
           "${MPIRUN[@]}" "$nt" "${SWEEP[@]}" -c 1 -J "$PD/nccl-tests-$round/${nt_name[$op]:-$op}.json" || ok=0
       fi
+      routing=()
+      [ "$op" = alltoallv ] && routing=(--routing uniform)
       run_to "round $round commprof $op" "$PD/commprof-$round-$op.txt" \
-        "${MPIRUN[@]}" "$COMMPROF" bench --backend cuda --ops "$op" "${SWEEP[@]}" \
+        "${MPIRUN[@]}" "$COMMPROF" bench --backend cuda --ops "$op" "${routing[@]}" "${SWEEP[@]}" \
         --out "$PD/commprof-$round-$op" || ok=0
       [ "$ok" = 1 ] || continue
       run_to "round $round $op: commprof against nccl-tests" "$PD/compare-$round-$op.txt" \
@@ -248,6 +253,16 @@ phase_anchors() {
       cat "$PD/compare-$round-$op.txt" >>"$LOG"
     done
   done
+  # A routed alltoallv (the default Zipf routing, tokens of 4096 bf16 elements: an MoE dispatch
+  # of hidden size 4096), for its busbw and imbalance beside the uniform one.
+  case " ${ROUND_OPS:-} " in
+    *" alltoallv "*)
+      run_to "commprof alltoallv, default routing" "$PD/commprof-alltoallv-zipf.txt" \
+        "${MPIRUN[@]}" "$COMMPROF" bench --backend cuda --ops alltoallv --dtype bfloat16 \
+        --hidden 4096 "${SWEEP[@]}" --out "$PD/commprof-alltoallv-zipf"
+      grep -vE "^#? *$" "$PD/commprof-alltoallv-zipf.txt" | tail -n 12 >>"$LOG"
+      ;;
+  esac
 }
 
 # ---------------------------------------------------------------------------------------------
