@@ -17,8 +17,9 @@
 #              (all_reduce_perf, all_gather_perf, sendrecv_perf, ...) also ROUNDS (default 2)
 #              rounds of nccl-tests and commprof bench alternately on the same GPUs for each op of
 #              ROUND_OPS (default "sendrecv allreduce allgather"), each pair compared; alltoallv
-#              runs with --routing uniform against alltoall_perf, then once with the default
-#              (Zipf) routing, bf16 tokens of 4096, for its busbw and imbalance
+#              runs with uniform routing over one expert per rank (equal, aligned blocks) against
+#              alltoall_perf, then once with the default (Zipf) routing of 64 experts, top-6, bf16
+#              tokens of 4096, for its busbw and imbalance
 #   workloads  commprof run, gpt-1.3b, 10 steps after 3: dp (overlapped and --no-overlap, each
 #              also with --op-timing step; --op-timing shared), tp (and --sequence-parallel), pp
 #              (1f1b, gpipe), dp --dp-mode zero, dp --offload; the reducer on dp and dp-serial
@@ -242,8 +243,10 @@ phase_anchors() {
         run_to "round $round nccl-tests $op" "$PD/nccl-tests-$round-$op.txt" \
           "${MPIRUN[@]}" "$nt" "${SWEEP[@]}" -c 1 -J "$PD/nccl-tests-$round/${nt_name[$op]:-$op}.json" || ok=0
       fi
+      # alltoallv as alltoall_perf runs it: one expert per rank, each token to one, 32 floats a
+      # token, so every peer's block is size/NP bytes at an aligned offset.
       routing=()
-      [ "$op" = alltoallv ] && routing=(--routing uniform)
+      [ "$op" = alltoallv ] && routing=(--routing uniform --experts "$NP" --top-k 1 --hidden 32)
       run_to "round $round commprof $op" "$PD/commprof-$round-$op.txt" \
         "${MPIRUN[@]}" "$COMMPROF" bench --backend cuda --ops "$op" "${routing[@]}" "${SWEEP[@]}" \
         --out "$PD/commprof-$round-$op" || ok=0
