@@ -195,11 +195,38 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
 PlanExecutor::~PlanExecutor() = default;
 
 Communicator* PlanExecutor::comm_of(Group g) const {
-  Communicator* c = g == Group::kTp          ? comms_.tp
-                    : g == Group::kDp        ? comms_.dp
-                    : g == Group::kPp        ? comms_.pp
-                    : g == Group::kEmbedding ? comms_.embedding
-                                             : nullptr;
+  Communicator* c = nullptr;
+  switch (g) {
+    case Group::kNone:
+      break;
+    case Group::kTp:
+      c = comms_.tp;
+      break;
+    case Group::kDp:
+      c = comms_.dp;
+      break;
+    case Group::kPp:
+      c = comms_.pp;
+      break;
+    case Group::kEmbedding:
+      c = comms_.embedding;
+      break;
+    case Group::kCp:
+      c = comms_.cp;
+      break;
+    case Group::kEp:
+      c = comms_.ep;
+      break;
+    case Group::kEtp:
+      c = comms_.etp;
+      break;
+    case Group::kEdp:
+      c = comms_.edp;
+      break;
+    case Group::kTpEp:
+      c = comms_.tp_ep;
+      break;
+  }
   if (c == nullptr)
     throw Error(log::cat("op plan uses group ", group_name(g), " but it has no communicator"));
   return c;

@@ -57,6 +57,12 @@ struct GroupComms {
   Communicator* dp = nullptr;
   Communicator* pp = nullptr;
   Communicator* embedding = nullptr;  ///< first and last pipeline stage (tied embeddings)
+  /// Made only where the layout uses them (degree above 1); null otherwise.
+  Communicator* cp = nullptr;
+  Communicator* ep = nullptr;
+  Communicator* etp = nullptr;
+  Communicator* edp = nullptr;
+  Communicator* tp_ep = nullptr;
 };
 
 /// Owns the buffers a plan needs (sized to its largest op of each kind, allocated once) and

@@ -23,6 +23,16 @@ const char* group_name(Group g) {
       return "pp";
     case Group::kEmbedding:
       return "embedding";
+    case Group::kCp:
+      return "cp";
+    case Group::kEp:
+      return "ep";
+    case Group::kEtp:
+      return "etp";
+    case Group::kEdp:
+      return "edp";
+    case Group::kTpEp:
+      return "tp_ep";
   }
   return "?";
 }

@@ -19,9 +19,12 @@
 
 namespace commprof {
 
-/// The communicator an op runs on, resolved by the executor from the rank's layout.
-/// kEmbedding: the first and last pipeline stage of one TP and DP place (tied embeddings).
-enum class Group : std::uint8_t { kNone, kTp, kDp, kPp, kEmbedding };
+/// The communicator an op runs on, resolved by the executor from the rank's layout
+/// (workloads/layout.hpp): kDp is the dense gradients' group (DP × CP); kEmbedding the first and
+/// last pipeline stage of one TP and DP place (tied embeddings); kCp the context-parallel ranks;
+/// the MoE layers' kEp (the all-to-alls), kEtp (expert TP), kEdp (the experts' gradients) and
+/// kTpEp (expert TP × EP: the routing counts' all-gather).
+enum class Group : std::uint8_t { kNone, kTp, kDp, kPp, kEmbedding, kCp, kEp, kEtp, kEdp, kTpEp };
 const char* group_name(Group g);
 
 /// The planned calls, one per kind of Work the backends run (src/backend/work.hpp): the executor

@@ -67,7 +67,7 @@ class StepBuilder {
   StepBuilder(const WorkloadConfig& c, const RankPlace& place) : c_(c), place_(place) {
     plan_.dtype = c.shape.dtype;
     t_ = c.layout.tp;
-    d_ = c.layout.dp;
+    d_ = c.layout.grad_dp();  // the ranks that sum dense gradients: DP x CP
     elem_ = dtype_size(c.shape.dtype);
     gemms_ = layer_forward_gemms(c.shape, t_);
     passes_ = layer_passes(c.shape, t_, sp());

@@ -36,7 +36,8 @@ namespace {
 
 struct RunConfig {
   WorkloadConfig workload;
-  int tp = 0, dp = 0, pp = 0;  // 0: inferred from the workload and the world size
+  int tp = 0, dp = 0, pp = 0;   // 0: inferred from the workload and the world size
+  int cp = 1, ep = 1, etp = 0;  // context and expert parallelism; etp 0: as tp
   int steps = 10;
   int warmup_steps = 2;
   OpTimingMode timing = OpTimingMode::kAuto;
@@ -52,8 +53,13 @@ struct RunConfig {
 
 // Degrees the user left at 0 are inferred: the workload's own axis takes the whole world (dp,
 // tp, pp); for hybrid, one missing degree takes what the others leave, the rest are 1.
-ParallelLayout resolve_layout(const RunConfig& c, int world) {
+ParallelLayout resolve_layout(const RunConfig& c, int world_size) {
   ParallelLayout l{c.tp, c.dp, c.pp};
+  l.cp = c.cp;
+  l.ep = c.ep;
+  l.etp = c.etp;
+  // What the other axes share (at least 1: --dry-run infers from a world of one).
+  const int world = std::max(1, world_size / std::max(c.cp, 1));
   auto only = [&](int& axis, const char* name) {
     const int others = (l.tp > 0 ? l.tp : 1) * (l.dp > 0 ? l.dp : 1) * (l.pp > 0 ? l.pp : 1) /
                        (axis > 0 ? axis : 1);
@@ -153,6 +159,9 @@ nlohmann::ordered_json config_json(const RunConfig& c, const ParallelLayout& l) 
       {"tp", l.tp},
       {"dp", l.dp},
       {"pp", l.pp},
+      {"cp", l.cp},
+      {"ep", l.ep},
+      {"etp", l.expert_tp()},
       {"model",
        {{"name", s.name},
         {"layers", s.layers},
@@ -286,6 +295,25 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
   os << " }, pp" << place.pp_group_id << " {";
   for (int r : place.pp_group) os << ' ' << r;
   os << " }\n";
+  auto group = [&os](const char* name, int id, const std::vector<int>& ranks) {
+    os << ", " << name << id << " {";
+    for (int r : ranks) os << ' ' << r;
+    os << " }";
+  };
+  if (l.cp > 1) {
+    os << "# rank " << rank << ": cp rank " << place.cp_rank;
+    group("cp", place.cp_group_id, place.cp_group);
+    os << "; dense gradients over dp x cp\n";
+  }
+  if (l.ep > 1 || l.etp > 0) {
+    os << "# rank " << rank << ": experts (folded onto the same ranks): ep rank " << place.ep_rank
+       << ", etp rank " << place.etp_rank << ", edp rank " << place.edp_rank;
+    group("ep", place.ep_group_id, place.ep_group);
+    group("etp", place.etp_group_id, place.etp_group);
+    group("edp", place.edp_group_id, place.edp_group);
+    group("tp_ep", place.tp_ep_group_id, place.tp_ep_group);
+    os << '\n';
+  }
   if (l.pp > 1 || s.micro_batches > 1) {
     os << "# pipeline order (" << schedule_name(c.workload.schedule) << "): "
        << compute_order(pipeline_schedule(c.workload.schedule, l.pp, place.pp_rank, s.micro_batches,
@@ -316,6 +344,13 @@ class RunCommand final : public Command {
                                                    "tensor-parallel degree (0: inferred)")(
         "dp", po::value<int>()->default_value(0), "data-parallel degree (0: inferred)")(
         "pp", po::value<int>()->default_value(0), "pipeline-parallel degree (0: inferred)")(
+        "cp", po::value<int>()->default_value(1),
+        "context-parallel degree: each rank holds 1/cp of the sequence (ranks tp, then cp, then "
+        "dp, then pp, as Megatron-Core orders them; the inferred degree shares world/cp)")(
+        "ep", po::value<int>()->default_value(1),
+        "expert-parallel degree of the MoE layers, folded onto the same ranks (Megatron-Core's "
+        "MoE parallel folding: expert TP x EP x expert DP = tp x cp x dp)")(
+        "etp", po::value<int>()->default_value(0), "the experts' tensor-parallel degree (0: --tp)")(
         "model", po::value<std::string>()->default_value("tiny"),
         "preset: tiny, gpt-1.3b, gpt-7b, llama-1b, llama-8b; the options below override its "
         "fields")("layers", po::value<int>(), "transformer layers")(
@@ -385,8 +420,13 @@ class RunCommand final : public Command {
     c.tp = vm["tp"].as<int>();
     c.dp = vm["dp"].as<int>();
     c.pp = vm["pp"].as<int>();
+    c.cp = vm["cp"].as<int>();
+    c.ep = vm["ep"].as<int>();
+    c.etp = vm["etp"].as<int>();
     if (c.tp < 0 || c.dp < 0 || c.pp < 0)
       throw ConfigError("--tp, --dp and --pp must not be negative");
+    if (c.cp < 1 || c.ep < 1 || c.etp < 0)
+      throw ConfigError("--cp and --ep must be at least 1, --etp not negative");
     ModelShape& s = c.workload.shape;
     s = model_preset(vm["model"].as<std::string>());
     auto override_int = [&](const char* key, int& field) {
@@ -487,7 +527,8 @@ class RunCommand final : public Command {
     // Every rank splits the world three times, in the same order (the splits are collective).
     Communicator& world = backend->world();
     auto tp = world.split(place.tp_group_id, place.tp_rank, log::cat("tp", place.tp_group_id));
-    auto dp = world.split(place.dp_group_id, place.dp_rank, log::cat("dp", place.dp_group_id));
+    auto dp = world.split(place.dp_group_id, place.grad_dp_rank(layout),
+                          log::cat("dp", place.dp_group_id));
     auto pp = world.split(place.pp_group_id, place.pp_rank, log::cat("pp", place.pp_group_id));
     // Tied embeddings over several stages: the first and last stage sum their gradient. Every
     // rank takes part in the split; the others get a group of their own, never used.
@@ -498,11 +539,28 @@ class RunCommand final : public Command {
           place.in_embedding_group() ? place.pp_group_id : layout.world() + ctx.rank();
       embedding = world.split(colour, place.pp_rank, log::cat("embedding", place.pp_group_id));
     }
+    // Context and expert groups, only where the layout has them (each split is collective: every
+    // rank makes the same ones, in this order).
+    std::unique_ptr<Communicator> cp, ep, etp, edp, tp_ep;
+    if (layout.cp > 1) {
+      cp = world.split(place.cp_group_id, place.cp_rank, log::cat("cp", place.cp_group_id));
+    }
+    if (layout.ep > 1 || layout.etp > 0) {
+      ep = world.split(place.ep_group_id, place.ep_rank, log::cat("ep", place.ep_group_id));
+      etp = world.split(place.etp_group_id, place.etp_rank, log::cat("etp", place.etp_group_id));
+      edp = world.split(place.edp_group_id, place.edp_rank, log::cat("edp", place.edp_group_id));
+      tp_ep = world.split(place.tp_ep_group_id, place.tp_ep_rank(layout),
+                          log::cat("tp_ep", place.tp_ep_group_id));
+    }
     const OpPlan plan = build_plan(c.workload, place);
     c.timing = resolve_op_timing(c.timing, *backend, ctx);
-    PlanExecutor executor(*backend, ctx, plan,
-                          GroupComms{tp.get(), dp.get(), pp.get(), embedding.get()}, c.timing,
-                          c.sample_every);
+    GroupComms comms{tp.get(), dp.get(), pp.get(), embedding.get()};
+    comms.cp = cp.get();
+    comms.ep = ep.get();
+    comms.etp = etp.get();
+    comms.edp = edp.get();
+    comms.tp_ep = tp_ep.get();
+    PlanExecutor executor(*backend, ctx, plan, comms, c.timing, c.sample_every);
     RankTimeline timeline;
     timeline.rank = ctx.rank();
     timeline.world_size = ctx.size();
