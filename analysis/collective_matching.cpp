@@ -68,9 +68,14 @@ void CollectiveMatcher::add_op(int rank, const Op& op, std::int64_t offset) {
     c.algo = std::string(op.algo) + (op.proto.empty() ? "" : "/" + std::string(op.proto));
   }
   if (!inserted) {
-    if (c.collective != op.collective || c.bytes != op.bytes || c.comm_size != op.comm_size) {
+    // An alltoallv's ranks send what their routing gives each: their bytes differ by design.
+    // The instance keeps the most any rank sent.
+    const bool uneven = c.collective == "alltoallv";
+    if (c.collective != op.collective || (!uneven && c.bytes != op.bytes) ||
+        c.comm_size != op.comm_size) {
       c.consistent = false;
     }
+    if (uneven) c.bytes = std::max(c.bytes, op.bytes);
     // Ties go to the lower rank, so results do not depend on file order.
     if (start < c.first_start_ns || (start == c.first_start_ns && rank < c.first_rank)) {
       c.first_start_ns = start;

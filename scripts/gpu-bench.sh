@@ -29,6 +29,10 @@
 #              the layers then divide, with STAGES_PP_LAYERS (default 10,6 on 2 ranks: the LM head
 #              and loss weigh about four layers), and interleaved (--virtual-stages 2); each
 #              report's pipeline-stage table (busy time, bubble) in the log
+#   moe        mixtures of experts on NP >= 2 GPUs (issue #30): mixtral-8x7b (MOE_LAYERS, default 2)
+#              and deepseek-v3-gqa (4 layers: 3 dense, 1 MoE) with --workload dp --ep NP, 10 steps
+#              after 3, the default (Zipf) routing and uniform; each run's report (dispatch and
+#              combine all-to-allvs over EP, the routing counts, expert-DP gradients) in the log
 #   timing     what op timing costs: gpt-1.3b dp jobs with --op-timing step / activity / pair /
 #              shared interleaved, two passes; tp and pp 1f1b with step / activity / pair, twice;
 #              bench --instrument both (per-call events + NVTX) and activity-both (CUPTI records)
@@ -680,6 +684,31 @@ stage_run() {
   run_to "$name: report" "$PD/$name-report.txt" "$COMMPROF" report "$PD/$name"
   { echo "## $name ($*)"; step_line "$PD/$name.txt"
     sed -n '/^## Pipeline stages/,/^$/p' "$PD/$name-report.txt"; } >>"$LOG"
+}
+
+moe_run() {
+  local name=$1
+  shift
+  run_to "$name: run $*" "$PD/$name.txt" "${MPIRUN[@]}" "$COMMPROF" run --backend cuda \
+    --workload dp --ep "$NP" --steps 10 --warmup-steps 3 --out "$PD/$name" "$@" || return
+  run_to "$name: report" "$PD/$name-report.txt" "$COMMPROF" report "$PD/$name"
+  { echo "## $name ($*)"; step_line "$PD/$name.txt"
+    grep -E "^# experts|^#   layer" "$PD/$name.txt" | head -n 6
+    sed -n '/^## Communicator groups/,/^$/p;/^## Collectives by message size/,/^$/p' \
+      "$PD/$name-report.txt"; } >>"$LOG"
+}
+
+phase_moe() {
+  need_commprof || return
+  if [ "$NP" -lt 2 ]; then
+    say "FAILED: the moe phase needs NP >= 2 ranks (expert parallelism)"
+    PHASE_RC=1
+    return
+  fi
+  local layers=${MOE_LAYERS:-2}
+  moe_run mixtral-zipf --model mixtral-8x7b --layers "$layers"
+  moe_run mixtral-uniform --model mixtral-8x7b --layers "$layers" --routing uniform
+  moe_run deepseek-zipf --model deepseek-v3-gqa --layers 4
 }
 
 phase_stages() {

@@ -129,10 +129,18 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
             pass_read = std::max(pass_read, elementwise_span(4 * region));
             pass_write = std::max(pass_write, elementwise_span(3 * region));
           } else if constexpr (std::is_same_v<Call, PlannedCollective>) {
-            const CollectiveSizes sz = collective_spec(call.kind).sizes_for_count(
-                call.count, plan.dtype, comm_of(call.group)->size());
-            send = std::max(send, sz.send_count);
-            recv = std::max(recv, sz.recv_count);
+            if (call.splits) {  // alltoallv: what the rank's splits send and receive
+              std::uint64_t in = 0, out = 0;
+              for (std::size_t n : call.splits->send_counts) out += n;
+              for (std::size_t n : call.splits->recv_counts) in += n;
+              send = std::max(send, out);
+              recv = std::max(recv, in);
+            } else {
+              const CollectiveSizes sz = collective_spec(call.kind).sizes_for_count(
+                  call.count, plan.dtype, comm_of(call.group)->size());
+              send = std::max(send, sz.send_count);
+              recv = std::max(recv, sz.recv_count);
+            }
           } else if constexpr (std::is_same_v<Call, PlannedP2P>) {
             p2p = std::max(p2p, call.count);
             p2p_recvs = std::max<std::uint64_t>(p2p_recvs, used(call.recvs));
@@ -295,6 +303,7 @@ Work PlanExecutor::work_of(const PlannedOp& op) const {
           c.recv = B.coll_recv.data();
           c.count = call.count;
           c.dtype = dtype;
+          c.splits = call.splits;
           return c;
         } else if constexpr (std::is_same_v<Call, PlannedP2P>) {
           return P2PCall{
@@ -397,6 +406,7 @@ PlanExecutor::IssuedStep PlanExecutor::issue_step(bool warmup) {
       fresh[s] = false;
     }
     if (needs_event_[i]) events[i] = backend_.record_event(op.stream);
+    if (op.host_waits) backend_.wait_for(op.stream);
   }
   return out;
 }

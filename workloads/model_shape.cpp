@@ -3,6 +3,7 @@
 
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
+#include "workloads/moe.hpp"
 
 namespace commprof {
 
@@ -35,6 +36,27 @@ constexpr Preset kPresets[] = {
     {"llama-1b", 16, 2048, 32, 8, 8192, true, 4096, 1, 4, kBf16, 128256, true},
     // Llama 3 8B: 32 query heads sharing 8 key/value heads, SwiGLU, 128,256 tokens, untied.
     {"llama-8b", 32, 4096, 32, 8, 14336, true, 8192, 1, 4, kBf16, 128256, false},
+    // The MoE presets (their experts in kMoePresets). CI's: 4 layers of 8 experts, the first
+    // dense.
+    {"tiny-moe", 4, 128, 4, 0, 512, true, 64, 1, 2, DType::kFloat32, 0, false},
+    // Mixtral 8x7B: Mistral 7B's attention (32 query heads sharing 8), 32,000 tokens, untied.
+    {"mixtral-8x7b", 32, 4096, 32, 8, 14336, true, 4096, 1, 4, kBf16, 32000, false},
+    // DeepSeek-V3's sizes (61 layers, h 7168, 128 heads, the first 3 layers dense with ffn
+    // 18432, 129,280 tokens, untied) with grouped-query attention of 8 key/value heads in place
+    // of its multi-head latent attention, which commprof does not model (--dry-run says so).
+    {"deepseek-v3-gqa", 61, 7168, 128, 8, 18432, true, 4096, 1, 4, kBf16, 129280, false},
+};
+
+// The experts of the MoE presets: routed experts, top-k, expert FFN, shared experts, dense
+// layers first.
+struct MoePreset {
+  const char* name;
+  int experts, top_k, moe_ffn, shared_experts, dense_layers;
+};
+constexpr MoePreset kMoePresets[] = {
+    {"tiny-moe", 8, 2, 256, 0, 1},
+    {"mixtral-8x7b", 8, 2, 14336, 0, 0},      // every layer MoE, top-2 of 8
+    {"deepseek-v3-gqa", 256, 8, 2048, 1, 3},  // fine-grained: top-8 of 256, one shared
 };
 
 }  // namespace
@@ -62,6 +84,14 @@ ModelShape model_preset(const std::string& name) {
     s.dtype = p.dtype;
     s.vocab = p.vocab;
     s.tie_embeddings = p.tie_embeddings;
+    for (const MoePreset& m : kMoePresets) {
+      if (name != m.name) continue;
+      s.experts = m.experts;
+      s.top_k = m.top_k;
+      s.moe_ffn = m.moe_ffn;
+      s.shared_experts = m.shared_experts;
+      s.dense_layers = m.dense_layers;
+    }
     return s;
   }
   std::string names;
@@ -84,6 +114,23 @@ void validate_shape(const ModelShape& s) {
     throw ConfigError(log::cat("--hidden ", s.hidden, " is not divisible by --heads ", s.heads));
   }
   if (s.vocab < 0) throw ConfigError(log::cat("--vocab must not be negative, got ", s.vocab));
+  if (s.experts < 0) throw ConfigError(log::cat("--experts must not be negative, got ", s.experts));
+  if (s.experts > 0) {
+    if (s.top_k < 1 || s.top_k > s.experts) {
+      throw ConfigError(log::cat("--top-k ", s.top_k, " must be within 1..--experts ", s.experts));
+    }
+    positive(s.moe_ffn, "moe-ffn");
+    if (s.shared_experts < 0 || s.dense_layers < 0 || s.dense_layers > s.layers) {
+      throw ConfigError(
+          log::cat("--shared-experts must not be negative and --dense-layers within "
+                   "0..--layers ",
+                   s.layers, " (got ", s.shared_experts, ", ", s.dense_layers, ")"));
+    }
+    if (s.capacity_factor < 0) {
+      throw ConfigError(log::cat("--moe-capacity-factor must not be negative (0: dropless), got ",
+                                 s.capacity_factor));
+    }
+  }
   if (s.kv_heads < 0 || s.heads % s.key_value_heads() != 0) {
     throw ConfigError(log::cat("--kv-heads ", s.kv_heads, " must divide --heads ", s.heads,
                                " (0: as many as heads)"));
@@ -194,11 +241,20 @@ EndParameters end_parameters(const ModelShape& s, int tp) {
 }
 
 std::uint64_t model_parameters(const ModelShape& s, int tp) {
-  std::uint64_t layer = 0;
-  for (std::uint64_t n : layer_parameter_tensors(s, tp)) layer += n;
+  auto sum = [](const std::vector<std::uint64_t>& tensors) {
+    std::uint64_t n = 0;
+    for (std::uint64_t t : tensors) n += t;
+    return n;
+  };
+  const std::uint64_t dense = sum(layer_parameter_tensors(s, tp));
+  std::uint64_t moe = 0;
+  if (s.moe()) {  // every expert, over TP as Megatron-Core's default expert TP
+    moe = sum(moe_layer_dense_tensors(s, tp)) + sum(moe_layer_expert_tensors(s, 1, tp));
+  }
+  std::uint64_t total = 0;
+  for (int l = 0; l < s.layers; ++l) total += s.moe_layer(l) ? moe : dense;
   const EndParameters ends = end_parameters(s, tp);
-  return layer * static_cast<std::uint64_t>(s.layers) + ends.embedding + ends.final_norm +
-         ends.head;
+  return total + ends.embedding + ends.final_norm + ends.head;
 }
 
 LayerGemm head_gemm(const ModelShape& s, int tp) {

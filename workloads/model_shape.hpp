@@ -30,12 +30,25 @@ struct ModelShape {
   int vocab = 0;
   /// The LM head multiplies by the embedding's weight (GPT-2 and GPT-3 do; Llama 3 does not).
   bool tie_embeddings = false;
+  /// Mixture of experts (workloads/moe.hpp): `experts` routed experts of FFN size `moe_ffn`,
+  /// each token to `top_k` of them, `shared_experts` more every token goes through, the first
+  /// `dense_layers` layers dense (ffn). 0 experts: every layer dense.
+  int experts = 0;
+  int top_k = 0;
+  int moe_ffn = 0;
+  int shared_experts = 0;
+  int dense_layers = 0;
+  /// Rows per (source rank, expert) over the mean T·K/E; 0: dropless (Megatron's default).
+  double capacity_factor = 0;
 
   int key_value_heads() const { return kv_heads > 0 ? kv_heads : heads; }
+  bool moe() const { return experts > 0; }
+  bool moe_layer(int layer) const { return experts > 0 && layer >= dense_layers; }
   int head_dim() const { return hidden / heads; }
 };
 
-/// Names of the presets: tiny (CI), gpt-1.3b, gpt-7b, llama-8b.
+/// Names of the presets: tiny (CI), gpt-1.3b, gpt-7b, llama-1b, llama-8b, tiny-moe (CI),
+/// mixtral-8x7b, deepseek-v3-gqa.
 std::vector<std::string> model_presets();
 /// A preset by name; throws ConfigError listing the presets.
 ModelShape model_preset(const std::string& name);

@@ -78,7 +78,7 @@ int OpPlan::collective(const std::string& name, CollectiveKind kind, Group group
   PlannedOp op;
   op.name = name;
   op.stream = Category::kComm;
-  op.call = PlannedCollective{kind, group, count};
+  op.call = PlannedCollective{kind, group, count, nullptr};
   op.bytes = bytes;
   return add(std::move(op), deps);
 }
@@ -197,6 +197,12 @@ void print_plan(std::ostream& os, const OpPlan& plan) {
           } else if constexpr (std::is_same_v<Call, PlannedCollective>) {
             os << "  " << collective_name(call.kind) << " on " << group_name(call.group)
                << "  count " << call.count << "  " << op.bytes << " B";
+            if (call.splits) {
+              os << "  send";
+              for (std::size_t n : call.splits->send_counts) os << ' ' << n;
+              os << "  recv";
+              for (std::size_t n : call.splits->recv_counts) os << ' ' << n;
+            }
           } else if constexpr (std::is_same_v<Call, PlannedP2P>) {
             os << "  p2p on " << group_name(call.group);
             for (const P2PTransfer& t : call.sends) {
@@ -233,6 +239,7 @@ void print_plan(std::ostream& os, const OpPlan& plan) {
       os << "  after";
       for (int d : op.deps) os << ' ' << d;
     }
+    if (op.host_waits) os << "  (the host waits for it)";
     os << '\n';
   }
 }

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -37,7 +38,9 @@ struct PlannedGemm {  ///< C = A·B: A m×k, B k×n
 struct PlannedCollective {
   CollectiveKind kind = CollectiveKind::kAllReduce;
   Group group = Group::kNone;
-  std::uint64_t count = 0;  ///< NCCL's count
+  std::uint64_t count = 0;  ///< NCCL's count; alltoallv: the elements this rank sends
+  /// alltoallv: the rank's per-peer counts (shared: the work keeps them while it runs).
+  std::shared_ptr<const PeerSplits> splits;
 };
 /// Up to two sends and two receives in one group (P2PCall); peers are ranks within the group.
 struct PlannedP2P {
@@ -110,6 +113,9 @@ struct PlannedOp {
   /// step (the host launching, or waiting) replayed where it occurred (--compute-from). Not part
   /// of the op's time.
   std::uint64_t host_gap_ns = 0;
+  /// The host waits for the op's stream to finish it before issuing the next op
+  /// (Backend::wait_for): a framework reading a device value on the host.
+  bool host_waits = false;
 
   template <class Call>
   bool is() const {

@@ -8,6 +8,7 @@
 #include "src/core/log.hpp"
 #include "src/core/name_table.hpp"
 #include "workloads/dp_buckets.hpp"
+#include "workloads/moe.hpp"
 
 namespace commprof {
 
@@ -41,10 +42,37 @@ void validate_workload(const WorkloadConfig& c) {
   const std::string problem =
       schedule_problem(c.schedule, c.layout.pp, c.shape.micro_batches, c.virtual_stages);
   if (!problem.empty()) throw ConfigError(problem);
+  if (c.shape.moe()) {
+    const ParallelLayout& l = c.layout;
+    if (c.shape.experts % l.ep != 0) {
+      throw ConfigError(log::cat("--ep ", l.ep, " does not divide --experts ", c.shape.experts));
+    }
+    if (l.expert_tp() > 1) {
+      throw ConfigError(log::cat("the experts' tensor parallelism (--etp ", l.expert_tp(),
+                                 "; 0 means --tp) is not modelled yet: give --etp 1"));
+    }
+    if (l.tp > 1 && !c.sequence_parallel) {  // as Megatron-Core asserts
+      throw ConfigError(
+          "MoE layers with --tp > 1 need --sequence-parallel (Megatron-Core "
+          "requires it: each TP rank routes its part of the sequence)");
+    }
+    if (l.grad_dp() > 1 && c.dp_mode == DpMode::kZero) {
+      throw ConfigError("--dp-mode zero with MoE layers is not modelled yet: use ddp");
+    }
+    if (c.compute) throw ConfigError("--compute-from with MoE layers is not modelled yet");
+  }
   virtual_stage_layers(c.shape.layers, c.layout.pp, c.virtual_stages, c.split);
 }
 
 namespace {
+
+// Tokens one rank routes per micro-batch in an MoE layer: under sequence parallelism its part
+// of the sequence.
+std::uint64_t moe_tokens(const WorkloadConfig& c) {
+  const auto tokens = static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq;
+  return c.layout.tp > 1 && c.sequence_parallel ? tokens / static_cast<std::uint64_t>(c.layout.tp)
+                                                : tokens;
+}
 
 std::vector<ModelChunk> chunks_of(const WorkloadConfig& c, int pp_rank) {
   return stage_chunks(c.shape.layers, c.layout.pp, c.virtual_stages, pp_rank, c.shape.vocab > 0,
@@ -83,6 +111,18 @@ class StepBuilder {
     attn_share_ = all_flops > 0 ? attn_flops / all_flops : 0.5;
     chunks_ = chunks_of(c, place.pp_rank);
     for (const ModelChunk& ch : chunks_) stage_layers_ += ch.layers;
+    if (c.shape.moe()) routing_ = std::make_unique<Routing>(c.routing, c.shape.experts);
+    const int edp = c.layout.expert_dp();
+    if (c.shape.moe() && edp > 1 && c.dp_mode == DpMode::kDdp) {
+      // Megatron-Core's DDP keeps the experts' gradients in buffers of their own, reduced over
+      // the expert-data-parallel group.
+      expert_grads_ = stage_expert_gradients_reversed(c, place.pp_rank, place.ep_rank);
+      const auto cap = static_cast<std::uint64_t>(c.bucket_mb * (1 << 20));
+      expert_buckets_ = assign_buckets(expert_grads_, cap, cap);
+      for (std::size_t b = 0; b < expert_buckets_.size(); ++b) {
+        expert_closing_[expert_grads_[expert_buckets_[b].params.back()].name] = b;
+      }
+    }
     if (d_ > 1 && c.dp_mode == DpMode::kDdp) {
       grads_ = stage_gradients_reversed(c, place.pp_rank);
       const auto cap = static_cast<std::uint64_t>(c.bucket_mb * (1 << 20));
@@ -196,6 +236,13 @@ class StepBuilder {
     int y = pass(lname(l, "ln1", mb) + ".fwd", passes_.norm_fwd, x);
     y = tp_gather(lname(l, "attn", mb), y);
     for (const LayerGemm& g : gemms_) {
+      if (c_.shape.moe_layer(l) && g.name == "ffn_up") {
+        y = pass(lname(l, "ln2", mb) + ".fwd", passes_.norm_fwd, y);
+        y = moe_forward(l, mb, y, params);
+        y = pass(lname(l, "residual2", mb) + ".fwd", passes_.residual_fwd, y);
+        continue;
+      }
+      if (c_.shape.moe_layer(l) && g.name == "ffn_down") continue;  // in moe_forward
       if (g.name == "ffn_up") {
         y = pass(lname(l, "ln2", mb) + ".fwd", passes_.norm_fwd, y);
         y = tp_gather(lname(l, "ffn", mb), y);
@@ -317,6 +364,14 @@ class StepBuilder {
     Calibrated out;
     for (auto g = gemms_.rbegin(); g != gemms_.rend(); ++g) {
       const std::string base = lname(l, g->name.c_str(), mb);
+      if (c_.shape.moe_layer(l) && g->name == "ffn_down") {
+        const int moe = moe_backward(l, mb, dy, h2d, last_pass);
+        out.first = out.last = moe;
+        dy = pass(lname(l, "ln2", mb) + ".bwd", passes_.norm_bwd, moe);
+        dy = pass(lname(l, "residual2", mb) + ".bwd", passes_.residual_bwd, dy);
+        continue;
+      }
+      if (c_.shape.moe_layer(l) && g->name == "ffn_up") continue;  // in moe_backward
       if (g->name == "ffn_down") dy = tp_gather(lname(l, "ffn.bwd", mb), dy);
       if (g->name == "out_proj") dy = tp_gather(lname(l, "attn.bwd", mb), dy);
       if (g->name == "qkv") {
@@ -357,6 +412,174 @@ class StepBuilder {
     if (mb > 0) out.last = pass(lname(l, "grad_accum", mb), passes_.grad_accum, out.last);
     out.dy = dy;
     return out;
+  }
+
+  // --- Mixture of experts: Megatron-Core's MoELayer with the alltoall token dispatcher ---------
+
+  const MoeDispatch& dispatch_of(int l) {
+    auto it = dispatch_.find(l);
+    if (it == dispatch_.end()) {
+      it = dispatch_
+               .emplace(l, moe_dispatch(c_.shape, *routing_, l, c_.layout.ep, place_.ep_rank,
+                                        moe_tokens(c_)))
+               .first;
+    }
+    return it->second;
+  }
+
+  // An all-to-allv over EP with `splits`; its bytes: what this rank sends. None at EP 1: there,
+  // as Megatron-Core's all-to-all over one rank, the input is the output.
+  int alltoallv(const std::string& name, const std::shared_ptr<const PeerSplits>& splits,
+                std::uint64_t send_elements, int after) {
+    if (c_.layout.ep == 1) return after;
+    const int id = plan_.collective(name, CollectiveKind::kAllToAllV, Group::kEp, send_elements,
+                                    send_elements * elem_, {after});
+    std::get<PlannedCollective>(plan_.ops[static_cast<std::size_t>(id)].call).splits = splits;
+    return id;
+  }
+
+  // Forward of the MoE block on the normed input `x` (the rank's tokens: its part of the
+  // sequence under sequence parallelism): shared experts, router and top-k, the per-expert
+  // counts all-gathered over expert TP x EP and read on the host (a device-to-host copy the host
+  // waits for: Megatron-Core's dispatcher needs the counts to size the all-to-all), permutation,
+  // the dispatch all-to-allv, each local expert's FFN on its rows, the combine all-to-allv,
+  // unpermutation.
+  int moe_forward(int l, int mb, int x, int params) {
+    const ModelShape& s = c_.shape;
+    const std::uint64_t tokens = moe_tokens(c_);
+    const MoeGemms g = moe_gemms(s, t_, tokens);
+    const MoePasses p = moe_passes(s, tokens);
+    const MoeDispatch& d = dispatch_of(l);
+    int shared = -1;
+    if (g.shared_up_n > 0) {  // a dense FFN over TP on every token, as the layer's own would be
+      int y = tp_gather(lname(l, "shared", mb), x);
+      y = plan_.gemm(lname(l, "shared_up", mb) + ".fwd", static_cast<int>(tokens_), g.shared_up_n,
+                     s.hidden, {y, params});
+      y = pass(lname(l, "shared_act", mb) + ".fwd", shared_act(false), y);
+      y = plan_.gemm(lname(l, "shared_down", mb) + ".fwd", static_cast<int>(tokens_), s.hidden,
+                     g.shared_down_k, {y});
+      shared = tp_reduce(lname(l, "shared", mb), y);
+    }
+    int y = plan_.gemm(lname(l, "router", mb) + ".fwd", g.router_m, g.router_n, g.router_k,
+                       {x, params});
+    y = pass(lname(l, "topk", mb) + ".fwd", p.topk_fwd, y);
+    y = routing_counts(l, mb, y);
+    y = pass(lname(l, "permute", mb) + ".fwd", p.permute_fwd, y);
+    y = alltoallv(lname(l, "dispatch", mb), d.dispatch, d.send_elements, y);
+    const int first_expert = place_.ep_rank * static_cast<int>(d.expert_rows.size());
+    for (std::size_t e = 0; e < d.expert_rows.size(); ++e) {
+      const auto rows = d.expert_rows[e];
+      if (rows == 0) continue;  // no token routed here: no kernel, as a grouped GEMM skips it
+      const std::string ex = log::cat("expert", first_expert + static_cast<int>(e));
+      y = plan_.gemm(lname(l, (ex + ".up").c_str(), mb) + ".fwd", static_cast<int>(rows),
+                     g.expert_up_n, s.hidden, {y});
+      y = pass(lname(l, (ex + ".act").c_str(), mb) + ".fwd", expert_act_fwd(s, rows, 1), y);
+      y = plan_.gemm(lname(l, (ex + ".down").c_str(), mb) + ".fwd", static_cast<int>(rows),
+                     s.hidden, g.expert_down_k, {y});
+    }
+    y = alltoallv(lname(l, "combine", mb), d.combine, d.recv_elements, y);
+    return pass(lname(l, "unpermute", mb) + ".fwd", p.unpermute_fwd, y, shared);
+  }
+
+  // The tokens per expert of every rank of the expert TP x EP group, all-gathered (E int64 each),
+  // copied to the host, which waits for them before it issues the rest of the step.
+  int routing_counts(int l, int mb, int after) {
+    const std::uint64_t bytes = static_cast<std::uint64_t>(c_.shape.experts) * 8;
+    const std::uint64_t count = (bytes + elem_ - 1) / elem_;
+    const int group = c_.layout.expert_tp() * c_.layout.ep;
+    int y = after;
+    if (group > 1) {
+      y = plan_.collective(lname(l, "routing_counts", mb) + ".ag", CollectiveKind::kAllGather,
+                           Group::kTpEp, count, count * elem_ * static_cast<std::uint64_t>(group),
+                           {after});
+    }
+    y = plan_.copy(lname(l, "routing_counts", mb) + ".d2h", CopyKind::kDeviceToHost,
+                   bytes * static_cast<std::uint64_t>(group), {y});
+    plan_.ops[static_cast<std::size_t>(y)].host_waits = true;
+    return y;
+  }
+
+  PassBytes shared_act(bool backward) const {
+    const std::uint64_t f =
+        tokens_ * static_cast<std::uint64_t>(moe_gemms(c_.shape, t_, 1).shared_down_k) * elem_;
+    if (c_.shape.gated_ffn) return backward ? PassBytes{8 * f, 5 * f} : PassBytes{3 * f, 2 * f};
+    return backward ? PassBytes{2 * f, f} : PassBytes{f, f};
+  }
+
+  // Backward of the MoE block: unpermutation's gradient, the combine's all-to-allv backward (the
+  // rows' gradients to the experts' ranks: the dispatch's splits), each local expert's input and
+  // weight gradients (its gradients then ready for expert DP), the dispatch's backward (the
+  // combine's splits), permutation's and the router's gradients, the shared experts'.
+  int moe_backward(int l, int mb, int dy, int h2d, bool last_pass) {
+    const ModelShape& s = c_.shape;
+    const std::uint64_t tokens = moe_tokens(c_);
+    const MoeGemms g = moe_gemms(s, t_, tokens);
+    const MoePasses p = moe_passes(s, tokens);
+    const MoeDispatch& d = dispatch_of(l);
+    int y = pass(lname(l, "unpermute", mb) + ".bwd", p.unpermute_bwd, dy, h2d);
+    y = alltoallv(lname(l, "combine.bwd", mb), d.dispatch, d.send_elements, y);
+    const int first_expert = place_.ep_rank * static_cast<int>(d.expert_rows.size());
+    for (std::size_t i = d.expert_rows.size(); i-- > 0;) {
+      const auto rows = d.expert_rows[i];
+      const int e = first_expert + static_cast<int>(i);
+      const std::string ex = log::cat("expert", e);
+      if (rows == 0) {
+        if (last_pass) expert_grad_ready(log::cat("l", l, ".", ex, ".up"), y);
+        continue;
+      }
+      const int m = static_cast<int>(rows);
+      y = plan_.gemm(lname(l, (ex + ".down").c_str(), mb) + ".dgrad", m, g.expert_down_k, s.hidden,
+                     {y});
+      int w = plan_.gemm(lname(l, (ex + ".down").c_str(), mb) + ".wgrad", g.expert_down_k, s.hidden,
+                         m, {y});
+      if (last_pass) expert_grad_ready(log::cat("l", l, ".", ex, ".down"), w);
+      y = pass(lname(l, (ex + ".act").c_str(), mb) + ".bwd", expert_act_bwd(s, rows, 1), w);
+      y = plan_.gemm(lname(l, (ex + ".up").c_str(), mb) + ".dgrad", m, s.hidden, g.expert_up_n,
+                     {y});
+      w = plan_.gemm(lname(l, (ex + ".up").c_str(), mb) + ".wgrad", s.hidden, g.expert_up_n, m,
+                     {y});
+      if (last_pass) expert_grad_ready(log::cat("l", l, ".", ex, ".up"), w);
+      y = w;
+    }
+    y = alltoallv(lname(l, "dispatch.bwd", mb), d.combine, d.recv_elements, y);
+    y = pass(lname(l, "permute", mb) + ".bwd", p.permute_bwd, y);
+    y = pass(lname(l, "topk", mb) + ".bwd", p.topk_bwd, y);
+    const int dgrad =
+        plan_.gemm(lname(l, "router", mb) + ".dgrad", g.router_m, g.router_k, g.router_n, {y});
+    const int wgrad =
+        plan_.gemm(lname(l, "router", mb) + ".wgrad", g.router_k, g.router_n, g.router_m, {dgrad});
+    if (last_pass) grad_ready(log::cat("l", l, ".router"), wgrad);
+    y = wgrad;
+    if (g.shared_up_n > 0) {
+      const int n = static_cast<int>(tokens_);
+      int z = tp_gather(lname(l, "shared.bwd", mb), dy);
+      z = plan_.gemm(lname(l, "shared_down", mb) + ".dgrad", n, g.shared_down_k, s.hidden, {z});
+      int w = plan_.gemm(lname(l, "shared_down", mb) + ".wgrad", g.shared_down_k, s.hidden, n, {z});
+      if (last_pass) grad_ready(log::cat("l", l, ".shared_down"), w);
+      z = pass(lname(l, "shared_act", mb) + ".bwd", shared_act(true), w);
+      z = plan_.gemm(lname(l, "shared_up", mb) + ".dgrad", n, s.hidden, g.shared_up_n, {z});
+      const int reduced = tp_reduce(lname(l, "shared.bwd", mb), z);
+      w = plan_.gemm(lname(l, "shared_up", mb) + ".wgrad", s.hidden, g.shared_up_n, n, {z});
+      if (last_pass) grad_ready(log::cat("l", l, ".shared_up"), w);
+      y = reduced == z ? w : reduced;
+    }
+    return y;
+  }
+
+  // DDP's hook for an expert's gradient: its bucket all-reduced over expert DP when complete.
+  void expert_grad_ready(const std::string& param, int wgrad) {
+    last_grad_ = std::max(last_grad_, wgrad);
+    const auto it = expert_closing_.find(param);
+    if (it == expert_closing_.end()) return;
+    const Bucket& bucket = expert_buckets_[it->second];
+    const std::string name = log::cat("edp.bucket", it->second);
+    const int in = plan_.copy(name + ".copy_in", CopyKind::kDeviceToDevice, bucket.bytes, {wgrad});
+    const std::uint64_t count = bucket.bytes / elem_;
+    const int ar = plan_.collective(name + ".allreduce", CollectiveKind::kAllReduce, Group::kEdp,
+                                    count, count * elem_, {in});
+    last_dp_sync_ =
+        std::max(last_dp_sync_,
+                 plan_.copy(name + ".copy_out", CopyKind::kDeviceToDevice, bucket.bytes, {ar}));
   }
 
   // The loss's gradient, the LM head's two GEMMs (the input gradient's TP reduction overlapping
@@ -425,7 +648,9 @@ class StepBuilder {
     const std::uint64_t count = bucket.bytes / elem_;
     const int ar = plan_.collective(name + ".allreduce", CollectiveKind::kAllReduce, Group::kDp,
                                     count, count * elem_, {in});
-    last_dp_sync_ = plan_.copy(name + ".copy_out", CopyKind::kDeviceToDevice, bucket.bytes, {ar});
+    last_dp_sync_ =
+        std::max(last_dp_sync_,
+                 plan_.copy(name + ".copy_out", CopyKind::kDeviceToDevice, bucket.bytes, {ar}));
   }
 
   // Megatron's finalize_model_grads: after the DP synchronisation, the first and the last stage
@@ -493,7 +718,16 @@ class StepBuilder {
       }
     };
     if (first) unit({e.embedding});
-    for (int l = 0; l < stage_layers_; ++l) unit(layer);
+    std::vector<std::uint64_t> moe;
+    if (c_.shape.moe()) {
+      moe = moe_layer_dense_tensors(c_.shape, t_);
+      for (std::uint64_t n : moe_layer_expert_tensors(c_.shape, c_.layout.ep, 1)) moe.push_back(n);
+    }
+    for (const ModelChunk& ch : chunks_) {
+      for (int l = ch.first_layer; l < ch.first_layer + ch.layers; ++l) {
+        unit(c_.shape.moe_layer(l) ? moe : layer);
+      }
+    }
     if (last) {
       // The final norm's weight (and LayerNorm's bias), then the head's weight.
       std::vector<std::uint64_t> head = {e.final_norm};
@@ -598,6 +832,11 @@ class StepBuilder {
   std::vector<GradParam> grads_;
   std::vector<Bucket> buckets_;
   std::map<std::string, std::size_t> closing_param_;
+  std::unique_ptr<Routing> routing_;     // MoE layers: the routing of --routing
+  std::map<int, MoeDispatch> dispatch_;  // per MoE layer
+  std::vector<GradParam> expert_grads_;
+  std::vector<Bucket> expert_buckets_;
+  std::map<std::string, std::size_t> expert_closing_;
   std::map<std::pair<int, int>, int> offloaded_;
   int last_dp_sync_ = -1;
   int zero_reduce_ = -1;
@@ -621,11 +860,51 @@ std::vector<GradParam> stage_gradients_reversed(const WorkloadConfig& c, int pp_
     for (int l = ch->first_layer + ch->layers - 1; l >= ch->first_layer; --l) {
       for (auto g = gemms.rbegin(); g != gemms.rend(); ++g) {
         if (!g->has_weight) continue;
+        if (c.shape.moe_layer(l) && g->name.rfind("ffn", 0) == 0) {
+          // The MoE block's dense parameters, as its backward finishes them; the experts' are
+          // stage_expert_gradients_reversed's.
+          if (g->name != "ffn_down") continue;
+          const MoeGemms m = moe_gemms(c.shape, c.layout.tp, 1);
+          const auto h = static_cast<std::uint64_t>(c.shape.hidden);
+          out.push_back({log::cat("l", l, ".router"),
+                         static_cast<std::uint64_t>(c.shape.experts) * h * elem});
+          if (m.shared_up_n > 0) {
+            out.push_back({log::cat("l", l, ".shared_down"),
+                           static_cast<std::uint64_t>(m.shared_down_k) * h * elem});
+            out.push_back({log::cat("l", l, ".shared_up"),
+                           static_cast<std::uint64_t>(m.shared_up_n) * h * elem});
+          }
+          continue;
+        }
         out.push_back({log::cat("l", l, ".", g->name),
                        static_cast<std::uint64_t>(g->n) * static_cast<std::uint64_t>(g->k) * elem});
       }
     }
     if (ch->embedding) out.push_back({"embedding", e.embedding * elem});
+  }
+  return out;
+}
+
+std::vector<GradParam> stage_expert_gradients_reversed(const WorkloadConfig& c, int pp_rank,
+                                                       int ep_rank) {
+  std::vector<GradParam> out;
+  if (!c.shape.moe()) return out;
+  const std::size_t elem = dtype_size(c.shape.dtype);
+  const MoeGemms g = moe_gemms(c.shape, c.layout.tp, 1);
+  const auto h = static_cast<std::uint64_t>(c.shape.hidden);
+  const int local = c.shape.experts / c.layout.ep;
+  const std::vector<ModelChunk> chunks = chunks_of(c, pp_rank);
+  for (auto ch = chunks.rbegin(); ch != chunks.rend(); ++ch) {
+    for (int l = ch->first_layer + ch->layers - 1; l >= ch->first_layer; --l) {
+      if (!c.shape.moe_layer(l)) continue;
+      for (int e = local - 1; e >= 0; --e) {
+        const int expert = ep_rank * local + e;
+        out.push_back({log::cat("l", l, ".expert", expert, ".down"),
+                       static_cast<std::uint64_t>(g.expert_down_k) * h * elem});
+        out.push_back({log::cat("l", l, ".expert", expert, ".up"),
+                       static_cast<std::uint64_t>(g.expert_up_n) * h * elem});
+      }
+    }
   }
   return out;
 }

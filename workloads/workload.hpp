@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "collectives/routing.hpp"
 #include "workloads/compute_profile.hpp"
 #include "workloads/dp_buckets.hpp"
 #include "workloads/layout.hpp"
@@ -50,6 +51,8 @@ struct WorkloadConfig {
   /// With `compute`: the traced step's gaps (ComputeProfile::gap_ns) replayed as idle time
   /// before the ops of the part each preceded (--no-host-gaps: left out, kernels back to back).
   bool host_gaps = true;
+  /// The MoE layers' routing (--routing): how each rank's tokens spread over the experts.
+  RoutingSpec routing;
 };
 
 /// Checks what the layout alone does not: the pipeline schedule against the micro-batches and
@@ -62,6 +65,12 @@ OpPlan build_plan(const WorkloadConfig& config, const RankPlace& place);
 /// The gradient parameters of one pipeline stage on one TP rank, in gradient-ready order: the
 /// LM head's (the last stage; also where tied embeddings are split over stages, whose last stage
 /// keeps a copy of the embedding), the layers' in reverse, the embedding's (the first stage).
+/// The dense parameters, summed over DP × CP; MoE layers' experts are not among them.
 std::vector<GradParam> stage_gradients_reversed(const WorkloadConfig& config, int pp_rank);
+/// The local experts' gradient parameters of one stage's MoE layers on EP rank `ep_rank`, in
+/// gradient-ready order (layers in reverse; in each, experts in reverse, down then up): summed
+/// over expert DP.
+std::vector<GradParam> stage_expert_gradients_reversed(const WorkloadConfig& config, int pp_rank,
+                                                       int ep_rank);
 
 }  // namespace commprof

@@ -144,6 +144,10 @@ class Backend {
   virtual void wait_event(Category stream, EventId event) = 0;
   /// Waits until every stream has run everything submitted; rethrows a failure of any of them.
   virtual void synchronize() = 0;
+  /// Waits on the host until `stream` has run everything submitted to it so far (and so what it
+  /// waited for on other streams): a framework reading a device value on the host (MoE routing
+  /// counts, `.item()`). Same timeout and error reports as synchronize(); the other streams go on.
+  virtual void wait_for(Category stream) = 0;
 
   /// Synchronizes, forgets earlier stamps and events, and starts a new time origin: stamps
   /// are nanoseconds since it on this rank's device clock.

@@ -99,6 +99,21 @@ TEST(CollectiveMatcher, DisagreementIsFlagged) {
   EXPECT_FALSE(m.instances()[0].consistent);
 }
 
+// An alltoallv's ranks send different bytes by design (their routing): still one consistent
+// instance, of the most any rank sent; a kind that differs is still flagged.
+TEST(CollectiveMatcher, AlltoallvRanksSendWhatTheirRoutingGives) {
+  CollectiveMatcher m;
+  m.add(0, coll("alltoallv", "ep0", 2, 0, 4000, 0, 1000), 0);
+  m.add(1, coll("alltoallv", "ep0", 2, 0, 6000, 0, 1000), 0);
+  m.add(0, coll("alltoallv", "ep0", 2, 1, 4000, 2000, 3000), 0);
+  m.add(1, coll("allgather", "ep0", 2, 1, 4000, 2000, 3000), 0);
+  m.finish(2);
+  ASSERT_EQ(m.instances().size(), 2u);
+  EXPECT_TRUE(m.instances()[0].consistent);
+  EXPECT_EQ(m.instances()[0].bytes, 6000u);
+  EXPECT_FALSE(m.instances()[1].consistent);
+}
+
 TEST(BusbwFactor, ReusesCollectiveSpecs) {
   EXPECT_DOUBLE_EQ(busbw_factor_for("allreduce", 4), 1.5);
   EXPECT_DOUBLE_EQ(busbw_factor_for("reducescatter", 4), 0.75);

@@ -108,7 +108,8 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
           size = op.comm_size;
         }
         EXPECT_EQ(coll, op.collective) << op.comm << " #" << op.seq;
-        EXPECT_EQ(bytes, op.bytes) << op.comm << " #" << op.seq;
+        // An alltoallv's ranks send what their routing gives each.
+        if (op.collective != "alltoallv") EXPECT_EQ(bytes, op.bytes) << op.comm << " #" << op.seq;
         seen.insert(r);
       }
     }

@@ -27,6 +27,7 @@
 #include "src/timeline/rank_file.hpp"
 #include "src/timeline/rank_file_appender.hpp"
 #include "workloads/executor.hpp"
+#include "workloads/moe.hpp"
 #include "workloads/workload.hpp"
 
 namespace po = boost::program_options;
@@ -175,7 +176,14 @@ nlohmann::ordered_json config_json(const RunConfig& c, const ParallelLayout& l) 
         {"micro_batches", s.micro_batches},
         {"dtype", dtype_name(s.dtype)},
         {"vocab", s.vocab},
-        {"tie_embeddings", s.tie_embeddings}}},
+        {"tie_embeddings", s.tie_embeddings},
+        {"experts", s.experts},
+        {"top_k", s.top_k},
+        {"moe_ffn", s.moe_ffn},
+        {"shared_experts", s.shared_experts},
+        {"dense_layers", s.dense_layers},
+        {"capacity_factor", s.capacity_factor}}},
+      {"routing", s.moe() ? nlohmann::ordered_json(c.workload.routing.text()) : nullptr},
       {"bucket_mb", c.workload.bucket_mb},
       {"dp_mode", c.workload.dp_mode == DpMode::kDdp ? "ddp" : "zero"},
       {"sequence_parallel", c.workload.sequence_parallel},
@@ -211,6 +219,48 @@ void resolve_attention(RankContext& ctx, Backend& backend, RunConfig& c) {
   if (somewhere) {
     c.attention_note = problem.empty() ? " (fused attention unavailable on another rank)"
                                        : " (fused attention unavailable: " + problem + ")";
+  }
+}
+
+// The MoE layers: experts, routing, this rank's dispatch per layer (nothing for a dense model).
+void print_moe(std::ostream& os, const RunConfig& c, const ParallelLayout& l,
+               const RankPlace& place) {
+  const ModelShape& s = c.workload.shape;
+  if (!s.moe()) return;
+  os << "# experts: layers " << s.dense_layers << ".." << s.layers - 1 << " are MoE: " << s.experts
+     << " routed experts of FFN " << s.moe_ffn << ", top-" << s.top_k;
+  if (s.shared_experts > 0) os << ", " << s.shared_experts << " shared";
+  os << "; " << s.experts / l.ep << " per EP rank (ep " << l.ep << ", edp " << l.expert_dp()
+     << "); routing " << c.workload.routing.text();
+  if (s.capacity_factor > 0) os << ", capacity factor " << s.capacity_factor;
+  os << "\n#   experts' GEMMs: one per expert with its own rows (cuBLAS has grouped GEMMs, "
+        "cublasGemmGroupedBatchedEx; commprof's GEMM work is one GEMM, so a layer runs its "
+        "local experts back to back and skips those no token reached)\n";
+  if (s.name == "deepseek-v3-gqa") {
+    os << "#   attention: grouped-query (" << s.heads << " heads sharing " << s.key_value_heads()
+       << "), in place of DeepSeek-V3's multi-head latent attention, which is not modelled\n";
+  }
+  const Routing routing(c.workload.routing, s.experts);
+  const std::uint64_t tokens = static_cast<std::uint64_t>(s.micro_batch) * s.seq /
+                               (l.tp > 1 && c.workload.sequence_parallel ? l.tp : 1);
+  const std::uint64_t row = static_cast<std::uint64_t>(s.hidden) * dtype_size(s.dtype);
+  for (int layer = s.dense_layers; layer < s.layers; ++layer) {
+    const MoeDispatch d = moe_dispatch(s, routing, layer, l.ep, place.ep_rank, tokens);
+    std::uint64_t fewest = ~std::uint64_t{0}, most = 0;
+    for (std::uint64_t r : d.expert_rows) {
+      fewest = std::min(fewest, r);
+      most = std::max(most, r);
+    }
+    os << "#   layer " << layer << ": dispatch sends " << d.send_elements * dtype_size(s.dtype)
+       << " B, receives " << d.recv_elements * dtype_size(s.dtype) << " B (" << tokens
+       << " tokens x top-" << s.top_k << " rows of " << row << " B out); local experts' rows "
+       << fewest << ".." << most << "; EP imbalance (max/mean received) " << d.imbalance;
+    if (d.capacity > 0) os << "; capacity " << d.capacity << " rows, " << d.dropped << " dropped";
+    os << '\n';
+    if (layer - s.dense_layers == 3 && s.layers - layer > 2) {
+      os << "#   ... (" << s.layers - layer - 2 << " more layers)\n";
+      layer = s.layers - 2;
+    }
   }
 }
 
@@ -286,6 +336,7 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
      << " B, as many gradient bytes); activations between layers " << activation_bytes(s)
      << " B per micro-batch\n";
   print_ends(os, c, l);
+  print_moe(os, c, l, place);
   print_stages(os, c, l, place.pp_rank);
   os << "# rank " << rank << ": tp rank " << place.tp_rank << ", dp rank " << place.dp_rank
      << ", pp stage " << place.pp_rank << "; groups tp" << place.tp_group_id << " {";
@@ -352,8 +403,9 @@ class RunCommand final : public Command {
         "MoE parallel folding: expert TP x EP x expert DP = tp x cp x dp)")(
         "etp", po::value<int>()->default_value(0), "the experts' tensor-parallel degree (0: --tp)")(
         "model", po::value<std::string>()->default_value("tiny"),
-        "preset: tiny, gpt-1.3b, gpt-7b, llama-1b, llama-8b; the options below override its "
-        "fields")("layers", po::value<int>(), "transformer layers")(
+        "preset: tiny, gpt-1.3b, gpt-7b, llama-1b, llama-8b, and with mixtures of experts "
+        "tiny-moe, mixtral-8x7b, deepseek-v3-gqa; the options below override its fields")(
+        "layers", po::value<int>(), "transformer layers")(
         "hidden", po::value<int>(), "hidden size h")("heads", po::value<int>(),
                                                      "attention heads (query heads)")(
         "kv-heads", po::value<int>(),
@@ -366,6 +418,18 @@ class RunCommand final : public Command {
         "tie-embeddings", po::value<bool>()->implicit_value(true),
         "the LM head multiplies by the embedding's weight (true | false; GPT presets: true)")(
         "dtype", po::value<std::string>(), "bfloat16, half, float, double")(
+        "experts", po::value<int>(),
+        "routed experts of each MoE layer (0: dense; Megatron-Core's alltoall dispatcher)")(
+        "top-k", po::value<int>(), "experts each token goes to")("moe-ffn", po::value<int>(),
+                                                                 "each expert's FFN hidden size")(
+        "shared-experts", po::value<int>(), "experts every token goes through (DeepSeek)")(
+        "dense-layers", po::value<int>(), "the first layers are dense (ffn), the rest MoE")(
+        "moe-capacity-factor", po::value<double>(),
+        "rows per (rank, expert) over the mean, padded or cut: fixed-size all-to-alls as "
+        "GShard and DeepSpeed-MoE send them, dropped tokens counted (0: dropless)")(
+        "routing", po::value<std::string>()->default_value("zipf"),
+        "uniform | zipf[:S] (the default's skew from real text: docs/collectives.md) | "
+        "file:PATH (per-layer, per-expert counts of a real run)")(
         "steps", po::value<int>()->default_value(10), "measured steps")(
         "warmup-steps", po::value<int>()->default_value(2), "steps run first and left out")(
         "bucket-mb", po::value<double>()->default_value(25.0), "DDP gradient bucket cap (MiB)")(
@@ -444,6 +508,16 @@ class RunCommand final : public Command {
     override_int("micro-batch", s.micro_batch);
     override_int("micro-batches", s.micro_batches);
     override_int("vocab", s.vocab);
+    override_int("experts", s.experts);
+    override_int("top-k", s.top_k);
+    override_int("moe-ffn", s.moe_ffn);
+    override_int("shared-experts", s.shared_experts);
+    override_int("dense-layers", s.dense_layers);
+    if (vm.count("moe-capacity-factor") != 0) {
+      s.capacity_factor = vm["moe-capacity-factor"].as<double>();
+      s.name = "custom";
+    }
+    c.workload.routing = parse_routing(vm["routing"].as<std::string>());
     if (vm.count("tie-embeddings") != 0) {
       s.tie_embeddings = vm["tie-embeddings"].as<bool>();
       s.name = "custom";
@@ -545,7 +619,7 @@ class RunCommand final : public Command {
     if (layout.cp > 1) {
       cp = world.split(place.cp_group_id, place.cp_rank, log::cat("cp", place.cp_group_id));
     }
-    if (layout.ep > 1 || layout.etp > 0) {
+    if (layout.ep > 1 || layout.etp > 0 || shape.moe()) {
       ep = world.split(place.ep_group_id, place.ep_rank, log::cat("ep", place.ep_group_id));
       etp = world.split(place.etp_group_id, place.etp_rank, log::cat("etp", place.etp_group_id));
       edp = world.split(place.edp_group_id, place.edp_rank, log::cat("edp", place.edp_group_id));

@@ -304,12 +304,18 @@ void CudaBackend::wait_event(Category c, EventId event) {
 }
 
 void CudaBackend::synchronize() {
+  wait_streams(std::vector<Category>(kAllCategories.begin(), kAllCategories.end()));
+}
+
+void CudaBackend::wait_for(Category c) { wait_streams({c}); }
+
+void CudaBackend::wait_streams(const std::vector<Category>& streams) {
   // Poll instead of cudaStreamSynchronize: a peer that never joins a collective would block
   // that call forever, while polling lets us see NCCL's asynchronous errors and the timeout.
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     bool busy = false;
-    for (Category c : kAllCategories) {
+    for (Category c : streams) {
       const cudaError_t rc = cudaStreamQuery(stream(c));
       if (rc == cudaErrorNotReady) {
         busy = true;
@@ -337,7 +343,7 @@ void CudaBackend::synchronize() {
       if (cudaStreamQuery(stream(Category::kComm)) == cudaErrorNotReady) {
         abort_on_timeout(Category::kComm);
       }
-      for (Category c : kAllCategories) {
+      for (Category c : streams) {
         if (cudaStreamQuery(stream(c)) == cudaErrorNotReady) abort_on_timeout(c);
       }
     }

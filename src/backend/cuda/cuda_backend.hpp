@@ -49,6 +49,7 @@ class CudaBackend final : public Backend,
   EventId record_event(Category stream) override;
   void wait_event(Category stream, EventId event) override;
   void synchronize() override;
+  void wait_for(Category stream) override;
   void begin_epoch() override;
   std::int64_t stamp_ns(StampId stamp) const override;
   std::int64_t epoch_origin_host_ns() const override { return origin_host_ns_; }
@@ -67,6 +68,8 @@ class CudaBackend final : public Backend,
   void replay(Category stream, const Graph& graph) override;
 
  private:
+  /// synchronize() and wait_for(): polls `streams` until idle, NCCL errors and the timeout seen.
+  void wait_streams(const std::vector<Category>& streams);
   cudaStream_t stream(Category c) const { return streams_[index_of(c)]; }
   cudaEvent_t next_event(std::vector<cudaEvent_t>& pool, std::size_t& used, unsigned flags);
   void run_gemm(const GemmCall& call);

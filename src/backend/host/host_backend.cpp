@@ -223,13 +223,20 @@ void HostBackend::wait_event(Category c, EventId event) {
 }
 
 void HostBackend::synchronize() {
-  // One deadline for all streams, COMM first: when a peer stops participating, COMM is the
-  // stream that hangs and the others only wait on its events, so the error names the cause.
+  drain_streams({Category::kComm, Category::kMem, Category::kComp});
+}
+
+void HostBackend::wait_for(Category c) { drain_streams({c}); }
+
+void HostBackend::drain_streams(const std::vector<Category>& streams) {
+  // One deadline for all streams, COMM first (synchronize): when a peer stops participating,
+  // COMM is the stream that hangs and the others only wait on its events, so the error names
+  // the cause.
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                             std::chrono::duration<double>(options_.timeout_s));
   std::exception_ptr first;
-  for (Category c : {Category::kComm, Category::kMem, Category::kComp}) {
+  for (Category c : streams) {
     try {
       const double left = std::max(
           0.0, std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count());

@@ -9,6 +9,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 #include <unordered_map>
 
 #include "src/backend/backend.hpp"
@@ -42,6 +43,7 @@ class HostBackend final : public Backend, private ActivityRecorder, private Atte
   EventId record_event(Category stream) override;
   void wait_event(Category stream, EventId event) override;
   void synchronize() override;
+  void wait_for(Category stream) override;
   void begin_epoch() override;
   std::int64_t stamp_ns(StampId stamp) const override;
   std::int64_t epoch_origin_host_ns() const override { return origin_ns_; }
@@ -56,6 +58,8 @@ class HostBackend final : public Backend, private ActivityRecorder, private Atte
   void pause(bool) override {}
 
  private:
+  /// synchronize() and wait_for(): drains `streams` in order within one --timeout.
+  void drain_streams(const std::vector<Category>& streams);
   struct Signal;
   HostStream& stream(Category c) { return *streams_[index_of(c)]; }
 

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+// Mixtures of experts: the dispatch's bytes by hand, the splits every rank agrees on, capacity
+// and drops, the presets' parameters, and the plan of an MoE layer.
+#include "workloads/moe.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "src/core/errors.hpp"
+#include "workloads/layout.hpp"
+#include "workloads/workload.hpp"
+
+namespace commprof {
+namespace {
+
+std::uint64_t sum(const std::vector<std::size_t>& v) {
+  return std::accumulate(v.begin(), v.end(), std::uint64_t{0});
+}
+
+RoutingSpec uniform() { return parse_routing("uniform"); }
+
+// Mixtral 8x7B on EP 8, a micro-batch of 4096 tokens, uniform routing: each rank's 4096 × 2
+// routed copies split evenly, 1024 rows to each rank's one expert, each row h = 4096 bf16
+// (8192 B): 4 Mi elements (8 MiB) to every peer, 64 MiB in all, as much received.
+TEST(Moe, MixtralDispatchBytesByHand) {
+  const ModelShape s = model_preset("mixtral-8x7b");
+  const Routing routing(uniform(), s.experts);
+  for (int rank : {0, 5}) {
+    const MoeDispatch d = moe_dispatch(s, routing, 3, 8, rank, 4096);
+    ASSERT_EQ(d.dispatch->send_counts.size(), 8U);
+    for (std::size_t p = 0; p < 8; ++p) {
+      EXPECT_EQ(d.dispatch->send_counts[p], 1024U * 4096U);
+      EXPECT_EQ(d.dispatch->recv_counts[p], 1024U * 4096U);
+      EXPECT_EQ(d.dispatch->send_displs[p], p * 1024U * 4096U);
+    }
+    EXPECT_EQ(d.send_elements, 8U * 1024U * 4096U);
+    EXPECT_EQ(d.send_elements * 2, 67108864U);  // bytes
+    EXPECT_EQ(d.expert_rows, std::vector<std::uint64_t>{8192});
+    EXPECT_DOUBLE_EQ(d.imbalance, 1.0);
+  }
+}
+
+// The DeepSeek-like preset: top-8 of 256 experts, EP 8 (32 experts a rank), 4096 tokens: 32768
+// copies per rank, 128 per expert, so 32 × 128 = 4096 rows of h = 7168 to every peer; each local
+// expert computes 128 rows from each of the 8 ranks.
+TEST(Moe, DeepSeekLikeDispatchBytesByHand) {
+  const ModelShape s = model_preset("deepseek-v3-gqa");
+  EXPECT_EQ(s.experts, 256);
+  EXPECT_EQ(s.top_k, 8);
+  EXPECT_EQ(s.dense_layers, 3);
+  EXPECT_FALSE(s.moe_layer(2));
+  EXPECT_TRUE(s.moe_layer(3));
+  const Routing routing(uniform(), s.experts);
+  const MoeDispatch d = moe_dispatch(s, routing, 3, 8, 2, 4096);
+  for (std::size_t p = 0; p < 8; ++p) EXPECT_EQ(d.dispatch->send_counts[p], 4096U * 7168U);
+  EXPECT_EQ(sum(d.dispatch->send_counts) * 2, 469762048U);  // bytes: 32768 rows of 14336 B
+  ASSERT_EQ(d.expert_rows.size(), 32U);
+  for (std::uint64_t rows : d.expert_rows) EXPECT_EQ(rows, 1024U);
+}
+
+// Skewed routing: what rank r sends p is what p receives from r, the combine is the dispatch
+// reversed, and each rank's experts compute what it receives.
+TEST(Moe, EveryRanksSplitsAgreeWithItsPeers) {
+  const ModelShape s = model_preset("tiny-moe");
+  const Routing routing(parse_routing("zipf:1.0"), s.experts);
+  const int ep = 4;
+  std::vector<MoeDispatch> d;
+  for (int r = 0; r < ep; ++r) d.push_back(moe_dispatch(s, routing, 2, ep, r, 64));
+  double most = 0, all = 0;
+  for (int r = 0; r < ep; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    for (int p = 0; p < ep; ++p) {
+      const auto j = static_cast<std::size_t>(p);
+      EXPECT_EQ(d[i].dispatch->send_counts[j], d[j].dispatch->recv_counts[i]);
+    }
+    EXPECT_EQ(d[i].combine->send_counts, d[i].dispatch->recv_counts);
+    EXPECT_EQ(d[i].combine->recv_counts, d[i].dispatch->send_counts);
+    EXPECT_EQ(sum(d[i].dispatch->send_counts), 64U * 2U * 128U);  // T·K rows of h
+    const std::uint64_t rows =
+        std::accumulate(d[i].expert_rows.begin(), d[i].expert_rows.end(), std::uint64_t{0});
+    EXPECT_EQ(rows * 128U, d[i].recv_elements);
+    most = std::max(most, static_cast<double>(d[i].recv_elements));
+    all += static_cast<double>(d[i].recv_elements);
+  }
+  EXPECT_GT(d[0].imbalance, 1.0);  // zipf 1.0 over 8 experts is skewed
+  EXPECT_DOUBLE_EQ(d[0].imbalance, most * ep / all);
+  EXPECT_THROW(moe_dispatch(s, routing, 2, 3, 0, 64), ConfigError);  // 3 does not divide 8
+}
+
+// A capacity factor: every (rank, expert) pair sends ⌈C · T·K/E⌉ rows, padded or cut; what a
+// rank routed over it is dropped, counted against the routing itself.
+TEST(Moe, CapacityFactorFixesTheSizesAndCountsTheDrops) {
+  ModelShape s = model_preset("mixtral-8x7b");
+  s.capacity_factor = 1.0;
+  const Routing routing(parse_routing("zipf:1.0"), s.experts);
+  const MoeDispatch d = moe_dispatch(s, routing, 0, 8, 1, 4096);
+  EXPECT_EQ(d.capacity, 1024U);  // 1.0 × 4096·2/8
+  for (std::size_t p = 0; p < 8; ++p) {
+    EXPECT_EQ(d.dispatch->send_counts[p], 1024U * 4096U);
+    EXPECT_EQ(d.dispatch->recv_counts[p], 1024U * 4096U);
+  }
+  std::uint64_t over = 0;
+  for (std::uint64_t c : routing.expert_counts(4096, 2, 0, 0, 1)) over += c > 1024 ? c - 1024 : 0;
+  EXPECT_EQ(d.dropped, over);
+  EXPECT_GT(d.dropped, 0U);
+}
+
+// Mixtral 8x7B has 46,702,792,704 parameters (its model card): 32 layers of attention, a router
+// of 8 × 4096 and 8 experts of 3 × 4096 × 14336, the embedding and untied head of 32,000 rows.
+TEST(Moe, MixtralParametersAreThePublishedCount) {
+  EXPECT_EQ(model_parameters(model_preset("mixtral-8x7b"), 1), 46702792704ULL);
+}
+
+const PlannedOp* find(const OpPlan& plan, const std::string& name) {
+  for (const PlannedOp& op : plan.ops) {
+    if (op.name == name) return &op;
+  }
+  return nullptr;
+}
+
+// tiny-moe on dp 4 with EP 2 (expert DP 2): its first layer dense, the others MoE with the
+// dispatcher's ops in order; the routing counts read on the host; the experts' gradients summed
+// over expert DP in buckets holding exactly the local experts' parameters.
+TEST(Moe, PlanOfAnMoeLayer) {
+  WorkloadConfig c;
+  c.kind = WorkloadKind::kDp;
+  c.shape = model_preset("tiny-moe");
+  c.layout.dp = 4;
+  c.layout.ep = 2;
+  c.layout.etp = 1;
+  validate_workload(c);
+  const RankPlace place = place_rank(c.layout, 3);
+  const OpPlan plan = build_plan(c, place);
+  EXPECT_NE(find(plan, "l0.ffn_up.mb0.fwd"), nullptr);  // dense
+  EXPECT_EQ(find(plan, "l1.ffn_up.mb0.fwd"), nullptr);
+  const std::vector<std::string> order = {"l1.ln2.mb0.fwd",
+                                          "l1.router.mb0.fwd",
+                                          "l1.topk.mb0.fwd",
+                                          "l1.routing_counts.mb0.ag",
+                                          "l1.routing_counts.mb0.d2h",
+                                          "l1.permute.mb0.fwd",
+                                          "l1.dispatch.mb0",
+                                          "l1.combine.mb0",
+                                          "l1.unpermute.mb0.fwd",
+                                          "l1.residual2.mb0.fwd"};
+  int previous = -1;
+  for (const std::string& name : order) {
+    const PlannedOp* op = find(plan, name);
+    ASSERT_NE(op, nullptr) << name;
+    EXPECT_GT(op->id, previous) << name;
+    previous = op->id;
+  }
+  EXPECT_TRUE(find(plan, "l1.routing_counts.mb0.d2h")->host_waits);
+  EXPECT_EQ(find(plan, "l1.routing_counts.mb0.ag")->group(), Group::kTpEp);
+  const PlannedOp* dispatch = find(plan, "l1.dispatch.mb0");
+  EXPECT_EQ(dispatch->group(), Group::kEp);
+  const auto& call = dispatch->as<PlannedCollective>();
+  ASSERT_NE(call.splits, nullptr);
+  EXPECT_EQ(sum(call.splits->send_counts), call.count);
+  // Rank 3 is EP rank 1: experts 4..7, each its up, activation and down where rows reached it.
+  EXPECT_EQ(place.ep_rank, 1);
+  EXPECT_NE(find(plan, "l1.expert4.up.mb0.fwd"), nullptr);
+  EXPECT_EQ(find(plan, "l1.expert0.up.mb0.fwd"), nullptr);
+  std::uint64_t expert_bytes = 0;
+  for (const PlannedOp& op : plan.ops) {
+    if (op.name.rfind("edp.bucket", 0) == 0 && op.is<PlannedCollective>()) {
+      EXPECT_EQ(op.group(), Group::kEdp) << op.name;
+      expert_bytes += op.bytes;
+    }
+  }
+  // 3 MoE layers x 4 local experts x (up 128 x 512 + down 256 x 128) floats.
+  EXPECT_EQ(expert_bytes, 3U * 4U * (128U * 512U + 256U * 128U) * 4U);
+}
+
+}  // namespace
+}  // namespace commprof

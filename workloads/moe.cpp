@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+#include "workloads/moe.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "src/core/errors.hpp"
+#include "src/core/log.hpp"
+
+namespace commprof {
+
+MoeDispatch moe_dispatch(const ModelShape& s, const Routing& routing, int layer, int ep,
+                         int ep_rank, std::uint64_t tokens) {
+  if (ep < 1 || s.experts % ep != 0) {
+    throw ConfigError(log::cat("--ep ", ep, " does not divide --experts ", s.experts));
+  }
+  using U = std::uint64_t;
+  const int local = s.experts / ep;
+  const auto n = static_cast<std::size_t>(ep);
+  const U h = static_cast<U>(s.hidden);
+  // rows[source][expert]: what each rank of the group routes to each expert (step 0: the plan
+  // is built once; docs/workloads.md says what that leaves out).
+  std::vector<std::vector<U>> rows(n);
+  MoeDispatch d;
+  if (s.capacity_factor > 0) {
+    const double mean = static_cast<double>(tokens) * s.top_k / s.experts;
+    d.capacity = static_cast<U>(std::ceil(s.capacity_factor * mean));
+  }
+  for (std::size_t r = 0; r < n; ++r) {
+    rows[r] = routing.expert_counts(tokens, s.top_k, 0, layer, static_cast<int>(r));
+    if (d.capacity == 0) continue;
+    for (U& c : rows[r]) {
+      if (static_cast<int>(r) == ep_rank && c > d.capacity) d.dropped += c - d.capacity;
+      c = d.capacity;  // padded or cut: every pair the same size
+    }
+  }
+  auto block = [&](std::size_t source, std::size_t dest) {
+    U total = 0;
+    for (int e = 0; e < local; ++e)
+      total += rows[source][dest * static_cast<std::size_t>(local) + static_cast<std::size_t>(e)];
+    return total * h;
+  };
+  const auto me = static_cast<std::size_t>(ep_rank);
+  auto out = std::make_shared<PeerSplits>();
+  auto back = std::make_shared<PeerSplits>();
+  U send_at = 0, recv_at = 0;
+  std::vector<U> received(n, 0);
+  for (std::size_t p = 0; p < n; ++p) {
+    out->send_counts.push_back(block(me, p));
+    out->send_displs.push_back(send_at);
+    send_at += block(me, p);
+    out->recv_counts.push_back(block(p, me));
+    out->recv_displs.push_back(recv_at);
+    recv_at += block(p, me);
+    for (std::size_t q = 0; q < n; ++q) received[p] += block(q, p);
+  }
+  back->send_counts = out->recv_counts;  // the experts' results go back where they came from
+  back->send_displs = out->recv_displs;
+  back->recv_counts = out->send_counts;
+  back->recv_displs = out->send_displs;
+  d.dispatch = out;
+  d.combine = back;
+  d.send_elements = send_at;
+  d.recv_elements = recv_at;
+  for (int e = 0; e < local; ++e) {
+    U r = 0;
+    for (std::size_t q = 0; q < n; ++q)
+      r += rows[q][me * static_cast<std::size_t>(local) + static_cast<std::size_t>(e)];
+    d.expert_rows.push_back(r);
+  }
+  U most = 0, all = 0;
+  for (U r : received) {
+    most = std::max(most, r);
+    all += r;
+  }
+  d.imbalance =
+      all > 0 ? static_cast<double>(most) * static_cast<double>(n) / static_cast<double>(all) : 1.0;
+  return d;
+}
+
+MoeGemms moe_gemms(const ModelShape& s, int tp, std::uint64_t tokens) {
+  MoeGemms g;
+  g.router_m = static_cast<int>(tokens);
+  g.router_n = s.experts;
+  g.router_k = s.hidden;
+  const int gate = s.gated_ffn ? 2 : 1;  // up and gate fused into one GEMM
+  g.expert_up_n = s.moe_ffn * gate;
+  g.expert_down_k = s.moe_ffn;
+  if (s.shared_experts > 0) {
+    g.shared_up_n = s.shared_experts * s.moe_ffn / tp * gate;
+    g.shared_down_k = s.shared_experts * s.moe_ffn / tp;
+  }
+  return g;
+}
+
+MoePasses moe_passes(const ModelShape& s, std::uint64_t tokens) {
+  using U = std::uint64_t;
+  const U t = tokens;
+  const U k = static_cast<U>(s.top_k);
+  const U x = static_cast<U>(s.experts);
+  const U row = static_cast<U>(s.hidden) * dtype_size(s.dtype);
+  MoePasses p;
+  p.topk_fwd = {4 * t * x, 4 * t * x + 12 * t * k};
+  p.topk_bwd = {4 * t * x + 4 * t * k, 4 * t * x};
+  p.permute_fwd = {t * row + 8 * t * k, t * k * row};
+  p.permute_bwd = {t * k * row, t * row};
+  p.unpermute_fwd = {t * k * row + 4 * t * k, t * row};
+  p.unpermute_bwd = {t * row + 4 * t * k, t * k * row};
+  return p;
+}
+
+PassBytes expert_act_fwd(const ModelShape& s, std::uint64_t rows, int etp) {
+  const std::uint64_t f = rows * static_cast<std::uint64_t>(s.moe_ffn / etp) * dtype_size(s.dtype);
+  return s.gated_ffn ? PassBytes{3 * f, 2 * f} : PassBytes{f, f};
+}
+
+PassBytes expert_act_bwd(const ModelShape& s, std::uint64_t rows, int etp) {
+  const std::uint64_t f = rows * static_cast<std::uint64_t>(s.moe_ffn / etp) * dtype_size(s.dtype);
+  return s.gated_ffn ? PassBytes{8 * f, 5 * f} : PassBytes{2 * f, f};
+}
+
+std::vector<std::uint64_t> moe_layer_dense_tensors(const ModelShape& s, int tp) {
+  using U = std::uint64_t;
+  const bool biases = !s.gated_ffn;
+  const U h = static_cast<U>(s.hidden);
+  std::vector<U> out;
+  for (int norm = 0; norm < 2; ++norm) {
+    out.push_back(h);
+    if (biases) out.push_back(h);
+  }
+  for (const LayerGemm& g : layer_forward_gemms(s, tp)) {
+    if (!g.has_weight || g.name.rfind("ffn", 0) == 0) continue;  // the FFN is the experts'
+    out.push_back(static_cast<U>(g.n) * static_cast<U>(g.k));
+    if (biases) out.push_back(static_cast<U>(g.n));
+  }
+  out.push_back(static_cast<U>(s.experts) * h);  // the router: no bias (Megatron-Core)
+  if (s.shared_experts > 0) {
+    const MoeGemms g = moe_gemms(s, tp, 1);
+    out.push_back(static_cast<U>(g.shared_up_n) * h);
+    if (biases) out.push_back(static_cast<U>(g.shared_up_n));
+    out.push_back(h * static_cast<U>(g.shared_down_k));
+    if (biases) out.push_back(h);
+  }
+  return out;
+}
+
+std::vector<std::uint64_t> moe_layer_expert_tensors(const ModelShape& s, int ep, int etp) {
+  using U = std::uint64_t;
+  const bool biases = !s.gated_ffn;
+  const U h = static_cast<U>(s.hidden);
+  const U up = static_cast<U>(s.moe_ffn / etp) * (s.gated_ffn ? 2 : 1);
+  const U down = static_cast<U>(s.moe_ffn / etp);
+  std::vector<U> out;
+  for (int e = 0; e < s.experts / ep; ++e) {
+    out.push_back(up * h);
+    if (biases) out.push_back(up);
+    out.push_back(h * down);
+    if (biases) out.push_back(h);
+  }
+  return out;
+}
+
+}  // namespace commprof

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+// The mixture-of-experts layers of a model shape, as Megatron-Core's MoE layer with its
+// `alltoall` token dispatcher runs them (docs/workloads.md, "Mixture of experts"): what one rank
+// of an expert-parallel group routes, sends, receives and computes in one layer and micro-batch.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "collectives/routing.hpp"
+#include "src/backend/work.hpp"
+#include "workloads/model_shape.hpp"
+
+namespace commprof {
+
+/// One MoE layer's token dispatch on one rank of an EP group, from the routing of every rank of
+/// the group (each a pure function of layer and rank, so every rank computes all of it): the
+/// dispatch all-to-allv (rows of `hidden` elements to the ranks holding their experts), the
+/// combine that brings them back (the dispatch reversed), and the rows each local expert
+/// computes. With a capacity factor every (source rank, expert) pair sends exactly `capacity`
+/// rows, padded or cut (GShard, DeepSpeed-MoE): fixed-size all-to-alls, tokens over it dropped.
+struct MoeDispatch {
+  std::shared_ptr<const PeerSplits> dispatch;
+  std::shared_ptr<const PeerSplits> combine;
+  std::uint64_t send_elements = 0;         ///< what this rank sends in the dispatch
+  std::uint64_t recv_elements = 0;         ///< what it receives: its experts' load
+  std::vector<std::uint64_t> expert_rows;  ///< per local expert, rows it computes
+  std::uint64_t capacity = 0;              ///< rows per (source, expert); 0: dropless
+  std::uint64_t dropped = 0;               ///< this rank's routed copies over capacity
+  double imbalance = 1.0;                  ///< max over mean of what the EP ranks receive
+};
+
+/// The dispatch of layer `layer` on EP rank `ep_rank` of `ep`, each rank routing `tokens` tokens
+/// (its part of the micro-batch) to shape.top_k of shape.experts experts; rank p holds experts
+/// [p·E/ep, (p+1)·E/ep). Throws ConfigError when ep does not divide the experts.
+MoeDispatch moe_dispatch(const ModelShape& shape, const Routing& routing, int layer, int ep,
+                         int ep_rank, std::uint64_t tokens);
+
+/// Megatron-Core's MoE layer (its router, then the experts) needs: the router's forward GEMM
+/// tokens × E × h; each expert's FFN on `rows` rows: up rows × F·(2 if gated) × h, down
+/// rows × h × F (F = moe_ffn, divided by expert TP).
+struct MoeGemms {
+  int router_m = 0, router_n = 0, router_k = 0;
+  int expert_up_n = 0, expert_down_k = 0;  ///< per expert; m = its rows
+  int shared_up_n = 0, shared_down_k = 0;  ///< the shared experts' FFN on the rank (/tp); 0: none
+};
+MoeGemms moe_gemms(const ModelShape& shape, int tp, std::uint64_t tokens);
+
+/// The memory-bound passes of one MoE layer and micro-batch on one rank, over T tokens routed
+/// to K experts each, rows of h elements of E bytes (docs/workloads.md gives the formulas):
+struct MoePasses {
+  /// Router scores (fp32, T × experts) to probabilities and the top K: read 4·T·X, write
+  /// 4·T·X + 12·T·K (probabilities and int64 indices).
+  PassBytes topk_fwd;
+  PassBytes topk_bwd;  ///< the gradient of the scores: read 4·T·X + 4·T·K, write 4·T·X
+  PassBytes permute_fwd;  ///< tokens gathered into expert order: read T·h·E + 8·T·K, write T·K·h·E
+  PassBytes permute_bwd;  ///< the rows' gradients summed back per token: read T·K·h·E, write T·h·E
+  PassBytes unpermute_fwd;  ///< the experts' rows weighted and summed per token: read T·K·h·E +
+                            ///< 4·T·K, write T·h·E
+  PassBytes unpermute_bwd;  ///< read T·h·E + 4·T·K, write T·K·h·E
+};
+MoePasses moe_passes(const ModelShape& shape, std::uint64_t tokens);
+
+/// The expert FFN's activation on `rows` rows (as a dense layer's act_fwd / act_bwd with F/etp).
+PassBytes expert_act_fwd(const ModelShape& shape, std::uint64_t rows, int etp);
+PassBytes expert_act_bwd(const ModelShape& shape, std::uint64_t rows, int etp);
+
+/// Parameter tensors of one MoE layer on one rank, in a PyTorch layer's registration order,
+/// split as their gradients are summed: the dense ones over DP × CP (the two norms, the
+/// attention's, the router's weight E × h, the shared experts' up and down over TP), the local
+/// experts' over expert DP (E/ep experts, each its up and down with F over expert TP). Biases
+/// where the preset has them.
+std::vector<std::uint64_t> moe_layer_dense_tensors(const ModelShape& shape, int tp);
+std::vector<std::uint64_t> moe_layer_expert_tensors(const ModelShape& shape, int ep, int etp);
+
+}  // namespace commprof
