@@ -21,9 +21,9 @@ struct CollectiveInstance {
   std::string collective;
   int comm_size = 0;
   std::uint64_t bytes = 0;  ///< alltoallv: the most any rank sent
-  std::string algo;        ///< NCCL's "algorithm/protocol" where a rank's file says (plugin)
-  int ranks_seen = 0;      ///< ranks that recorded it (< comm_size: incomplete)
-  bool consistent = true;  ///< ranks agreed on collective, bytes (but alltoallv) and comm_size
+  std::string algo;         ///< NCCL's "algorithm/protocol" where a rank's file says (plugin)
+  int ranks_seen = 0;       ///< ranks that recorded it (< comm_size: incomplete)
+  bool consistent = true;   ///< ranks agreed on collective, bytes (but alltoallv) and comm_size
   std::int64_t first_start_ns = 0;
   std::int64_t last_start_ns = 0;
   int first_rank = -1;  ///< earliest arrival

@@ -9,8 +9,8 @@
 #include <deque>
 #include <memory>
 #include <string>
-#include <vector>
 #include <unordered_map>
+#include <vector>
 
 #include "src/backend/backend.hpp"
 #include "src/backend/host/host_stream.hpp"
