@@ -52,7 +52,9 @@
 #              scripts/fidelity/torch_step.py then `commprof run --workload dp --op-timing
 #              activity` on 1 rank with each --attention of FIDELITY_ATTENTION (default "fused
 #              gemm"), each compared by scripts/fidelity/compare.py; first GEMM_ROUNDS (3) pairs of
-#              `commprof gemm` and torch's 8192^3 matmul of randn (and ones) operands, alternately.
+#              `commprof gemm` and torch's 8192^3 matmul of randn (and ones) operands, alternately;
+#              FIDELITY_RUN_ARGS go to commprof run (for the MoE presets "--routing uniform":
+#              the PyTorch reference's random router spreads tokens about evenly).
 #              Needs python3 with torch (PYTHON, default python3)
 #   calibrate  `commprof run --compute-from` against the traced step it learned from (issue #15):
 #              for each preset of CALIBRATE_PRESETS (default "gpt-1.3b llama-8b"; layers from
@@ -587,7 +589,7 @@ PY
     run_to "commprof run $tag, $l layers, --attention $a" "$PD/$tag-commprof-$a.txt" \
       "${MPIRUN_BASE[@]}" -np 1 "$COMMPROF" run --backend cuda --model "$p" --layers "$l" \
       "${vocab[@]}" --workload dp --op-timing activity --steps 5 --warmup-steps 2 \
-      --attention "$a" --out "$PD/$tag-commprof-$a"
+      --attention "$a" ${FIDELITY_RUN_ARGS:-} --out "$PD/$tag-commprof-$a"
     run_to "compare $tag ($a)" "$PD/$tag-compare-$a.txt" "$py" "$fid/compare.py" \
       --commprof "$PD/$tag-commprof-$a" --torch "$PD/$tag-torch.json" \
       --json "$PD/$tag-compare-$a.json"

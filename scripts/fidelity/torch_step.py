@@ -16,7 +16,10 @@ tokens accumulated, then a fused AdamW step. With the model's ends (the presets'
 (V padded to a multiple of 128, as Megatron pads it and commprof's mock does) before the layers,
 the final norm, a bias-free LM head (tied to the embedding for the GPT presets and llama-1b) and
 F.cross_entropy over the fp32 logits after them; without ends the loss is the mean square of the
-last layer's output.
+last layer's output. The MoE presets (mixtral-8x7b, deepseek-v3-gqa) replace the MLP of
+their MoE layers by an MoE layer at expert parallelism 1 (class MoE: router, top-k, the counts
+read on the host, permutation, the experts as torch._grouped_mm where this PyTorch has it on a
+Hopper GPU, else one matmul each, unpermutation, shared experts).
 
 Step time: CUDA events around whole steps (`--steps` after `--warmup`), mean and spread; each
 timed step is also an NVTX range "step N" for traces taken with nsys. Kernel
@@ -49,6 +52,14 @@ PRESETS = {
                      mb=1, m=4, vocab=128256, tied=True),
     "llama-8b": dict(layers=32, hidden=4096, heads=32, kv=8, ffn=14336, gated=True, seq=8192,
                      mb=1, m=4, vocab=128256, tied=False),
+    # Mixtures of experts (commprof's --experts, --top-k, --moe-ffn, --shared-experts,
+    # --dense-layers): every layer from dense_layers on is an MoE layer.
+    "mixtral-8x7b": dict(layers=32, hidden=4096, heads=32, kv=8, ffn=14336, gated=True, seq=4096,
+                         mb=1, m=4, vocab=32000, tied=False, experts=8, top_k=2, moe_ffn=14336,
+                         shared=0, dense_layers=0),
+    "deepseek-v3-gqa": dict(layers=61, hidden=7168, heads=128, kv=8, ffn=18432, gated=True,
+                            seq=4096, mb=1, m=4, vocab=129280, tied=False, experts=256, top_k=8,
+                            moe_ffn=2048, shared=1, dense_layers=3),
 }
 
 
@@ -90,13 +101,71 @@ class Mlp(nn.Module):
         return self.down(F.gelu(self.up(x), approximate="tanh"))
 
 
-class Layer(nn.Module):
+def grouped_mm_available():
+    """torch._grouped_mm (bf16, Hopper): one kernel for every expert's GEMM, as Megatron-Core's
+    GroupedMLP runs them; where this PyTorch lacks it, one matmul per expert."""
+    return hasattr(torch, "_grouped_mm") and torch.cuda.get_device_capability() >= (9, 0)
+
+
+class MoE(nn.Module):
+    """An MoE layer on one GPU (expert parallelism 1), as Megatron-Core's MoELayer computes it:
+    the router (a bias-free linear layer, fp32 softmax, top-k), the per-expert counts read on the
+    host (its alltoall dispatcher sizes the exchange there: a synchronisation), the tokens
+    permuted into expert order, each expert's SwiGLU FFN on its rows, the rows weighted by their
+    probabilities and summed back per token; shared experts (a dense FFN) beside them."""
+
     def __init__(self, p):
+        super().__init__()
+        h, f, e = p["hidden"], p["moe_ffn"], p["experts"]
+        self.k, self.experts = p["top_k"], e
+        self.router = nn.Linear(h, e, bias=False)
+        self.up = nn.Parameter(torch.randn(e, h, 2 * f) * h ** -0.5)
+        self.down = nn.Parameter(torch.randn(e, f, h) * f ** -0.5)
+        self.shared = Mlp(h, p["shared"] * f, True) if p["shared"] else None
+        self.grouped = grouped_mm_available()
+
+    def experts_ffn(self, rows, counts):
+        if self.grouped:
+            try:
+                offs = torch.cumsum(counts, 0, dtype=torch.int32)
+                gate, up = torch._grouped_mm(rows, self.up, offs=offs).chunk(2, dim=-1)
+                return torch._grouped_mm(F.silu(gate) * up, self.down, offs=offs)
+            except RuntimeError as e:  # this build's grouped GEMM refuses these operands
+                print(f"torch_step: torch._grouped_mm failed ({e}); one matmul per expert",
+                      file=sys.stderr)
+                self.grouped = False
+        out, start = [], 0
+        for e, c in enumerate(counts.tolist()):
+            if c:
+                gate, up = (rows[start:start + c] @ self.up[e]).chunk(2, dim=-1)
+                out.append((F.silu(gate) * up) @ self.down[e])
+                start += c
+        return torch.cat(out)
+
+    def forward(self, x):
+        b, s, h = x.shape
+        t = x.reshape(-1, h)
+        probs, idx = self.router(t).float().softmax(-1).topk(self.k, dim=-1)
+        flat = idx.reshape(-1)
+        order = flat.argsort(stable=True)
+        counts = torch.bincount(flat, minlength=self.experts)
+        counts = counts.cpu().to(counts.device)  # the host reads the counts, as the dispatcher
+        token = order // self.k
+        out = self.experts_ffn(t.index_select(0, token), counts)
+        weights = probs.reshape(-1)[order].unsqueeze(-1).to(out.dtype)
+        y = torch.zeros_like(t).index_add_(0, token, out * weights)
+        if self.shared is not None:
+            y = y + self.shared(t)
+        return y.view(b, s, h)
+
+
+class Layer(nn.Module):
+    def __init__(self, p, moe=False):
         super().__init__()
         norm = (lambda: nn.RMSNorm(p["hidden"])) if p["gated"] else (lambda: nn.LayerNorm(p["hidden"]))
         self.norm1, self.norm2 = norm(), norm()
         self.attn = Attention(p["hidden"], p["heads"], p["kv"], bias=not p["gated"])
-        self.mlp = Mlp(p["hidden"], p["ffn"], p["gated"])
+        self.mlp = MoE(p) if moe else Mlp(p["hidden"], p["ffn"], p["gated"])
 
     def forward(self, x):
         x = x + self.attn(self.norm1(x))
@@ -146,7 +215,9 @@ class Model(nn.Module):
 
     def __init__(self, p):
         super().__init__()
-        self.layers = nn.Sequential(*[Layer(p) for _ in range(p["layers"])])
+        moe = p.get("experts", 0) > 0
+        self.layers = nn.Sequential(*[Layer(p, moe and i >= p.get("dense_layers", 0))
+                                      for i in range(p["layers"])])
         self.vocab = padded(p["vocab"]) if p["vocab"] > 0 else 0
         if self.vocab:
             h = p["hidden"]
@@ -171,7 +242,8 @@ def run_preset(args):
         p["vocab"] = args.vocab
     torch.manual_seed(0)
     dev = torch.device("cuda")
-    model = Model(p).to(dev, torch.bfloat16)
+    with torch.device(dev):  # built on the GPU: an MoE preset's experts are billions of weights
+        model = Model(p).to(torch.bfloat16)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
     shape = (p["mb"], p["seq"])
     if p["vocab"] > 0:
@@ -201,6 +273,8 @@ def run_preset(args):
     return {
         "tool": "pytorch", "torch": torch.__version__, "device": torch.cuda.get_device_name(),
         "preset": args.preset, "shape": p, "parameters": params,
+        "experts_gemm": next(("torch._grouped_mm" if m.grouped else "one matmul per expert"
+                              for m in model.modules() if isinstance(m, MoE)), None),
         "step_ms": {"mean": statistics.mean(times), "min": min(times), "max": max(times),
                     "all": times},
         "kernels": kernels,
