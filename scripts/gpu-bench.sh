@@ -98,7 +98,7 @@
 # shellcheck source-path=SCRIPTDIR disable=SC2317  # the phase_* functions are called by name
 set -uo pipefail
 
-PHASES=(tests sweep anchors workloads stages timing sampling nsys fidelity calibrate torchtrace plugin dist
+PHASES=(tests sweep anchors workloads stages moe timing sampling nsys fidelity calibrate torchtrace plugin dist
   multi)
 usage() {
   echo "usage: scripts/gpu-bench.sh PHASE...   (PHASE: ${PHASES[*]}; see the comment at the top)" >&2
