@@ -105,8 +105,8 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
   if (sample_every < 1) throw ConfigError("--sample-every must be at least 1");
   const std::size_t elem = dtype_size(plan.dtype);
   std::uint64_t a = 1, b = 1, c = 1, pass_read = 16, pass_write = 16, send = 1, recv = 1, p2p = 1,
-                copy = 1, host = 1, attention = 0, attention_kv = 0, attention_rows = 0,
-                p2p_recvs = 1;
+                copy = 1, host = 1, attention = 0, attention_kv = 0, attention_qkv = 0,
+                attention_rows = 0, p2p_recvs = 1;
   needs_event_.assign(plan.ops.size(), false);
   for (const PlannedOp& op : plan.ops) {
     for (int d : op.deps) needs_event_[static_cast<std::size_t>(d)] = true;
@@ -149,6 +149,7 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
           } else if constexpr (std::is_same_v<Call, PlannedAttention>) {
             attention = std::max(attention, call.work(plan.dtype).elements());
             attention_kv = std::max(attention_kv, call.work(plan.dtype).kv_elements());
+            attention_qkv = std::max(attention_qkv, call.work(plan.dtype).qkv_elements());
             attention_rows = std::max(
                 attention_rows, static_cast<std::uint64_t>(call.batch) * call.heads * call.seq);
           } else {
@@ -187,7 +188,7 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
     // Q, K and V of one projection side by side; O and dO with activation-like values (the
     // forward's O is overwritten by each forward, which the backward then reads with the
     // statistics that forward wrote: the backward's softmax is that of real scores).
-    B.attn_qkv = device(attention + 2 * attention_kv, kActivationScale);
+    B.attn_qkv = device(attention_qkv, kActivationScale);
     B.attn_o = device(attention, kActivationScale);
     B.attn_do = device(attention, kGradientScale);
     B.attn_dq = device(attention, 0);

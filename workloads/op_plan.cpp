@@ -227,7 +227,10 @@ void print_plan(std::ostream& os, const OpPlan& plan) {
           } else if constexpr (std::is_same_v<Call, PlannedAttention>) {
             os << "  attention " << (call.backward ? "bwd" : "fwd") << "  batch " << call.batch
                << ", " << call.heads << " heads" << kv_heads_note(call.work(plan.dtype)) << ", seq "
-               << call.seq << ", head dim " << call.head_dim << (call.causal ? ", causal  " : "  ")
+               << call.seq
+               << (call.kv_seq > 0 && call.kv_seq != call.seq ? log::cat(", kv seq ", call.kv_seq)
+                                                              : std::string())
+               << ", head dim " << call.head_dim << (call.causal ? ", causal  " : "  ")
                << op.flops / 1e9 << " GFLOP, " << op.bytes << " B";
           } else {
             static_assert(std::is_same_v<Call, PlannedCompute>, "every planned call is printed");

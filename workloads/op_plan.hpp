@@ -76,6 +76,7 @@ struct PlannedAdamw {
 struct PlannedAttention {
   bool backward = false;
   int batch = 1, heads = 1, seq = 1, head_dim = 1;  ///< heads: the rank's (divided by TP)
+  int kv_seq = 0;  ///< key/value tokens (context parallelism's blocks); 0: as many as seq
   bool causal = true;
   int kv_heads = 0;  ///< the rank's key/value heads (GQA); 0: as many as heads
   /// The AttentionCall of this shape in `dtype`, its buffers still to be set.
@@ -86,6 +87,7 @@ struct PlannedAttention {
     a.heads = heads;
     a.kv_heads = kv_heads;
     a.seq = seq;
+    a.kv_seq = kv_seq;
     a.head_dim = head_dim;
     a.causal = causal;
     a.dtype = dtype;

@@ -62,6 +62,20 @@ void validate_workload(const WorkloadConfig& c) {
     if (c.compute) throw ConfigError("--compute-from with MoE layers is not modelled yet");
   }
   virtual_stage_layers(c.shape.layers, c.layout.pp, c.virtual_stages, c.split);
+  validate_context_parallel(c.shape, c.layout, c.cp_mode);
+  if (c.layout.cp > 1 && c.compute) {
+    throw ConfigError(
+        "--cp > 1 with --compute-from: a traced step's attention time does not split into the "
+        "CP schedule's blocks");
+  }
+  if (c.layout.cp > 1 && c.attention == AttentionMode::kGemm) {
+    throw ConfigError(cp_needs_fused_attention());
+  }
+}
+
+std::string cp_needs_fused_attention() {
+  return "--cp > 1 needs fused attention (--attention fused): the CP schedules run attention "
+         "kernels on blocks of the sequence, which --attention gemm does not model";
 }
 
 namespace {
@@ -95,14 +109,18 @@ class StepBuilder {
   StepBuilder(const WorkloadConfig& c, const RankPlace& place) : c_(c), place_(place) {
     plan_.dtype = c.shape.dtype;
     t_ = c.layout.tp;
+    cp_ = c.layout.cp;
     d_ = c.layout.grad_dp();  // the ranks that sum dense gradients: DP x CP
     elem_ = dtype_size(c.shape.dtype);
-    gemms_ = layer_forward_gemms(c.shape, t_);
-    passes_ = layer_passes(c.shape, t_, sp());
-    ends_ = end_passes(c.shape, t_, sp());
-    head_ = head_gemm(c.shape, t_);
-    tokens_ = static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq;
-    tokens_hidden_ = tokens_ * c.shape.hidden;
+    // Outside attention a CP rank works on its s/cp tokens of each micro-batch: the GEMMs, the
+    // memory-bound passes, the ends, the TP collectives and the pipeline's activations.
+    local_ = cp_local_shape(c.shape, cp_);
+    gemms_ = layer_forward_gemms(local_, t_);
+    passes_ = layer_passes(local_, t_, sp());
+    ends_ = end_passes(local_, t_, sp());
+    head_ = head_gemm(local_, t_);
+    tokens_ = static_cast<std::uint64_t>(local_.micro_batch) * local_.seq;
+    tokens_hidden_ = tokens_ * local_.hidden;
     double attn_flops = 0, all_flops = 0;
     for (const LayerGemm& g : gemms_) {
       all_flops += g.flops();
@@ -249,7 +267,7 @@ class StepBuilder {
       }
       if (fused_attention() && g.name == "attn_scores") continue;  // inside the fused kernel
       if (fused_attention() && g.name == "attn_context") {
-        y = plan_.attention(lname(l, "attention", mb) + ".fwd", attention(false), {y});
+        y = attention_forward(l, mb, y);
       } else {
         y = plan_.gemm(lname(l, g.name.c_str(), mb) + ".fwd", g.m, g.n, g.k, {y, params});
       }
@@ -338,7 +356,7 @@ class StepBuilder {
         // Prefetch one layer ahead: layer l's activations come back once layer l+1's
         // backward has begun.
         h2d = plan_.copy(lname(l, "act", mb) + ".h2d", CopyKind::kHostToDevice,
-                         activation_bytes(c_.shape), {offloaded_[{l, mb}], prefetch_after});
+                         activation_bytes(local_), {offloaded_[{l, mb}], prefetch_after});
       }
       if (zero() && l - 1 >= first) {
         gathered[l - 1] = zero_gather(log::cat("l", l - 1), layer_params(), "bwd", mb);
@@ -379,7 +397,7 @@ class StepBuilder {
       }
       if (fused_attention() && g->name == "attn_scores") continue;  // in the fused backward
       if (fused_attention() && g->name == "attn_context") {
-        dy = plan_.attention(lname(l, "attention", mb) + ".bwd", attention(true), {dy, h2d});
+        dy = attention_backward(l, mb, dy, h2d);
         continue;
       }
       // dX = dY·Wᵀ and dW = Xᵀ·dY: the two GEMMs of a weight's backward, 2× its forward FLOPs.
@@ -801,7 +819,7 @@ class StepBuilder {
   void offload(int l, int mb, int after) {
     if (!c_.offload) return;
     offloaded_[{l, mb}] = plan_.copy(lname(l, "act", mb) + ".d2h", CopyKind::kDeviceToHost,
-                                     activation_bytes(c_.shape), {after});
+                                     activation_bytes(local_), {after});
   }
 
   // A memory-bound op on the COMP stream after `after` (and `also`, on another stream).
@@ -813,6 +831,8 @@ class StepBuilder {
   const RankPlace& place_;
   OpPlan plan_;
   int t_ = 1;
+  int cp_ = 1;
+  ModelShape local_;  // the shape outside attention: s/cp tokens per micro-batch
   int d_ = 1;
   std::size_t elem_ = 4;
   std::vector<LayerGemm> gemms_;
@@ -824,6 +844,147 @@ class StepBuilder {
   bool fused_attention() const { return c_.attention == AttentionMode::kFused; }
   PlannedAttention attention(bool backward) const {
     return layer_attention(c_.shape, t_, backward);
+  }
+
+  // One layer's attention of one micro-batch: one fused kernel at cp 1; under context
+  // parallelism the CP mode's kernels with the CP group's communication around them. Returns
+  // the op the layer's next op waits for.
+  int attention_forward(int l, int mb, int after) {
+    if (cp_ == 1)
+      return plan_.attention(lname(l, "attention", mb) + ".fwd", attention(false), {after});
+    switch (c_.cp_mode) {
+      case CpMode::kP2p:
+        return ring_forward(l, mb, after);
+      case CpMode::kA2a:
+        return ulysses(l, mb, after, -1, false);
+      case CpMode::kAllGather:
+        return gathered(l, mb, after, -1, false);
+    }
+    return after;
+  }
+  int attention_backward(int l, int mb, int dy, int h2d) {
+    if (cp_ == 1) {
+      return plan_.attention(lname(l, "attention", mb) + ".bwd", attention(true), {dy, h2d});
+    }
+    switch (c_.cp_mode) {
+      case CpMode::kP2p:
+        return ring_backward(l, mb, dy, h2d);
+      case CpMode::kA2a:
+        return ulysses(l, mb, dy, h2d, true);
+      case CpMode::kAllGather:
+        return gathered(l, mb, dy, h2d, true);
+    }
+    return dy;
+  }
+  // The kernel of one CP block: the layer's heads on this TP rank, the block's lengths.
+  PlannedAttention block(const CpBlock& b, bool backward) const {
+    PlannedAttention a = attention(backward);
+    a.seq = b.q_seq;
+    a.kv_seq = b.kv_seq;
+    a.causal = b.causal;
+    return a;
+  }
+  std::string step_name(int l, const char* what, int mb, bool backward, std::size_t step) const {
+    return lname(l, what, mb) + (backward ? ".bwd" : ".fwd") + log::cat(".step", step);
+  }
+  // One ring step's transfer on the CP group: send to the next CP rank, receive from the
+  // previous (TE's flash_attn_p2p_communicate); K and V (or dK and dV) of the rank's tokens in
+  // one buffer.
+  int ring_transfer(const std::string& name, bool gradient, const std::vector<int>& deps) {
+    const int next = (place_.cp_rank + 1) % cp_, prev = (place_.cp_rank + cp_ - 1) % cp_;
+    const std::array<P2PTransfer, 2> sends{P2PTransfer{next, !gradient}, P2PTransfer{}};
+    const std::array<P2PTransfer, 2> recvs{P2PTransfer{prev, !gradient}, P2PTransfer{}};
+    return plan_.p2p(name, Group::kCp, sends, recvs, 2 * cp_kv_elements(c_.shape, t_, cp_), deps);
+  }
+  // p2p forward: at step i the attention of the K/V held (own at step 0, then received) while
+  // the ring passes it on: step i+1's transfer is issued before step i's attention, on COMM
+  // beside it, and step i+1's attention waits for its receive.
+  int ring_forward(int l, int mb, int after) {
+    const std::vector<CpBlock> steps = cp_ring_steps(c_.shape.seq, cp_, place_.cp_rank);
+    int held = -1;  // the receive that brought this step's K/V (none at step 0: the rank's own)
+    int y = after;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const int next = i + 1 < steps.size() ? ring_transfer(step_name(l, "cp.kv", mb, false, i + 1),
+                                                            false, {after, held})
+                                            : -1;
+      y = plan_.attention(step_name(l, "attention", mb, false, i), block(steps[i], false),
+                          {y, held});
+      held = next;
+    }
+    return y;
+  }
+  // p2p backward (TE's AttnFuncWithCPAndKVP2P.backward): the same ring of K/V, and a dK/dV
+  // accumulator travelling with it: after step i's attention backward the rank adds its part to
+  // the accumulator received from the previous rank and sends it on; after cp transfers it is
+  // back at the rank that owns those K/V.
+  int ring_backward(int l, int mb, int dy, int h2d) {
+    const std::vector<CpBlock> steps = cp_ring_steps(c_.shape.seq, cp_, place_.cp_rank);
+    const std::uint64_t dkv_bytes = 2 * cp_kv_elements(c_.shape, t_, cp_) * elem_;
+    int held = -1, dkv = -1;
+    int y = dy;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const int next = i + 1 < steps.size() ? ring_transfer(step_name(l, "cp.kv", mb, true, i + 1),
+                                                            false, {dy, held})
+                                            : -1;
+      y = plan_.attention(step_name(l, "attention", mb, true, i), block(steps[i], true),
+                          {y, held, h2d});
+      if (dkv >= 0) {
+        y = pass(step_name(l, "cp.dkv_add", mb, true, i), {2 * dkv_bytes, dkv_bytes}, y, dkv);
+      }
+      dkv = ring_transfer(step_name(l, "cp.dkv", mb, true, i), true, {y});
+      held = next;
+    }
+    return dkv;
+  }
+  // a2a (DeepSpeed-Ulysses, TE's AttnFuncWithCPAndQKVOA2A): all-to-alls over CP turn Q, K and V
+  // from the rank's tokens of every head into every token of its heads / cp; attention runs over
+  // the whole sequence on those heads; an all-to-all turns the output back. The backward
+  // mirrors it: dO in, dQ, dK and dV out.
+  int ulysses(int l, int mb, int after, int h2d, bool backward) {
+    const std::uint64_t q = cp_q_elements(c_.shape, t_, cp_),
+                        kv = cp_kv_elements(c_.shape, t_, cp_);
+    const std::string dir = backward ? ".bwd" : ".fwd";
+    auto a2a = [&](const char* what, std::uint64_t elements, int dep) {
+      return plan_.collective(lname(l, what, mb) + dir, CollectiveKind::kAllToAll, Group::kCp,
+                              elements / static_cast<std::uint64_t>(cp_), elements * elem_, {dep});
+    };
+    PlannedAttention a = attention(backward);
+    a.heads /= cp_;
+    a.kv_heads /= cp_;
+    if (!backward) {
+      a2a("cp.a2a_q", q, after);
+      a2a("cp.a2a_k", kv, after);
+      const int in = a2a("cp.a2a_v", kv, after);
+      const int y = plan_.attention(lname(l, "attention", mb) + dir, a, {after, in});
+      return a2a("cp.a2a_o", q, y);
+    }
+    const int in = a2a("cp.a2a_do", q, after);
+    const int y = plan_.attention(lname(l, "attention", mb) + dir, a, {after, in, h2d});
+    a2a("cp.a2a_dq", q, y);
+    a2a("cp.a2a_dk", kv, y);
+    return a2a("cp.a2a_dv", kv, y);
+  }
+  // allgather (TE's AttnFuncWithCPAndKVAllGather, Megatron's cp_comm_type "all_gather"): K and V
+  // all-gathered over CP, then one kernel per local Q chunk over the keys up to it. The backward
+  // gathers K and V again (TE saves only the rank's own) and reduce-scatters dK and dV.
+  int gathered(int l, int mb, int after, int h2d, bool backward) {
+    const std::uint64_t kv = cp_kv_elements(c_.shape, t_, cp_);
+    const std::uint64_t bytes = kv * static_cast<std::uint64_t>(cp_) * elem_;
+    const std::string dir = backward ? ".bwd" : ".fwd";
+    auto collective = [&](const char* what, CollectiveKind kind, int dep) {
+      return plan_.collective(lname(l, what, mb) + dir, kind, Group::kCp, kv, bytes, {dep});
+    };
+    collective("cp.ag_k", CollectiveKind::kAllGather, after);
+    const int in = collective("cp.ag_v", CollectiveKind::kAllGather, after);
+    const std::vector<CpBlock> blocks = cp_allgather_blocks(c_.shape.seq, cp_, place_.cp_rank);
+    int y = after;
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      y = plan_.attention(lname(l, "attention", mb) + dir + log::cat(".chunk", i),
+                          block(blocks[i], backward), {y, in, h2d});
+    }
+    if (!backward) return y;
+    collective("cp.rs_dk", CollectiveKind::kReduceScatter, y);
+    return collective("cp.rs_dv", CollectiveKind::kReduceScatter, y);
   }
   std::uint64_t tokens_ = 0;
   std::uint64_t tokens_hidden_ = 0;

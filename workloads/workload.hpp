@@ -8,6 +8,7 @@
 
 #include "collectives/routing.hpp"
 #include "workloads/compute_profile.hpp"
+#include "workloads/context_parallel.hpp"
 #include "workloads/dp_buckets.hpp"
 #include "workloads/layout.hpp"
 #include "workloads/model_shape.hpp"
@@ -45,6 +46,8 @@ struct WorkloadConfig {
   bool offload = false;  ///< activations to pinned host memory after forward, back before backward
   bool no_overlap = false;  ///< every op waits for the one before: the serial baseline
   AttentionMode attention = AttentionMode::kFused;
+  /// How attention meets the other CP ranks where layout.cp > 1 (workloads/context_parallel.hpp).
+  CpMode cp_mode = CpMode::kP2p;
   /// --compute-from: each layer's compute is one op of the traced duration per part (attention,
   /// FFN) and direction, the optimizer one op, instead of the shape's GEMMs and passes.
   std::optional<ComputeProfile> compute;
@@ -55,9 +58,13 @@ struct WorkloadConfig {
   RoutingSpec routing;
 };
 
-/// Checks what the layout alone does not: the pipeline schedule against the micro-batches and
-/// the layers' split over the stages; throws ConfigError naming the numbers.
+/// Checks what the layout alone does not: the pipeline schedule against the micro-batches, the
+/// layers' split over the stages, and context parallelism against the sequence and heads (and
+/// the attention it needs: fused, not --attention gemm or --compute-from); throws ConfigError
+/// naming the numbers.
 void validate_workload(const WorkloadConfig& config);
+/// Why --cp > 1 refuses GEMM attention (also where --attention auto would fall back to it).
+std::string cp_needs_fused_attention();
 
 /// One rank's step. Reads only the layout position, so it runs without MPI (tests, --dry-run).
 OpPlan build_plan(const WorkloadConfig& config, const RankPlace& place);

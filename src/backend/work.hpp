@@ -174,14 +174,20 @@ inline constexpr float kAdamwLr = 1e-3f, kAdamwBeta1 = 0.9f, kAdamwBeta2 = 0.999
 
 /// Scaled dot-product attention of one layer and micro-batch as frameworks run it in training:
 /// one fused flash-attention kernel forward, one backward (PyTorch's SDPA on cuDNN,
-/// FlashAttention), never materialising the seq × seq scores. `batch` sequences of `seq` tokens,
-/// `heads` query heads of `head_dim`, scale 1/√head_dim, causal (token i attends to tokens ≤ i)
-/// unless `causal` is false. Grouped-query attention (Llama 3, Mistral): `kv_heads` key/value
-/// heads, each shared by heads / kv_heads consecutive query heads; 0 means as many as `heads`
-/// (multi-head attention). Layouts are PyTorch's after a fused QKV projection viewed per head:
-/// `qkv` holds [batch][seq][heads + 2·kv][head_dim] (a token's query heads, then its key heads,
-/// then its value heads; [batch][seq][3][heads][head_dim] without GQA); O, dO and dQ are
-/// [batch][seq][heads][head_dim], dK and dV [batch][seq][kv][head_dim]; `stats`, the forward's
+/// FlashAttention), never materialising the seq × kv_seq scores. `batch` sequences of `seq`
+/// query tokens attending to `kv_seq` key/value tokens (0: as many as `seq`; context parallelism
+/// runs blocks of its sequence chunks, where they differ), `heads` query heads of `head_dim`,
+/// scale 1/√head_dim, causal unless `causal` is false. Causal with kv_seq ≥ seq is aligned
+/// bottom-right, as cuDNN's and FlashAttention's (≥ 2.1) kernels align it: query i attends to
+/// keys j ≤ i + kv_seq − seq (the queries are the last `seq` of the keys' positions; i ≥ j when
+/// the lengths are equal); causal with kv_seq < seq would leave rows without keys and is refused.
+/// Grouped-query attention (Llama 3, Mistral): `kv_heads` key/value heads, each shared by heads /
+/// kv_heads consecutive query heads; 0 means as many as `heads` (multi-head attention). Layouts
+/// are PyTorch's after a fused QKV projection viewed per head: `qkv` holds
+/// [batch][rows][heads + 2·kv][head_dim] with rows = max(seq, kv_seq) (a token's query heads, then
+/// its key heads, then its value heads; [batch][seq][3][heads][head_dim] without GQA); queries
+/// read its first `seq` rows, keys and values its first `kv_seq`. O, dO and dQ are
+/// [batch][seq][heads][head_dim], dK and dV [batch][kv_seq][kv][head_dim]; `stats`, the forward's
 /// softmax log-sum-exp per row that the backward reads, is fp32 [batch][heads][seq]. Forward
 /// reads qkv, writes o and stats. Backward reads qkv, o, d_o and stats, writes dq, dk, dv.
 struct AttentionCall {
@@ -190,6 +196,7 @@ struct AttentionCall {
   int heads = 1;
   int kv_heads = 0;
   int seq = 1;
+  int kv_seq = 0;
   int head_dim = 1;
   bool causal = true;
   DType dtype = DType::kBFloat16;
@@ -202,28 +209,48 @@ struct AttentionCall {
   void* dv = nullptr;
   /// Key/value heads: kv_heads, or heads when it is 0.
   int key_value_heads() const { return kv_heads > 0 ? kv_heads : heads; }
+  /// Key/value tokens: kv_seq, or seq when it is 0.
+  int key_value_seq() const { return kv_seq > 0 ? kv_seq : seq; }
   /// Why no backend can run this shape ("" when one can): query heads must split evenly over
-  /// the key/value heads. The one check every backend makes before running the call.
+  /// the key/value heads, and a causal block needs at least as many keys as queries. The one
+  /// check every backend makes before running the call.
   std::string shape_problem() const {
-    if (heads > 0 && key_value_heads() > 0 && heads % key_value_heads() == 0) return "";
-    return std::to_string(heads) + " query heads are not a multiple of " +
-           std::to_string(key_value_heads()) + " key/value heads";
+    if (heads <= 0 || key_value_heads() <= 0 || heads % key_value_heads() != 0) {
+      return std::to_string(heads) + " query heads are not a multiple of " +
+             std::to_string(key_value_heads()) + " key/value heads";
+    }
+    if (causal && key_value_seq() < seq) {
+      return "causal attention of " + std::to_string(seq) + " queries over " +
+             std::to_string(key_value_seq()) + " keys leaves queries without keys";
+    }
+    return "";
   }
   /// Elements of one of O, dO, dQ.
-  std::uint64_t elements() const { return rows_of(heads); }
+  std::uint64_t elements() const { return rows_of(seq, heads); }
   /// Elements of one of K, V, dK, dV.
-  std::uint64_t kv_elements() const { return rows_of(key_value_heads()); }
+  std::uint64_t kv_elements() const { return rows_of(key_value_seq(), key_value_heads()); }
+  /// Elements of the qkv buffer: max(seq, kv_seq) rows of every head (the layout above).
+  std::uint64_t qkv_elements() const {
+    return rows_of(seq > key_value_seq() ? seq : key_value_seq(), heads + 2 * key_value_heads());
+  }
+  /// Query-key pairs the kernel computes per batch and head: seq·kv_seq, under the causal mask
+  /// seq·kv_seq − seq²/2 (bottom-right: the last seq × seq square halved, the columns before it
+  /// whole; seq²/2 when the lengths are equal, as FlashAttention counts causal FLOPs).
+  double pairs() const {
+    const double q = seq, k = key_value_seq();
+    return causal ? q * k - q * q / 2 : q * k;
+  }
   /// The matrix FLOPs the kernel does: forward QKᵀ and PV, backward five products (the scores
-  /// recomputed, dV, dP, dQ, dK), 2·seq²·head_dim each per query head (GQA shares K and V, not
-  /// the products), halved under the causal mask.
+  /// recomputed, dV, dP, dQ, dK), 2·pairs·head_dim each per query head (GQA shares K and V, not
+  /// the products).
   double flops() const {
-    const double per = 2.0 * batch * heads * static_cast<double>(seq) * seq * head_dim;
-    return per * (backward ? 5 : 2) * (causal ? 0.5 : 1.0);
+    const double per = 2.0 * batch * heads * pairs() * head_dim;
+    return per * (backward ? 5 : 2);
   }
 
  private:
-  std::uint64_t rows_of(int n) const {
-    return static_cast<std::uint64_t>(batch) * static_cast<std::uint64_t>(seq) *
+  std::uint64_t rows_of(int tokens, int n) const {
+    return static_cast<std::uint64_t>(batch) * static_cast<std::uint64_t>(tokens) *
            static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(head_dim);
   }
 };

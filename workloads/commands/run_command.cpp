@@ -215,6 +215,12 @@ void resolve_attention(RankContext& ctx, Backend& backend, RunConfig& c) {
     return;
   }
   const bool somewhere = ctx.any(!problem.empty());
+  // Context parallelism's schedules are fused kernels on blocks: no GEMM fallback to take.
+  if (c.workload.layout.cp > 1) {
+    ctx.agree(!somewhere, cp_needs_fused_attention() + ", which " +
+                              (problem.empty() ? "another rank's backend" : "this backend") +
+                              " cannot run" + (problem.empty() ? "" : ": " + problem));
+  }
   c.workload.attention = somewhere ? AttentionMode::kGemm : AttentionMode::kFused;
   if (somewhere) {
     c.attention_note = problem.empty() ? " (fused attention unavailable on another rank)"
@@ -277,10 +283,12 @@ void print_ends(std::ostream& os, const RunConfig& c, const ParallelLayout& l) {
      << (s.tie_embeddings ? "tied" : "untied") << "; the model's parameters "
      << model_parameters(s, 1) << " (" << model_parameters(s, l.tp)
      << " on a TP rank of a pipeline of one stage)\n";
-  const LayerGemm h = head_gemm(s, l.tp);
+  // The head, loss and embedding work on the rank's s/cp tokens.
+  const ModelShape local = cp_local_shape(s, l.cp);
+  const LayerGemm h = head_gemm(local, l.tp);
   os << "#   head: " << h.m << " x " << h.n << " x " << h.k << ", " << h.flops() / 1e9
      << " GFLOP forward, " << 2 * h.flops() / 1e9 << " GFLOP backward\n";
-  const EndPasses e = end_passes(s, l.tp, l.tp > 1 && c.workload.sequence_parallel);
+  const EndPasses e = end_passes(local, l.tp, l.tp > 1 && c.workload.sequence_parallel);
   auto rw = [](const PassBytes& b) {
     return log::cat("read ", b.read, " B, write ", b.write, " B");
   };
@@ -315,9 +323,12 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
      << (s.key_value_heads() != s.heads ? log::cat(" sharing ", s.key_value_heads(), " K/V") : "")
      << ", ffn " << s.ffn << (s.gated_ffn ? " gated" : "") << ", seq " << s.seq << ", micro-batch "
      << s.micro_batch << " x " << s.micro_batches << ", " << dtype_name(s.dtype) << ")\n";
-  os << "# per layer and micro-batch on one TP rank (tp " << l.tp << "):\n";
+  // Outside attention a CP rank works on its s/cp tokens (cp_local_shape).
+  const ModelShape local = cp_local_shape(s, l.cp);
+  os << "# per layer and micro-batch on one TP rank (tp " << l.tp << ")"
+     << (l.cp > 1 ? log::cat(" and its ", local.seq, " tokens (cp ", l.cp, ")") : "") << ":\n";
   const bool fused = c.workload.attention == AttentionMode::kFused && !c.workload.compute;
-  for (const LayerGemm& g : layer_forward_gemms(s, l.tp)) {
+  for (const LayerGemm& g : layer_forward_gemms(local, l.tp)) {
     if (fused && (g.name == "attn_scores" || g.name == "attn_context")) continue;
     os << "#   " << g.name << ": " << g.m << " x " << g.n << " x " << g.k << ", " << g.flops() / 1e9
        << " GFLOP forward, " << 2 * g.flops() / 1e9 << " GFLOP backward\n";
@@ -329,11 +340,12 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
     os << "#   attention (fused, causal): " << a.heads << " heads of " << a.head_dim
        << kv_heads_note(a) << ", seq " << a.seq << ", batch " << a.batch << ", " << fwd / 1e9
        << " GFLOP forward, " << a.flops() / 1e9 << " GFLOP backward (--attention "
-       << (c.attention_auto ? "auto" : "fused") << ")\n";
+       << (c.attention_auto ? "auto" : "fused") << ")"
+       << (l.cp > 1 ? "; the whole sequence's, which the CP ranks share (below)" : "") << "\n";
   }
   const std::uint64_t params = layer_parameters(s, l.tp);
   os << "#   parameters " << params << " per layer (" << params * dtype_size(s.dtype)
-     << " B, as many gradient bytes); activations between layers " << activation_bytes(s)
+     << " B, as many gradient bytes); activations between layers " << activation_bytes(local)
      << " B per micro-batch\n";
   print_ends(os, c, l);
   print_moe(os, c, l, place);
@@ -355,6 +367,7 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
     os << "# rank " << rank << ": cp rank " << place.cp_rank;
     group("cp", place.cp_group_id, place.cp_group);
     os << "; dense gradients over dp x cp\n";
+    os << cp_summary(s, l, c.workload.cp_mode, place.cp_rank);
   }
   if (l.ep > 1 || l.etp > 0) {
     os << "# rank " << rank << ": experts (folded onto the same ranks): ep rank " << place.ep_rank
@@ -398,6 +411,10 @@ class RunCommand final : public Command {
         "cp", po::value<int>()->default_value(1),
         "context-parallel degree: each rank holds 1/cp of the sequence (ranks tp, then cp, then "
         "dp, then pp, as Megatron-Core orders them; the inferred degree shares world/cp)")(
+        "cp-mode", po::value<std::string>()->default_value("p2p"),
+        "p2p | a2a | allgather: how attention meets the other CP ranks (TransformerEngine's "
+        "cp_comm_type): a ring of K/V overlapped with attention, DeepSpeed-Ulysses' all-to-alls, "
+        "or an all-gather of K/V")(
         "ep", po::value<int>()->default_value(1),
         "expert-parallel degree of the MoE layers, folded onto the same ranks (Megatron-Core's "
         "MoE parallel folding: expert TP x EP x expert DP = tp x cp x dp)")(
@@ -485,6 +502,7 @@ class RunCommand final : public Command {
     c.dp = vm["dp"].as<int>();
     c.pp = vm["pp"].as<int>();
     c.cp = vm["cp"].as<int>();
+    c.workload.cp_mode = parse_cp_mode(vm["cp-mode"].as<std::string>());
     c.ep = vm["ep"].as<int>();
     c.etp = vm["etp"].as<int>();
     if (c.tp < 0 || c.dp < 0 || c.pp < 0)

@@ -6,7 +6,9 @@
 // engine heuristics pick the same fused kernels. Written here against the backend API directly:
 // the frontend is a C++ header library we do not ship, and cuDNN itself is opened with dlopen.
 //
-// Forward:  S = Q·Kᵀ; S ·= scale; causal: S = (row ≥ col) ? S : −∞; M = max_row S;
+// Forward:  S = Q·Kᵀ; S ·= scale; causal: S = (row + s_kv − s_q ≥ col) ? S : −∞ (bottom-right,
+//           as the frontend's diagonal alignment BOTTOM_RIGHT; top-left and bottom-right are
+//           the same when s_kv = s_q); M = max_row S;
 //           E = exp(S − M); Z = Σ_row E; Stats = M + log Z; P = E / Z (bf16); O = P·V.
 // Backward: D = Σ_row dO∘O (fp32 workspace); S = scale·Q·Kᵀ − Stats, masked; P = exp(S);
 //           dV = Pᵀ·dO; dP = dO·Vᵀ; dS = scale·P∘(dP − D); dK = dSᵀ·Q; dQ = dS·K (fp32
@@ -18,8 +20,10 @@
 
 #include <cudnn_graph.h>  // types and constants only: every function is resolved with dlsym
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <deque>
 #include <limits>
 #include <map>
@@ -142,9 +146,9 @@ class Graph {
     t.finalize("a tensor descriptor");
     return t;
   }
-  /// An fp32 scalar passed by value in the variant pack.
-  const Desc& scalar(int64_t uid) {
-    return tensor(uid, CUDNN_DATA_FLOAT, {1, 1, 1, 1}, {1, 1, 1, 1}, false, true);
+  /// A scalar passed by value in the variant pack (fp32 unless `type` says otherwise).
+  const Desc& scalar(int64_t uid, cudnnDataType_t type = CUDNN_DATA_FLOAT) {
+    return tensor(uid, type, {1, 1, 1, 1}, {1, 1, 1, 1}, false, true);
   }
   const Desc& virt(cudnnDataType_t type, const Dims& dims) {
     return tensor(next_virtual_++, type, dims, packed(dims), true);
@@ -195,14 +199,22 @@ class Graph {
         .finalize("a reshape operation");
   }
 
-  /// The causal mask of scores `s`: (row ≥ col) ? s : −∞ (`neg_inf` a by-value scalar).
-  const Desc& causal_mask(const Desc& s, const Desc& neg_inf, const Dims& dims) {
-    const Desc& row = virt(CUDNN_DATA_INT32, dims);
-    pointwise(CUDNN_POINTWISE_GEN_INDEX, s, nullptr, nullptr, row, CUDNN_DATA_FLOAT, 2);
+  /// The causal mask of scores `s`: (row ≥ col) ? s : −∞ (`neg_inf` a by-value scalar); with
+  /// `offset` (an int32 by-value scalar, s_kv − s_q) aligned bottom-right: (row + offset ≥ col),
+  /// the frontend's composite for that alignment.
+  const Desc& causal_mask(const Desc& s, const Desc& neg_inf, const Dims& dims,
+                          const Desc* offset = nullptr) {
+    const Desc* row = &virt(CUDNN_DATA_INT32, dims);
+    pointwise(CUDNN_POINTWISE_GEN_INDEX, s, nullptr, nullptr, *row, CUDNN_DATA_FLOAT, 2);
+    if (offset != nullptr) {
+      const Desc& shifted = virt(CUDNN_DATA_INT32, dims);
+      pointwise(CUDNN_POINTWISE_ADD, *row, offset, nullptr, shifted, CUDNN_DATA_INT32);
+      row = &shifted;
+    }
     const Desc& col = virt(CUDNN_DATA_INT32, dims);
     pointwise(CUDNN_POINTWISE_GEN_INDEX, s, nullptr, nullptr, col, CUDNN_DATA_FLOAT, 3);
     const Desc& keep = virt(CUDNN_DATA_BOOLEAN, dims);
-    pointwise(CUDNN_POINTWISE_CMP_GE, row, &col, nullptr, keep, CUDNN_DATA_BOOLEAN);
+    pointwise(CUDNN_POINTWISE_CMP_GE, *row, &col, nullptr, keep, CUDNN_DATA_BOOLEAN);
     const Desc& masked = virt(CUDNN_DATA_FLOAT, dims);
     pointwise(CUDNN_POINTWISE_BINARY_SELECT, s, &neg_inf, &keep, masked);
     return masked;
@@ -302,6 +314,7 @@ enum Uid : int64_t {
   kDq,
   kDk,
   kDv,
+  kCausalOffset,  // s_kv − s_q (int32), where a causal block has more keys than queries
 };
 
 struct Built {
@@ -327,8 +340,9 @@ class CudnnAttentionImpl final : public CudnnAttention {
   }
 
   void run(const AttentionCall& c, cudaStream_t stream) override {
-    const auto key = std::make_tuple(c.backward, c.batch, c.heads, c.key_value_heads(), c.seq,
-                                     c.head_dim, c.causal, static_cast<int>(c.dtype));
+    const auto key =
+        std::make_tuple(c.backward, c.batch, c.heads, c.key_value_heads(), c.seq, c.key_value_seq(),
+                        c.head_dim, c.causal, static_cast<int>(c.dtype));
     auto it = built_.find(key);
     if (it == built_.end()) it = built_.emplace(key, build(c)).first;
     Built& b = it->second;
@@ -342,6 +356,7 @@ class CudnnAttentionImpl final : public CudnnAttention {
     const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
     const float neg_inf = -std::numeric_limits<float>::infinity();
     const float one = 1.0f;
+    const std::int32_t causal_offset = c.key_value_seq() - c.seq;
     const std::size_t e = dtype_size(c.dtype);
     const auto d = static_cast<std::size_t>(c.head_dim);
     const auto h = static_cast<std::size_t>(c.heads);
@@ -363,6 +378,7 @@ class CudnnAttentionImpl final : public CudnnAttention {
     bind(kStats, c.stats);
     bind(kScale, &scale);
     if (c.causal) bind(kNegInf, &neg_inf);
+    if (c.causal && causal_offset != 0) bind(kCausalOffset, &causal_offset);
     if (c.backward) {
       bind(kDo, c.d_o);
       bind(kOne, &one);
@@ -385,12 +401,15 @@ class CudnnAttentionImpl final : public CudnnAttention {
 
  private:
   static std::string describe(const AttentionCall& c) {
-    return log::cat(c.causal ? "causal " : "", "attention ", c.backward ? "backward" : "forward",
-                    " (batch ", c.batch, ", ", c.heads, " heads",
-                    c.key_value_heads() != c.heads
-                        ? log::cat(" sharing ", c.key_value_heads(), " key/value heads")
-                        : std::string(),
-                    ", seq ", c.seq, ", head dim ", c.head_dim, ", ", dtype_name(c.dtype), ")");
+    return log::cat(
+        c.causal ? "causal " : "", "attention ", c.backward ? "backward" : "forward", " (batch ",
+        c.batch, ", ", c.heads, " heads",
+        c.key_value_heads() != c.heads
+            ? log::cat(" sharing ", c.key_value_heads(), " key/value heads")
+            : std::string(),
+        ", seq ", c.seq,
+        c.key_value_seq() != c.seq ? log::cat(", kv seq ", c.key_value_seq()) : std::string(),
+        ", head dim ", c.head_dim, ", ", dtype_name(c.dtype), ")");
   }
 
   void* scratch(std::size_t bytes) {
@@ -402,22 +421,25 @@ class CudnnAttentionImpl final : public CudnnAttention {
 
   Built build(const AttentionCall& c) {
     const cudnnDataType_t io = cudnn_type(c.dtype);
-    const int64_t b = c.batch, h = c.heads, kv = c.key_value_heads(), s = c.seq, d = c.head_dim;
+    const int64_t b = c.batch, h = c.heads, kv = c.key_value_heads(), s = c.seq,
+                  skv = c.key_value_seq(), d = c.head_dim;
     if (const std::string problem = c.shape_problem(); !problem.empty()) {
       throw ConfigError("attention: " + problem);
     }
     Graph g(api_);
-    // Q, K and V inside the fused projection's output, [b][s][h + 2·kv][d], seen as [b, h, s, d]
-    // (Q) and [b, kv, s, d] (K, V).
+    // Q, K and V inside the fused projection's output, [b][max(s, skv)][h + 2·kv][d], seen as
+    // [b, h, s, d] (Q) and [b, kv, skv, d] (K, V).
     const int64_t width = (h + 2 * kv) * d;
-    const Dims qkv_strides = {s * width, d, width, 1};
+    const Dims qkv_strides = {std::max(s, skv) * width, d, width, 1};
     const Dims bhsd = {b, h, s, d};
-    const Dims kv_dims = {b, kv, s, d};
-    const Dims kv_transposed_dims = {b, kv, d, s};
+    const Dims kv_dims = {b, kv, skv, d};
+    const Dims kv_transposed_dims = {b, kv, d, skv};
     const Dims transposed = {qkv_strides[0], qkv_strides[1], 1, qkv_strides[2]};
-    const Dims bshd_strides = {s * h * d, d, h * d, 1};       // O, dO, dQ: [b][s][h][d]
-    const Dims kv_grad_strides = {s * kv * d, d, kv * d, 1};  // dK, dV: [b][s][kv][d]
-    const Dims scores = {b, h, s, s};
+    const Dims bshd_strides = {s * h * d, d, h * d, 1};         // O, dO, dQ: [b][s][h][d]
+    const Dims kv_grad_strides = {skv * kv * d, d, kv * d, 1};  // dK, dV: [b][skv][kv][d]
+    const Dims scores = {b, h, s, skv};
+    const Dims scores_transposed = {b, h, skv, s};
+    const Dims scores_transposed_strides = {h * s * skv, s * skv, 1, skv};
     const Dims row = {b, h, s, 1};
     const Desc& q = g.tensor(kQ, io, bhsd, qkv_strides, false);
     const Desc& kt = g.tensor(kKt, io, kv_transposed_dims, transposed, false);
@@ -425,6 +447,8 @@ class CudnnAttentionImpl final : public CudnnAttention {
     const Desc& stats = g.tensor(kStats, CUDNN_DATA_FLOAT, row, packed(row), false);
     const Desc& scale = g.scalar(kScale);
     const Desc* neg_inf = c.causal ? &g.scalar(kNegInf) : nullptr;
+    const Desc* offset =
+        c.causal && skv != s ? &g.scalar(kCausalOffset, CUDNN_DATA_INT32) : nullptr;
     Built out;
     if (!c.backward) {
       const Desc& v = g.tensor(kVt, io, kv_dims, qkv_strides, false);
@@ -432,7 +456,7 @@ class CudnnAttentionImpl final : public CudnnAttention {
       g.matmul(q, kt, sc);
       const Desc* x = &g.virt(CUDNN_DATA_FLOAT, scores);
       g.pointwise(CUDNN_POINTWISE_MUL, sc, &scale, nullptr, *x);
-      if (c.causal) x = &g.causal_mask(*x, *neg_inf, scores);
+      if (c.causal) x = &g.causal_mask(*x, *neg_inf, scores, offset);
       const Desc& max = g.virt(CUDNN_DATA_FLOAT, row);
       g.reduction(CUDNN_REDUCE_TENSOR_MAX, *x, max);
       const Desc& shifted = g.virt(CUDNN_DATA_FLOAT, scores);
@@ -459,7 +483,7 @@ class CudnnAttentionImpl final : public CudnnAttention {
       // dK or dV: directly under MHA; per query head, then summed over each group, under GQA.
       auto kv_gradient = [&](const Desc& a, const Desc& x, const Desc& grad) {
         if (kv == h) return g.matmul(a, x, grad);
-        const Desc& full = g.virt(io, bhsd);
+        const Desc& full = g.virt(io, {b, h, skv, d});
         g.matmul(a, x, full);
         g.reduction(CUDNN_REDUCE_TENSOR_ADD, full, grad);
       };
@@ -476,10 +500,10 @@ class CudnnAttentionImpl final : public CudnnAttention {
       g.pointwise(CUDNN_POINTWISE_MUL, sc, &scale, nullptr, scaled);
       const Desc* x = &g.virt(CUDNN_DATA_FLOAT, scores);
       g.pointwise(CUDNN_POINTWISE_SUB, scaled, &stats, nullptr, *x);
-      if (c.causal) x = &g.causal_mask(*x, *neg_inf, scores);
+      if (c.causal) x = &g.causal_mask(*x, *neg_inf, scores, offset);
       const Desc& p = g.virt(CUDNN_DATA_FLOAT, scores);
       g.pointwise(CUDNN_POINTWISE_EXP, *x, nullptr, nullptr, p);
-      const Desc& pt = g.virt(io, {b, h, s, s}, {h * s * s, s * s, 1, s});
+      const Desc& pt = g.virt(io, scores_transposed, scores_transposed_strides);
       g.reshape(p, pt);
       kv_gradient(pt, d_o, dv);
       const Desc& dp = g.virt(CUDNN_DATA_FLOAT, scores);
@@ -490,7 +514,7 @@ class CudnnAttentionImpl final : public CudnnAttention {
       g.pointwise(CUDNN_POINTWISE_MUL, centred, &p, nullptr, weighted);
       const Desc& ds = g.virt(CUDNN_DATA_FLOAT, scores);
       g.pointwise(CUDNN_POINTWISE_MUL, weighted, &scale, nullptr, ds);
-      const Desc& dst = g.virt(io, {b, h, s, s}, {h * s * s, s * s, 1, s});
+      const Desc& dst = g.virt(io, scores_transposed, scores_transposed_strides);
       g.reshape(ds, dst);
       kv_gradient(dst, q, dk);
       const Desc& k = g.virt(CUDNN_DATA_FLOAT, kv_dims, qkv_strides);
@@ -506,7 +530,7 @@ class CudnnAttentionImpl final : public CudnnAttention {
 
   Api api_;
   cudnnHandle_t handle_ = nullptr;
-  std::map<std::tuple<bool, int, int, int, int, int, bool, int>, Built> built_;
+  std::map<std::tuple<bool, int, int, int, int, int, int, bool, int>, Built> built_;
   std::vector<void*> allocations_;
   void* workspace_ = nullptr;
   int64_t workspace_bytes_ = 0;

@@ -12,14 +12,15 @@
 namespace commprof {
 namespace {
 
-// Element offsets in the layouts of AttentionCall: qkv [b][s][h + 2·kv][d] (query heads, key
-// heads, value heads), O, dO, dQ [b][s][h][d], dK, dV [b][s][kv][d]. Query head `head` reads the
-// key and value head head / (h / kv).
+// Element offsets in the layouts of AttentionCall: qkv [b][rows][h + 2·kv][d] (query heads,
+// key heads, value heads; rows = max(s, skv)), O, dO, dQ [b][s][h][d], dK, dV [b][skv][kv][d].
+// Query head `head` reads the key and value head head / (h / kv).
 struct Layout {
-  std::size_t s, h, kv, d;
+  std::size_t s, skv, h, kv, d;
+  std::size_t rows() const { return std::max(s, skv); }
   std::size_t group(std::size_t head) const { return head / (h / kv); }
   std::size_t q(std::size_t b, std::size_t t, std::size_t head) const {
-    return (b * s + t) * (h + 2 * kv) * d + head * d;
+    return (b * rows() + t) * (h + 2 * kv) * d + head * d;
   }
   std::size_t k(std::size_t b, std::size_t t, std::size_t head) const {
     return q(b, t, h + group(head));
@@ -31,8 +32,11 @@ struct Layout {
     return (b * s + t) * h * d + head * d;
   }
   std::size_t kv_row(std::size_t b, std::size_t t, std::size_t kv_head) const {
-    return (b * s + t) * kv * d + kv_head * d;
+    return (b * skv + t) * kv * d + kv_head * d;
   }
+  // The last key query i attends to: causal is aligned bottom-right (shape_problem refused
+  // skv < s), so query i sits at key position i + skv − s.
+  std::size_t last_key(std::size_t i, bool causal) const { return causal ? i + skv - s : skv - 1; }
 };
 
 template <class T>
@@ -46,16 +50,17 @@ template <class T>
 void forward(const AttentionCall& c) {
   const auto B = static_cast<std::size_t>(c.batch), H = static_cast<std::size_t>(c.heads),
              S = static_cast<std::size_t>(c.seq), D = static_cast<std::size_t>(c.head_dim);
-  const Layout L{S, H, static_cast<std::size_t>(c.key_value_heads()), D};
+  const Layout L{S, static_cast<std::size_t>(c.key_value_seq()), H,
+                 static_cast<std::size_t>(c.key_value_heads()), D};
   const auto* qkv = static_cast<const T*>(c.qkv);
   auto* o = static_cast<T*>(c.o);
   auto* stats = static_cast<float*>(c.stats);
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
-  std::vector<double> x(S), acc(D);
+  std::vector<double> x(L.skv), acc(D);
   for (std::size_t b = 0; b < B; ++b) {
     for (std::size_t h = 0; h < H; ++h) {
       for (std::size_t i = 0; i < S; ++i) {
-        const std::size_t last = c.causal ? i : S - 1;  // the keys row i attends to: 0..last
+        const std::size_t last = L.last_key(i, c.causal);  // the keys row i attends to: 0..last
         double max = -std::numeric_limits<double>::infinity();
         for (std::size_t j = 0; j <= last; ++j) {
           x[j] = scale * dot(qkv + L.q(b, i, h), qkv + L.k(b, j, h), D);
@@ -81,7 +86,8 @@ template <class T>
 void backward(const AttentionCall& c) {
   const auto B = static_cast<std::size_t>(c.batch), H = static_cast<std::size_t>(c.heads),
              S = static_cast<std::size_t>(c.seq), D = static_cast<std::size_t>(c.head_dim);
-  const Layout L{S, H, static_cast<std::size_t>(c.key_value_heads()), D};
+  const Layout L{S, static_cast<std::size_t>(c.key_value_seq()), H,
+                 static_cast<std::size_t>(c.key_value_heads()), D};
   const auto* qkv = static_cast<const T*>(c.qkv);
   const auto* o = static_cast<const T*>(c.o);
   const auto* d_o = static_cast<const T*>(c.d_o);
@@ -90,7 +96,7 @@ void backward(const AttentionCall& c) {
   auto* dk = static_cast<T*>(c.dk);
   auto* dv = static_cast<T*>(c.dv);
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
-  std::vector<double> gq(D), gk(S * D), gv(S * D);
+  std::vector<double> gq(D), gk(L.skv * D), gv(L.skv * D);
   for (std::size_t b = 0; b < B; ++b) {
     // dK and dV of a key/value head sum over the query heads that share it.
     for (std::size_t g = 0; g < L.kv; ++g) {
@@ -103,7 +109,7 @@ void backward(const AttentionCall& c) {
           const double row_term = dot(grad, o + L.row(b, i, h), D);  // Σ_k dO·O of row i
           const double lse = stats[(b * H + h) * S + i];
           std::fill(gq.begin(), gq.end(), 0.0);
-          const std::size_t last = c.causal ? i : S - 1;
+          const std::size_t last = L.last_key(i, c.causal);
           for (std::size_t j = 0; j <= last; ++j) {
             const T* k = qkv + L.k(b, j, h);
             const T* v = qkv + L.v(b, j, h);
@@ -119,7 +125,7 @@ void backward(const AttentionCall& c) {
           for (std::size_t t = 0; t < D; ++t) out[t] = static_cast<T>(gq[t]);
         }
       }
-      for (std::size_t j = 0; j < S; ++j) {
+      for (std::size_t j = 0; j < L.skv; ++j) {
         for (std::size_t t = 0; t < D; ++t) {
           dk[L.kv_row(b, j, g) + t] = static_cast<T>(gk[j * D + t]);
           dv[L.kv_row(b, j, g) + t] = static_cast<T>(gv[j * D + t]);

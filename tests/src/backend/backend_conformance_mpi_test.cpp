@@ -64,8 +64,9 @@ class BackendConformance : public ::testing::Test {
     if (backend_ == nullptr) GTEST_SKIP() << name_ << " cannot run here: " << skip_reason_;
   }
   /// Fused attention of `batch` × `heads` query heads sharing `kv_heads` key/value heads, `seq`
-  /// × `head_dim`, forward and backward, against the definition (below).
-  void check_attention(int batch, int heads, int kv_heads, int seq, int head_dim);
+  /// queries against `kv_seq` keys (0: as many) of `head_dim`, causal (bottom-right where
+  /// kv_seq > seq), forward and backward, against the definition (below).
+  void check_attention(int batch, int heads, int kv_heads, int seq, int head_dim, int kv_seq = 0);
   /// AdamW over `tensors` in `t` with source regions of `in_len` and destination regions of
   /// `out_len` elements, every value against the update worked out here (below).
   void check_adamw(const std::vector<std::uint64_t>& tensors, DType t, std::uint64_t in_len,
@@ -414,21 +415,24 @@ TEST_F(BackendConformance, AdamwInBfloat16ComputesInFloatAndRoundsOnce) {
 
 // Causal attention forward and backward against the definition, worked out here in double from
 // the same inputs (as stored: bf16 on cuda, whose fused kernels take no fp32; fp32 on host):
-// P = softmax(QKᵀ/√d) below the diagonal, O = PV, stats = log Σ exp; dV = PᵀdO,
+// P = softmax(QKᵀ/√d) below the diagonal (bottom-right: query i sees keys j ≤ i + SKV − S),
+// O = PV, stats = log Σ exp; dV = PᵀdO,
 // dS = P∘(dO Vᵀ − rowsum(dO∘O)), dQ = dS K/√d, dK = dSᵀQ/√d; under GQA query head i reads K and
 // V head i / (heads / kv_heads), whose dK and dV sum over the query heads sharing it. Every
 // element of O, the statistics and the three gradients is compared, relative to the largest of
 // its tensor.
-void BackendConformance::check_attention(int B, int H, int KV, int S, int D) {
+void BackendConformance::check_attention(int B, int H, int KV, int S, int D, int SKV) {
+  if (SKV == 0) SKV = S;
+  const int rows = std::max(S, SKV);  // token rows of the qkv buffer
   const DType t =
       attention_problem(b(), DType::kBFloat16).empty() ? DType::kBFloat16 : DType::kFloat32;
   const std::string problem = attention_problem(b(), t);
   ASSERT_TRUE(problem.empty()) << problem;
-  const std::size_t X = static_cast<std::size_t>(B) * S * H * D;   // one of O, dO, dQ
-  const std::size_t Y = static_cast<std::size_t>(B) * S * KV * D;  // one of dK, dV
-  const int G = H / KV;                                            // query heads per K/V head
+  const std::size_t X = static_cast<std::size_t>(B) * S * H * D;     // one of O, dO, dQ
+  const std::size_t Y = static_cast<std::size_t>(B) * SKV * KV * D;  // one of dK, dV
+  const int G = H / KV;                                              // query heads per K/V head
   const std::size_t e = dtype_size(t);
-  std::vector<double> qkv(X + 2 * Y), d_o(X);
+  std::vector<double> qkv(static_cast<std::size_t>(B) * rows * (H + 2 * KV) * D), d_o(X);
   std::uint64_t state = 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(rank());
   auto uniform = [&] {  // splitmix64 in [-1, 1), stored precision applied below
     state += 0x9e3779b97f4a7c15ull;
@@ -485,6 +489,7 @@ void BackendConformance::check_attention(int B, int H, int KV, int S, int D) {
   call.heads = H;
   call.kv_heads = KV;
   call.seq = S;
+  call.kv_seq = SKV;
   call.head_dim = D;
   call.dtype = t;
   call.qkv = qkv_d.data();
@@ -505,67 +510,80 @@ void BackendConformance::check_attention(int B, int H, int KV, int S, int D) {
 
   // The reference: per (batch, head), the whole probability matrix, then the products.
   std::vector<double> o_ref(X), stats_ref(stats.size()), dq_ref(X), dk_ref(Y, 0.0), dv_ref(Y, 0.0);
-  auto at = [&](int bi, int tok, int which, int hi) {  // into qkv [b][s][H + 2·KV][d]
+  auto at = [&](int bi, int tok, int which, int hi) {  // into qkv [b][rows][H + 2·KV][d]
     const int head = which == 0 ? hi : H + (which - 1) * KV + hi / G;
-    return (static_cast<std::size_t>(bi) * S + tok) * (H + 2 * KV) * D +
+    return (static_cast<std::size_t>(bi) * rows + tok) * (H + 2 * KV) * D +
            static_cast<std::size_t>(head) * D;
   };
   auto row = [&](int bi, int tok, int hi) {  // into [b][s][H][d]
     return (static_cast<std::size_t>(bi) * S + tok) * H * D + static_cast<std::size_t>(hi) * D;
   };
-  auto kv_row = [&](int bi, int tok, int hi) {  // query head hi's K/V head in [b][s][KV][d]
-    return (static_cast<std::size_t>(bi) * S + tok) * KV * D + static_cast<std::size_t>(hi / G) * D;
+  auto kv_row = [&](int bi, int tok, int hi) {  // query head hi's K/V head in [b][skv][KV][d]
+    return (static_cast<std::size_t>(bi) * SKV + tok) * KV * D +
+           static_cast<std::size_t>(hi / G) * D;
   };
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
-  std::vector<double> p(static_cast<std::size_t>(S) * S), dp(p.size());
+  // p and dS are S × SKV, row-major.
+  std::vector<double> p(static_cast<std::size_t>(S) * SKV), dp(p.size());
   for (int bi = 0; bi < B; ++bi) {
     for (int hi = 0; hi < H; ++hi) {
       for (int i = 0; i < S; ++i) {
+        const int last = i + SKV - S;  // the last key query i sees
         double max = -1e300;
-        for (int j = 0; j <= i; ++j) {
+        for (int j = 0; j <= last; ++j) {
           double x = 0;
           for (int k = 0; k < D; ++k) x += qkv[at(bi, i, 0, hi) + k] * qkv[at(bi, j, 1, hi) + k];
-          p[static_cast<std::size_t>(i) * S + j] = x * scale;
+          p[static_cast<std::size_t>(i) * SKV + j] = x * scale;
           max = std::max(max, x * scale);
         }
         double sum = 0;
-        for (int j = 0; j <= i; ++j) sum += std::exp(p[static_cast<std::size_t>(i) * S + j] - max);
-        for (int j = 0; j < S; ++j) {
-          double& pij = p[static_cast<std::size_t>(i) * S + j];
-          pij = j <= i ? std::exp(pij - max) / sum : 0.0;
+        for (int j = 0; j <= last; ++j) {
+          sum += std::exp(p[static_cast<std::size_t>(i) * SKV + j] - max);
+        }
+        for (int j = 0; j < SKV; ++j) {
+          double& pij = p[static_cast<std::size_t>(i) * SKV + j];
+          pij = j <= last ? std::exp(pij - max) / sum : 0.0;
         }
         stats_ref[(static_cast<std::size_t>(bi) * H + hi) * S + i] = max + std::log(sum);
       }
       for (int i = 0; i < S; ++i) {
         for (int k = 0; k < D; ++k) {
           double x = 0;
-          for (int j = 0; j < S; ++j)
-            x += p[static_cast<std::size_t>(i) * S + j] * qkv[at(bi, j, 2, hi) + k];
+          for (int j = 0; j < SKV; ++j)
+            x += p[static_cast<std::size_t>(i) * SKV + j] * qkv[at(bi, j, 2, hi) + k];
           o_ref[row(bi, i, hi) + k] = x;
         }
       }
       for (int i = 0; i < S; ++i) {
         double rowsum = 0;
         for (int k = 0; k < D; ++k) rowsum += d_o[row(bi, i, hi) + k] * o_ref[row(bi, i, hi) + k];
-        for (int j = 0; j < S; ++j) {
+        for (int j = 0; j < SKV; ++j) {
           double x = 0;
           for (int k = 0; k < D; ++k) x += d_o[row(bi, i, hi) + k] * qkv[at(bi, j, 2, hi) + k];
-          const std::size_t ij = static_cast<std::size_t>(i) * S + j;
+          const std::size_t ij = static_cast<std::size_t>(i) * SKV + j;
           dp[ij] = p[ij] * (x - rowsum) * scale;  // dS, scaled
         }
       }
-      for (int j = 0; j < S; ++j) {
+      // dV and dK per key j (sums over the queries), dQ per query i (sums over the keys).
+      for (int j = 0; j < SKV; ++j) {
         for (int k = 0; k < D; ++k) {
-          double v = 0, kk = 0, q = 0;
+          double v = 0, kk = 0;
           for (int i = 0; i < S; ++i) {
-            const std::size_t ij = static_cast<std::size_t>(i) * S + j;
+            const std::size_t ij = static_cast<std::size_t>(i) * SKV + j;
             v += p[ij] * d_o[row(bi, i, hi) + k];
             kk += dp[ij] * qkv[at(bi, i, 0, hi) + k];
-            q += dp[static_cast<std::size_t>(j) * S + i] * qkv[at(bi, i, 1, hi) + k];
           }
           dv_ref[kv_row(bi, j, hi) + k] += v;
           dk_ref[kv_row(bi, j, hi) + k] += kk;
-          dq_ref[row(bi, j, hi) + k] = q;
+        }
+      }
+      for (int i = 0; i < S; ++i) {
+        for (int k = 0; k < D; ++k) {
+          double q = 0;
+          for (int j = 0; j < SKV; ++j) {
+            q += dp[static_cast<std::size_t>(i) * SKV + j] * qkv[at(bi, j, 1, hi) + k];
+          }
+          dq_ref[row(bi, i, hi) + k] = q;
         }
       }
     }
@@ -594,6 +612,12 @@ TEST_F(BackendConformance, AttentionForwardAndBackwardAsDefined) {
 
 // Llama 3's grouping (four query heads to a key/value head) with two groups.
 TEST_F(BackendConformance, GroupedQueryAttentionAsDefined) { check_attention(1, 8, 2, 128, 128); }
+
+// A context-parallel block (all-gather CP's last chunk): 64 queries against 192 keys, causal
+// aligned bottom-right, with GQA. Checks the kv_seq path of every backend against the definition.
+TEST_F(BackendConformance, CausalBlockWithMoreKeysAsDefined) {
+  check_attention(1, 4, 2, 64, 128, 192);
+}
 
 TEST_F(BackendConformance, StampsAreNonDecreasingWithinAStream) {
   Buffer data = constant(1024, 1.0);
