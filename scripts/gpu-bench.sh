@@ -33,6 +33,8 @@
 #              and deepseek-v3-gqa (4 layers: 3 dense, 1 MoE) with --workload dp --ep NP, 10 steps
 #              after 3, the default (Zipf) routing and uniform; each run's report (dispatch and
 #              combine all-to-allvs over EP, the routing counts, expert-DP gradients) in the log
+#   cp         context parallelism on NP >= 2 GPUs (issue #30): llama-1b, 4 layers, --cp NP with each
+#              --cp-mode (p2p, a2a, allgather), 10 steps after 3; each report's groups in the log
 #   timing     what op timing costs: gpt-1.3b dp jobs with --op-timing step / activity / pair /
 #              shared interleaved, two passes; tp and pp 1f1b with step / activity / pair, twice;
 #              bench --instrument both (per-call events + NVTX) and activity-both (CUPTI records)
@@ -98,7 +100,7 @@
 # shellcheck source-path=SCRIPTDIR disable=SC2317  # the phase_* functions are called by name
 set -uo pipefail
 
-PHASES=(tests sweep anchors workloads stages moe timing sampling nsys fidelity calibrate torchtrace plugin dist
+PHASES=(tests sweep anchors workloads stages moe cp timing sampling nsys fidelity calibrate torchtrace plugin dist
   multi)
 usage() {
   echo "usage: scripts/gpu-bench.sh PHASE...   (PHASE: ${PHASES[*]}; see the comment at the top)" >&2
@@ -711,6 +713,25 @@ phase_moe() {
   moe_run mixtral-zipf --model mixtral-8x7b --layers "$layers"
   moe_run mixtral-uniform --model mixtral-8x7b --layers "$layers" --routing uniform
   moe_run deepseek-zipf --model deepseek-v3-gqa --layers 4
+}
+
+phase_cp() {
+  need_commprof || return
+  if [ "$NP" -lt 2 ]; then
+    say "FAILED: the cp phase needs NP >= 2 ranks (context parallelism)"
+    PHASE_RC=1
+    return
+  fi
+  local mode
+  for mode in p2p a2a allgather; do
+    run_to "cp-$mode: run" "$PD/cp-$mode.txt" "${MPIRUN[@]}" "$COMMPROF" run --backend cuda \
+      --model llama-1b --layers 4 --workload dp --cp "$NP" --cp-mode "$mode" --steps 10 \
+      --warmup-steps 3 --out "$PD/cp-$mode" || continue
+    run_to "cp-$mode: report" "$PD/cp-$mode-report.txt" "$COMMPROF" report "$PD/cp-$mode"
+    { echo "## cp $NP, --cp-mode $mode"; step_line "$PD/cp-$mode.txt"
+      grep -E "busy|^# cp " "$PD/cp-$mode.txt" | head -n 6
+      sed -n '/^## Communicator groups/,/^$/p' "$PD/cp-$mode-report.txt"; } >>"$LOG"
+  done
 }
 
 phase_stages() {

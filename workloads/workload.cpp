@@ -78,15 +78,16 @@ std::string cp_needs_fused_attention() {
          "kernels on blocks of the sequence, which --attention gemm does not model";
 }
 
-namespace {
+namespace {}  // namespace
 
-// Tokens one rank routes per micro-batch in an MoE layer: under sequence parallelism its part
-// of the sequence.
 std::uint64_t moe_tokens(const WorkloadConfig& c) {
-  const auto tokens = static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq;
+  const auto tokens = static_cast<std::uint64_t>(c.shape.micro_batch) * c.shape.seq /
+                      static_cast<std::uint64_t>(c.layout.cp);
   return c.layout.tp > 1 && c.sequence_parallel ? tokens / static_cast<std::uint64_t>(c.layout.tp)
                                                 : tokens;
 }
+
+namespace {
 
 std::vector<ModelChunk> chunks_of(const WorkloadConfig& c, int pp_rank) {
   return stage_chunks(c.shape.layers, c.layout.pp, c.virtual_stages, pp_rank, c.shape.vocab > 0,
@@ -129,7 +130,13 @@ class StepBuilder {
     attn_share_ = all_flops > 0 ? attn_flops / all_flops : 0.5;
     chunks_ = chunks_of(c, place.pp_rank);
     for (const ModelChunk& ch : chunks_) stage_layers_ += ch.layers;
-    if (c.shape.moe()) routing_ = std::make_unique<Routing>(c.routing, c.shape.experts);
+    if (c.shape.moe()) {
+      routing_ = std::make_unique<Routing>(c.routing, c.shape.experts);
+      std::uint64_t params = 0;
+      for (std::uint64_t n : moe_layer_dense_tensors(c.shape, t_)) params += n;
+      for (std::uint64_t n : moe_layer_expert_tensors(c.shape, c.layout.ep, 1)) params += n;
+      moe_grad_accum_ = {2 * params * elem_, params * elem_};
+    }
     const int edp = c.layout.expert_dp();
     if (c.shape.moe() && edp > 1 && c.dp_mode == DpMode::kDdp) {
       // Megatron-Core's DDP keeps the experts' gradients in buffers of their own, reduced over
@@ -427,7 +434,12 @@ class StepBuilder {
     if (passes_.bias_grad.read > 0) {
       out.last = pass(lname(l, "bias_grad", mb), passes_.bias_grad, out.last);
     }
-    if (mb > 0) out.last = pass(lname(l, "grad_accum", mb), passes_.grad_accum, out.last);
+    if (mb > 0) {
+      // The layer's gradients added to those accumulated so far: an MoE layer's hold its local
+      // experts' (E/ep FFNs), not the dense FFN's.
+      const PassBytes accum = c_.shape.moe_layer(l) ? moe_grad_accum_ : passes_.grad_accum;
+      out.last = pass(lname(l, "grad_accum", mb), accum, out.last);
+    }
     out.dy = dy;
     return out;
   }
@@ -455,6 +467,13 @@ class StepBuilder {
     std::get<PlannedCollective>(plan_.ops[static_cast<std::size_t>(id)].call).splits = splits;
     return id;
   }
+
+  // An expert's rows as its GEMMs take them: rounded up to a multiple of 8. commprof's GEMMs are
+  // column-major with the rows as the leading dimension, which cuBLAS's tensor-core kernels need
+  // 16-byte aligned (8 bf16 elements); a framework's grouped GEMM, row-major, has no such need
+  // and does not slow down on odd rows (Mixtral on 2 H200s, rows as routed: 2.3x the step of
+  // aligned rows, docs/BENCHMARKS.md). At most 7 rows more per expert.
+  static int gemm_rows(std::uint64_t rows) { return static_cast<int>((rows + 7) / 8 * 8); }
 
   // Forward of the MoE block on the normed input `x` (the rank's tokens: its part of the
   // sequence under sequence parallelism): shared experts, router and top-k, the per-expert
@@ -489,11 +508,11 @@ class StepBuilder {
       const auto rows = d.expert_rows[e];
       if (rows == 0) continue;  // no token routed here: no kernel, as a grouped GEMM skips it
       const std::string ex = log::cat("expert", first_expert + static_cast<int>(e));
-      y = plan_.gemm(lname(l, (ex + ".up").c_str(), mb) + ".fwd", static_cast<int>(rows),
-                     g.expert_up_n, s.hidden, {y});
+      y = plan_.gemm(lname(l, (ex + ".up").c_str(), mb) + ".fwd", gemm_rows(rows), g.expert_up_n,
+                     s.hidden, {y});
       y = pass(lname(l, (ex + ".act").c_str(), mb) + ".fwd", expert_act_fwd(s, rows, 1), y);
-      y = plan_.gemm(lname(l, (ex + ".down").c_str(), mb) + ".fwd", static_cast<int>(rows),
-                     s.hidden, g.expert_down_k, {y});
+      y = plan_.gemm(lname(l, (ex + ".down").c_str(), mb) + ".fwd", gemm_rows(rows), s.hidden,
+                     g.expert_down_k, {y});
     }
     y = alltoallv(lname(l, "combine", mb), d.combine, d.recv_elements, y);
     return pass(lname(l, "unpermute", mb) + ".fwd", p.unpermute_fwd, y, shared);
@@ -545,7 +564,7 @@ class StepBuilder {
         if (last_pass) expert_grad_ready(log::cat("l", l, ".", ex, ".up"), y);
         continue;
       }
-      const int m = static_cast<int>(rows);
+      const int m = gemm_rows(rows);
       y = plan_.gemm(lname(l, (ex + ".down").c_str(), mb) + ".dgrad", m, g.expert_down_k, s.hidden,
                      {y});
       int w = plan_.gemm(lname(l, (ex + ".down").c_str(), mb) + ".wgrad", g.expert_down_k, s.hidden,
@@ -994,6 +1013,7 @@ class StepBuilder {
   std::vector<Bucket> buckets_;
   std::map<std::string, std::size_t> closing_param_;
   std::unique_ptr<Routing> routing_;     // MoE layers: the routing of --routing
+  PassBytes moe_grad_accum_;             // an MoE layer's gradients accumulated: read 2P, write P
   std::map<int, MoeDispatch> dispatch_;  // per MoE layer
   std::vector<GradParam> expert_grads_;
   std::vector<Bucket> expert_buckets_;

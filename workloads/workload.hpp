@@ -58,6 +58,10 @@ struct WorkloadConfig {
   RoutingSpec routing;
 };
 
+/// Tokens one rank routes per micro-batch in an MoE layer: its part of the sequence under
+/// context parallelism, and under sequence parallelism its TP rank's part of that.
+std::uint64_t moe_tokens(const WorkloadConfig& config);
+
 /// Checks what the layout alone does not: the pipeline schedule against the micro-batches, the
 /// layers' split over the stages, and context parallelism against the sequence and heads (and
 /// the attention it needs: fused, not --attention gemm or --compute-from); throws ConfigError

@@ -247,8 +247,7 @@ void print_moe(std::ostream& os, const RunConfig& c, const ParallelLayout& l,
        << "), in place of DeepSeek-V3's multi-head latent attention, which is not modelled\n";
   }
   const Routing routing(c.workload.routing, s.experts);
-  const std::uint64_t tokens = static_cast<std::uint64_t>(s.micro_batch) * s.seq /
-                               (l.tp > 1 && c.workload.sequence_parallel ? l.tp : 1);
+  const std::uint64_t tokens = moe_tokens(c.workload);
   const std::uint64_t row = static_cast<std::uint64_t>(s.hidden) * dtype_size(s.dtype);
   for (int layer = s.dense_layers; layer < s.layers; ++layer) {
     const MoeDispatch d = moe_dispatch(s, routing, layer, l.ep, place.ep_rank, tokens);
