@@ -605,18 +605,7 @@ class StepBuilder {
 
   // DDP's hook for an expert's gradient: its bucket all-reduced over expert DP when complete.
   void expert_grad_ready(const std::string& param, int wgrad) {
-    last_grad_ = std::max(last_grad_, wgrad);
-    const auto it = expert_closing_.find(param);
-    if (it == expert_closing_.end()) return;
-    const Bucket& bucket = expert_buckets_[it->second];
-    const std::string name = log::cat("edp.bucket", it->second);
-    const int in = plan_.copy(name + ".copy_in", CopyKind::kDeviceToDevice, bucket.bytes, {wgrad});
-    const std::uint64_t count = bucket.bytes / elem_;
-    const int ar = plan_.collective(name + ".allreduce", CollectiveKind::kAllReduce, Group::kEdp,
-                                    count, count * elem_, {in});
-    last_dp_sync_ =
-        std::max(last_dp_sync_,
-                 plan_.copy(name + ".copy_out", CopyKind::kDeviceToDevice, bucket.bytes, {ar}));
+    bucket_ready(param, wgrad, expert_closing_, expert_buckets_, "edp", Group::kEdp);
   }
 
   // The loss's gradient, the LM head's two GEMMs (the input gradient's TP reduction overlapping
@@ -673,18 +662,24 @@ class StepBuilder {
     return g;
   }
 
-  // DDP: when the parameter that closes a bucket has its gradient, copy the bucket's gradients
-  // in (gradient_as_bucket_view=False), all-reduce it over the DP group, copy them back.
   void grad_ready(const std::string& param, int wgrad) {
+    bucket_ready(param, wgrad, closing_param_, buckets_, "dp", Group::kDp);
+  }
+
+  // DDP: when the parameter that closes a bucket has its gradient, copy the bucket's gradients
+  // in (gradient_as_bucket_view=False), all-reduce it over `group`, copy them back.
+  void bucket_ready(const std::string& param, int wgrad,
+                    const std::map<std::string, std::size_t>& closing,
+                    const std::vector<Bucket>& buckets, const char* prefix, Group group) {
     last_grad_ = std::max(last_grad_, wgrad);
-    const auto it = closing_param_.find(param);
-    if (it == closing_param_.end()) return;
-    const Bucket& bucket = buckets_[it->second];
-    const std::string name = log::cat("dp.bucket", it->second);
+    const auto it = closing.find(param);
+    if (it == closing.end()) return;
+    const Bucket& bucket = buckets[it->second];
+    const std::string name = log::cat(prefix, ".bucket", it->second);
     const int in = plan_.copy(name + ".copy_in", CopyKind::kDeviceToDevice, bucket.bytes, {wgrad});
     const std::uint64_t count = bucket.bytes / elem_;
-    const int ar = plan_.collective(name + ".allreduce", CollectiveKind::kAllReduce, Group::kDp,
-                                    count, count * elem_, {in});
+    const int ar = plan_.collective(name + ".allreduce", CollectiveKind::kAllReduce, group, count,
+                                    count * elem_, {in});
     last_dp_sync_ =
         std::max(last_dp_sync_,
                  plan_.copy(name + ".copy_out", CopyKind::kDeviceToDevice, bucket.bytes, {ar}));
