@@ -161,7 +161,7 @@ std::uint64_t layer_parameters(const ModelShape& s, int tp) {
   return total;
 }
 
-std::vector<std::uint64_t> layer_parameter_tensors(const ModelShape& s, int tp) {
+std::vector<std::uint64_t> layer_parameter_tensors(const ModelShape& s, int tp, bool with_ffn) {
   using U = std::uint64_t;
   const bool biases = !s.gated_ffn;
   const U h = static_cast<U>(s.hidden);
@@ -171,7 +171,7 @@ std::vector<std::uint64_t> layer_parameter_tensors(const ModelShape& s, int tp) 
     if (biases) out.push_back(h);  // LayerNorm's bias; RMSNorm has none
   }
   for (const LayerGemm& g : layer_forward_gemms(s, tp)) {
-    if (!g.has_weight) continue;
+    if (!g.has_weight || (!with_ffn && g.name.rfind("ffn", 0) == 0)) continue;
     out.push_back(static_cast<U>(g.n) * static_cast<U>(g.k));
     if (biases) out.push_back(static_cast<U>(g.n));  // n: the GEMM's output width on the rank
   }
@@ -200,8 +200,8 @@ LayerPasses layer_passes(const ModelShape& s, int tp, bool sequence_parallel) {
   x.residual_bwd = {2 * a, a};
   x.attn_layout_fwd = {heads, heads};
   x.attn_layout_bwd = {heads + 2 * kv, heads + 2 * kv};
-  x.act_fwd = s.gated_ffn ? PassBytes{3 * f, 2 * f} : PassBytes{f, f};
-  x.act_bwd = s.gated_ffn ? PassBytes{8 * f, 5 * f} : PassBytes{2 * f, f};
+  x.act_fwd = ffn_act_fwd(s.gated_ffn, f);
+  x.act_bwd = ffn_act_bwd(s.gated_ffn, f);
   if (!s.gated_ffn) {
     const U h = static_cast<U>(s.hidden);
     const U qkv = static_cast<U>((s.heads + 2 * s.key_value_heads()) * s.head_dim()) / t;
@@ -210,6 +210,14 @@ LayerPasses layer_passes(const ModelShape& s, int tp, bool sequence_parallel) {
   }
   x.grad_accum = {2 * p, p};
   return x;
+}
+
+PassBytes ffn_act_fwd(bool gated, std::uint64_t f) {
+  return gated ? PassBytes{3 * f, 2 * f} : PassBytes{f, f};
+}
+
+PassBytes ffn_act_bwd(bool gated, std::uint64_t f) {
+  return gated ? PassBytes{8 * f, 5 * f} : PassBytes{2 * f, f};
 }
 
 PassBytes adamw_bytes(std::uint64_t params, DType dtype) {

@@ -75,8 +75,10 @@ std::uint64_t layer_parameters(const ModelShape& shape, int tp);
 /// pre-norm layer registers them (scripts/fidelity/torch_step.py): the two norms' weights (and
 /// biases: LayerNorm), then qkv, out, up and down weights, each followed by its bias where the
 /// preset has biases (not the gated, llama presets). Row-parallel layers' biases and the norms
-/// are whole on every TP rank. What a fused AdamW step iterates over.
-std::vector<std::uint64_t> layer_parameter_tensors(const ModelShape& shape, int tp);
+/// are whole on every TP rank. What a fused AdamW step iterates over. Without `with_ffn`, the up
+/// and down weights are left out (an MoE layer's FFN is its experts').
+std::vector<std::uint64_t> layer_parameter_tensors(const ModelShape& shape, int tp,
+                                                   bool with_ffn = true);
 /// Bytes of one micro-batch's activations between layers: b·s·h·E (what a pipeline sends).
 std::uint64_t activation_bytes(const ModelShape& shape);
 /// Forward FLOPs of one layer and micro-batch on one TP rank (backward is twice that).
@@ -157,6 +159,12 @@ struct LayerPasses {
   PassBytes grad_accum;  ///< gradient accumulation after the first micro-batch: read 2P, write P
 };
 LayerPasses layer_passes(const ModelShape& shape, int tp, bool sequence_parallel);
+
+/// An FFN's activation over `f` bytes of its hidden values, as PyTorch's kernels move them:
+/// GELU read f, write f; SwiGLU (silu, then ·up) read 3f, write 2f. Backward: GELU read 2f,
+/// write f; SwiGLU read 8f, write 5f.
+PassBytes ffn_act_fwd(bool gated, std::uint64_t f);
+PassBytes ffn_act_bwd(bool gated, std::uint64_t f);
 
 /// A fused AdamW step over `params` parameters of `dtype` (moments in the same type, as
 /// torch.optim.AdamW keeps them for bf16 parameters): reads parameters, gradients and both

@@ -110,29 +110,20 @@ MoePasses moe_passes(const ModelShape& s, std::uint64_t tokens) {
 }
 
 PassBytes expert_act_fwd(const ModelShape& s, std::uint64_t rows, int etp) {
-  const std::uint64_t f = rows * static_cast<std::uint64_t>(s.moe_ffn / etp) * dtype_size(s.dtype);
-  return s.gated_ffn ? PassBytes{3 * f, 2 * f} : PassBytes{f, f};
+  return ffn_act_fwd(s.gated_ffn,
+                     rows * static_cast<std::uint64_t>(s.moe_ffn / etp) * dtype_size(s.dtype));
 }
 
 PassBytes expert_act_bwd(const ModelShape& s, std::uint64_t rows, int etp) {
-  const std::uint64_t f = rows * static_cast<std::uint64_t>(s.moe_ffn / etp) * dtype_size(s.dtype);
-  return s.gated_ffn ? PassBytes{8 * f, 5 * f} : PassBytes{2 * f, f};
+  return ffn_act_bwd(s.gated_ffn,
+                     rows * static_cast<std::uint64_t>(s.moe_ffn / etp) * dtype_size(s.dtype));
 }
 
 std::vector<std::uint64_t> moe_layer_dense_tensors(const ModelShape& s, int tp) {
   using U = std::uint64_t;
   const bool biases = !s.gated_ffn;
   const U h = static_cast<U>(s.hidden);
-  std::vector<U> out;
-  for (int norm = 0; norm < 2; ++norm) {
-    out.push_back(h);
-    if (biases) out.push_back(h);
-  }
-  for (const LayerGemm& g : layer_forward_gemms(s, tp)) {
-    if (!g.has_weight || g.name.rfind("ffn", 0) == 0) continue;  // the FFN is the experts'
-    out.push_back(static_cast<U>(g.n) * static_cast<U>(g.k));
-    if (biases) out.push_back(static_cast<U>(g.n));
-  }
+  std::vector<U> out = layer_parameter_tensors(s, tp, false);  // the FFN is the experts'
   out.push_back(static_cast<U>(s.experts) * h);  // the router: no bias (Megatron-Core)
   if (s.shared_experts > 0) {
     const MoeGemms g = moe_gemms(s, tp, 1);

@@ -539,8 +539,7 @@ class StepBuilder {
   PassBytes shared_act(bool backward) const {
     const std::uint64_t f =
         tokens_ * static_cast<std::uint64_t>(moe_gemms(c_.shape, t_, 1).shared_down_k) * elem_;
-    if (c_.shape.gated_ffn) return backward ? PassBytes{8 * f, 5 * f} : PassBytes{3 * f, 2 * f};
-    return backward ? PassBytes{2 * f, f} : PassBytes{f, f};
+    return backward ? ffn_act_bwd(c_.shape.gated_ffn, f) : ffn_act_fwd(c_.shape.gated_ffn, f);
   }
 
   // Backward of the MoE block: unpermutation's gradient, the combine's all-to-allv backward (the
