@@ -840,20 +840,6 @@ class StepBuilder {
     return plan_.elementwise(name, bytes.read, bytes.write, {after, also});
   }
 
-  const WorkloadConfig& c_;
-  const RankPlace& place_;
-  OpPlan plan_;
-  int t_ = 1;
-  int cp_ = 1;
-  ModelShape local_;  // the shape outside attention: s/cp tokens per micro-batch
-  int d_ = 1;
-  std::size_t elem_ = 4;
-  std::vector<LayerGemm> gemms_;
-  LayerPasses passes_;
-  EndPasses ends_;
-  LayerGemm head_;
-  double attn_share_ = 0.5;  // attention's part of a layer's GEMM FLOPs
-
   bool fused_attention() const { return c_.attention == AttentionMode::kFused; }
   PlannedAttention attention(bool backward) const {
     return layer_attention(c_.shape, t_, backward);
@@ -999,6 +985,21 @@ class StepBuilder {
     collective("cp.rs_dk", CollectiveKind::kReduceScatter, y);
     return collective("cp.rs_dv", CollectiveKind::kReduceScatter, y);
   }
+
+  const WorkloadConfig& c_;
+  const RankPlace& place_;
+  OpPlan plan_;
+  int t_ = 1;
+  int cp_ = 1;
+  ModelShape local_;  // the shape outside attention: s/cp tokens per micro-batch
+  int d_ = 1;
+  std::size_t elem_ = 4;
+  std::vector<LayerGemm> gemms_;
+  LayerPasses passes_;
+  EndPasses ends_;
+  LayerGemm head_;
+  double attn_share_ = 0.5;  // attention's part of a layer's GEMM FLOPs
+
   std::uint64_t tokens_ = 0;
   std::uint64_t tokens_hidden_ = 0;
   std::vector<ModelChunk> chunks_;
