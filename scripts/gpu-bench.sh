@@ -68,8 +68,10 @@
 #   torchtrace PyTorch profiler traces of a small DDP job (scripts/torch/ddp_trace.py): one rank
 #              on NCCL and the GPU, two ranks on gloo and the CPUs, and two on NCCL where the
 #              host has two GPUs (import-torch's test data)
-#   sampling   sampled op timing (issue #17): gpt-1.3b dp, 20 measured steps, --op-timing step,
-#              sampled (the default) and activity, each a fresh job, three rounds interleaved
+#   sampling   sampled op timing (issues #17, #33): gpt-1.3b, 20 measured steps, for each workload of
+#              SAMPLING_WORKLOADS (default "dp"; also tp, pp (1f1b) and hybrid (tp 2 x pp 2 on 4
+#              ranks, x dp 2 on 8)): --op-timing step, sampled (the default) and activity, each a
+#              fresh job, three rounds interleaved; then bench allreduce with and without records
 #   plugin     the NCCL profiler plugin (PLUGIN, default $BUILD/src/nccl_profiler/
 #              libnccl-profiler-commprof.so) on NP >= 2 ranks: nccl-tests (NCCL_TESTS) all_reduce,
 #              all_gather and sendrecv (PLUGIN_OPS) without and with it, ROUNDS (2) interleaved;
@@ -348,14 +350,28 @@ phase_timing() {
 # ---------------------------------------------------------------------------------------------
 phase_sampling() {
   need_commprof || return
-  local r t
-  say "sampled op timing, gpt-1.3b dp, 20 steps: step / sampled / activity, fresh jobs, 3 rounds"
-  for r in 1 2 3; do
-    for t in step sampled activity; do
-      run_to "dp-$t-$r" "$PD/dp-$t-$r.txt" "${MPIRUN[@]}" "$COMMPROF" run --backend cuda \
-        --model gpt-1.3b --steps 20 --warmup-steps 3 --workload dp --op-timing "$t" \
-        --out "$PD/dp-$t-$r"
-      grep -E "step time|busy|per-op timing" "$PD/dp-$t-$r.txt" >>"$LOG"
+  local r t w
+  local -a args
+  for w in ${SAMPLING_WORKLOADS:-dp}; do
+    case $w in
+      dp | tp) args=(--workload "$w") ;;
+      pp) args=(--workload pp --schedule 1f1b) ;;
+      hybrid)
+        case $NP in
+          4) args=(--workload hybrid --tp 2 --pp 2 --schedule 1f1b) ;;
+          8) args=(--workload hybrid --tp 2 --pp 2 --dp 2 --schedule 1f1b) ;;
+          *) say "sampling hybrid: FAILED: needs NP=4 or 8, not $NP"; PHASE_RC=1; continue ;;
+        esac ;;
+      *) say "sampling: FAILED: unknown workload '$w' (dp, tp, pp, hybrid)"; PHASE_RC=1; continue ;;
+    esac
+    say "sampled op timing, gpt-1.3b $w on $NP ranks, 20 steps: step / sampled / activity, fresh jobs, 3 rounds"
+    for r in 1 2 3; do
+      for t in step sampled activity; do
+        run_to "$w-$t-$r" "$PD/$w-$t-$r.txt" "${MPIRUN[@]}" "$COMMPROF" run --backend cuda \
+          --model gpt-1.3b --steps 20 --warmup-steps 3 "${args[@]}" --op-timing "$t" \
+          --out "$PD/$w-$t-$r"
+        grep -E "step time|busy|per-op timing" "$PD/$w-$t-$r.txt" >>"$LOG"
+      done
     done
   done
   say "bench allreduce: --instrument 0 against activity (sampled: the reported loop unrecorded), 3 rounds"
