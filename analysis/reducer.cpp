@@ -33,16 +33,6 @@ double percentile(const std::vector<double>& sorted, double p) {
   return sorted[std::min(i, sorted.size() - 1)];
 }
 
-// "dp3" → "dp", "tp0_1" → "tp", "world" → "world": the kind of a communicator from its name.
-std::string group_of(const std::string& comm) {
-  std::size_t n = comm.size();
-  while (n > 0 && (std::isdigit(static_cast<unsigned char>(comm[n - 1])) != 0 ||
-                   comm[n - 1] == '_' || comm[n - 1] == '.' || comm[n - 1] == '-')) {
-    --n;
-  }
-  return n == 0 ? comm : comm.substr(0, n);
-}
-
 }  // namespace
 
 // Everything one rank file contributes, kept aside until the file has been read completely and
@@ -91,6 +81,9 @@ class Reducer::Staging final : public RankStepSink {
     if (step.warmup) {
       ++summary_.warmup_steps;
       return;
+    }
+    if (!step.ops->empty()) {
+      add_group_times(step, scratch_.comp, summary_.group_times, group_scratch_);
     }
     for (const OpView& op : *step.ops) {
       if (op.category == Category::kComm) {
@@ -183,6 +176,7 @@ class Reducer::Staging final : public RankStepSink {
   int rank_ = 0;
   std::vector<OpView> pending_;  // COMM ops, for the matcher once the file is known good
   StepScratch scratch_;
+  GroupScratch group_scratch_;
   std::deque<std::string> names_;  // stable addresses: ids_ keys point into them
   std::unordered_map<std::string_view, std::uint32_t> ids_;
   std::vector<Timing> staged_;  // by slot (name id × 3 + category): this file
@@ -361,7 +355,7 @@ void add_collective_rows(Report& rep) {
 void add_group_rows(Report& rep) {
   std::map<std::string, std::vector<std::size_t>> by_group;
   for (std::size_t i = 0; i < rep.instances.size(); ++i) {
-    by_group[group_of(rep.instances[i].comm)].push_back(i);
+    by_group[std::string(group_of(rep.instances[i].comm))].push_back(i);
   }
   for (const auto& [group, members] : by_group) {
     GroupRow row;
@@ -394,6 +388,57 @@ void add_group_rows(Report& rep) {
   }
 }
 
+// Per kind of communicator, what its ops cost the ranks that use it (means over those ranks of
+// each rank's per-step means), with the all-to-all balance: the bytes each rank received (an MoE
+// dispatch's expert load), the busiest rank against the mean, and the waiting at those calls.
+void add_group_time_rows(Report& rep) {
+  std::map<std::string, GroupTimeRow> rows;
+  std::map<std::string, std::int64_t> rank_steps;  // Σ timed steps of the group's ranks
+  std::map<std::string, Stat> recv;                // per rank: bytes received per step
+  for (const RankSummary& r : rep.ranks) {
+    if (r.timed_steps == 0) continue;
+    const double steps = r.timed_steps;
+    for (const GroupTime& t : r.group_times) {
+      GroupTimeRow& row = rows[t.group];
+      row.group = t.group;
+      ++row.ranks;
+      rank_steps[t.group] += r.timed_steps;
+      row.comm_ns += static_cast<double>(t.comm_ns) / steps;
+      const double exposed = static_cast<double>(t.exposed_ns) / steps;
+      row.exposed_ns += exposed;
+      if (row.exposed_worst_rank < 0 || exposed > row.exposed_max_ns) {
+        row.exposed_max_ns = exposed;
+        row.exposed_worst_rank = r.rank;
+      }
+      row.alltoalls += static_cast<double>(t.alltoalls) / steps;
+      if (t.recv_calls == 0) continue;
+      Stat& s = recv[t.group];
+      s.add(static_cast<double>(t.recv_bytes) / steps);
+      if (s.argmax == s.count - 1) row.recv_busiest_rank = r.rank;
+    }
+  }
+  std::map<std::string, std::int64_t> waits;
+  for (const CollectiveInstance& c : rep.instances) {
+    if (c.collective != "alltoall" && c.collective != "alltoallv") continue;
+    add_saturating(waits[std::string(group_of(c.comm))], c.wait_caused_ns);
+  }
+  for (auto& [group, row] : rows) {
+    row.comm_ns /= row.ranks;
+    row.exposed_ns /= row.ranks;
+    row.alltoalls /= row.ranks;
+    if (const auto s = recv.find(group); s != recv.end()) {
+      row.recv_mean_bytes = s->second.mean;
+      row.recv_max_bytes = s->second.max;
+      if (s->second.mean > 0) row.recv_imbalance = s->second.max / s->second.mean;
+    }
+    if (const auto w = waits.find(group); w != waits.end()) {
+      row.alltoall_wait_ns =
+          static_cast<double>(w->second) / static_cast<double>(rank_steps[group]);
+    }
+    rep.group_times.push_back(row);
+  }
+}
+
 }  // namespace
 
 Report Reducer::finish() {
@@ -417,6 +462,7 @@ Report Reducer::finish() {
   for (std::string& line : unfinished_.findings()) rep.warnings.push_back(std::move(line));
   add_collective_rows(rep);
   add_group_rows(rep);
+  add_group_time_rows(rep);
   add_stage_rows(rep);
   return std::move(report_);
 }

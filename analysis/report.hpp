@@ -87,6 +87,23 @@ struct GroupRow {
   std::int64_t wait_ns = 0;
 };
 
+/// One kind of communicator (as GroupRow), point-to-point included: what its ops cost the ranks
+/// that use it, as means over those ranks of each rank's mean per step with per-op timing.
+struct GroupTimeRow {
+  std::string group;
+  int ranks = 0;
+  double comm_ns = 0.0;           ///< |∪ the group's COMM ops|
+  double exposed_ns = 0.0;        ///< the part of it no compute hides
+  double exposed_max_ns = 0.0;    ///< the worst rank's
+  int exposed_worst_rank = -1;    ///< that rank
+  double alltoalls = 0.0;         ///< all-to-all(v) calls
+  double recv_mean_bytes = -1.0;  ///< bytes received in them; < 0: no file records it
+  double recv_max_bytes = -1.0;   ///< the busiest rank's
+  double recv_imbalance = -1.0;   ///< max / mean (1: even); < 0: not known
+  int recv_busiest_rank = -1;
+  double alltoall_wait_ns = -1.0;  ///< waiting at them for later ranks; < 0: none matched
+};
+
 /// Durations of the ops of one (category, name), summed over ranks and measured steps.
 struct OpTiming {
   std::int64_t count = 0;
@@ -144,6 +161,7 @@ struct Report {
   std::vector<RankSummary> ranks;  ///< by rank
   std::vector<AcrossRanks> across;
   std::vector<GroupRow> groups;
+  std::vector<GroupTimeRow> group_times;  ///< by group name
   std::vector<CollectiveRow> collectives;
   std::vector<CollectiveInstance> instances;
   std::vector<RankWait> waits;   ///< by rank, ranks with collectives only

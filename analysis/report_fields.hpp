@@ -213,6 +213,65 @@ inline constexpr Field<GroupRow> kGroupFields[] = {
 inline constexpr Table<GroupRow> kGroups{
     "groups", "Communicator groups", "table-groups", "", "", kGroupFields, std::size(kGroupFields)};
 
+// ------------------------------------------------------------------ time per group
+inline constexpr std::string_view kGroupRecvHelp =
+    "Bytes a rank received per step in the group's all-to-all(v)s, itself included (an MoE "
+    "dispatch: its experts' load).";
+inline constexpr Field<GroupTimeRow> kGroupTimeFields[] = {
+    field<&GroupTimeRow::group>("group", U::kText, "group",
+                                "The kind of communicator: its name without trailing digits.")
+        .names_row("group"),
+    field<&GroupTimeRow::ranks>("ranks", U::kCount, "ranks",
+                                "Ranks with ops on the group's communicators.")
+        .prom("commprof_group_time_ranks"),
+    field<&GroupTimeRow::comm_ns>("comm_busy_ns", U::kNs, "COMM",
+                                  "Mean time per step the group's ops (collectives and "
+                                  "point-to-point) ran: the union of their spans.")
+        .prom("commprof_group_comm_busy_seconds"),
+    field<&GroupTimeRow::exposed_ns>("exposed_comm_ns", U::kNs, "exposed",
+                                     "Mean time per step of the group's ops that no compute hid.")
+        .prom("commprof_group_exposed_comm_seconds"),
+    field<&GroupTimeRow::exposed_max_ns>("exposed_comm_max_ns", U::kNs, "max exposed",
+                                         "The worst rank's exposed time per step.")
+        .prom("commprof_group_exposed_comm_max_seconds"),
+    field<&GroupTimeRow::exposed_worst_rank>("exposed_worst_rank", U::kId, "worst rank",
+                                             "The rank with the most exposed time of the group.")
+        .na_if_negative()
+        .prom("commprof_group_exposed_comm_worst_rank"),
+    field<&GroupTimeRow::alltoalls>("alltoalls", U::kCount, "a2a",
+                                    "All-to-all(v) calls per step and rank.")
+        .prom("commprof_group_alltoalls"),
+    field<&GroupTimeRow::recv_mean_bytes>("recv_mean_bytes", U::kBytes, "recv mean", kGroupRecvHelp)
+        .na_if_negative()
+        .prom("commprof_group_alltoall_recv_bytes", "stat", "mean"),
+    field<&GroupTimeRow::recv_max_bytes>("recv_max_bytes", U::kBytes, "recv max", kGroupRecvHelp)
+        .na_if_negative()
+        .prom("commprof_group_alltoall_recv_bytes", "stat", "max"),
+    field<&GroupTimeRow::recv_imbalance>("recv_imbalance", U::kFactor, "max/mean",
+                                         "The busiest rank's received bytes over the mean: 1 is "
+                                         "an even all-to-all.")
+        .na_if_negative()
+        .prom("commprof_group_alltoall_imbalance"),
+    field<&GroupTimeRow::recv_busiest_rank>("recv_busiest_rank", U::kId, "busiest",
+                                            "The rank that received the most.")
+        .na_if_negative()
+        .prom("commprof_group_alltoall_busiest_rank"),
+    field<&GroupTimeRow::alltoall_wait_ns>(
+        "alltoall_wait_ns", U::kNs, "a2a wait",
+        "Mean time per step and rank spent waiting at the group's all-to-all(v)s for the last "
+        "rank to arrive.")
+        .na_if_negative()
+        .prom("commprof_group_alltoall_wait_seconds"),
+};
+inline constexpr Table<GroupTimeRow> kGroupTimes{"group_times",
+                                                 "Time per communicator group (mean of its "
+                                                 "ranks per step)",
+                                                 "table-group-times",
+                                                 "",
+                                                 "",
+                                                 kGroupTimeFields,
+                                                 std::size(kGroupTimeFields)};
+
 // ------------------------------------------------------------------ collectives by size
 inline constexpr std::string_view kCollectiveTimeHelp =
     "Instance time (the shortest rank's duration), 50th and 95th percentile.";
@@ -453,8 +512,8 @@ inline constexpr Table<Interference> kInterference{
     std::size(kInterferenceFields)};
 
 static_assert(well_formed(kRanks) && well_formed(kAcross) && well_formed(kGroups) &&
-              well_formed(kCollectives) && well_formed(kStragglers) && well_formed(kInstances) &&
-              well_formed(kBaseline) && well_formed(kInterference));
+              well_formed(kGroupTimes) && well_formed(kCollectives) && well_formed(kStragglers) &&
+              well_formed(kInstances) && well_formed(kBaseline) && well_formed(kInterference));
 
 /// Calls f(table) for every table.
 template <class F>
@@ -462,6 +521,7 @@ void for_each_table(F&& f) {
   f(kRanks);
   f(kAcross);
   f(kGroups);
+  f(kGroupTimes);
   f(kCollectives);
   f(kStragglers);
   f(kStages);

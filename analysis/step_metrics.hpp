@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/group_time.hpp"
 #include "analysis/interval_set.hpp"
 #include "src/timeline/op_record.hpp"
 #include "src/timeline/rank_file.hpp"
@@ -104,6 +105,8 @@ struct RankSummary {
   Stat timed_wall_ns, plain_wall_ns;   ///< step time of the steps with ops, and without
   Stat overlap, hidden_fraction;       ///< ratios in [0, 1], over the steps where they are defined
   std::vector<StepPoint> step_points;  ///< every step, warm-up included, in file order
+  /// Per kind of communicator, over the steps with per-op timing (`timed_steps` of them).
+  std::vector<GroupTime> group_times;
 };
 
 /// The point of one step with its metrics, for RankSummary::step_points.

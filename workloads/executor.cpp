@@ -426,6 +426,11 @@ void PlanExecutor::record_ops(const IssuedStep& issued, std::int64_t origin, boo
     r.seq = issued.seqs[i];
     if (const auto* c = std::get_if<PlannedCollective>(&op.call)) {
       r.collective = collective_name(c->kind);
+      // What an MoE dispatch delivers to this rank's experts: the report's all-to-all balance.
+      if (c->splits) {
+        for (const std::size_t n : c->splits->recv_counts) r.recv_bytes += n;
+        r.recv_bytes *= dtype_size(plan_.dtype);
+      }
     } else if (const auto* p = std::get_if<PlannedP2P>(&op.call)) {
       r.collective = p->name();
     }

@@ -90,6 +90,7 @@ std::vector<CsvTable> report_csv_tables(const Report& r) {
       csv_table(rf::kRanks, r.ranks),
       csv_table(rf::kAcross, r.across),
       csv_table(rf::kGroups, r.groups),
+      csv_table(rf::kGroupTimes, r.group_times),
       csv_table(rf::kCollectives, r.collectives),
       csv_table(rf::kStragglers, r.waits),
       csv_table(rf::kStages, r.stages),

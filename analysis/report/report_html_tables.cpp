@@ -91,6 +91,11 @@ void for_each_table(const Report& r, F&& f) {
   f(Section{std::string(rf::kRanks.title)}, rf::kRanks, r.ranks);
   f(Section{std::string(rf::kAcross.title)}, rf::kAcross, r.across);
   f(Section{std::string(rf::kGroups.title)}, rf::kGroups, r.groups);
+  f(Section{std::string(rf::kGroupTimes.title),
+            "exposed: the group's communication no compute hid (a context-parallel ring's "
+            "exposed time); recv: what each rank received in all-to-all(v)s (an expert-parallel "
+            "dispatch's load); a2a wait: time at them waiting for the last rank."},
+    rf::kGroupTimes, r.group_times);
   f(Section{"Collectives by message size",
             "time: the shortest rank's duration per call (the transfer without waiting); busbw "
             "= bytes / p50 × the collective's bus factor."},

@@ -94,6 +94,7 @@ void write_report_json(std::ostream& os, const Report& r) {
   j[std::string(rf::kRanks.name)] = rows_json(rf::kRanks, r.ranks);
   j[std::string(rf::kAcross.name)] = across_json(r);
   j[std::string(rf::kGroups.name)] = rows_json(rf::kGroups, r.groups);
+  j[std::string(rf::kGroupTimes.name)] = rows_json(rf::kGroupTimes, r.group_times);
   j[std::string(rf::kCollectives.name)] = rows_json(rf::kCollectives, r.collectives);
   j["peak_busbw_gbps"] = r.peak_busbw_gbps > 0 ? ordered_json(r.peak_busbw_gbps) : nullptr;
   j["instances_total"] = r.instances.size();

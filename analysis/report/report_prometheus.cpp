@@ -153,6 +153,7 @@ void write_report_prometheus(std::ostream& os, const Report& r) {
   add_rows(e, rf::kStages, r.stages);
   add_rows(e, rf::kCollectives, r.collectives);
   add_rows(e, rf::kGroups, r.groups);
+  add_rows(e, rf::kGroupTimes, r.group_times);
   // A few instances only: each is a series of its own.
   add_rows(e, rf::kInstances, rf::worst_instances(r, kPrometheusInstances));
   add_rows(e, rf::kBaseline, rf::baseline_rows(r));

@@ -162,6 +162,7 @@ void write_report_text(std::ostream& os, const Report& r) {
   write_rows(os, rf::kAcross, r.across);
   if (!r.stages.empty()) write_rows(os, rf::kStages, r.stages);
   if (!r.groups.empty()) write_rows(os, rf::kGroups, r.groups);
+  if (!r.group_times.empty()) write_rows(os, rf::kGroupTimes, r.group_times);
   if (!r.collectives.empty()) write_rows(os, rf::kCollectives, r.collectives);
   if (!r.waits.empty()) write_stragglers(os, r);
   if (!r.instances.empty()) write_worst_instances(os, r);

@@ -41,6 +41,9 @@ struct OpRecord {
   int channels = 0;             ///< channels NCCL ran it on
   std::int64_t enqueue_ns = 0;  ///< when the host enqueued it (same clock as start_ns)
   bool graph = false;           ///< launched as part of a captured CUDA graph
+  /// An all-to-all(v): the bytes this rank received, from every rank of the communicator (itself
+  /// included: the load of its experts in an MoE dispatch); 0: not recorded.
+  std::uint64_t recv_bytes = 0;
   std::int64_t duration_ns() const { return end_ns - start_ns; }
 };
 

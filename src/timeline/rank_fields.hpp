@@ -89,7 +89,8 @@ inline constexpr auto kOp = std::make_tuple(
     optional_field("proto", &OpRecord::proto, &OpView::proto),
     optional_field("channels", &OpRecord::channels, &OpView::channels, Check::kNonNegative),
     optional_field("enqueue_ns", &OpRecord::enqueue_ns, &OpView::enqueue_ns, Check::kTime),
-    optional_field("graph", &OpRecord::graph, &OpView::graph));
+    optional_field("graph", &OpRecord::graph, &OpView::graph),
+    optional_field("recv_bytes", &OpRecord::recv_bytes, &OpView::recv_bytes));
 
 template <class Table>
 inline constexpr std::size_t kCount = std::tuple_size_v<Table>;

@@ -13,7 +13,8 @@
 // }
 //
 // An op may also carry the optional fields dtype, count, algo, proto, channels, enqueue_ns and
-// graph (what NCCL's profiler plugin reports of a collective); they are written only when known.
+// graph (what NCCL's profiler plugin reports of a collective) and recv_bytes (what a rank received
+// in an all-to-all(v)); they are written only when known.
 //
 // commprof writes it compact, one step to a line: the header up to `"steps":[`, a newline, each
 // step followed by a newline, then `]}` and a newline. Strings escape their control characters, so
@@ -70,6 +71,7 @@ struct OpView {
   int channels = 0;
   std::int64_t enqueue_ns = 0;
   bool graph = false;
+  std::uint64_t recv_bytes = 0;
   std::int64_t duration_ns() const { return end_ns - start_ns; }
 };
 

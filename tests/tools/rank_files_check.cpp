@@ -39,6 +39,8 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
   std::map<std::pair<std::string, std::int64_t>,
            std::tuple<std::string, std::uint64_t, int, std::set<int>>>
       instances;
+  std::map<std::pair<std::string, std::int64_t>, std::pair<std::uint64_t, std::uint64_t>>
+      alltoallv_bytes;  // (comm, seq) -> Σ sent, Σ received over its ranks
   bool any_comm = false;
   for (int r = 0; r < nranks; ++r) {
     const RankTimeline t = read_rank_file(dir + "/rank-" + std::to_string(r) + ".json");
@@ -110,12 +112,22 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
         EXPECT_EQ(coll, op.collective) << op.comm << " #" << op.seq;
         // An alltoallv's ranks send what their routing gives each.
         if (op.collective != "alltoallv") EXPECT_EQ(bytes, op.bytes) << op.comm << " #" << op.seq;
+        if (op.collective == "alltoallv") {
+          EXPECT_GT(op.recv_bytes, 0u) << op.name << ": no recv_bytes";
+          auto& [sent, received] = alltoallv_bytes[{op.comm, op.seq}];
+          sent += op.bytes;
+          received += op.recv_bytes;
+        }
         seen.insert(r);
       }
     }
   }
   // Step timing records no ops, so no collective either.
   EXPECT_TRUE(any_comm || nranks == 1 || env("COMMPROF_RUN_OP_TIMING") == "step");
+  // What an alltoallv's ranks sent is what they received: the recorded splits agree.
+  for (const auto& [key, bytes] : alltoallv_bytes) {
+    EXPECT_EQ(bytes.first, bytes.second) << key.first << " #" << key.second << ": sent, received";
+  }
   for (const auto& [key, value] : instances) {
     const auto& [coll, bytes, size, seen] = value;
     // Each step renumbers nothing: a (comm, seq) is one call, on every member, once per run.

@@ -51,7 +51,7 @@ void expect_row(const std::vector<std::string>& got, const std::vector<std::stri
 
 TEST(ReportCsv, EveryTableKnownAnswers) {
   const auto t = tables_of(reduce(three_ranks()));
-  ASSERT_EQ(t.size(), 10u);
+  ASSERT_EQ(t.size(), 11u);
 
   const Rows& ranks = t.at("ranks");
   ASSERT_EQ(ranks.size(), 4u);
@@ -122,6 +122,19 @@ TEST(ReportCsv, EveryTableKnownAnswers) {
              {"world", "1", "3", "3", "4", "4194304", "25600", exact(4194304.0 * 4 / 3 / 25600),
               "200", "1200", "0"},
              "groups");
+
+  // Per group, means over the ranks of each rank's per-step COMM and exposed time: ranks 1 and 2
+  // arrive 100 and 200 ns late at both of the step's collectives, which end together, so their
+  // COMM is 13 200 − 2·100·r ns and half of it (layer 1's) is exposed. No all-to-all: n/a.
+  const Rows& group_times = t.at("group_times");
+  ASSERT_EQ(group_times.size(), 2u);
+  EXPECT_EQ(group_times[0],
+            (std::vector<std::string>{"group", "ranks", "comm_busy_ns", "exposed_comm_ns",
+                                      "exposed_comm_max_ns", "exposed_worst_rank", "alltoalls",
+                                      "recv_mean_bytes", "recv_max_bytes", "recv_imbalance",
+                                      "recv_busiest_rank", "alltoall_wait_ns"}));
+  expect_row(group_times[1], {"world", "3", "13000", "6500", "6600", "0", "0", "", "", "", "", ""},
+             "group_times");
 
   const Rows& colls = t.at("collectives");
   ASSERT_EQ(colls.size(), 2u);

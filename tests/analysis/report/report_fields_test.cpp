@@ -42,6 +42,25 @@ Report everything_given() {
         op.proto = "LL128";
       }
     }
+    // An all-to-allv in every step, its received bytes recorded, for the all-to-all balance of
+    // the per-group table; on the same communicator as the rest, so every group row has one.
+    for (StepRecord& s : t.steps) {
+      OpRecord a2a;
+      a2a.name = "ep.dispatch";
+      a2a.category = Category::kComm;
+      a2a.stream = "COMM";
+      a2a.collective = "alltoallv";
+      a2a.comm = "world";
+      a2a.comm_size = spec.world_size;
+      a2a.seq = 1000 + s.index;  // after the synthetic run's own collectives
+      a2a.algo = "RING";
+      a2a.proto = "LL128";
+      a2a.bytes = 3000;
+      a2a.recv_bytes = 1000 + 1000 * static_cast<std::uint64_t>(r);
+      a2a.start_ns = s.end_ns - 500 + 100 * r;
+      a2a.end_ns = s.end_ns;
+      s.ops.push_back(a2a);
+    }
     t.steps.back().ops.clear();  // sampled op timing: the last step is plain
     reducer.add(t, "rank-" + std::to_string(r) + ".json");
   }

@@ -85,13 +85,15 @@ TEST(RankFile, OptionalCollectiveFieldsOnlyWhereKnown) {
   known.channels = 24;
   known.enqueue_ns = known.start_ns - 7000;
   known.graph = true;
+  known.recv_bytes = 98304;  // an all-to-all(v)'s received bytes
   const std::string text = to_json(t);
   EXPECT_THAT(text, HasSubstr(R"("dtype":"ncclBfloat16","count":524288,"algo":"RING",)"
                               R"("proto":"LL128","channels":24,"enqueue_ns":)"));
-  EXPECT_THAT(text, HasSubstr(R"("graph":true})"));
+  EXPECT_THAT(text, HasSubstr(R"("graph":true,"recv_bytes":98304})"));
   const std::size_t first_op = text.find("{\"name\":");
   const std::string first = text.substr(first_op, text.find('}', first_op) - first_op);
-  for (const char* key : {"dtype", "count", "algo", "proto", "channels", "enqueue_ns", "graph"}) {
+  for (const char* key :
+       {"dtype", "count", "algo", "proto", "channels", "enqueue_ns", "graph", "recv_bytes"}) {
     EXPECT_EQ(first.find(key), std::string::npos) << key << " written for an op that has none";
   }
 
@@ -105,6 +107,7 @@ TEST(RankFile, OptionalCollectiveFieldsOnlyWhereKnown) {
     EXPECT_EQ(b.channels, 24) << reader;
     EXPECT_EQ(b.enqueue_ns, known.start_ns - 7000) << reader;
     EXPECT_TRUE(b.graph) << reader;
+    EXPECT_EQ(b.recv_bytes, 98304u) << reader;
     const OpRecord& a = step.ops[0];
     EXPECT_TRUE(a.dtype.empty() && a.algo.empty() && a.proto.empty()) << reader;
     EXPECT_EQ(
@@ -112,6 +115,7 @@ TEST(RankFile, OptionalCollectiveFieldsOnlyWhereKnown) {
         0u)
         << reader;
     EXPECT_FALSE(a.graph) << reader;
+    EXPECT_EQ(a.recv_bytes, 0u) << reader;
   };
   check(parse_rank_json(text, "x").steps.at(0), "complete reader");
 
