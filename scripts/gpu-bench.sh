@@ -88,6 +88,9 @@
 #              (fsdp) of the same shapes, 10 steps after 3, and its report; both compared by
 #              scripts/fidelity/compare_dist.py (step, COMM busy, overlap, exposed communication,
 #              busbw; PASS/MISS against the goals). Needs python3 with torch (PYTHON)
+#   estimate   NCCL's own estimate against the measured time (issues #31, #33): bench --estimate of
+#              allreduce, allgather, reducescatter, broadcast and reduce, 8 B..1 GiB by 4, on NP
+#              ranks: per size ncclGroupSimulateEnd's time of one call beside the measured mean
 #   multi      NP=4 or NP=8 (required): bench allreduce, allgather, reducescatter on NP ranks,
 #              then gpt-1.3b workloads with their reports: NP=4: dp4, tp2 x dp2, tp2 x pp2 (1f1b),
 #              pp4 (1f1b, gpipe); NP=8: tp2 x pp2 x dp2, tp8, dp8, pp8 (1f1b, gpipe)
@@ -102,7 +105,7 @@
 # shellcheck source-path=SCRIPTDIR disable=SC2317  # the phase_* functions are called by name
 set -uo pipefail
 
-PHASES=(tests sweep anchors workloads stages moe cp timing sampling nsys fidelity calibrate torchtrace plugin dist
+PHASES=(tests sweep anchors workloads stages moe cp timing sampling nsys fidelity calibrate torchtrace plugin dist estimate
   multi)
 usage() {
   echo "usage: scripts/gpu-bench.sh PHASE...   (PHASE: ${PHASES[*]}; see the comment at the top)" >&2
@@ -899,6 +902,15 @@ PY
     --json "$PD/$tag-compare.json" || return
   { echo "## $tag"; cat "$PD/$tag-compare.txt"; } >>"$LOG"
   say "  $(tail -n 1 "$PD/$tag-compare.txt")"
+}
+
+# ---------------------------------------------------------------------------------------------
+phase_estimate() {
+  need_commprof || return
+  run_to "bench --estimate on $NP ranks" "$PD/bench.txt" "${MPIRUN[@]}" "$COMMPROF" bench \
+    --backend cuda --ops allreduce,allgather,reducescatter,broadcast,reduce -b 8 -e 1G -f 4 \
+    -n 20 -w 5 --estimate --out "$PD/bench"
+  grep -E "ncclGroupSimulateEnd|estimate" "$PD/bench.txt" >>"$LOG"
 }
 
 # ---------------------------------------------------------------------------------------------

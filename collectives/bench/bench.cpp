@@ -303,6 +303,11 @@ void validate(const BenchConfig& config, Backend& backend, const RankContext& ct
               log::cat("alltoallv: --experts ", config.moe.experts, " do not divide evenly among ",
                        n, " ranks: every rank holds as many experts"));
   }
+  if (config.estimate) {
+    ctx.agree(backend.cost_model() != nullptr,
+              log::cat("--estimate is unavailable on ", log::identity(), ": ",
+                       backend.unavailable_reason(Capability::kCostModel)));
+  }
   if (config.graph) {
     ctx.agree(backend.graphs() != nullptr,
               log::cat("--graph is unavailable on ", log::identity(), ": ",
@@ -504,6 +509,7 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
   report.backend_reason = backend_reason;
   report.start_time = utc_now();
   report.ranks = describe_ranks(backend, ctx);
+  if (config.estimate) report.cost_model = backend.cost_model()->model_name();
   if (progress != nullptr) progress->started(report);
 
   const std::vector<std::uint64_t> sizes =
@@ -553,9 +559,14 @@ BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& 
       backend.fill(buffers.send.data(), config.dtype, counts.send,
                    c.layout ? c.layout->input(me, config.dtype, c.seed)
                             : spec.input(me, n, config.dtype, c.seed));
+      // Every rank asks, in the same order, before the warm-up: NCCL may connect the
+      // algorithm it picks while simulating, which takes the whole communicator.
+      std::optional<double> estimate_ns;
+      if (config.estimate) estimate_ns = backend.cost_model()->estimate_ns(c.call);
       const SizeTiming timing = time_size(config, backend, ctx, c, annotate);
       const std::int64_t wrong = verify_size(config, backend, ctx, buffers, c, me, n);
       report.rows.push_back(reduce_row(config, ctx, c, timing, wrong, me, n));
+      if (estimate_ns) report.rows.back().estimate_us = *estimate_ns / 1e3;
       swept.push_back({c, timing});
       if (progress != nullptr) progress->measured(report, report.rows.back());
     }

@@ -53,6 +53,9 @@ struct BenchConfig {
   /// Capture the `iters` calls once as a graph and time one replay of it (nccl-tests' -G 1):
   /// no host launch between calls. cuda only; per-call timing does not combine with it.
   bool graph = false;
+  /// Ask the backend's cost model (NCCL's ncclGroupSimulateEnd) for each size's time before
+  /// timing it, to report beside the measurement (BenchRow::estimate_us).
+  bool estimate = false;
   std::string out_dir;         ///< where bench.json and bench.csv go; empty: nowhere
   int test_corrupt_rank = -1;  ///< test hook: this rank corrupts one received element
   /// alltoallv: where tokens go, and the MoE shape (the sizes are the bytes each rank sends;
@@ -88,6 +91,8 @@ struct BenchRow {
   /// other ranks (busbw's numerator); 0 for other collectives.
   double imbalance = 0;
   std::uint64_t busiest_bytes = 0;
+  /// --estimate: rank 0's cost-model estimate of one call, µs; < 0 where the model has none.
+  double estimate_us = -1;
 };
 
 struct BenchRankInfo {
@@ -100,6 +105,7 @@ struct BenchRankInfo {
 struct BenchReport {
   BenchConfig config;
   std::string backend;
+  std::string cost_model;  ///< --estimate: the model that gave BenchRow::estimate_us
   std::string backend_reason;
   std::string start_time;  ///< UTC, ISO 8601
   std::string end_time;

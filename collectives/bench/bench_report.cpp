@@ -128,6 +128,21 @@ void BenchTextPrinter::op_done(const BenchReport& report, CollectiveKind op) {
           << '\n';
     }
   }
+  // The library's own estimate beside the measured time (rank 0's estimate; the mean over ranks).
+  if (c.estimate) {
+    os_ << "# " << report.cost_model << ": estimated time of one call against the measured "
+        << "mean over ranks:\n";
+    for (const BenchRow* row : rows) {
+      os_ << "#" << pad(std::to_string(row->sizes.bytes), 12) << " B: ";
+      if (row->estimate_us < 0) {
+        os_ << "no estimate (the model covers collectives, not grouped sends and receives)\n";
+        continue;
+      }
+      os_ << "estimate " << fixed(row->estimate_us, 2) << " us, measured "
+          << fixed(row->time_avg_us, 2) << " us, measured/estimate "
+          << fixed(row->estimate_us > 0 ? row->time_avg_us / row->estimate_us : 0, 3) << '\n';
+    }
+  }
   double busbw_sum = 0;
   for (const BenchRow* row : rows) busbw_sum += row->busbw_gbps;
   os_ << "# " << collective_spec(op).name << " average busbw over " << rows.size()
@@ -209,6 +224,7 @@ nlohmann::ordered_json bench_to_json(const BenchReport& report) {
                  {"root", c.root},
                  {"instrument", instrument_name(c.instrument)},
                  {"graph", c.graph},
+                 {"estimate", c.estimate},
                  {"placement", "out_of_place"}};
   if (std::find(c.ops.begin(), c.ops.end(), CollectiveKind::kAllToAllV) != c.ops.end()) {
     j["config"]["alltoallv"] = {
@@ -226,6 +242,7 @@ nlohmann::ordered_json bench_to_json(const BenchReport& report) {
         {{"rank", r.rank}, {"host", r.host}, {"local_rank", r.local_rank}, {"device", r.device}});
   }
   j["ranks"] = ranks;
+  if (c.estimate) j["cost_model"] = report.cost_model;
   ordered_json results = ordered_json::array();
   for (const BenchRow& row : report.rows) {
     const CollectiveSpec& spec = collective_spec(row.op);
@@ -261,6 +278,9 @@ nlohmann::ordered_json bench_to_json(const BenchReport& report) {
     if (routed(row)) {
       item["busiest_offrank_bytes"] = row.busiest_bytes;
       item["imbalance_max_over_mean"] = row.imbalance;
+    }
+    if (c.estimate) {
+      item["estimate_us"] = row.estimate_us >= 0 ? ordered_json(row.estimate_us) : nullptr;
     }
     item["algbw_gbps"] = row.algbw_gbps;
     item["busbw_gbps"] = row.busbw_gbps;

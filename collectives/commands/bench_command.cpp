@@ -53,6 +53,10 @@ class BenchCommand final : public Command {
         "timed loop itself; both / activity-both: time each size plain and as 1 / "
         "activity-every, interleaved, and report what that costs")(
         "out,o", po::value<std::string>(), "write bench.json and bench.csv into this directory")(
+        "estimate", po::bool_switch(),
+        "before each size, ask the communication library for its own estimate of the call's time "
+        "(NCCL's ncclGroupSimulateEnd, NCCL 2.22 and later) and report it beside the measured "
+        "time; cuda only, collectives but all-to-all")(
         "graph", po::bool_switch(),
         "capture the timed loop once as a CUDA graph and time one replay of it, as nccl-tests "
         "-G 1 (cuda backend; with --instrument 0)")(
@@ -83,6 +87,7 @@ class BenchCommand final : public Command {
     config_.root = vm["root"].as<int>();
     config_.instrument = parse_instrument(vm["instrument"].as<std::string>());
     config_.graph = vm["graph"].as<bool>();
+    config_.estimate = vm["estimate"].as<bool>();
     if (vm.count("out") != 0) config_.out_dir = vm["out"].as<std::string>();
     config_.test_corrupt_rank = vm["test-corrupt-rank"].as<int>();
     configure_alltoallv(vm);

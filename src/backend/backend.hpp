@@ -88,8 +88,22 @@ class AttentionRunner {
   virtual std::string dtype_problem(DType dtype) const = 0;
 };
 
+/// The communication library's own estimate of a collective's time, from the model it tunes
+/// with (cuda: NCCL's ncclGroupSimulateEnd, NCCL 2.22 and later), to set beside what was
+/// measured. An optional capability: Backend::cost_model(). Collective on the call's
+/// communicator where the library needs it so: every rank asks for the same calls in order.
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  /// The estimated time of `call` on its own, in ns; nullopt where the model has none (NCCL
+  /// models collectives, not grouped sends and receives).
+  virtual std::optional<double> estimate_ns(const CollectiveCall& call) = 0;
+  /// The model's name and version, for reports ("NCCL 2.28.9 ncclGroupSimulateEnd").
+  virtual std::string model_name() const = 0;
+};
+
 /// The optional capabilities a backend may offer.
-enum class Capability { kActivity, kGraphs, kAttention };
+enum class Capability { kActivity, kGraphs, kAttention, kCostModel };
 
 /// A backend executes work on one device (a GPU, or the CPU for `host`) for one rank.
 ///
@@ -164,6 +178,8 @@ class Backend {
   virtual GraphCapture* graphs() { return nullptr; }
   /// May load a library the first time it is asked (cuda: cuDNN).
   virtual AttentionRunner* attention() { return nullptr; }
+  /// May resolve a library entry point the first time it is asked (cuda: NCCL's simulator).
+  virtual CostModel* cost_model() { return nullptr; }
   /// Why `capability` is null here (not requested, CUPTI missing, no graphs on the host, no
   /// cuDNN); "" when it is available.
   virtual std::string unavailable_reason(Capability capability) const = 0;

@@ -18,6 +18,7 @@
 #include "src/backend/cuda/cupti_activity.hpp"
 #include "src/backend/cuda/nccl_collectives.hpp"
 #include "src/backend/cuda/nccl_communicator.hpp"
+#include "src/backend/cuda/nccl_cost_model.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
 #include "src/runtime/rank_context.hpp"
@@ -94,8 +95,11 @@ CudaBackend::CudaBackend(RankContext& ctx, const BackendOptions& options) : opti
   launch_gap(0, stream(Category::kComp));
 
   world_ = std::make_unique<NcclCommunicator>(ctx.comm(), "world", &communicators_);
+  cost_model_ = NcclCostModel::open(stream(Category::kComm), cost_model_problem_);
   begin_epoch();
 }
+
+CostModel* CudaBackend::cost_model() { return cost_model_.get(); }
 
 CudaBackend::~CudaBackend() {
   if (abandoned_->load()) {
@@ -414,6 +418,8 @@ std::string CudaBackend::unavailable_reason(Capability capability) const {
       return "";
     case Capability::kAttention:
       return cudnn() != nullptr ? "" : "cuDNN is unavailable: " + cudnn_unavailable_;
+    case Capability::kCostModel:
+      return cost_model_ ? "" : cost_model_problem_;
   }
   return "unknown capability";
 }

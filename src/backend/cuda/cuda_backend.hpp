@@ -22,6 +22,7 @@ class RankContext;
 class NcclCommunicator;
 class CuptiActivity;
 class CudnnAttention;
+class NcclCostModel;
 
 class CudaBackend final : public Backend,
                           private ActivityRecorder,
@@ -56,6 +57,7 @@ class CudaBackend final : public Backend,
   ActivityRecorder* activity() override;
   GraphCapture* graphs() override { return this; }
   AttentionRunner* attention() override { return cudnn() != nullptr ? this : nullptr; }
+  CostModel* cost_model() override;
   std::string unavailable_reason(Capability capability) const override;
   // AttentionRunner: cuDNN's flash attention (cudnn_attention.cpp), bf16 or fp16.
   std::string dtype_problem(DType dtype) const override;
@@ -117,6 +119,9 @@ class CudaBackend final : public Backend,
   std::unique_ptr<CuptiActivity> activity_;
   std::string activity_problem_ = "activity timing was not requested";
   bool activity_pending_ = false;  // tagged work submitted since the last collect
+  // NCCL's cost model, or why there is none (nccl_cost_model.cpp).
+  std::unique_ptr<NcclCostModel> cost_model_;
+  std::string cost_model_problem_;
 };
 
 }  // namespace commprof

@@ -178,6 +178,8 @@ std::string HostBackend::unavailable_reason(Capability capability) const {
       return "the host backend has no graphs to capture (CUDA graphs: --backend cuda)";
     case Capability::kAttention:
       return "";
+    case Capability::kCostModel:
+      return "MPI has no cost model to ask (NCCL's estimate: --backend cuda)";
   }
   return "unknown capability";
 }

@@ -294,6 +294,51 @@ TEST_F(CudaBackendTest, CollectivesMatchTheIndependentModel) {
 
 // bench --graph: a captured collective does not run until replayed, and each replay produces
 // the verified result again (NCCL under stream capture, every collective kind).
+// NCCL's estimate (ncclGroupSimulateEnd): a time for collectives, growing with the message on
+// two or more ranks; none for all-to-all (grouped sends and receives, which NCCL does not model);
+// and nothing runs: the receive buffer keeps its poison.
+TEST_F(CudaBackendTest, CostModelEstimatesCollectivesWithoutRunningThem) {
+  CostModel* model = backend_->cost_model();
+  if (model == nullptr) {
+    GTEST_SKIP() << "no cost model: " << backend_->unavailable_reason(Capability::kCostModel);
+  }
+  EXPECT_NE(model->model_name().find("ncclGroupSimulateEnd"), std::string::npos);
+  Communicator& world = backend_->world();
+  const int n = world.size();
+  const FillPattern poison{FillKind::kConstant, 0, 0, 1, 0, -7.0};
+  const CollectiveSpec& spec = collective_spec(CollectiveKind::kAllReduce);
+  std::vector<double> estimates;
+  for (std::uint64_t bytes : {std::uint64_t{4} << 20, std::uint64_t{64} << 20}) {
+    const CollectiveSizes sz = spec.sizes(bytes, DType::kBFloat16, n);
+    const CollectiveBuffers b = inputs_for(spec, sz, DType::kBFloat16, world, 3);
+    backend_->fill(b.recv.data(), DType::kBFloat16, sz.recv_count, poison);
+    backend_->synchronize();
+    const std::optional<double> ns =
+        model->estimate_ns(CollectiveCall{CollectiveKind::kAllReduce, &world, b.send.data(),
+                                          b.recv.data(), sz.count, DType::kBFloat16, 0});
+    backend_->synchronize();
+    const ExpectPattern expected = spec.expected(world.rank(), n, 0, DType::kBFloat16, 3, sz);
+    EXPECT_EQ(backend_->count_mismatches(b.recv.data(), DType::kBFloat16, sz.recv_count, expected),
+              sz.recv_count)
+        << "the estimated all-reduce of " << bytes << " B ran";
+    if (n >= 2) {
+      ASSERT_TRUE(ns.has_value()) << bytes << " B";
+      EXPECT_GT(*ns, 0.0) << bytes << " B";
+      estimates.push_back(*ns);
+    }
+  }
+  if (n >= 2) {
+    EXPECT_GT(estimates[1], estimates[0]) << "64 MiB estimated no longer than 4 MiB";
+  }
+  const CollectiveSpec& a2a = collective_spec(CollectiveKind::kAllToAll);
+  const CollectiveSizes sz = a2a.sizes(1 << 20, DType::kBFloat16, n);
+  const CollectiveBuffers b = inputs_for(a2a, sz, DType::kBFloat16, world, 4);
+  EXPECT_FALSE(model
+                   ->estimate_ns(CollectiveCall{CollectiveKind::kAllToAll, &world, b.send.data(),
+                                                b.recv.data(), sz.count, DType::kBFloat16, 0})
+                   .has_value());
+}
+
 TEST_F(CudaBackendTest, CapturedCollectivesRunOnlyWhenReplayed) {
   ASSERT_NE(backend_->graphs(), nullptr);
   Communicator& world = backend_->world();
