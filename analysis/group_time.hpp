@@ -21,11 +21,11 @@ std::string_view group_of(std::string_view comm);
 /// One group's totals over a rank's steps with per-op timing. Times in ns, bytes in B.
 struct GroupTime {
   std::string group;
-  std::int64_t comm_ns = 0;       ///< Σ per step of |∪ the group's COMM ops|
-  std::int64_t exposed_ns = 0;    ///< Σ per step of |∪ the group's COMM ops \ ∪COMP|
-  std::int64_t alltoalls = 0;     ///< all-to-all(v) calls on the group's communicators
-  std::uint64_t recv_bytes = 0;   ///< Σ of those calls' recv_bytes (where the file records it)
-  std::int64_t recv_calls = 0;    ///< the calls that recorded recv_bytes
+  std::int64_t comm_ns = 0;      ///< Σ per step of |∪ the group's COMM ops|
+  std::int64_t exposed_ns = 0;   ///< Σ per step of |∪ the group's COMM ops \ ∪COMP|
+  std::int64_t alltoalls = 0;    ///< all-to-all(v) calls on the group's communicators
+  std::uint64_t recv_bytes = 0;  ///< Σ of those calls' recv_bytes (where the file records it)
+  std::int64_t recv_calls = 0;   ///< the calls that recorded recv_bytes
 };
 
 /// Buffers add_group_times reuses from step to step.
