@@ -135,7 +135,8 @@ void BenchTextPrinter::op_done(const BenchReport& report, CollectiveKind op) {
     for (const BenchRow* row : rows) {
       os_ << "#" << pad(std::to_string(row->sizes.bytes), 12) << " B: ";
       if (row->estimate_us < 0) {
-        os_ << "no estimate (the model covers collectives, not grouped sends and receives)\n";
+        os_ << "no estimate (the model covers collectives of two or more ranks, not grouped "
+               "sends and receives)\n";
         continue;
       }
       os_ << "estimate " << fixed(row->estimate_us, 2) << " us, measured "

@@ -96,7 +96,7 @@ class CostModel {
  public:
   virtual ~CostModel() = default;
   /// The estimated time of `call` on its own, in ns; nullopt where the model has none (NCCL
-  /// models collectives, not grouped sends and receives).
+  /// models collectives, not grouped sends and receives, and not a communicator of one rank).
   virtual std::optional<double> estimate_ns(const CollectiveCall& call) = 0;
   /// The model's name and version, for reports ("NCCL 2.28.9 ncclGroupSimulateEnd").
   virtual std::string model_name() const = 0;
