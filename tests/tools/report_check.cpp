@@ -94,11 +94,55 @@ struct Rank {
   Times timed, plain;
   Times comp_union;  ///< per timed step, |∪ COMP ops|
   int stage = -1;    ///< pipeline stage by the run's layout (config tp, dp, pp); -1: no pipeline
+  /// communicator kind → Σ over timed steps of |∪ its COMM ops| and of the part outside ∪COMP.
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> group_comm;
   /// stream → (start + clock offset, duration) of every op of every step, warm-up included.
   std::map<std::string, std::multiset<std::pair<std::int64_t, std::int64_t>>> ops_by_stream;
   /// The step time the report gives: plain steps where there are any.
   const Times& step_times() const { return plain.v.empty() ? timed : plain; }
 };
+
+using Spans = std::vector<std::pair<std::int64_t, std::int64_t>>;  // [start, end)
+
+/// The spans merged: sorted, disjoint, none empty.
+Spans merged(Spans s) {
+  std::sort(s.begin(), s.end());
+  Spans out;
+  for (const auto& [a, b] : s) {
+    if (b <= a) continue;
+    if (!out.empty() && a <= out.back().second) {
+      out.back().second = std::max(out.back().second, b);
+    } else {
+      out.emplace_back(a, b);
+    }
+  }
+  return out;
+}
+
+std::int64_t length(const Spans& merged_spans) {
+  std::int64_t n = 0;
+  for (const auto& [a, b] : merged_spans) n += b - a;
+  return n;
+}
+
+/// |A ∩ B| of two merged span lists.
+std::int64_t overlap(const Spans& a, const Spans& b) {
+  std::int64_t n = 0;
+  std::size_t i = 0, k = 0;
+  while (i < a.size() && k < b.size()) {
+    n += std::max<std::int64_t>(
+        0, std::min(a[i].second, b[k].second) - std::max(a[i].first, b[k].first));
+    (a[i].second < b[k].second ? i : k)++;
+  }
+  return n;
+}
+
+/// "ep0" → "ep", "tp0_1" → "tp": a communicator's kind, as docs/analysis.md defines it.
+std::string kind_of(const std::string& comm) {
+  std::size_t n = comm.size();
+  while (n > 0 && std::string("0123456789_.-").find(comm[n - 1]) != std::string::npos) --n;
+  return n == 0 ? comm : comm.substr(0, n);
+}
 
 /// The collectives of the measured steps: (collective, comm size, bytes) → distinct instances
 /// (communicator, sequence number), and per rank the instances it took part in.
@@ -176,6 +220,20 @@ void read_ranks(const std::vector<std::string>& inputs, std::map<int, Rank>& ran
           reach = std::max(reach, b);
         }
         r.comp_union.v.push_back(covered);
+        const Spans comp_spans = merged(comp);
+        std::map<std::string, Spans> by_kind;
+        for (const json& op : ops) {
+          const std::string comm = op.value("comm", "");
+          if (op.at("category") != "COMM" || comm.empty()) continue;
+          by_kind[kind_of(comm)].emplace_back(op.at("start_ns").get<std::int64_t>(),
+                                              op.at("end_ns").get<std::int64_t>());
+        }
+        for (const auto& [kind, spans] : by_kind) {
+          const Spans m = merged(spans);
+          auto& [busy, exposed] = r.group_comm[kind];
+          busy += length(m);
+          exposed += length(m) - overlap(m, comp_spans);
+        }
       }
       r.measured_ops += static_cast<std::int64_t>(ops.size());
       for (const json& op : ops) {
@@ -448,7 +506,7 @@ std::vector<std::map<std::string, std::string>> table(const std::string& dir,
 void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const Collectives& colls) {
   // Each table this report writes, and nothing else: a new table comes with its check here.
   const std::set<std::string> tables = {
-      "ranks",      "across_ranks", "groups",       "collectives", "worst_instances",
+      "ranks",      "across_ranks", "groups",       "group_times", "collectives", "worst_instances",
       "stragglers", "baseline",     "interference", "problems",    "stages"};
   std::set<std::string> files;
   for (const auto& e : fs::directory_iterator(dir)) files.insert(e.path().filename().string());
@@ -504,6 +562,38 @@ void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const C
     fail("groups.csv: ", communicators, " communicators, ", instances,
          " collectives; the rank files hold ", colls.communicators.size(), " and ",
          colls.instances.size());
+  }
+
+  // Per communicator kind, the mean over its ranks of each rank's mean per timed step, worked out
+  // here from the files' spans.
+  std::map<std::string, std::pair<double, double>> per_kind;  // kind → Σ over ranks of means
+  std::map<std::string, int> want_ranks;
+  for (const auto& [rank, r] : ranks) {
+    for (const auto& [kind, sums] : r.group_comm) {
+      per_kind[kind].first += static_cast<double>(sums.first) / r.timed_steps;
+      per_kind[kind].second += static_cast<double>(sums.second) / r.timed_steps;
+      ++want_ranks[kind];
+    }
+  }
+  const auto group_rows = table(dir, "group_times");
+  if (group_rows.size() != per_kind.size())
+    fail("group_times.csv: ", group_rows.size(), " rows, the rank files have ", per_kind.size(),
+         " kinds of communicator");
+  for (const auto& row : group_rows) {
+    const auto it = per_kind.find(row.at("group"));
+    if (it == per_kind.end()) {
+      fail("group_times.csv: a row of ", row.at("group"), ", which no rank file has");
+      continue;
+    }
+    const int n = want_ranks[it->first];
+    const double busy = it->second.first / n, exposed = it->second.second / n;
+    if (std::stoi(row.at("ranks")) != n ||
+        std::abs(std::stod(row.at("comm_busy_ns")) - busy) > 1e-6 * std::max(1.0, busy) ||
+        std::abs(std::stod(row.at("exposed_comm_ns")) - exposed) > 1e-6 * std::max(1.0, exposed)) {
+      fail("group_times.csv ", it->first, ": ", row.at("ranks"), " ranks, COMM ",
+           row.at("comm_busy_ns"), " ns, exposed ", row.at("exposed_comm_ns"), " ns; expected ", n,
+           ", ", busy, ", ", exposed);
+    }
   }
 
   const auto coll_rows = table(dir, "collectives");
