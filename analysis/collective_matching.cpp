@@ -2,6 +2,7 @@
 #include "analysis/collective_matching.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "analysis/saturating_sum.hpp"
 #include "collectives/collective_spec.hpp"
@@ -18,6 +19,15 @@ double busbw_factor_for(const std::string& collective, int n) {
   } catch (const Error&) {
     return -1.0;
   }
+}
+
+std::string communicator_group(const std::string& comm) {
+  std::size_t n = comm.size();
+  while (n > 0 && (std::isdigit(static_cast<unsigned char>(comm[n - 1])) != 0 ||
+                   comm[n - 1] == '_' || comm[n - 1] == '.' || comm[n - 1] == '-')) {
+    --n;
+  }
+  return n == 0 ? comm : comm.substr(0, n);
 }
 
 double CollectiveInstance::algbw_gbps() const {
@@ -148,6 +158,13 @@ std::int64_t CollectiveMatcher::wait_of(std::size_t i, int rank) const {
       });
   if (it == records_.end() || it->instance != key.instance || it->rank != rank) return -1;
   return instances_[i].last_start_ns - it->start_ns;
+}
+
+std::int64_t CollectiveMatcher::find(const std::string& comm, std::int64_t seq) const {
+  const auto by_seq = index_.find(comm);
+  if (by_seq == index_.end()) return -1;
+  const auto it = by_seq->second.find(seq);
+  return it == by_seq->second.end() ? -1 : static_cast<std::int64_t>(it->second);
 }
 
 }  // namespace commprof

@@ -62,6 +62,10 @@ struct RankWait {
 /// "send"/"recv" count as point-to-point (factor 1).
 double busbw_factor_for(const std::string& collective, int n);
 
+/// The kind of a communicator from its name, without trailing digits and separators: "dp3" →
+/// "dp", "tp0_1" → "tp", "world" → "world".
+std::string communicator_group(const std::string& comm);
+
 /// Collects collective ops rank by rank, then matches them. Memory: one 16-byte record per
 /// collective op plus one instance per (comm, seq), so thousands of ranks fit.
 class CollectiveMatcher {
@@ -78,6 +82,8 @@ class CollectiveMatcher {
   /// Wait of `rank` at instance `i` (last start − own start); -1 if it did not take part.
   /// Valid after finish().
   std::int64_t wait_of(std::size_t i, int rank) const;
+  /// The index in instances() of (comm, seq); -1 when no op of it was added.
+  std::int64_t find(const std::string& comm, std::int64_t seq) const;
 
  private:
   template <class Op>

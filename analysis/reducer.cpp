@@ -33,16 +33,6 @@ double percentile(const std::vector<double>& sorted, double p) {
   return sorted[std::min(i, sorted.size() - 1)];
 }
 
-// "dp3" → "dp", "tp0_1" → "tp", "world" → "world": the kind of a communicator from its name.
-std::string group_of(const std::string& comm) {
-  std::size_t n = comm.size();
-  while (n > 0 && (std::isdigit(static_cast<unsigned char>(comm[n - 1])) != 0 ||
-                   comm[n - 1] == '_' || comm[n - 1] == '.' || comm[n - 1] == '-')) {
-    --n;
-  }
-  return n == 0 ? comm : comm.substr(0, n);
-}
-
 }  // namespace
 
 // Everything one rank file contributes, kept aside until the file has been read completely and
@@ -361,7 +351,7 @@ void add_collective_rows(Report& rep) {
 void add_group_rows(Report& rep) {
   std::map<std::string, std::vector<std::size_t>> by_group;
   for (std::size_t i = 0; i < rep.instances.size(); ++i) {
-    by_group[group_of(rep.instances[i].comm)].push_back(i);
+    by_group[communicator_group(rep.instances[i].comm)].push_back(i);
   }
   for (const auto& [group, members] : by_group) {
     GroupRow row;

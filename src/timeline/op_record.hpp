@@ -41,6 +41,10 @@ struct OpRecord {
   int channels = 0;             ///< channels NCCL ran it on
   std::int64_t enqueue_ns = 0;  ///< when the host enqueued it (same clock as start_ns)
   bool graph = false;           ///< launched as part of a captured CUDA graph
+  /// The ops of the same step this op's stream waited for before it (indices into the step's
+  /// ops): the cross-stream waits its plan made (commprof's executor writes them). Optional in
+  /// the file: imports and earlier files have none, and stream order alone then orders the op.
+  std::vector<std::int32_t> after;
   std::int64_t duration_ns() const { return end_ns - start_ns; }
 };
 
