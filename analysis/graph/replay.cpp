@@ -17,8 +17,14 @@ ReplayModel measured_model(const StepGraph& g) {
     m.op_ns[i] = g.ops[i].end_ns - g.ops[i].start_ns;
     m.gap_ns[i] = std::max<std::int64_t>(0, t.start_ns[i] - ready_ns(g, t, static_cast<int>(i)));
   }
-  m.collective_ns.reserve(g.collectives.size());
-  for (const GraphCollective& c : g.collectives) m.collective_ns.push_back(c.time_ns);
+  for (const GraphCollective& c : g.collectives) {
+    std::int64_t last = 0;
+    for (const int k : c.members) last = std::max(last, t.start_ns[static_cast<std::size_t>(k)]);
+    for (const int k : c.members) {
+      const auto i = static_cast<std::size_t>(k);
+      m.op_ns[i] = std::max<std::int64_t>(0, t.end_ns[i] - last);
+    }
+  }
   return m;
 }
 
@@ -66,7 +72,8 @@ GraphTimes replay(const StepGraph& g, const ReplayModel& model) {
     last_arrival[ci] = arrived[ci] == 0 ? t.start_ns[i] : std::max(last_arrival[ci], t.start_ns[i]);
     if (++arrived[ci] < coll.members.size()) continue;
     for (const int m : coll.members) {
-      t.end_ns[static_cast<std::size_t>(m)] = last_arrival[ci] + model.collective_ns[ci];
+      t.end_ns[static_cast<std::size_t>(m)] =
+          last_arrival[ci] + model.op_ns[static_cast<std::size_t>(m)];
     }
     for (const int m : coll.members) finish(m);
   }

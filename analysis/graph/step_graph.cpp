@@ -153,11 +153,20 @@ std::vector<StepGraph> StepGraphBuilder::finish() {
   return out;
 }
 
-std::vector<StepGraph> load_step_graphs(const std::vector<std::string>& files) {
+std::vector<StepGraph> load_step_graphs(const std::vector<std::string>& files,
+                                        std::vector<std::string>* skipped) {
   StepGraphBuilder builder;
   for (const std::string& f : files) {
     // One file at a time, whole: a file that fails adds nothing, and only the graph is kept.
-    builder.add(read_rank_file(f));
+    RankTimeline t;
+    try {
+      t = read_rank_file(f);
+    } catch (const Error& e) {
+      if (skipped == nullptr) throw;
+      skipped->push_back(e.what());
+      continue;
+    }
+    builder.add(t);
   }
   return builder.finish();
 }

@@ -82,8 +82,10 @@ class StepGraphBuilder {
   std::map<int, StepGraph> steps_;
 };
 
-/// Reads rank files one by one (streamed) and builds the graph of every measured step with
-/// per-op timing. Throws Error naming a file that cannot be read.
-std::vector<StepGraph> load_step_graphs(const std::vector<std::string>& files);
+/// Reads rank files one at a time and builds the graph of every measured step with per-op
+/// timing. Throws Error naming a file that cannot be read, or, given `skipped`, leaves it out
+/// and adds its error there.
+std::vector<StepGraph> load_step_graphs(const std::vector<std::string>& files,
+                                        std::vector<std::string>* skipped = nullptr);
 
 }  // namespace commprof

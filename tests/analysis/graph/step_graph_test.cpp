@@ -16,6 +16,7 @@
 
 #include "analysis/graph/replay.hpp"
 #include "analysis/graph/step_graph.hpp"
+#include "analysis/graph/what_if.hpp"
 #include "src/core/errors.hpp"
 
 namespace commprof {
@@ -189,6 +190,51 @@ TEST(Replay, CollectivesInDifferentOrdersCannotBeReplayed) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(WhatIf, ScaleRulesParse) {
+  const ScaleRule a = parse_scale_rule("rank3:comm[dp]=0.5");
+  EXPECT_EQ(a.rank, 3);
+  EXPECT_EQ(a.kind, "comm");
+  EXPECT_EQ(a.group, "dp");
+  EXPECT_DOUBLE_EQ(a.factor, 0.5);
+  const ScaleRule b = parse_scale_rule("gap=0");
+  EXPECT_EQ(b.rank, -1);
+  EXPECT_EQ(b.kind, "gap");
+  EXPECT_DOUBLE_EQ(b.factor, 0.0);
+  for (const char* bad : {"comp", "comp=x", "comp=-1", "gpu=2", "comp[dp]=1", "comm[]=1",
+                          "rankx:comp=1", "rank3comp=1", "comp=1.5x"}) {
+    EXPECT_THROW(parse_scale_rule(bad), ConfigError) << bad;
+  }
+}
+
+TEST(WhatIf, RulesScaleTheirOpsAndACollectiveByItsSlowestMember) {
+  // Rank 1's compute twice as long: a [0,40], so ar's last arrival is at 40 and it ends 10 later
+  // (the rule is on compute), at 50; rank 0's c runs [50,60]. Rank 1's b runs [40,56] and its c,
+  // 1 after (its host gap) for 10: [57,67], the step's end. Path: rank 1's a, b, gap, c.
+  const StepGraph g = graph_of(two_ranks());
+  const ReplayModel slow = scaled_model(g, measured_model(g), {parse_scale_rule("rank1:comp=2")});
+  EXPECT_EQ(slow.op_ns[4], 40);  // rank 1's a
+  EXPECT_EQ(slow.op_ns[0], 10);  // rank 0's a, untouched
+  EXPECT_EQ(step_outcome(g, replay(g, slow)).step_ns, 67);
+  // A rule on rank 1's communication scales the whole collective on both ranks.
+  const ReplayModel comm =
+      scaled_model(g, measured_model(g), {parse_scale_rule("rank1:comm[dp]=3")});
+  EXPECT_EQ(comm.op_ns[1], 30);
+  EXPECT_EQ(comm.op_ns[5], 30);
+  // ar ends at 20 + 30; rank 0's c runs [50,60], rank 1's [51,56].
+  EXPECT_EQ(step_outcome(g, replay(g, comm)).step_ns, 60);
+  const WhatIf w = what_if({g}, {parse_scale_rule("rank1:comp=2")});
+  EXPECT_EQ(w.steps, 1);
+  EXPECT_DOUBLE_EQ(w.measured.step_ns, 40.0);
+  EXPECT_DOUBLE_EQ(w.replayed.step_ns, 40.0);
+  EXPECT_DOUBLE_EQ(w.predicted.step_ns, 67.0);
+  EXPECT_DOUBLE_EQ(w.predicted.path_ns, 67.0);
+  EXPECT_DOUBLE_EQ(w.predicted.gap_ns, 1.0);
+  ASSERT_FALSE(w.paths.critical_shares.empty());
+  EXPECT_EQ(w.paths.critical_shares[0].rank, 1);  // rank 1's a: 40 of the path's 67
+  EXPECT_EQ(w.paths.critical_shares[0].op, "a");
+  EXPECT_DOUBLE_EQ(w.paths.critical_shares[0].mean_ns, 40.0);
 }
 
 TEST(StepGraph, RefusesAWaitOnAnOpNotInTheStep) {
