@@ -5,6 +5,7 @@
 // 2: usage error.
 #include "analysis/commands/report_command.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -40,12 +41,20 @@ struct ReportConfig {
 // cannot be built (waits naming ops that are not there, collectives in different orders) is a
 // warning, not a failed report.
 void add_critical_path(Report& report, const std::vector<std::string>& files) {
-  try {
-    std::vector<std::string> skipped;  // already named as problems by the reduction
-    add_critical_paths(report, load_step_graphs(files, &skipped));
-  } catch (const Error& e) {
-    report.warnings.push_back(std::string("no critical path: ") + e.what());
+  StepGraphBuilder graphs;
+  std::string problem;
+  for (const std::string& f : files) {
+    try {
+      graphs.add(read_rank_file(f));
+    } catch (const Error& e) {
+      // An unreadable file is already a problem of the report; a bad graph is said once.
+      if (report.problems.end() == std::find_if(report.problems.begin(), report.problems.end(),
+                                                [&](const FileProblem& p) { return p.file == f; }))
+        problem = e.what();
+    }
+    if (!problem.empty()) break;
   }
+  add_critical_paths_or_warn(report, graphs, problem);
 }
 
 // Writes through `write` to `path` atomically, or to stdout when `path` is empty; either

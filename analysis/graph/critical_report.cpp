@@ -118,4 +118,13 @@ void add_critical_paths(Report& report, const std::vector<StepGraph>& graphs) {
   rows.finish(report);
 }
 
+void add_critical_paths_or_warn(Report& report, StepGraphBuilder& builder,
+                                const std::string& problem) {
+  if (problem.empty()) {
+    add_critical_paths(report, builder.finish());
+  } else {
+    report.warnings.push_back("no critical path: " + problem);
+  }
+}
+
 }  // namespace commprof

@@ -35,4 +35,9 @@ class CriticalPathRows {
 /// The measured critical path of every graph into `report`.
 void add_critical_paths(Report& report, const std::vector<StepGraph>& graphs);
 
+/// The same from `builder`'s graphs, unless building them failed with `problem` (a wait naming
+/// an op that is not there): then a warning of the report says so, and the report has no path.
+void add_critical_paths_or_warn(Report& report, StepGraphBuilder& builder,
+                                const std::string& problem);
+
 }  // namespace commprof
