@@ -150,4 +150,11 @@ std::int64_t CollectiveMatcher::wait_of(std::size_t i, int rank) const {
   return instances_[i].last_start_ns - it->start_ns;
 }
 
+std::int64_t CollectiveMatcher::find(const std::string& comm, std::int64_t seq) const {
+  const auto by_seq = index_.find(comm);
+  if (by_seq == index_.end()) return -1;
+  const auto it = by_seq->second.find(seq);
+  return it == by_seq->second.end() ? -1 : static_cast<std::int64_t>(it->second);
+}
+
 }  // namespace commprof

@@ -78,6 +78,8 @@ class CollectiveMatcher {
   /// Wait of `rank` at instance `i` (last start − own start); -1 if it did not take part.
   /// Valid after finish().
   std::int64_t wait_of(std::size_t i, int rank) const;
+  /// The index in instances() of (comm, seq); -1 when no op of it was added.
+  std::int64_t find(const std::string& comm, std::int64_t seq) const;
 
  private:
   template <class Op>

@@ -21,6 +21,8 @@ inline constexpr const char* kReportSchema = "commprof.report";
 inline constexpr int kReportSchemaVersion = 1;
 /// The JSON report lists this many collective instances: those that made ranks wait longest.
 inline constexpr std::size_t kReportWorstInstances = 100;
+/// The JSON and CSV reports list this many critical-path shares: those with most time.
+inline constexpr std::size_t kReportCriticalShares = 100;
 
 /// The unit of a report value as the report holds it; formats convert it for display and name
 /// it. The fields of each row type and their units: analysis/report_fields.hpp.
@@ -152,6 +154,42 @@ struct StageRow {
   double bubble = 0.0;   ///< 1 − COMP / step: the step's part without compute
 };
 
+/// One measured step's critical path (analysis/graph/critical_path.hpp): the chain of ops and
+/// host gaps the step's end waited for, beside the step's exposed communication (a different
+/// number: communication no compute hides on a rank, on the path or not).
+struct CriticalStepRow {
+  int step = 0;
+  std::int64_t step_ns = 0;      ///< the last op's end − the earliest rank's step start
+  std::int64_t path_ns = 0;      ///< the path's length
+  std::int64_t comp_ns = 0;      ///< of the path: COMP ops
+  std::int64_t comm_ns = 0;      ///< COMM ops (a collective: from its last arrival)
+  std::int64_t mem_ns = 0;       ///< MEM ops
+  std::int64_t gap_ns = 0;       ///< host gaps (launch delays)
+  std::int64_t ops = 0;          ///< ops on the path
+  std::int64_t ranks = 0;        ///< ranks the path runs through
+  double exposed_comm_ns = 0.0;  ///< mean over ranks of the step's |COMM ∖ COMP|
+  /// The collective on the path whose last member arrived latest after the others: that rank,
+  /// the collective, how late, and its op (or host gap) on the path before it that ran longest
+  /// beyond the same op's mean on the other ranks. -1 / "" where no collective on it waited.
+  int straggler_rank = -1;
+  std::string straggler_at;
+  std::int64_t straggler_late_ns = -1;
+  std::string straggler_cause;
+  double straggler_excess_ns = -1.0;
+};
+
+/// Time on the measured steps' critical paths by rank × category × op × communicator; the
+/// category "gap" is the host gaps before the op.
+struct CriticalShareRow {
+  int rank = 0;
+  std::string category;
+  std::string op;
+  std::string comm;
+  double mean_ns = 0.0;    ///< per measured step (the total over the steps / their number)
+  double share = 0.0;      ///< of the paths' total length
+  std::int64_t steps = 0;  ///< steps whose path ran through it
+};
+
 struct Report {
   std::vector<std::string> inputs;
   int world_size = 0;
@@ -171,6 +209,12 @@ struct Report {
   double peak_busbw_gbps = 0.0;                                ///< 0: not given
   std::map<std::pair<int, std::string>, OpTiming> op_timings;  ///< (category index, name)
   std::optional<BaselineComparison> baseline;
+  /// The critical path of each measured step with per-op timing, and its time by rank,
+  /// category, op and communicator, most first; `critical_note` says what the graph held (no
+  /// recorded waits: stream order and matching alone). Empty unless asked for (report, whatif).
+  std::vector<CriticalStepRow> critical_steps;
+  std::vector<CriticalShareRow> critical_shares;
+  std::string critical_note;
   /// The step the HTML timeline shows (-1: none) and that step of the ranks it draws, slowest
   /// first (see step_timelines.hpp); the other ranks are folded to their step time.
   int timeline_step = -1;

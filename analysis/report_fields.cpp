@@ -35,4 +35,13 @@ std::vector<const Interference*> interference_rows(const Report& r) {
   return rows;
 }
 
+std::vector<const CriticalShareRow*> critical_shares(const Report& r, std::size_t n) {
+  std::vector<const CriticalShareRow*> rows;
+  for (const CriticalShareRow& c : r.critical_shares) {
+    if (rows.size() == n) break;
+    rows.push_back(&c);
+  }
+  return rows;
+}
+
 }  // namespace commprof::report_fields

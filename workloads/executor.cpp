@@ -415,9 +415,16 @@ PlanExecutor::IssuedStep PlanExecutor::issue_step(bool warmup) {
 void PlanExecutor::record_ops(const IssuedStep& issued, std::int64_t origin, bool warmup,
                               StepRecord& step) {
   step.ops.reserve(plan_.ops.size());
+  // Where each planned op landed among the step's records (-1: not recorded), for "after".
+  std::vector<std::int32_t> recorded(plan_.ops.size(), -1);
   for (const PlannedOp& op : plan_.ops) {
     const std::size_t i = static_cast<std::size_t>(op.id);
     OpRecord r;
+    // The events issue_step waited on: what the step graph and the critical path follow.
+    for (const int d : op.deps) {
+      const std::int32_t at = recorded[static_cast<std::size_t>(d)];
+      if (at >= 0) r.after.push_back(at);
+    }
     r.name = op.name;
     r.category = op.stream;
     r.stream = category_name(op.stream);
@@ -455,6 +462,7 @@ void PlanExecutor::record_ops(const IssuedStep& issued, std::int64_t origin, boo
       r.start_ns = origin + backend_.stamp_ns(issued.starts[i]);
       r.end_ns = origin + backend_.stamp_ns(issued.ends[i]);
     }
+    recorded[i] = static_cast<std::int32_t>(step.ops.size());
     step.ops.push_back(std::move(r));
   }
 }

@@ -5,10 +5,12 @@
 // 2: usage error.
 #include "analysis/commands/report_command.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
+#include "analysis/graph/critical_report.hpp"
 #include "analysis/reducer.hpp"
 #include "analysis/report/chrome_trace.hpp"
 #include "analysis/report/report_writers.hpp"
@@ -32,7 +34,28 @@ struct ReportConfig {
   std::string baseline;
   ReduceOptions reduce;
   TimelineOptions timeline;
+  bool critical_path = true;
 };
+
+// The critical path of every measured step, read from the files a second time; a graph that
+// cannot be built (waits naming ops that are not there, collectives in different orders) is a
+// warning, not a failed report.
+void add_critical_path(Report& report, const std::vector<std::string>& files) {
+  StepGraphBuilder graphs;
+  std::string problem;
+  for (const std::string& f : files) {
+    try {
+      graphs.add(read_rank_file(f));
+    } catch (const Error& e) {
+      // An unreadable file is already a problem of the report; a bad graph is said once.
+      if (report.problems.end() == std::find_if(report.problems.begin(), report.problems.end(),
+                                                [&](const FileProblem& p) { return p.file == f; }))
+        problem = e.what();
+    }
+    if (!problem.empty()) break;
+  }
+  add_critical_paths_or_warn(report, graphs, problem);
+}
 
 // Writes through `write` to `path` atomically, or to stdout when `path` is empty; either
 // way a failed write throws Error naming the destination and the reason.
@@ -65,6 +88,7 @@ int run_report(const ReportConfig& cfg) {
         throw Error("baseline '" + cfg.baseline + "': no rank file could be read");
       compare_with_baseline(report, base, cfg.baseline);
     }
+    if (cfg.critical_path) add_critical_path(report, files);
     if (cfg.format == "text") {
       emit(cfg.output, [&](std::ostream& os) { write_report_text(os, report); });
     } else if (cfg.format == "json") {
@@ -134,7 +158,10 @@ class ReportCommand final : public Command {
         "timeline-ranks", po::value<int>()->default_value(16),
         "html: ranks drawn on the timeline, the slowest and fastest at that step; the others are "
         "folded to their step time")("timeline-rank", po::value<int>()->default_value(0),
-                                     "html: a rank the timeline always draws");
+                                     "html: a rank the timeline always draws")(
+        "no-critical-path", po::bool_switch(),
+        "leave out the critical path of each step (it reads every rank file a second time and "
+        "holds one step graph per measured step)");
     hidden.add_options()("inputs", po::value<std::vector<std::string>>(),
                          "result directories or rank files");
   }
@@ -164,6 +191,7 @@ class ReportCommand final : public Command {
       if (cfg_.format == "chrome")
         throw ConfigError("--baseline does not apply to --format chrome");
     }
+    cfg_.critical_path = !vm["no-critical-path"].as<bool>();
     cfg_.timeline.always_rank = vm["timeline-rank"].as<int>();
     if (cfg_.timeline.always_rank < 0) throw ConfigError("--timeline-rank must not be negative");
     cfg_.timeline.ranks = vm["timeline-ranks"].as<int>();

@@ -96,7 +96,9 @@ std::vector<CsvTable> report_csv_tables(const Report& r) {
       csv_table(rf::kStages, r.stages),
       csv_table(rf::kInstances, rf::worst_instances(r, kReportWorstInstances)),
       csv_table(rf::kBaseline, rf::baseline_rows(r)),
-      csv_table(rf::kInterference, rf::interference_rows(r))};
+      csv_table(rf::kInterference, rf::interference_rows(r)),
+      csv_table(rf::kCriticalSteps, r.critical_steps),
+      csv_table(rf::kCriticalShares, rf::critical_shares(r, kReportCriticalShares))};
 
   Csv problems({"file", "problem"});
   for (const FileProblem& p : r.problems) problems.row({p.file, p.message});

@@ -119,6 +119,14 @@ void for_each_table(const Report& r, F&& f) {
       rf::baseline_rows(r));
     f(Section{std::string(rf::kInterference.title)}, rf::kInterference, r.baseline->interference);
   }
+  if (!r.critical_steps.empty()) {
+    f(Section{std::string(rf::kCriticalSteps.title),
+              "path: the chain of ops and host gaps each step's end waited for (marked on the "
+              "timeline); exposed: communication no compute hides, on the path or not."},
+      rf::kCriticalSteps, r.critical_steps);
+    f(Section{std::string(rf::kCriticalShares.title)}, rf::kCriticalShares,
+      rf::critical_shares(r, kReportCriticalShares));
+  }
 }
 
 template <class Row, class Rows>

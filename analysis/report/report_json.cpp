@@ -105,6 +105,10 @@ void write_report_json(std::ostream& os, const Report& r) {
   j[std::string(rf::kStragglers.name)] = rows_json(rf::kStragglers, r.waits);
   j[std::string(rf::kStages.name)] = rows_json(rf::kStages, r.stages);
   j[std::string(rf::kBaseline.name)] = baseline_json(r);
+  j["critical_path_note"] = r.critical_note;
+  j[std::string(rf::kCriticalSteps.name)] = rows_json(rf::kCriticalSteps, r.critical_steps);
+  j[std::string(rf::kCriticalShares.name)] =
+      rows_json(rf::kCriticalShares, rf::critical_shares(r, kReportCriticalShares));
   os << j.dump(1) << '\n';
 }
 

@@ -158,6 +158,8 @@ void write_report_prometheus(std::ostream& os, const Report& r) {
   add_rows(e, rf::kInstances, rf::worst_instances(r, kPrometheusInstances));
   add_rows(e, rf::kBaseline, rf::baseline_rows(r));
   add_rows(e, rf::kInterference, rf::interference_rows(r));
+  add_rows(e, rf::kCriticalSteps, r.critical_steps);
+  add_rows(e, rf::kCriticalShares, rf::critical_shares(r, kPrometheusInstances));
   e.write(os);
 }
 

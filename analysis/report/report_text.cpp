@@ -153,6 +153,38 @@ void write_baseline(std::ostream& os, const Report& r) {
   write_rows(os, report_fields::kInterference, b.interference);
 }
 
+// Each step's path beside its exposed communication, then where the paths' time went. A run of
+// many steps shows the 10 longest paths; JSON and CSV list every step.
+void write_critical_path(std::ostream& os, const Report& r) {
+  std::vector<const CriticalStepRow*> steps;
+  double path = 0, exposed = 0, gap = 0;
+  for (const CriticalStepRow& s : r.critical_steps) {
+    steps.push_back(&s);
+    path += static_cast<double>(s.path_ns);
+    exposed += s.exposed_comm_ns;
+    gap += static_cast<double>(s.gap_ns);
+  }
+  const double n = static_cast<double>(steps.size());
+  std::string note = r.critical_note.empty() ? "" : " (" + r.critical_note + ")";
+  if (steps.size() > kTextRows) {
+    std::stable_sort(steps.begin(), steps.end(),
+                     [](const auto* a, const auto* b) { return a->path_ns > b->path_ns; });
+    steps.resize(kTextRows);
+    std::sort(steps.begin(), steps.end(),
+              [](const auto* a, const auto* b) { return a->step < b->step; });
+    note += " (the " + std::to_string(kTextRows) + " longest of " +
+            std::to_string(r.critical_steps.size()) + " steps)";
+  }
+  write_rows(os, report_fields::kCriticalSteps, steps, note);
+  os << "# critical path: " << us(path / n) << " us per step, of which host gaps " << us(gap / n)
+     << " us; exposed communication (a different number) " << us(exposed / n) << " us\n";
+  const auto shares = report_fields::critical_shares(r, kTextRows);
+  write_rows(os, report_fields::kCriticalShares, shares,
+             " (" + std::to_string(shares.size()) + " of " +
+                 std::to_string(r.critical_shares.size()) + "; JSON, CSV and HTML list " +
+                 std::to_string(kReportCriticalShares) + ")");
+}
+
 }  // namespace
 
 void write_report_text(std::ostream& os, const Report& r) {
@@ -167,6 +199,7 @@ void write_report_text(std::ostream& os, const Report& r) {
   if (!r.waits.empty()) write_stragglers(os, r);
   if (!r.instances.empty()) write_worst_instances(os, r);
   if (r.baseline) write_baseline(os, r);
+  if (!r.critical_steps.empty()) write_critical_path(os, r);
 }
 
 }  // namespace commprof

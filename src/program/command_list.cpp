@@ -5,6 +5,7 @@
 #include "analysis/commands/nsys_import_command.hpp"
 #include "analysis/commands/report_command.hpp"
 #include "analysis/commands/torch_import_command.hpp"
+#include "analysis/commands/whatif_command.hpp"
 #include "collectives/commands/bench_command.hpp"
 #include "workloads/commands/gemm_command.hpp"
 #include "workloads/commands/run_command.hpp"
@@ -18,6 +19,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   commands.push_back(make_gemm_command());
   commands.push_back(make_report_command());
   commands.push_back(make_compare_command());
+  commands.push_back(make_whatif_command());
   commands.push_back(make_import_nsys_command());
   commands.push_back(make_import_torch_command());
   return commands;

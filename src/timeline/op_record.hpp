@@ -44,6 +44,10 @@ struct OpRecord {
   /// An all-to-all(v): the bytes this rank received, from every rank of the communicator (itself
   /// included: the load of its experts in an MoE dispatch); 0: not recorded.
   std::uint64_t recv_bytes = 0;
+  /// The ops of the same step this op's stream waited for before it (indices into the step's
+  /// ops): the cross-stream waits its plan made (commprof's executor writes them). Optional in
+  /// the file: imports and earlier files have none, and stream order alone then orders the op.
+  std::vector<std::int32_t> after;
   std::int64_t duration_ns() const { return end_ns - start_ns; }
 };
 

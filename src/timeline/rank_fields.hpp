@@ -13,6 +13,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "src/timeline/op_record.hpp"
 #include "src/timeline/rank_file.hpp"
@@ -90,7 +91,8 @@ inline constexpr auto kOp = std::make_tuple(
     optional_field("channels", &OpRecord::channels, &OpView::channels, Check::kNonNegative),
     optional_field("enqueue_ns", &OpRecord::enqueue_ns, &OpView::enqueue_ns, Check::kTime),
     optional_field("graph", &OpRecord::graph, &OpView::graph),
-    optional_field("recv_bytes", &OpRecord::recv_bytes, &OpView::recv_bytes));
+    optional_field("recv_bytes", &OpRecord::recv_bytes, &OpView::recv_bytes),
+    optional_field("after", &OpRecord::after, &OpView::after, Check::kNonNegative));
 
 template <class Table>
 inline constexpr std::size_t kCount = std::tuple_size_v<Table>;
@@ -139,6 +141,19 @@ constexpr unsigned required_mask(const Table& table) {
   return mask;
 }
 
+/// A list of op indices ("after"): a vector in the record, a span in the view.
+template <class V>
+inline constexpr bool kIsIndexList =
+    std::is_same_v<V, std::vector<std::int32_t>> || std::is_same_v<V, OpIndices>;
+
+template <class V>
+bool any_negative(const V& list) {
+  for (const std::int32_t i : list) {
+    if (i < 0) return true;
+  }
+  return false;
+}
+
 /// `f`'s value in `r`, a record or a view.
 template <class R, class F>
 constexpr const auto& value_in(const R& r, const F& f) {
@@ -162,6 +177,8 @@ std::string record_problem(const Table& table, const R& r) {
     using V = std::decay_t<decltype(v)>;
     if constexpr (std::is_floating_point_v<V>) {
       if (!(v >= 0)) problem = std::string(f.key) + " is negative or not a number";
+    } else if constexpr (kIsIndexList<V>) {
+      if (any_negative(v)) problem = std::string(f.key) + " holds a negative index";
     } else if constexpr (std::is_signed_v<V>) {
       if (v < 0) problem = std::string(f.key) + " is negative";
     }
@@ -176,7 +193,12 @@ bool record_valid(const Table& table, const R& r) {
   for_each(table, [&](const auto& f, std::size_t) {
     if (f.check != Check::kNonNegative) return;
     const auto& v = value_in(r, f);
-    if constexpr (std::is_signed_v<std::decay_t<decltype(v)>>) ok = ok && v >= 0;
+    using V = std::decay_t<decltype(v)>;
+    if constexpr (kIsIndexList<V>) {
+      ok = ok && !any_negative(v);
+    } else if constexpr (std::is_signed_v<V>) {
+      ok = ok && v >= 0;
+    }
   });
   return ok;
 }

@@ -41,6 +41,18 @@ void append_value(std::string& out, const std::string& s) {
   append_value(out, std::string_view(s));
 }
 
+// An index list as a JSON array: [3,7].
+void append_value(std::string& out, const std::vector<std::int32_t>& list) {
+  out += '[';
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (i > 0) out += ',';
+    char buf[16];
+    const auto r = std::to_chars(buf, buf + sizeof buf, list[i]);
+    out.append(buf, r.ptr);
+  }
+  out += ']';
+}
+
 template <class T>
 void append_value(std::string& out, T v) {
   if constexpr (std::is_same_v<T, bool>) {

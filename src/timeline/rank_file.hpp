@@ -13,8 +13,9 @@
 // }
 //
 // An op may also carry the optional fields dtype, count, algo, proto, channels, enqueue_ns and
-// graph (what NCCL's profiler plugin reports of a collective) and recv_bytes (what a rank received
-// in an all-to-all(v)); they are written only when known.
+// graph (what NCCL's profiler plugin reports of a collective), recv_bytes (what a rank received
+// in an all-to-all(v)), and "after": [i, j], the indices within its step of the ops its stream
+// waited for (commprof's executor); each is written only when known.
 //
 // commprof writes it compact, one step to a line: the header up to `"steps":[`, a newline, each
 // step followed by a newline, then `]}` and a newline. Strings escape their control characters, so
@@ -23,6 +24,7 @@
 // once, in rank_fields.hpp.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <string_view>
@@ -56,6 +58,24 @@ inline constexpr std::string_view kRankFileEnd = "]}\n";
 RankTimeline parse_rank_json(const std::string& text, const std::string& source);
 RankTimeline read_rank_file(const std::string& path);
 
+/// Op indices as read ("after"), pointing into the reader's storage or a record's vector.
+class OpIndices {
+ public:
+  OpIndices() = default;
+  OpIndices(const std::int32_t* data, std::size_t size) : data_(data), size_(size) {}
+  // Implicit, as a string_view from a string: a record's list seen as a view.
+  OpIndices(const std::vector<std::int32_t>& v)  // NOLINT(google-explicit-constructor)
+      : data_(v.data()), size_(v.size()) {}
+  const std::int32_t* begin() const { return data_; }
+  const std::int32_t* end() const { return data_ + size_; }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+ private:
+  const std::int32_t* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
 /// One op as read, its strings pointing into the file's text (valid during RankStepSink::step).
 struct OpView {
   std::string_view name, stream, collective, comm;
@@ -72,6 +92,7 @@ struct OpView {
   std::int64_t enqueue_ns = 0;
   bool graph = false;
   std::uint64_t recv_bytes = 0;
+  OpIndices after;  ///< valid as long as the strings are
   std::int64_t duration_ns() const { return end_ns - start_ns; }
 };
 

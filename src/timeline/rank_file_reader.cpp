@@ -131,6 +131,15 @@ void read_value(const Where& w, std::string_view key, sj::value v, rank_fields::
     out = get_bool(w, key, v);
   } else if constexpr (std::is_same_v<T, std::string>) {
     out = get_str(w, key, v);
+  } else if constexpr (std::is_same_v<T, std::vector<std::int32_t>>) {
+    sj::array list;
+    if (v.get_array().get(list)) wrong_type(w, key, v, "an array of op indices");
+    out.clear();
+    for (auto element : list) {
+      sj::value index;
+      if (element.get(index)) w.fail("field '" + std::string(key) + "' is not valid JSON");
+      out.push_back(get_int(w, key, index));
+    }
   } else {
     static_assert(std::is_same_v<T, Category>, "a rank-file field of a type no reader knows");
     const std::string_view name = get_str(w, key, v);

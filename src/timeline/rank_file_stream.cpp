@@ -96,6 +96,13 @@ class Reader {
   const char* end_;
   RankStepSink& sink_;
   std::vector<OpView> ops_;
+  // The step's "after" lists, one after another; each op's span is set once the step's ops are
+  // read (the storage may move while they are).
+  struct AfterList {
+    std::size_t op, begin, size;
+  };
+  std::vector<std::int32_t> after_;
+  std::vector<AfterList> after_lists_;
 
   bool lit(char c) {
     if (p_ < end_ && *p_ == c) {
@@ -314,6 +321,8 @@ class Reader {
 
   bool ops() {
     ops_.clear();
+    after_.clear();
+    after_lists_.clear();
     if (!lit('[')) return false;
     if (lit(']')) return true;
     do {
@@ -321,6 +330,9 @@ class Reader {
       if (!op(o)) return false;
       ops_.push_back(o);
     } while (lit(','));
+    for (const AfterList& a : after_lists_) {
+      ops_[a.op].after = OpIndices(after_.data() + a.begin, a.size);
+    }
     return lit(']');
   }
 
@@ -361,6 +373,22 @@ class Reader {
   bool value(int& out) { return int32(out); }
   bool value(double& out) { return f64(out); }
   bool value(bool& out) { return boolean(out); }
+  // [i,j,...] of the op being read (ops_.size()): its span is set when the step's ops are read.
+  bool value(OpIndices& out) {
+    out = {};
+    if (!lit('[')) return false;
+    const std::size_t begin = after_.size();
+    if (!lit(']')) {
+      do {
+        int i = 0;
+        if (!int32(i)) return false;
+        after_.push_back(i);
+      } while (lit(','));
+      if (!lit(']')) return false;
+    }
+    after_lists_.push_back({ops_.size(), begin, after_.size() - begin});
+    return true;
+  }
   bool value(Category& out) {
     std::string_view name;
     if (!str(name)) return false;
@@ -404,7 +432,13 @@ StepRecord to_step_record(const StepView& view) {
   s.ops.resize(view.ops->size());
   for (std::size_t i = 0; i < s.ops.size(); ++i) {
     rank_fields::for_each(rank_fields::kOp, [&](const auto& f, std::size_t) {
-      s.ops[i].*(f.record) = (*view.ops)[i].*(f.view);
+      auto& to = s.ops[i].*(f.record);
+      const auto& from = (*view.ops)[i].*(f.view);
+      if constexpr (rank_fields::kIsIndexList<std::decay_t<decltype(from)>>) {
+        to.assign(from.begin(), from.end());
+      } else {
+        to = from;
+      }
     });
   }
   return s;

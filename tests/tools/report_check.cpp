@@ -506,8 +506,9 @@ std::vector<std::map<std::string, std::string>> table(const std::string& dir,
 void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const Collectives& colls) {
   // Each table this report writes, and nothing else: a new table comes with its check here.
   const std::set<std::string> tables = {
-      "ranks",      "across_ranks", "groups",       "group_times", "collectives", "worst_instances",
-      "stragglers", "baseline",     "interference", "problems",    "stages"};
+      "ranks",           "across_ranks",        "groups",       "group_times",  "collectives",
+      "worst_instances", "stragglers",          "baseline",     "interference", "problems",
+      "stages",          "critical_path_steps", "critical_path"};
   std::set<std::string> files;
   for (const auto& e : fs::directory_iterator(dir)) files.insert(e.path().filename().string());
   for (const std::string& f : files) {
@@ -644,6 +645,33 @@ void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const C
       fail("worst_instances.csv: ", key.first, " #", key.second, " is in no rank file, or twice");
     }
   }
+
+  // Critical path: a row per measured step with per-op timing (the most any rank has), whose
+  // parts (COMP, COMM, MEM, host gaps) add up to the path, no longer than the step; its shares
+  // name ranks of the files and add up to the whole where none is left out (at most 100 rows).
+  int timed_steps = 0;
+  for (const auto& [r, rank] : ranks) timed_steps = std::max(timed_steps, rank.timed_steps);
+  const auto paths = table(dir, "critical_path_steps");
+  if (paths.size() != static_cast<std::size_t>(timed_steps))
+    fail("critical_path_steps.csv: ", paths.size(), " rows, expected ", timed_steps);
+  for (const auto& row : paths) {
+    const std::int64_t path = std::stoll(row.at("path_ns"));
+    const std::int64_t parts = std::stoll(row.at("comp_ns")) + std::stoll(row.at("comm_ns")) +
+                               std::stoll(row.at("mem_ns")) + std::stoll(row.at("gap_ns"));
+    if (parts != path || path > std::stoll(row.at("step_time_ns")) || path <= 0) {
+      fail("critical_path_steps.csv: step ", row.at("step"), ": path ", path, " ns, its parts ",
+           parts, " ns, the step ", row.at("step_time_ns"), " ns");
+    }
+  }
+  const auto shares = table(dir, "critical_path");
+  double share = 0;
+  for (const auto& row : shares) {
+    share += std::stod(row.at("share"));
+    if (ranks.count(std::atoi(row.at("rank").c_str())) == 0)
+      fail("critical_path.csv: rank ", row.at("rank"), " of no file given");
+  }
+  if (!paths.empty() && shares.size() < 100 && std::abs(share - 1.0) > 1e-9)
+    fail("critical_path.csv: the shares add up to ", share, ", not 1");
 
   // No --baseline: its tables hold the header alone.
   for (const char* name : {"baseline", "interference"}) {

@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 
+#include "analysis/graph/critical_report.hpp"
 #include "analysis/reducer.hpp"
 #include "analysis/report/report_writers.hpp"
 #include "src/backend/backend.hpp"
@@ -789,6 +790,8 @@ class RunCommand final : public Command {
     std::ostringstream text;
     write_rank_json(text, mine);
     Reducer reducer(ReduceOptions{});
+    StepGraphBuilder graphs;  // the critical path, as `commprof report` adds it
+    std::string graph_problem;
     std::vector<std::string> files;
     stream_to_root(text.str(), ctx.comm(), [&](int rank, const std::string& json) {
       // With rank files written, the report names them as `commprof report DIR` would (the
@@ -799,7 +802,15 @@ class RunCommand final : public Command {
               : (std::filesystem::path(c.out_dir) / log::cat("rank-", rank, ".json")).string();
       if (!c.out_dir.empty()) files.push_back(source);
       try {
-        reducer.add(parse_rank_json(json, source), source);
+        RankTimeline t = parse_rank_json(json, source);
+        if (graph_problem.empty()) {
+          try {
+            graphs.add(t);
+          } catch (const Error& e) {
+            graph_problem = e.what();
+          }
+        }
+        reducer.add(std::move(t), source);
       } catch (const Error& e) {
         reducer.add_problem(source, e.what());
       }
@@ -807,6 +818,7 @@ class RunCommand final : public Command {
     if (ctx.rank() != 0) return;
     Report report = reducer.finish();
     report.inputs = files;
+    add_critical_paths_or_warn(report, graphs, graph_problem);
     std::cout << '\n';
     write_report_text(std::cout, report);
     std::cout << std::flush;

@@ -51,7 +51,8 @@ void expect_row(const std::vector<std::string>& got, const std::vector<std::stri
 
 TEST(ReportCsv, EveryTableKnownAnswers) {
   const auto t = tables_of(reduce(three_ranks()));
-  ASSERT_EQ(t.size(), 11u);
+  ASSERT_EQ(t.size(),
+            13u);  // the critical path's two tables are empty: the reducer leaves them out
 
   const Rows& ranks = t.at("ranks");
   ASSERT_EQ(ranks.size(), 4u);

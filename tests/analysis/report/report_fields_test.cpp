@@ -4,7 +4,8 @@
 // text header (its cell not n/a), the HTML table's header (its cell not n/a) and the data
 // block's key (not null), the Prometheus metric (a sample) or label. The report is the
 // three-rank synthetic run with everything that can be missing given: NCCL's algorithm on the
-// collectives, --peak-busbw, a serialized baseline, and a step without per-op timing per rank.
+// collectives, --peak-busbw, a serialized baseline, a step without per-op timing per rank, and
+// the critical path of the steps with it.
 // Nothing here names a field: a field added to a table is checked as it is.
 #include "analysis/report_fields.hpp"
 
@@ -15,6 +16,7 @@
 #include <regex>
 #include <sstream>
 
+#include "analysis/graph/critical_report.hpp"
 #include "analysis/reducer.hpp"
 #include "analysis/report/format_parsers.hpp"
 #include "analysis/report/report_writers.hpp"
@@ -32,6 +34,7 @@ Report everything_given() {
   ReduceOptions options;
   options.peak_busbw_gbps = 100.0;
   Reducer reducer(options);
+  StepGraphBuilder graphs;
   for (int r = 0; r < spec.world_size; ++r) {
     RankTimeline t = make_synthetic_rank(spec, r);
     t.config = JsonObject({{"tp", 1}, {"dp", 1}, {"pp", spec.world_size}});  // a stage per rank
@@ -62,9 +65,11 @@ Report everything_given() {
       s.ops.push_back(a2a);
     }
     t.steps.back().ops.clear();  // sampled op timing: the last step is plain
+    graphs.add(t);
     reducer.add(t, "rank-" + std::to_string(r) + ".json");
   }
   Report report = reducer.finish();
+  add_critical_paths(report, graphs.finish());
   SyntheticSpec alone = spec;
   alone.comp_ns = 8000;
   compare_with_baseline(report, testing::reduce(alone), "serial/");

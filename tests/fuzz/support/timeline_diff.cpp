@@ -22,6 +22,12 @@ bool differ(std::ostringstream& out, const std::string& where, double x, double 
   out << where << ": " << x << " vs " << y;
   return true;
 }
+bool differ(std::ostringstream& out, const std::string& where, const std::vector<std::int32_t>& x,
+            const std::vector<std::int32_t>& y) {
+  if (x == y) return false;
+  out << where << ": " << x.size() << " vs " << y.size() << " indices, or different ones";
+  return true;
+}
 bool differ(std::ostringstream& out, const std::string& where, Category x, Category y) {
   return differ(out, where, static_cast<int>(x), static_cast<int>(y));
 }

@@ -141,6 +141,45 @@ TEST(RankFile, OptionalCollectiveFieldsOnlyWhereKnown) {
   EXPECT_THAT(error_of(bad), HasSubstr("channels is negative"));
 }
 
+// The executor's recorded waits: an index list, written only where an op waited, read back by
+// both readers; a negative index is refused.
+TEST(RankFile, RecordedWaitsOnlyWhereAnOpWaited) {
+  RankTimeline t = make_synthetic_rank(SyntheticSpec::sized(2, 0, 1), 0);
+  ASSERT_GE(t.steps.at(1).ops.size(), 3u);
+  t.steps[1].ops[2].after = {0, 1};
+  const std::string text = to_json(t);
+  EXPECT_THAT(text, HasSubstr(R"("after":[0,1]})"));
+  EXPECT_EQ(text.find("\"after\""), text.rfind("\"after\"")) << "written for an op without";
+
+  const auto check = [&](const RankTimeline& back, const char* reader) {
+    ASSERT_EQ(back.steps.size(), 2u) << reader;
+    EXPECT_EQ(back.steps[1].ops.at(2).after, (std::vector<std::int32_t>{0, 1})) << reader;
+    EXPECT_TRUE(back.steps[1].ops[1].after.empty()) << reader;
+    EXPECT_TRUE(back.steps[0].ops[2].after.empty()) << reader;
+  };
+  check(parse_rank_json(text, "x"), "complete reader");
+  const std::string dir = testing::TempDir() + "/recorded_waits";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = write_rank_file(dir, t);
+  struct Keep : RankStepSink {
+    RankTimeline t;
+    void header(const RankTimeline& h) override { t = h; }
+    void step(const StepView& s) override { t.steps.push_back(to_step_record(s)); }
+    void end() override {}
+    void restart() override { t.steps.clear(); }
+  } sink;
+  stream_rank_file(path, sink);
+  check(sink.t, "one-pass reader");
+
+  std::string bad = text;
+  bad.replace(bad.find("[0,1]"), 5, "[0,-1]");
+  EXPECT_THAT(error_of(bad), HasSubstr("steps[1].ops[2]: after holds a negative index"));
+  bad = text;
+  bad.replace(bad.find("[0,1]"), 5, "[0,\"x\"]");
+  EXPECT_THAT(error_of(bad), HasSubstr("steps[1].ops[2]: field 'after' has the wrong type"));
+}
+
 TEST(RankFile, UnknownFieldsAreSkipped) {
   const SyntheticSpec spec = SyntheticSpec::sized(1, 0, 1);
   std::string text = to_json(make_synthetic_rank(spec, 0));

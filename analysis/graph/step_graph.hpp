@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+// The step graph: one measured step of every rank as a graph of its ops. An op follows the op
+// before it on its stream, the ops its stream waited for (the rank file's "after", written by
+// commprof's executor), and, for a collective (or a send/receive pair the file matches as one),
+// the arrival of every member: a matched collective ends on all its ranks together, no earlier
+// than its last arrival. The critical path (critical_path.hpp) and the replay (replay.hpp) walk
+// it; `commprof report` and `commprof whatif` build it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "src/timeline/op_record.hpp"
+#include "src/timeline/rank_file.hpp"
+
+namespace commprof {
+
+/// One op of one rank's step. Times in ns on rank 0's clock (the rank's clock offset applied).
+struct GraphOp {
+  int rank = 0;
+  int index = 0;  ///< its place among the ops of the rank's step, as the file lists them
+  Category category = Category::kComp;
+  std::string name, stream, collective, comm;
+  int comm_size = 0;
+  std::int64_t seq = -1;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  /// Ops of the same rank that must end before this one starts: the op before it on its stream
+  /// (first), then the ops its stream waited for.
+  std::vector<int> preds;
+  int collective_id = -1;  ///< its matched collective in StepGraph::collectives, or -1
+};
+
+/// A collective matched across the ranks of one step (CollectiveMatcher): its members start as
+/// each rank reaches it and all end together.
+struct GraphCollective {
+  std::string comm, collective;
+  std::int64_t seq = -1;
+  int comm_size = 0;
+  std::vector<int> members;  ///< ops, one per rank that recorded it
+  /// The time it takes once every member has arrived: its shortest member's duration (the
+  /// last to arrive barely waits), as the report's collective time.
+  std::int64_t time_ns = 0;
+};
+
+/// One rank's share of a step: where its step began (rank 0's clock), its ops in the graph.
+struct GraphRank {
+  int rank = 0;
+  std::int64_t start_ns = 0;
+  int first_op = 0;  ///< its ops are [first_op, first_op + ops) of StepGraph::ops
+  int ops = 0;
+};
+
+struct StepGraph {
+  int step = 0;
+  std::vector<GraphRank> ranks;  ///< by rank
+  std::vector<GraphOp> ops;      ///< rank by rank, each rank's ops as its file lists them
+  std::vector<GraphCollective> collectives;
+  /// Ops that carried recorded waits ("after"). 0 for imports and earlier files: the graph then
+  /// holds stream order and matching alone.
+  std::int64_t ops_with_waits = 0;
+  /// Collectives fewer ranks recorded than their communicator has (their members still end
+  /// together).
+  std::int64_t incomplete = 0;
+  /// The ops of `rank`'s entry in `ranks`.
+  const GraphRank& rank_of(const GraphOp& op) const;
+};
+
+/// Builds the graphs of the measured steps with per-op timing, rank by rank.
+class StepGraphBuilder {
+ public:
+  /// Adds one step of one rank; warm-up steps and steps without ops are skipped. Throws Error
+  /// naming the rank, step and op when an "after" index is not another op of the step.
+  void add(int rank, std::int64_t clock_offset_ns, const StepView& step);
+  void add(const RankTimeline& timeline);
+  /// The graphs, by step index, collectives matched.
+  std::vector<StepGraph> finish();
+
+ private:
+  std::map<int, StepGraph> steps_;
+};
+
+/// Reads rank files one at a time and builds the graph of every measured step with per-op
+/// timing. Throws Error naming a file that cannot be read, or, given `skipped`, leaves it out
+/// and adds its error there.
+std::vector<StepGraph> load_step_graphs(const std::vector<std::string>& files,
+                                        std::vector<std::string>* skipped = nullptr);
+
+}  // namespace commprof
