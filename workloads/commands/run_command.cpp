@@ -12,6 +12,8 @@
 #include <optional>
 #include <sstream>
 
+#include "analysis/distributed_reduction.hpp"
+#include "analysis/mpi/mpi_reduce_exchange.hpp"
 #include "analysis/reducer.hpp"
 #include "analysis/report/report_writers.hpp"
 #include "src/backend/backend.hpp"
@@ -678,7 +680,7 @@ class RunCommand final : public Command {
                                       [](const StepRecord& s) { return !s.warmup; });
     if (measured) {
       summarize(ctx, c, timeline, plan, choice);
-      reduce_on_rank0(ctx, c, timeline);
+      reduce_across_ranks(ctx, c, timeline);
     }
     if (executor.stopped_by() != 0) {
       if (ctx.rank() == 0) {
@@ -781,32 +783,37 @@ class RunCommand final : public Command {
     std::cout << std::flush;
   }
 
-  // Stage two of the reduction, as `commprof report` does offline: rank 0 receives every
-  // rank's timeline over MPI (not through files, which need not be on a shared file system),
-  // reduces them, prints the report and writes report.txt and report.json beside the rank files:
-  // byte for byte what `commprof report DIR` and `--format json` write from them.
-  void reduce_on_rank0(RankContext& ctx, const RunConfig& c, const RankTimeline& mine) {
-    std::ostringstream text;
-    write_rank_json(text, mine);
+  // Stage two of the reduction, as `commprof report` does offline under mpirun: each rank
+  // reduces its own timeline, collectives are matched by owner ranks, and rank 0 gathers the
+  // summaries (distributed_reduction.hpp), so no rank holds every timeline. Rank 0 prints the
+  // report and writes report.txt and report.json beside the rank files: byte for byte what
+  // `commprof report DIR` and `--format json` write from them.
+  void reduce_across_ranks(RankContext& ctx, const RunConfig& c, const RankTimeline& mine) {
+    auto source_of = [&](int rank) {
+      // With rank files written, the report names them as `commprof report DIR` would.
+      return c.out_dir.empty()
+                 ? log::cat("rank ", rank, " (over MPI)")
+                 : (std::filesystem::path(c.out_dir) / log::cat("rank-", rank, ".json")).string();
+    };
     Reducer reducer(ReduceOptions{});
-    std::vector<std::string> files;
-    stream_to_root(text.str(), ctx.comm(), [&](int rank, const std::string& json) {
-      // With rank files written, the report names them as `commprof report DIR` would (the
-      // bytes received are those of the file): the two reports are then the same bytes.
-      const std::string source =
-          c.out_dir.empty()
-              ? log::cat("rank ", rank, " (over MPI)")
-              : (std::filesystem::path(c.out_dir) / log::cat("rank-", rank, ".json")).string();
-      if (!c.out_dir.empty()) files.push_back(source);
+    reducer.set_file_index(static_cast<std::uint32_t>(ctx.rank()));
+    {
+      // Through the file's text, so the report has the numbers the file holds.
+      std::ostringstream text;
+      write_rank_json(text, mine);
+      const std::string source = source_of(ctx.rank());
       try {
-        reducer.add(parse_rank_json(json, source), source);
+        reducer.add(parse_rank_json(text.str(), source), source);
       } catch (const Error& e) {
         reducer.add_problem(source, e.what());
       }
-    });
+    }
+    MpiReduceExchange exchange(ctx.comm());
+    Report report = finish_across(reducer, ReduceOptions{}, exchange);
     if (ctx.rank() != 0) return;
-    Report report = reducer.finish();
-    report.inputs = files;
+    if (!c.out_dir.empty()) {
+      for (int r = 0; r < ctx.size(); ++r) report.inputs.push_back(source_of(r));
+    }
     std::cout << '\n';
     write_report_text(std::cout, report);
     std::cout << std::flush;
