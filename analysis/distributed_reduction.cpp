@@ -71,8 +71,8 @@ std::map<std::uint32_t, std::uint32_t> kept_files(const Reducer& reducer,
 
 }  // namespace
 
-Report reduce_rank_files_across(const std::vector<std::string>& files,
-                                const ReduceOptions& options, ReduceExchange& exchange) {
+Report reduce_rank_files_across(const std::vector<std::string>& files, const ReduceOptions& options,
+                                ReduceExchange& exchange) {
   const std::size_t n = files.size();
   const auto share = static_cast<std::size_t>(exchange.rank());
   const auto processes = static_cast<std::size_t>(exchange.size());

@@ -19,8 +19,8 @@ namespace commprof {
 
 /// Collective over `exchange`: process p reads the p-th of size() contiguous blocks of `files`.
 /// Process 0 returns what reduce_rank_files(files, options) returns; the others an empty Report.
-Report reduce_rank_files_across(const std::vector<std::string>& files,
-                                const ReduceOptions& options, ReduceExchange& exchange);
+Report reduce_rank_files_across(const std::vector<std::string>& files, const ReduceOptions& options,
+                                ReduceExchange& exchange);
 
 /// Collective: finishes a reduction whose share on this process is in `reducer` (its files or
 /// timelines added with set_file_index giving each one's place in the job's reading order, and

@@ -32,7 +32,9 @@ namespace fs = std::filesystem;
 class Mailboxes {
  public:
   explicit Mailboxes(int size)
-      : size_(size), box_(static_cast<std::size_t>(size), std::vector<std::string>(static_cast<std::size_t>(size))) {}
+      : size_(size),
+        box_(static_cast<std::size_t>(size),
+             std::vector<std::string>(static_cast<std::size_t>(size))) {}
   int size() const { return size_; }
   void post(int from, int to, std::string bytes) { box_[from][to] = std::move(bytes); }
   std::string take(int from, int to) { return std::move(box_[from][to]); }
@@ -145,9 +147,9 @@ std::string fresh_dir(const std::string& name) {
 }
 
 // A run of 12 ranks in which ranks disagree where the reading order decides: on "world"
-// instances of the first measured step the later ranks record other bytes (inconsistent: the first file's bytes stand);
-// the tp all-gathers of odd ranks name NCCL's algorithm, rank 3's another one; "world"
-// collectives of the last step are alltoallv with bytes growing by rank (the most stands).
+// instances of the first measured step the later ranks record other bytes (inconsistent: the first
+// file's bytes stand); the tp all-gathers of odd ranks name NCCL's algorithm, rank 3's another one;
+// "world" collectives of the last step are alltoallv with bytes growing by rank (the most stands).
 std::vector<std::string> write_tangled_run(const std::string& dir) {
   SyntheticSpec spec;
   spec.world_size = 12;
