@@ -578,7 +578,7 @@ Report Reducer::merge_shards(const ReduceOptions& options, const std::vector<std
 }
 
 std::vector<std::string> expand_rank_inputs(const std::vector<std::string>& inputs) {
-  static const std::regex kRankFile(R"(rank-([0-9]+)\.json)");
+  static const std::regex kRankFile(R"(rank-([0-9]+)\.json(\.zst)?)");
   std::vector<std::string> files;
   for (const std::string& input : inputs) {
     std::error_code ec;

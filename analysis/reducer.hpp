@@ -78,8 +78,9 @@ class Reducer {
   std::unique_ptr<Staging> staging_;
 };
 
-/// Expands the command line's DIR|FILES: a directory stands for its rank-<R>.json files
-/// (by rank). Throws Error naming the path when a directory holds none or a path is missing.
+/// Expands the command line's DIR|FILES: a directory stands for its rank-<R>.json and
+/// rank-<R>.json.zst files (by rank). Throws Error naming the path when a directory holds none or a
+/// path is missing.
 std::vector<std::string> expand_rank_inputs(const std::vector<std::string>& inputs);
 
 /// Reads and reduces `files`; an unreadable or malformed one is a problem in the report.
