@@ -27,8 +27,7 @@ struct FreeDctx {
 bool starts_with_zstd_frame(std::string_view data) {
   return data.size() >= 4 && static_cast<unsigned char>(data[0]) == 0x28 &&
          static_cast<unsigned char>(data[1]) == 0xB5 &&
-         static_cast<unsigned char>(data[2]) == 0x2F &&
-         static_cast<unsigned char>(data[3]) == 0xFD;
+         static_cast<unsigned char>(data[2]) == 0x2F && static_cast<unsigned char>(data[3]) == 0xFD;
 }
 
 std::string zstd_frame(std::string_view text) {
@@ -58,14 +57,14 @@ void read_zstd_frames(std::string_view data, const std::string& source, std::str
       break;
     }
     const unsigned long long size = ZSTD_getFrameContentSize(rest.data(), frame);
-    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN ||
-        size > (1ULL << 40)) {
+    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1ULL << 40)) {
       why = "a frame without its content size";
       break;
     }
     const std::size_t old = out.size();
     out.resize(old + size);
-    const std::size_t n = ZSTD_decompressDCtx(dctx.get(), out.data() + old, size, rest.data(), frame);
+    const std::size_t n =
+        ZSTD_decompressDCtx(dctx.get(), out.data() + old, size, rest.data(), frame);
     if (ZSTD_isError(n) || n != size) {
       out.resize(old);
       why = ZSTD_isError(n) ? ZSTD_getErrorName(n) : "a frame shorter than it says";
@@ -75,8 +74,8 @@ void read_zstd_frames(std::string_view data, const std::string& source, std::str
   }
   if (at == data.size()) return;
   if (at == 0) {
-    throw Error("'" + source + "' is not a zstd rank file: its first frame cannot be read (" +
-                why + ")");
+    throw Error("'" + source + "' is not a zstd rank file: its first frame cannot be read (" + why +
+                ")");
   }
   log::warn(source + ": its last " + std::to_string(data.size() - at) +
             " bytes are no whole zstd frame (" + why +

@@ -97,8 +97,7 @@ TEST_F(ZstdRankFile, TheAppendersFileIsAfterEveryStepWhatTheWriterWrites) {
   for (const StepRecord& s : t.steps) {
     file.append(s);
     so_far.steps.push_back(s);
-    ASSERT_EQ(slurp(file.path()),
-              slurp(write_rank_file(whole_dir, so_far, RankFileFormat::kZstd)))
+    ASSERT_EQ(slurp(file.path()), slurp(write_rank_file(whole_dir, so_far, RankFileFormat::kZstd)))
         << "after step " << s.index;
   }
   file.close();

@@ -50,9 +50,9 @@ struct Read {
 Read from_file(const std::string& bytes) {
   const int fd = memfd_create("rank-zstd-fuzz", MFD_CLOEXEC);
   FUZZ_CHECK(fd >= 0, "memfd_create");
-  FUZZ_CHECK(bytes.empty() || write(fd, bytes.data(), bytes.size()) ==
-                                  static_cast<ssize_t>(bytes.size()),
-             "write");
+  FUZZ_CHECK(
+      bytes.empty() || write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()),
+      "write");
   const std::string path = "/proc/self/fd/" + std::to_string(fd);
   Read r;
   try {
