@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "analysis/byte_codec.hpp"
 #include "analysis/saturating_sum.hpp"
 #include "collectives/collective_spec.hpp"
 #include "src/backend/kinds/collective_kind.hpp"
@@ -30,70 +31,238 @@ double CollectiveInstance::busbw_gbps() const {
   return factor < 0 ? -1.0 : algbw_gbps() * factor;
 }
 
-void CollectiveMatcher::add(int rank, const OpRecord& op, std::int64_t offset) {
-  add_op(rank, op, offset);
+void CollectiveMatcher::add(int rank, const OpRecord& op, std::int64_t offset,
+                            std::uint64_t order) {
+  add_op(rank, op, offset, order);
 }
 
-void CollectiveMatcher::add(int rank, const OpView& op, std::int64_t offset) {
-  add_op(rank, op, offset);
+void CollectiveMatcher::add(int rank, const OpView& op, std::int64_t offset, std::uint64_t order) {
+  add_op(rank, op, offset, order);
 }
+
+std::uint64_t CollectiveMatcher::order_of(std::uint32_t file, std::uint64_t position) {
+  constexpr std::uint64_t kLow = (std::uint64_t{1} << 32) - 1;
+  return (std::uint64_t{file} << 32) | std::min(position, kLow);
+}
+
+std::pair<std::uint32_t, bool> CollectiveMatcher::find_or_add(std::string_view comm,
+                                                              std::int64_t seq) {
+  // Communicator names are short: the key usually fits std::string's inline buffer.
+  auto& by_seq = index_[std::string(comm)];
+  const auto [it, inserted] =
+      by_seq.try_emplace(seq, static_cast<std::uint32_t>(instances_.size()));
+  if (inserted) {
+    instances_.emplace_back();
+    extras_.emplace_back();
+  }
+  return {it->second, inserted};
+}
+
+namespace {
+
+// Whether a later op (or partial instance) `kind`/`bytes`/`size` agrees with the instance's first.
+bool agrees(const CollectiveInstance& c, std::string_view collective, std::uint64_t bytes,
+            int comm_size) {
+  // An alltoallv's ranks send what their routing gives each: their bytes differ by design.
+  const bool uneven = c.collective == "alltoallv";
+  return c.collective == collective && (uneven || c.bytes == bytes) && c.comm_size == comm_size;
+}
+
+// First arrival: the earliest start, ties to the lower rank, so results do not depend on the
+// order ranks are read in; last arrival: the latest start, ties to the lower rank.
+void arrive(CollectiveInstance& c, std::int64_t start, int rank) {
+  if (start < c.first_start_ns || (start == c.first_start_ns && rank < c.first_rank)) {
+    c.first_start_ns = start;
+    c.first_rank = rank;
+  }
+  if (start > c.last_start_ns || (start == c.last_start_ns && rank < c.last_rank)) {
+    c.last_start_ns = start;
+    c.last_rank = rank;
+  }
+}
+
+}  // namespace
 
 template <class Op>
-void CollectiveMatcher::add_op(int rank, const Op& op, std::int64_t offset) {
+void CollectiveMatcher::add_op(int rank, const Op& op, std::int64_t offset, std::uint64_t order) {
   if (op.category != Category::kComm || op.collective.empty() || op.comm.empty() || op.seq < 0) {
     return;
   }
   const std::int64_t start = op.start_ns + offset;
   const std::int64_t end = op.end_ns + offset;
   const std::int64_t duration = op.end_ns - op.start_ns;
-  // Communicator names are short: the key usually fits std::string's inline buffer.
-  auto& by_seq = index_[std::string(op.comm)];
-  const auto [it, inserted] =
-      by_seq.try_emplace(op.seq, static_cast<std::uint32_t>(instances_.size()));
+  const auto [i, inserted] = find_or_add(op.comm, op.seq);
+  CollectiveInstance& c = instances_[i];
+  Extra& extra = extras_[i];
   if (inserted) {
-    CollectiveInstance c;
     c.comm = std::string(op.comm);
     c.seq = op.seq;
     c.collective = std::string(op.collective);
     c.comm_size = op.comm_size;
     c.bytes = op.bytes;
+    c.order = order;
     c.first_start_ns = c.last_start_ns = start;
     c.first_rank = c.last_rank = rank;
     c.min_end_ns = c.max_end_ns = end;
     c.min_duration_ns = c.max_duration_ns = duration;
-    instances_.push_back(std::move(c));
+    extra.max_bytes = op.bytes;
   }
-  CollectiveInstance& c = instances_[it->second];
   if (c.algo.empty() && !op.algo.empty()) {
     c.algo = std::string(op.algo) + (op.proto.empty() ? "" : "/" + std::string(op.proto));
+    extra.algo_order = order;
   }
   if (!inserted) {
-    // An alltoallv's ranks send what their routing gives each: their bytes differ by design.
-    // The instance keeps the most any rank sent.
-    const bool uneven = c.collective == "alltoallv";
-    if (c.collective != op.collective || (!uneven && c.bytes != op.bytes) ||
-        c.comm_size != op.comm_size) {
-      c.consistent = false;
-    }
-    if (uneven) c.bytes = std::max(c.bytes, op.bytes);
-    // Ties go to the lower rank, so results do not depend on file order.
-    if (start < c.first_start_ns || (start == c.first_start_ns && rank < c.first_rank)) {
-      c.first_start_ns = start;
-      c.first_rank = rank;
-    }
-    if (start > c.last_start_ns || (start == c.last_start_ns && rank < c.last_rank)) {
-      c.last_start_ns = start;
-      c.last_rank = rank;
-    }
+    if (!agrees(c, op.collective, op.bytes, op.comm_size)) c.consistent = false;
+    extra.max_bytes = std::max(extra.max_bytes, op.bytes);
+    // The instance keeps the most any rank of an alltoallv sent.
+    if (c.collective == "alltoallv") c.bytes = extra.max_bytes;
+    arrive(c, start, rank);
     c.min_end_ns = std::min(c.min_end_ns, end);
     c.max_end_ns = std::max(c.max_end_ns, end);
     c.min_duration_ns = std::min(c.min_duration_ns, duration);
     c.max_duration_ns = std::max(c.max_duration_ns, duration);
   }
   ++c.ranks_seen;
-  c.sum_duration_ns_ += static_cast<double>(duration);
-  c.sum_start_ns_ += static_cast<double>(start);
-  records_.push_back({it->second, rank, start});
+  add_saturating(c.sum_duration_ns_, duration);
+  records_.push_back({i, rank, start});
+}
+
+namespace {
+
+std::uint64_t owner_hash(std::string_view comm, std::int64_t seq) {
+  // FNV-1a: the same on every process (std::hash need not be).
+  std::uint64_t h = 1469598103934665603ULL;
+  auto mix = [&h](unsigned char byte) {
+    h ^= byte;
+    h *= 1099511628211ULL;
+  };
+  for (const char ch : comm) mix(static_cast<unsigned char>(ch));
+  for (int b = 0; b < 8; ++b)
+    mix(static_cast<unsigned char>(static_cast<std::uint64_t>(seq) >> (8 * b)));
+  return h;
+}
+
+// The fields of an instance that matching sets, in a fixed order.
+void write_instance(ByteWriter& out, const CollectiveInstance& c) {
+  out.put_string(c.comm);
+  out.put(c.seq);
+  out.put_string(c.collective);
+  out.put(c.comm_size);
+  out.put(c.bytes);
+  out.put_string(c.algo);
+  out.put(c.ranks_seen);
+  out.put(c.consistent);
+  out.put(c.first_start_ns);
+  out.put(c.last_start_ns);
+  out.put(c.first_rank);
+  out.put(c.last_rank);
+  out.put(c.min_end_ns);
+  out.put(c.max_end_ns);
+  out.put(c.min_duration_ns);
+  out.put(c.max_duration_ns);
+  out.put(c.mean_duration_ns);
+  out.put(c.wait_caused_ns);
+  out.put(c.order);
+  out.put(c.sum_duration_ns_);
+}
+
+CollectiveInstance read_instance(ByteReader& in) {
+  CollectiveInstance c;
+  c.comm = in.get_string();
+  c.seq = in.get<std::int64_t>();
+  c.collective = in.get_string();
+  c.comm_size = in.get<int>();
+  c.bytes = in.get<std::uint64_t>();
+  c.algo = in.get_string();
+  c.ranks_seen = in.get<int>();
+  c.consistent = in.get<bool>();
+  c.first_start_ns = in.get<std::int64_t>();
+  c.last_start_ns = in.get<std::int64_t>();
+  c.first_rank = in.get<int>();
+  c.last_rank = in.get<int>();
+  c.min_end_ns = in.get<std::int64_t>();
+  c.max_end_ns = in.get<std::int64_t>();
+  c.min_duration_ns = in.get<std::int64_t>();
+  c.max_duration_ns = in.get<std::int64_t>();
+  c.mean_duration_ns = in.get<double>();
+  c.wait_caused_ns = in.get<std::int64_t>();
+  c.order = in.get<std::uint64_t>();
+  c.sum_duration_ns_ = in.get<std::int64_t>();
+  return c;
+}
+
+}  // namespace
+
+std::vector<std::string> CollectiveMatcher::partials(int owners) const {
+  std::vector<std::vector<Record>> members(instances_.size());
+  for (const Record& r : records_) members[r.instance].push_back(r);
+  std::vector<ByteWriter> out(static_cast<std::size_t>(owners));
+  for (std::size_t i = 0; i < instances_.size(); ++i) {
+    const CollectiveInstance& c = instances_[i];
+    ByteWriter& w = out[owner_hash(c.comm, c.seq) % static_cast<std::uint64_t>(owners)];
+    write_instance(w, c);
+    w.put(extras_[i].algo_order);
+    w.put(extras_[i].max_bytes);
+    w.put<std::uint64_t>(members[i].size());
+    for (const Record& r : members[i]) {
+      w.put(r.rank);
+      w.put(r.start_ns);
+    }
+  }
+  std::vector<std::string> buffers;
+  for (ByteWriter& w : out) buffers.push_back(w.take());
+  return buffers;
+}
+
+void CollectiveMatcher::merge(std::string_view partials) {
+  ByteReader in(partials);
+  while (!in.done()) {
+    const CollectiveInstance p = read_instance(in);
+    Extra pe;
+    pe.algo_order = in.get<std::uint64_t>();
+    pe.max_bytes = in.get<std::uint64_t>();
+    const auto [i, inserted] = find_or_add(p.comm, p.seq);
+    CollectiveInstance& c = instances_[i];
+    Extra& extra = extras_[i];
+    if (inserted) {
+      c = p;
+      extra = pe;
+    } else {
+      // The instance is what adding both sets of ops in reading order gives: the earlier
+      // first op sets kind, size and place; every member must agree with it.
+      const bool p_first = p.order < c.order;
+      const CollectiveInstance& first = p_first ? p : c;
+      const CollectiveInstance& second = p_first ? c : p;
+      const bool consistent = c.consistent && p.consistent &&
+                              agrees(first, second.collective, second.bytes, second.comm_size);
+      if (p_first) {
+        c.collective = p.collective;
+        c.comm_size = p.comm_size;
+        c.bytes = p.bytes;
+        c.order = p.order;
+      }
+      c.consistent = consistent;
+      extra.max_bytes = std::max(extra.max_bytes, pe.max_bytes);
+      if (c.collective == "alltoallv") c.bytes = extra.max_bytes;
+      if (!p.algo.empty() && (c.algo.empty() || pe.algo_order < extra.algo_order)) {
+        c.algo = p.algo;
+        extra.algo_order = pe.algo_order;
+      }
+      arrive(c, p.first_start_ns, p.first_rank);
+      arrive(c, p.last_start_ns, p.last_rank);
+      c.min_end_ns = std::min(c.min_end_ns, p.min_end_ns);
+      c.max_end_ns = std::max(c.max_end_ns, p.max_end_ns);
+      c.min_duration_ns = std::min(c.min_duration_ns, p.min_duration_ns);
+      c.max_duration_ns = std::max(c.max_duration_ns, p.max_duration_ns);
+      c.ranks_seen += p.ranks_seen;
+      add_saturating(c.sum_duration_ns_, p.sum_duration_ns_);
+    }
+    const std::uint64_t n = in.get<std::uint64_t>();
+    for (std::uint64_t k = 0; k < n; ++k) {
+      const std::int32_t rank = in.get<std::int32_t>();
+      records_.push_back({i, rank, in.get<std::int64_t>()});
+    }
+  }
 }
 
 void CollectiveMatcher::finish(int world_size) {
@@ -102,7 +271,7 @@ void CollectiveMatcher::finish(int world_size) {
   waits_.assign(static_cast<std::size_t>(ranks), RankWait{});
   for (int r = 0; r < ranks; ++r) waits_[static_cast<std::size_t>(r)].rank = r;
   for (CollectiveInstance& c : instances_) {
-    c.mean_duration_ns = c.sum_duration_ns_ / c.ranks_seen;
+    c.mean_duration_ns = static_cast<double>(c.sum_duration_ns_) / c.ranks_seen;
     c.wait_caused_ns = 0;
   }
   for (const Record& r : records_) {
@@ -155,6 +324,50 @@ std::int64_t CollectiveMatcher::find(const std::string& comm, std::int64_t seq) 
   if (by_seq == index_.end()) return -1;
   const auto it = by_seq->second.find(seq);
   return it == by_seq->second.end() ? -1 : static_cast<std::int64_t>(it->second);
+}
+
+}  // namespace commprof
+
+namespace commprof {
+
+void CollectiveMatcher::write_finished(ByteWriter& out) const {
+  out.put<std::uint64_t>(instances_.size());
+  for (const CollectiveInstance& c : instances_) write_instance(out, c);
+  std::uint64_t ranks = 0;
+  for (const RankWait& w : waits_) ranks += w.collectives > 0 ? 1 : 0;
+  out.put(ranks);
+  for (const RankWait& w : waits_) {
+    if (w.collectives == 0) continue;
+    out.put(w.rank);
+    out.put(w.collectives);
+    out.put(w.wait_ns);
+    out.put(w.wait_caused_ns);
+    out.put(w.times_last);
+    out.put(w.times_first);
+  }
+}
+
+void CollectiveMatcher::read_finished(ByteReader& in, std::vector<CollectiveInstance>& instances,
+                                      std::vector<RankWait>& waits) {
+  const std::uint64_t n = in.get<std::uint64_t>();
+  for (std::uint64_t k = 0; k < n; ++k) instances.push_back(read_instance(in));
+  const std::uint64_t ranks = in.get<std::uint64_t>();
+  for (std::uint64_t k = 0; k < ranks; ++k) {
+    const int rank = in.get<int>();
+    if (rank < 0) throw Error("reduction message names rank " + std::to_string(rank));
+    if (static_cast<std::size_t>(rank) >= waits.size()) {
+      const std::size_t old = waits.size();
+      waits.resize(static_cast<std::size_t>(rank) + 1);
+      for (std::size_t r = old; r < waits.size(); ++r) waits[r].rank = static_cast<int>(r);
+    }
+    // Waits are never negative, so saturating sums give the same total in any order.
+    RankWait& w = waits[static_cast<std::size_t>(rank)];
+    w.collectives += in.get<std::int64_t>();
+    add_saturating(w.wait_ns, in.get<std::int64_t>());
+    add_saturating(w.wait_caused_ns, in.get<std::int64_t>());
+    w.times_last += in.get<std::int64_t>();
+    w.times_first += in.get<std::int64_t>();
+  }
 }
 
 }  // namespace commprof

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -13,6 +14,9 @@
 #include "src/timeline/rank_file.hpp"
 
 namespace commprof {
+
+class ByteReader;
+class ByteWriter;
 
 /// One collective call seen by every rank of its communicator. Times in ns on rank 0's clock.
 struct CollectiveInstance {
@@ -43,8 +47,10 @@ struct CollectiveInstance {
   /// algbw × the collective's bus factor for n = comm_size; negative when the collective is
   /// unknown (no factor: reported as n/a).
   double busbw_gbps() const;
-  double sum_duration_ns_ = 0.0;
-  double sum_start_ns_ = 0.0;
+  /// Where the instance's first op stands in the job's reading order (CollectiveMatcher::add):
+  /// instances are listed in this order however many processes matched them.
+  std::uint64_t order = 0;
+  std::int64_t sum_duration_ns_ = 0;  ///< exact, so partial sums add up to the same mean
 };
 
 /// Per rank, over every matched collective it took part in.
@@ -67,14 +73,33 @@ double busbw_factor_for(const std::string& collective, int n);
 class CollectiveMatcher {
  public:
   /// Adds one op of `rank` if it is a collective: COMM, a collective name, a comm and seq ≥ 0.
-  /// `clock_offset_ns` is added to its times (RankTimeline::clock_offset_ns).
-  void add(int rank, const OpRecord& op, std::int64_t clock_offset_ns);
-  void add(int rank, const OpView& op, std::int64_t clock_offset_ns);
+  /// `clock_offset_ns` is added to its times (RankTimeline::clock_offset_ns). `order` is where
+  /// the op stands in the job's reading order (order_of): ops must come in that order here, and
+  /// an instance's first op decides its kind, size and place in instances().
+  void add(int rank, const OpRecord& op, std::int64_t clock_offset_ns, std::uint64_t order = 0);
+  void add(int rank, const OpView& op, std::int64_t clock_offset_ns, std::uint64_t order = 0);
+  /// The reading order of the `position`-th collective op of the `file`-th rank file.
+  static std::uint64_t order_of(std::uint32_t file, std::uint64_t position);
+
+  /// Before finish(): the instances added so far with each member's arrival, split among
+  /// `owners` processes by a hash of (comm, seq), one buffer each, for the owners' merge().
+  std::vector<std::string> partials(int owners) const;
+  /// Adds instances from partials() of other matchers: the result is the same as adding their
+  /// ops here, in their reading order, whatever order the buffers come in.
+  void merge(std::string_view partials);
+
   /// Matches everything added. `world_size` sizes the per-rank table.
   void finish(int world_size);
 
   const std::vector<CollectiveInstance>& instances() const { return instances_; }
   const std::vector<RankWait>& rank_waits() const { return waits_; }
+  /// After finish(): the instances and per-rank waits, for read_finished().
+  void write_finished(ByteWriter& out) const;
+  /// Appends the instances write_finished() wrote to `instances`, and adds its waits to
+  /// `waits` (by rank, grown as needed).
+  static void read_finished(ByteReader& in, std::vector<CollectiveInstance>& instances,
+                            std::vector<RankWait>& waits);
+
   /// Wait of `rank` at instance `i` (last start − own start); -1 if it did not take part.
   /// Valid after finish().
   std::int64_t wait_of(std::size_t i, int rank) const;
@@ -83,14 +108,22 @@ class CollectiveMatcher {
 
  private:
   template <class Op>
-  void add_op(int rank, const Op& op, std::int64_t clock_offset_ns);
+  void add_op(int rank, const Op& op, std::int64_t clock_offset_ns, std::uint64_t order);
   struct Record {
     std::uint32_t instance;
     std::int32_t rank;
     std::int64_t start_ns;
   };
+  // What merging needs beyond the instance: which op gave the algorithm, and the most bytes
+  // any member sent (the instance keeps it only for alltoallv).
+  struct Extra {
+    std::uint64_t algo_order = 0;
+    std::uint64_t max_bytes = 0;
+  };
+  std::pair<std::uint32_t, bool> find_or_add(std::string_view comm, std::int64_t seq);
   std::unordered_map<std::string, std::unordered_map<std::int64_t, std::uint32_t>> index_;
   std::vector<CollectiveInstance> instances_;
+  std::vector<Extra> extras_;  // by instance
   std::vector<Record> records_;
   std::vector<RankWait> waits_;
 };

@@ -12,9 +12,11 @@
 #include <set>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <variant>
 
+#include "analysis/byte_codec.hpp"
 #include "analysis/report_fields.hpp"
 #include "analysis/saturating_sum.hpp"
 #include "src/core/errors.hpp"
@@ -66,8 +68,11 @@ class Reducer::Staging final : public RankStepSink {
     summary_.source = source_;
     summary_.clock_offset_ns = offset_ = t.clock_offset_ns;
     summary_.pp_stage = pipeline_stage(t.rank, t.config);
-    for (const RankSummary& r : r_.report_.ranks) {
-      if (r.rank == t.rank) duplicate_of_ = r.source;
+    if (const auto forced = r_.forced_duplicates_.find(r_.file_index_);
+        forced != r_.forced_duplicates_.end()) {
+      duplicate_of_ = forced->second;
+    } else if (const auto kept = kept_.find(t.rank); kept != kept_.end()) {
+      duplicate_of_ = kept->second;
     }
     r_.unfinished_.stage_header(t.rank, t.config);
   }
@@ -113,12 +118,17 @@ class Reducer::Staging final : public RankStepSink {
 
   void end() override {
     if (duplicate_of_) {
+      r_.outcomes_.push_back({r_.file_index_, rank_, duplicate_of_->first});
       r_.add_problem(source_, "rank " + std::to_string(rank_) + " was already read from '" +
-                                  *duplicate_of_ + "'; this file is ignored");
+                                  duplicate_of_->second + "'; this file is ignored");
       restart();
       return;
     }
-    for (const OpView& op : pending_) r_.matcher_.add(rank_, op, offset_);
+    r_.outcomes_.push_back({r_.file_index_, rank_, r_.file_index_});
+    kept_.emplace(rank_, std::make_pair(r_.file_index_, source_));
+    for (std::size_t i = 0; i < pending_.size(); ++i) {
+      r_.matcher_.add(rank_, pending_[i], offset_, CollectiveMatcher::order_of(r_.file_index_, i));
+    }
     r_.unfinished_.commit();
     for (const std::uint32_t slot : touched_) {
       Timing& total = totals_[slot];
@@ -131,6 +141,23 @@ class Reducer::Staging final : public RankStepSink {
     finish_summary(summary_);
     r_.report_.ranks.push_back(std::move(summary_));
     restart();
+  }
+
+  /// The per-name timings, for merge_shards.
+  void write_timings(ByteWriter& out) const {
+    std::uint64_t n = 0;
+    for (const Timing& t : totals_) n += t.count > 0 ? 1 : 0;
+    out.put(n);
+    for (std::size_t slot = 0; slot < totals_.size(); ++slot) {
+      const Timing& t = totals_[slot];
+      if (t.count == 0) continue;
+      out.put(static_cast<int>(slot % 3));
+      out.put_string(names_[slot / 3]);
+      out.put(t.count);
+      out.put(t.total_ns);
+      out.put(t.overlapped_count);
+      out.put(t.overlapped_total_ns);
+    }
   }
 
   /// Moves the per-name timings into the report.
@@ -171,7 +198,8 @@ class Reducer::Staging final : public RankStepSink {
   Reducer& r_;
   std::string source_;
   RankSummary summary_;
-  std::optional<std::string> duplicate_of_;
+  std::optional<std::pair<std::uint32_t, std::string>> duplicate_of_;  // the kept file
+  std::map<int, std::pair<std::uint32_t, std::string>> kept_;          // by rank: index and source
   std::int64_t offset_ = 0;
   int rank_ = 0;
   std::vector<OpView> pending_;  // COMM ops, for the matcher once the file is known good
@@ -193,6 +221,12 @@ Reducer::~Reducer() = default;
 
 void Reducer::add_problem(const std::string& file, const std::string& message) {
   report_.problems.push_back({file, message});
+  problem_index_.push_back(file_index_);
+}
+
+void Reducer::treat_as_duplicate(std::uint32_t index, std::uint32_t kept_index,
+                                 std::string kept_source) {
+  forced_duplicates_[index] = {kept_index, std::move(kept_source)};
 }
 
 void Reducer::add(RankTimeline t, const std::string& source) {
@@ -441,34 +475,174 @@ void add_group_time_rows(Report& rep) {
 
 }  // namespace
 
-Report Reducer::finish() {
-  Report& rep = report_;
-  staging_->publish(rep.op_timings);
+namespace {
+
+// What finishing a report takes once the ranks, op timings and matched collectives are in
+// `rep`: the same steps whether one process read every file or several shared them.
+void complete_report(Report& rep, const std::vector<RankWait>& waits,
+                     std::vector<std::string> hang_findings) {
   std::sort(rep.ranks.begin(), rep.ranks.end(),
             [](const RankSummary& a, const RankSummary& b) { return a.rank < b.rank; });
   check_world(rep);
   add_across_ranks(rep);
-  matcher_.finish(rep.world_size);
-  rep.instances = matcher_.instances();
   std::map<int, const std::string*> host_of;
   for (const RankSummary& s : rep.ranks) host_of[s.rank] = &s.host;
-  for (const RankWait& w : matcher_.rank_waits()) {
+  for (const RankWait& w : waits) {
     if (w.collectives == 0) continue;
     rep.waits.push_back(w);
     const auto host = host_of.find(w.rank);
     if (host != host_of.end()) rep.waits.back().host = *host->second;
   }
   warn_about_instances(rep);
-  for (std::string& line : unfinished_.findings()) rep.warnings.push_back(std::move(line));
+  for (std::string& line : hang_findings) rep.warnings.push_back(std::move(line));
   add_collective_rows(rep);
   add_group_rows(rep);
   add_group_time_rows(rep);
   add_stage_rows(rep);
+}
+
+static_assert(std::is_trivially_copyable_v<Stat> && std::is_trivially_copyable_v<StepPoint>);
+
+void write_summary(ByteWriter& out, const RankSummary& r) {
+  out.put(r.rank);
+  out.put(r.world_size);
+  out.put_string(r.host);
+  out.put_string(r.device);
+  out.put_string(r.backend);
+  out.put_string(r.source);
+  out.put(r.clock_offset_ns);
+  out.put(r.pp_stage);
+  out.put(r.steps);
+  out.put(r.timed_steps);
+  out.put(r.warmup_steps);
+  out.put(r.ops);
+  for (const Stat* stat : {&r.wall_ns, &r.comp_ns, &r.comm_ns, &r.mem_ns, &r.busy_ns,
+                           &r.comm_comp_ns, &r.exposed_comm_ns, &r.idle_ns, &r.timed_wall_ns,
+                           &r.plain_wall_ns, &r.overlap, &r.hidden_fraction}) {
+    out.put(*stat);  // its bits, running sums included: the same doubles on process 0
+  }
+  out.put<std::uint64_t>(r.step_points.size());
+  for (const StepPoint& p : r.step_points) out.put(p);
+  out.put<std::uint64_t>(r.group_times.size());
+  for (const GroupTime& g : r.group_times) {
+    out.put_string(g.group);
+    out.put(g.comm_ns);
+    out.put(g.exposed_ns);
+    out.put(g.alltoalls);
+    out.put(g.recv_bytes);
+    out.put(g.recv_calls);
+  }
+}
+
+RankSummary read_summary(ByteReader& in) {
+  RankSummary r;
+  r.rank = in.get<int>();
+  r.world_size = in.get<int>();
+  r.host = in.get_string();
+  r.device = in.get_string();
+  r.backend = in.get_string();
+  r.source = in.get_string();
+  r.clock_offset_ns = in.get<std::int64_t>();
+  r.pp_stage = in.get<int>();
+  r.steps = in.get<int>();
+  r.timed_steps = in.get<int>();
+  r.warmup_steps = in.get<int>();
+  r.ops = in.get<std::int64_t>();
+  for (Stat* stat : {&r.wall_ns, &r.comp_ns, &r.comm_ns, &r.mem_ns, &r.busy_ns, &r.comm_comp_ns,
+                     &r.exposed_comm_ns, &r.idle_ns, &r.timed_wall_ns, &r.plain_wall_ns, &r.overlap,
+                     &r.hidden_fraction}) {
+    *stat = in.get<Stat>();
+  }
+  r.step_points.resize(in.get<std::uint64_t>());
+  for (StepPoint& p : r.step_points) p = in.get<StepPoint>();
+  r.group_times.resize(in.get<std::uint64_t>());
+  for (GroupTime& g : r.group_times) {
+    g.group = in.get_string();
+    g.comm_ns = in.get<std::int64_t>();
+    g.exposed_ns = in.get<std::int64_t>();
+    g.alltoalls = in.get<std::int64_t>();
+    g.recv_bytes = in.get<std::uint64_t>();
+    g.recv_calls = in.get<std::int64_t>();
+  }
+  return r;
+}
+
+}  // namespace
+
+Report Reducer::finish() {
+  staging_->publish(report_.op_timings);
+  matcher_.finish(0);
+  report_.instances = matcher_.instances();
+  complete_report(report_, matcher_.rank_waits(), unfinished_.findings());
   return std::move(report_);
 }
 
+std::vector<std::string> Reducer::collective_partials(int owners) const {
+  return matcher_.partials(owners);
+}
+
+void Reducer::write_shard(ByteWriter& out) const {
+  out.put<std::uint64_t>(report_.ranks.size());
+  for (const RankSummary& r : report_.ranks) write_summary(out, r);
+  out.put<std::uint64_t>(report_.problems.size());
+  for (std::size_t i = 0; i < report_.problems.size(); ++i) {
+    out.put(problem_index_[i]);
+    out.put_string(report_.problems[i].file);
+    out.put_string(report_.problems[i].message);
+  }
+  staging_->write_timings(out);
+  unfinished_.write(out);
+}
+
+Report Reducer::merge_shards(const ReduceOptions& options, const std::vector<std::string>& shards) {
+  Report rep;
+  rep.peak_busbw_gbps = options.peak_busbw_gbps;
+  std::vector<std::pair<std::uint32_t, FileProblem>> problems;
+  std::map<std::pair<int, std::string>, std::array<std::int64_t, 4>> timings;
+  UnfinishedCollectives unfinished;
+  std::vector<RankWait> waits;
+  for (const std::string& shard : shards) {
+    ByteReader in(shard);
+    for (auto n = in.get<std::uint64_t>(); n > 0; --n) rep.ranks.push_back(read_summary(in));
+    for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
+      const auto index = in.get<std::uint32_t>();
+      FileProblem p;
+      p.file = in.get_string();
+      p.message = in.get_string();
+      problems.emplace_back(index, std::move(p));
+    }
+    for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
+      const int category = in.get<int>();
+      std::array<std::int64_t, 4>& t = timings[{category, in.get_string()}];
+      t[0] += in.get<std::int64_t>();
+      add_saturating(t[1], in.get<std::int64_t>());
+      t[2] += in.get<std::int64_t>();
+      add_saturating(t[3], in.get<std::int64_t>());
+    }
+    unfinished.read(in);
+    CollectiveMatcher::read_finished(in, rep.instances, waits);
+    if (!in.done()) throw Error("reduction message has bytes after its end");
+  }
+  // Problems in file order, instances in the order one process would have met them.
+  std::stable_sort(problems.begin(), problems.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& p : problems) rep.problems.push_back(std::move(p.second));
+  for (const auto& [key, t] : timings) {
+    OpTiming& o = rep.op_timings[key];
+    o.count = t[0];
+    o.total_ns = static_cast<double>(t[1]);
+    o.overlapped_count = t[2];
+    o.overlapped_total_ns = static_cast<double>(t[3]);
+  }
+  std::sort(
+      rep.instances.begin(), rep.instances.end(),
+      [](const CollectiveInstance& a, const CollectiveInstance& b) { return a.order < b.order; });
+  complete_report(rep, waits, unfinished.findings());
+  return rep;
+}
+
 std::vector<std::string> expand_rank_inputs(const std::vector<std::string>& inputs) {
-  static const std::regex kRankFile(R"(rank-([0-9]+)\.json)");
+  static const std::regex kRankFile(R"(rank-([0-9]+)\.json(\.zst)?)");
   std::vector<std::string> files;
   for (const std::string& input : inputs) {
     std::error_code ec;

@@ -3,7 +3,9 @@
 // summarised before the next is read, so memory grows with ranks × collectives, not with ops.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +15,8 @@
 #include "analysis/unfinished_collectives.hpp"
 
 namespace commprof {
+
+class ByteWriter;
 
 struct ReduceOptions {
   double peak_busbw_gbps = 0.0;  ///< 0: no "% of peak" column
@@ -35,18 +39,48 @@ class Reducer {
   void add_problem(const std::string& file, const std::string& message);
   Report finish();
 
+  // --- One process's share of a distributed reduction (distributed_reduction.hpp) -------------
+  /// Where the next file or timeline stands in the job's reading order (its index in the list
+  /// of files): it orders problems, duplicates and collective instances across processes.
+  void set_file_index(std::uint32_t index) { file_index_ = index; }
+  /// The file at `index` holds a rank already read from the file at `kept_index` (by another
+  /// process): it is read only to check it, and named as a duplicate of `kept_source`.
+  void treat_as_duplicate(std::uint32_t index, std::uint32_t kept_index, std::string kept_source);
+  /// A file read whole and found valid: its rank, and the index of the file that rank is kept
+  /// from (its own, or the earlier one it duplicates).
+  struct FileOutcome {
+    std::uint32_t index = 0;
+    int rank = 0;
+    std::uint32_t kept_index = 0;
+  };
+  const std::vector<FileOutcome>& outcomes() const { return outcomes_; }
+  /// Instead of finish(): the collectives added, one buffer per owner process (by a hash of
+  /// (comm, seq)), for the owners' CollectiveMatcher::merge.
+  std::vector<std::string> collective_partials(int owners) const;
+  /// Instead of finish(): everything else this share contributes (ranks, problems, op timings,
+  /// unfinished collectives), for merge_shards.
+  void write_shard(ByteWriter& out) const;
+  /// The report one Reducer would have built from every file: `shards` are each process's
+  /// write_shard() followed by its owned matcher's write_finished().
+  static Report merge_shards(const ReduceOptions& options, const std::vector<std::string>& shards);
+
  private:
   class Staging;
   friend class Staging;
   ReduceOptions options_;
   Report report_;
+  std::vector<std::uint32_t> problem_index_;  // by problem: the file's place in reading order
+  std::uint32_t file_index_ = 0;
+  std::vector<FileOutcome> outcomes_;
+  std::map<std::uint32_t, std::pair<std::uint32_t, std::string>> forced_duplicates_;
   CollectiveMatcher matcher_;
   UnfinishedCollectives unfinished_;
   std::unique_ptr<Staging> staging_;
 };
 
-/// Expands the command line's DIR|FILES: a directory stands for its rank-<R>.json files
-/// (by rank). Throws Error naming the path when a directory holds none or a path is missing.
+/// Expands the command line's DIR|FILES: a directory stands for its rank-<R>.json and
+/// rank-<R>.json.zst files (by rank). Throws Error naming the path when a directory holds none or a
+/// path is missing.
 std::vector<std::string> expand_rank_inputs(const std::vector<std::string>& inputs);
 
 /// Reads and reduces `files`; an unreadable or malformed one is a problem in the report.

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/byte_codec.hpp"
 #include "src/core/log.hpp"
 
 namespace commprof {
@@ -95,6 +96,44 @@ std::vector<std::string> UnfinishedCollectives::findings() const {
     out.push_back(line + never);
   }
   return out;
+}
+
+void UnfinishedCollectives::write(ByteWriter& out) const {
+  out.put<std::uint64_t>(ranks_.size());
+  for (const auto& [rank, state] : ranks_) {
+    out.put(rank);
+    out.put<std::uint64_t>(state.comms.size());
+    for (const std::string& comm : state.comms) out.put_string(comm);
+    out.put<std::uint64_t>(state.last.size());
+    for (const auto& [comm, seq] : state.last) {
+      out.put_string(comm);
+      out.put(seq);
+    }
+    out.put<std::uint64_t>(state.unfinished.size());
+    for (const auto& [key, name] : state.unfinished) {
+      out.put_string(key.comm);
+      out.put(key.seq);
+      out.put_string(name);
+    }
+  }
+}
+
+void UnfinishedCollectives::read(ByteReader& in) {
+  const auto ranks = in.get<std::uint64_t>();
+  for (std::uint64_t r = 0; r < ranks; ++r) {
+    RankState& state = ranks_[in.get<int>()];
+    for (auto n = in.get<std::uint64_t>(); n > 0; --n) state.comms.insert(in.get_string());
+    for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
+      std::string comm = in.get_string();
+      state.last[std::move(comm)] = in.get<std::int64_t>();
+    }
+    for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
+      Key key;
+      key.comm = in.get_string();
+      key.seq = in.get<std::int64_t>();
+      state.unfinished[std::move(key)] = in.get_string();
+    }
+  }
 }
 
 }  // namespace commprof

@@ -17,6 +17,9 @@
 
 namespace commprof {
 
+class ByteReader;
+class ByteWriter;
+
 class UnfinishedCollectives {
  public:
   /// One rank file's header: the communicators it names and what it left unfinished.
@@ -32,6 +35,11 @@ class UnfinishedCollectives {
   /// "hang: dp0 allreduce #12 unfinished on ranks 0 1 3; rank 2 never started it (its last on
   /// dp0: #11)".
   std::vector<std::string> findings() const;
+
+  /// The committed ranks' states, for another process's read() (a distributed reduction).
+  void write(ByteWriter& out) const;
+  /// Adds the ranks write() wrote, as if their files had been committed here.
+  void read(ByteReader& in);
 
  private:
   struct Key {

@@ -25,6 +25,7 @@ packages=(
   nlohmann-json3-dev                # JSON result files
   libsimdjson-dev                   # fast rank-file reader (commprof report), import-torch
   zlib1g-dev                        # import-torch: gzip-compressed PyTorch profiler traces
+  libzstd-dev                       # compressed rank files (--rank-file-format zstd)
   libsqlite3-dev                    # nsys SQLite exports (commprof import-nsys)
   libgtest-dev                      # tests
 )

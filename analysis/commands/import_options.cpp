@@ -15,7 +15,9 @@ void ImportArgs::define(po::options_description& visible, po::options_descriptio
       "rules", po::value<std::string>(),
       "classification rules file replacing the built-in ones (format: "
       "analysis/nsys_rules_default.txt; import-nsys --print-rules shows them)")(
-      "rank", po::value<int>(), import_rank_help(recorded_rank).c_str());
+      "rank", po::value<int>(), import_rank_help(recorded_rank).c_str())(
+      "rank-file-format", po::value<std::string>()->default_value("json"),
+      "json (rank-<R>.json) or zstd (the same JSON lines as zstd frames, rank-<R>.json.zst)");
   hidden.add_options()("inputs", po::value<std::vector<std::string>>(), "input files");
 }
 
@@ -26,6 +28,7 @@ void ImportArgs::read(const po::variables_map& vm, const std::string& inputs_are
   if (vm.count("output") == 0) throw ConfigError("no output directory: give -o DIR");
   output = vm["output"].as<std::string>();
   if (vm.count("rules") != 0) rules_path = vm["rules"].as<std::string>();
+  format = parse_rank_file_format(vm["rank-file-format"].as<std::string>());
   if (vm.count("rank") != 0) {
     rank = vm["rank"].as<int>();
     if (rank < 0) throw ConfigError("--rank must not be negative");

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The options every `commprof import-*` command shares: the input files (one per rank),
-// -o DIR, --rules FILE and --rank N.
+// -o DIR, --rules FILE, --rank N and --rank-file-format.
 #pragma once
 
 #include <boost/program_options.hpp>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/nsys_rules.hpp"
+#include "src/timeline/rank_file.hpp"
 
 namespace commprof {
 
@@ -15,7 +16,8 @@ struct ImportArgs {
   std::vector<std::string> inputs;
   std::string output;
   std::string rules_path;
-  int rank = -1;  ///< -1: from the files, else their order
+  int rank = -1;                                  ///< -1: from the files, else their order
+  RankFileFormat format = RankFileFormat::kJson;  ///< --rank-file-format
 
   /// Declares the options; `recorded_rank` names where a file records its rank (the rank
   /// policy of both importers: analysis/import_rank.hpp).

@@ -48,6 +48,7 @@ class ImportNsysCommand final : public Command {
     if (print_rules_) return;
     args_.read(vm, "nsys SQLite exports (one per rank)", "file");
     options_.rank = args_.rank;
+    options_.format = args_.format;
     if (vm.count("step-range") != 0) {
       options_.step_range = vm["step-range"].as<std::string>();
       if (options_.step_range.empty()) throw ConfigError("--step-range must not be empty");

@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: MIT
-// `commprof report DIR|FILES...`: the offline reducer. Runs on one process (under mpirun only
-// rank 0 works; the others wait for its exit code). Exit 0: every file was reduced; 1: a file
-// could not be read (the report still names it and reduces the rest) or nothing was readable;
-// 2: usage error.
+// `commprof report DIR|FILES...`: the offline reducer. On one process, or under mpirun / srun
+// shared among the job's processes (distributed_reduction.hpp), which give the same report;
+// process 0 writes it (--format chrome: process 0 alone reads and writes). Exit 0: every file was
+// reduced; 1: a file could not be read (the report still names it and reduces the rest) or nothing
+// was readable; 2: usage error.
 #include "analysis/commands/report_command.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <tuple>
 
+#include "analysis/byte_codec.hpp"
+#include "analysis/distributed_reduction.hpp"
 #include "analysis/graph/critical_report.hpp"
+#include "analysis/mpi/mpi_reduce_exchange.hpp"
 #include "analysis/reducer.hpp"
 #include "analysis/report/chrome_trace.hpp"
 #include "analysis/report/report_writers.hpp"
@@ -37,26 +43,6 @@ struct ReportConfig {
   bool critical_path = true;
 };
 
-// The critical path of every measured step, read from the files a second time; a graph that
-// cannot be built (waits naming ops that are not there, collectives in different orders) is a
-// warning, not a failed report.
-void add_critical_path(Report& report, const std::vector<std::string>& files) {
-  StepGraphBuilder graphs;
-  std::string problem;
-  for (const std::string& f : files) {
-    try {
-      graphs.add(read_rank_file(f));
-    } catch (const Error& e) {
-      // An unreadable file is already a problem of the report; a bad graph is said once.
-      if (report.problems.end() == std::find_if(report.problems.begin(), report.problems.end(),
-                                                [&](const FileProblem& p) { return p.file == f; }))
-        problem = e.what();
-    }
-    if (!problem.empty()) break;
-  }
-  add_critical_paths_or_warn(report, graphs, problem);
-}
-
 // Writes through `write` to `path` atomically, or to stdout when `path` is empty; either
 // way a failed write throws Error naming the destination and the reason.
 void emit(const std::string& path, const std::function<void(std::ostream&)>& write) {
@@ -67,56 +53,11 @@ void emit(const std::string& path, const std::function<void(std::ostream&)>& wri
   }
 }
 
-int run_report(const ReportConfig& cfg) {
-  const std::vector<std::string> files = expand_rank_inputs(cfg.inputs);
-  Report report;
-  if (cfg.format == "chrome") {
-    // Streamed: each rank's events are written as its file is read.
-    emit(cfg.output, [&](std::ostream& os) {
-      ChromeTraceWriter trace(os);
-      report = reduce_rank_files(files, cfg.reduce, [&](const RankTimeline& t) { trace.add(t); });
-      trace.finish();
-    });
-  } else {
-    report = reduce_rank_files(files, cfg.reduce);
-    if (!cfg.baseline.empty()) {
-      const Report base = reduce_rank_files(expand_rank_inputs({cfg.baseline}), cfg.reduce);
-      for (const FileProblem& p : base.problems) {
-        report.warnings.push_back("baseline file " + p.file + ": " + p.message);
-      }
-      if (base.ranks.empty())
-        throw Error("baseline '" + cfg.baseline + "': no rank file could be read");
-      compare_with_baseline(report, base, cfg.baseline);
-    }
-    if (cfg.critical_path) add_critical_path(report, files);
-    if (cfg.format == "text") {
-      emit(cfg.output, [&](std::ostream& os) { write_report_text(os, report); });
-    } else if (cfg.format == "json") {
-      emit(cfg.output, [&](std::ostream& os) { write_report_json(os, report); });
-    } else if (cfg.format == "html") {
-      // The timeline's step is read again from the few rank files it draws.
-      load_step_timelines_from_files(report, cfg.timeline);
-      emit(cfg.output, [&](std::ostream& os) { write_report_html(os, report); });
-    } else if (cfg.format == "prometheus") {
-      emit(cfg.output, [&](std::ostream& os) { write_report_prometheus(os, report); });
-    } else if (cfg.format == "csv") {
-      std::error_code ec;
-      const bool to_dir = !cfg.output.empty() && (cfg.output.back() == '/' ||
-                                                  std::filesystem::is_directory(cfg.output, ec));
-      if (to_dir) {
-        ensure_directory(cfg.output);
-        for (const CsvTable& t : report_csv_tables(report)) {
-          write_file_atomically(cfg.output + "/" + t.name + ".csv",
-                                [&](std::ostream& os) { os << t.text; });
-        }
-      } else {
-        emit(cfg.output, [&](std::ostream& os) { write_report_csv(os, report); });
-      }
-    }
-  }
+// 1 where a file could not be read (named on stderr as in the report), else 0.
+int exit_code(const Report& report, std::size_t files) {
   if (report.ranks.empty()) {
-    std::cerr << "commprof report: error: none of the " << files.size()
-              << " rank file(s) could be read" << std::endl;
+    std::cerr << "commprof report: error: none of the " << files << " rank file(s) could be read"
+              << std::endl;
     for (const FileProblem& p : report.problems) std::cerr << "  " << p.message << std::endl;
     return kExitFailure;
   }
@@ -129,6 +70,121 @@ int run_report(const ReportConfig& cfg) {
     return kExitFailure;
   }
   return kExitOk;
+}
+
+// What the report is made of: the files read, their report, and the baseline's where asked.
+struct Reduced {
+  std::vector<std::string> files;
+  Report report;
+  std::optional<Report> baseline;
+};
+
+// On the process that writes: the baseline comparison, the report in its format, the exit code.
+int write_report(const ReportConfig& cfg, Reduced& reduced) {
+  Report& report = reduced.report;
+  if (reduced.baseline) {
+    const Report& base = *reduced.baseline;
+    for (const FileProblem& p : base.problems) {
+      report.warnings.push_back("baseline file " + p.file + ": " + p.message);
+    }
+    if (base.ranks.empty())
+      throw Error("baseline '" + cfg.baseline + "': no rank file could be read");
+    compare_with_baseline(report, base, cfg.baseline);
+  }
+  // The step graph needs every rank's ops of a step: process 0 reads the files again for it.
+  if (cfg.critical_path) add_critical_path_from_files(report, reduced.files);
+  if (cfg.format == "text") {
+    emit(cfg.output, [&](std::ostream& os) { write_report_text(os, report); });
+  } else if (cfg.format == "json") {
+    emit(cfg.output, [&](std::ostream& os) { write_report_json(os, report); });
+  } else if (cfg.format == "html") {
+    // The timeline's step is read again from the few rank files it draws.
+    load_step_timelines_from_files(report, cfg.timeline);
+    emit(cfg.output, [&](std::ostream& os) { write_report_html(os, report); });
+  } else if (cfg.format == "prometheus") {
+    emit(cfg.output, [&](std::ostream& os) { write_report_prometheus(os, report); });
+  } else if (cfg.format == "csv") {
+    std::error_code ec;
+    const bool to_dir = !cfg.output.empty() &&
+                        (cfg.output.back() == '/' || std::filesystem::is_directory(cfg.output, ec));
+    if (to_dir) {
+      ensure_directory(cfg.output);
+      for (const CsvTable& t : report_csv_tables(report)) {
+        write_file_atomically(cfg.output + "/" + t.name + ".csv",
+                              [&](std::ostream& os) { os << t.text; });
+      }
+    } else {
+      emit(cfg.output, [&](std::ostream& os) { write_report_csv(os, report); });
+    }
+  }
+  return exit_code(report, reduced.files.size());
+}
+
+// One process reads every file.
+int run_report(const ReportConfig& cfg) {
+  Reduced reduced;
+  reduced.files = expand_rank_inputs(cfg.inputs);
+  if (cfg.format == "chrome") {
+    // Streamed: each rank's events are written as its file is read.
+    emit(cfg.output, [&](std::ostream& os) {
+      ChromeTraceWriter trace(os);
+      reduced.report = reduce_rank_files(reduced.files, cfg.reduce,
+                                         [&](const RankTimeline& t) { trace.add(t); });
+      trace.finish();
+    });
+    return exit_code(reduced.report, reduced.files.size());
+  }
+  reduced.report = reduce_rank_files(reduced.files, cfg.reduce);
+  if (!cfg.baseline.empty()) {
+    reduced.baseline = reduce_rank_files(expand_rank_inputs({cfg.baseline}), cfg.reduce);
+  }
+  return write_report(cfg, reduced);
+}
+
+// The list of files, expanded on process 0 and sent to the others, so every process shares the
+// same list; "" and the error where it cannot be expanded.
+std::pair<std::vector<std::string>, std::string> shared_inputs(
+    const std::vector<std::string>& inputs, ReduceExchange& exchange) {
+  ByteWriter out;
+  if (exchange.rank() == 0) {
+    try {
+      const std::vector<std::string> files = expand_rank_inputs(inputs);
+      out.put<bool>(true);
+      out.put<std::uint64_t>(files.size());
+      for (const std::string& f : files) out.put_string(f);
+    } catch (const std::exception& e) {
+      out = ByteWriter{};
+      out.put<bool>(false);
+      out.put_string(e.what());
+    }
+  }
+  const std::string bytes = exchange.broadcast(out.take());
+  ByteReader in(bytes);
+  if (!in.get<bool>()) return {{}, in.get_string()};
+  std::vector<std::string> files(in.get<std::uint64_t>());
+  for (std::string& f : files) f = in.get_string();
+  return {files, ""};
+}
+
+// Under mpirun or srun: every process reads its share of the files; process 0 writes.
+int run_report_across(const ReportConfig& cfg, RankContext& ctx, const Command* command) {
+  MpiReduceExchange exchange(ctx.comm());
+  Reduced reduced;
+  std::string error;
+  std::tie(reduced.files, error) = shared_inputs(cfg.inputs, exchange);
+  std::vector<std::string> baseline_files;
+  if (error.empty() && !cfg.baseline.empty()) {
+    std::tie(baseline_files, error) = shared_inputs({cfg.baseline}, exchange);
+  }
+  if (!error.empty()) {
+    if (ctx.rank() == 0) std::cerr << error_prefix(command) << error << std::endl;
+    return kExitFailure;
+  }
+  reduced.report = reduce_rank_files_across(reduced.files, cfg.reduce, exchange);
+  if (!cfg.baseline.empty()) {
+    reduced.baseline = reduce_rank_files_across(baseline_files, cfg.reduce, exchange);
+  }
+  return run_on_rank_zero(ctx, command, [&] { return write_report(cfg, reduced); });
 }
 
 class ReportCommand final : public Command {
@@ -205,7 +261,11 @@ class ReportCommand final : public Command {
   std::string backend_name() const override { return ""; }
 
   int run(RankContext& ctx, Backend*, const BackendChoice&) override {
-    return run_on_rank_zero(ctx, this, [&] { return run_report(cfg_); });
+    // The Chrome trace holds every op of every rank in one stream: one process writes it.
+    if (ctx.size() == 1 || cfg_.format == "chrome") {
+      return run_on_rank_zero(ctx, this, [&] { return run_report(cfg_); });
+    }
+    return run_report_across(cfg_, ctx, this);
   }
 
  private:

@@ -66,7 +66,7 @@ class ImportTorchCommand final : public Command {
     }
     std::filesystem::create_directories(args_.output);
     for (std::size_t i = 0; i < timelines.size(); ++i) {
-      write_rank_file(args_.output, timelines[i]);
+      write_rank_file(args_.output, timelines[i], args_.format);
       const TorchImportSummary& s = summaries[i];
       std::cout << "rank " << s.rank << " (rank from " << s.rank_source << "): " << s.steps
                 << " steps, ops COMP " << s.ops[index_of(Category::kComp)] << " COMM "

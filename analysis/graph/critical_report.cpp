@@ -7,6 +7,8 @@
 #include <tuple>
 
 #include "analysis/graph/critical_path.hpp"
+#include "src/core/errors.hpp"
+#include "src/timeline/rank_file.hpp"
 
 namespace commprof {
 namespace {
@@ -125,6 +127,23 @@ void add_critical_paths_or_warn(Report& report, StepGraphBuilder& builder,
   } else {
     report.warnings.push_back("no critical path: " + problem);
   }
+}
+
+void add_critical_path_from_files(Report& report, const std::vector<std::string>& files) {
+  StepGraphBuilder graphs;
+  std::string problem;
+  for (const std::string& f : files) {
+    try {
+      graphs.add(read_rank_file(f));
+    } catch (const Error& e) {
+      // An unreadable file is already a problem of the report; a bad graph is said once.
+      if (report.problems.end() == std::find_if(report.problems.begin(), report.problems.end(),
+                                                [&](const FileProblem& p) { return p.file == f; }))
+        problem = e.what();
+    }
+    if (!problem.empty()) break;
+  }
+  add_critical_paths_or_warn(report, graphs, problem);
 }
 
 }  // namespace commprof

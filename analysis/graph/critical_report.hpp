@@ -3,6 +3,7 @@
 // exposed communication, and the paths' time by rank × category × op × communicator.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "analysis/graph/graph_times.hpp"
@@ -39,5 +40,10 @@ void add_critical_paths(Report& report, const std::vector<StepGraph>& graphs);
 /// an op that is not there): then a warning of the report says so, and the report has no path.
 void add_critical_paths_or_warn(Report& report, StepGraphBuilder& builder,
                                 const std::string& problem);
+
+/// The critical path of every measured step of the rank files `files`, read from them (again);
+/// a graph that cannot be built (waits naming ops that are not there, collectives in different
+/// orders, a file out of reach) is a warning of the report, not a failure.
+void add_critical_path_from_files(Report& report, const std::vector<std::string>& files);
 
 }  // namespace commprof

@@ -17,6 +17,7 @@
 
 #include "analysis/nsys_rules.hpp"
 #include "src/timeline/op_record.hpp"
+#include "src/timeline/rank_file.hpp"
 
 namespace commprof {
 
@@ -25,6 +26,7 @@ struct NsysImportOptions {
   std::string step_range;          ///< NVTX range name prefix marking steps (foreign traces)
   int warmup_steps = 0;            ///< with step_range: the first N steps are warm-up
   int rank = -1;                   ///< >= 0: the rank of the one file imported (--rank)
+  RankFileFormat format = RankFileFormat::kJson;  ///< how the rank files are written
 };
 
 /// What one file's import found, for the command's summary and the tests.

@@ -19,7 +19,7 @@ namespace commprof {
 std::string write_nsys_rank_file(const std::string& out_dir, const NsysFileInfo& info,
                                  const NsysImportOptions& options, std::int64_t time_base_utc_ns,
                                  int world_size, NsysFileSummary* summary) {
-  const std::string path = rank_file_path(out_dir, info.rank);
+  const std::string path = rank_file_path(out_dir, info.rank, options.format);
   write_file_atomically(path, [&](std::ostream& os) {
     // One step at a time through the rank file's own writer: the importer's files are exactly
     // what commprof writes.
@@ -28,14 +28,14 @@ std::string write_nsys_rank_file(const std::string& out_dir, const NsysFileInfo&
     const RankTimeline header =
         import_nsys_file(info, options, time_base_utc_ns, world_size, summary,
                          [&](const RankTimeline& head, StepRecord&& s) {
+                           if (first) os << rank_file_piece(rank_file_head(head), options.format);
                            text.clear();
-                           if (first) text = rank_file_head(head);
                            append_step_line(text, s, first, head.rank);
                            first = false;
-                           os << text;
+                           os << rank_file_piece(text, options.format);
                          });
-    if (first) os << rank_file_head(header);
-    os << kRankFileEnd;
+    if (first) os << rank_file_piece(rank_file_head(header), options.format);
+    os << rank_file_piece(kRankFileEnd, options.format);
   });
   return path;
 }

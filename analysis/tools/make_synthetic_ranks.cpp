@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Writes rank-<R>.json files of a synthetic run (analysis/tools/synthetic_timeline.hpp), for the
 // reducer benchmark and demos:
-//   commprof_make_synthetic_ranks OUT_DIR RANKS OPS_PER_RANK [LAYERS] [TP_SIZE]
+//   commprof_make_synthetic_ranks OUT_DIR RANKS OPS_PER_RANK [LAYERS] [TP_SIZE] [json|zstd]
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -12,7 +12,9 @@
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s OUT_DIR RANKS OPS_PER_RANK [LAYERS=10] [TP_SIZE=8]\n", argv[0]);
+    std::fprintf(
+        stderr, "usage: %s OUT_DIR RANKS OPS_PER_RANK [LAYERS=10] [TP_SIZE=8] [FORMAT=json|zstd]\n",
+        argv[0]);
     return 2;
   }
   try {
@@ -22,6 +24,8 @@ int main(int argc, char** argv) {
     const long ops = std::stol(argv[3]);
     spec.layers = argc > 4 ? std::stoi(argv[4]) : 10;
     spec.tp_size = argc > 5 ? std::stoi(argv[5]) : 8;
+    const commprof::RankFileFormat format =
+        commprof::parse_rank_file_format(argc > 6 ? argv[6] : "json");
     spec.warmup_steps = 1;
     spec.steps = static_cast<int>(ops / (3 * spec.layers)) - spec.warmup_steps;
     if (spec.world_size < 1 || spec.steps < 1 ||
@@ -32,7 +36,7 @@ int main(int argc, char** argv) {
     }
     commprof::ensure_directory(dir);
     for (int r = 0; r < spec.world_size; ++r) {
-      commprof::write_rank_file(dir, commprof::make_synthetic_rank(spec, r));
+      commprof::write_rank_file(dir, commprof::make_synthetic_rank(spec, r), format);
     }
     std::printf("wrote %d rank files of %d ops to %s\n", spec.world_size,
                 3 * spec.layers * (spec.steps + spec.warmup_steps), dir.c_str());

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "collectives/collective_spec.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/log.hpp"
 #include "src/timeline/rank_file.hpp"
 
 namespace commprof::nccl_profiler {
@@ -109,6 +111,14 @@ Options options_from_environment() {
   if (const char* s = std::getenv("COMMPROF_PLUGIN_FLUSH_S"); s != nullptr && *s != '\0') {
     const double v = std::atof(s);
     if (v > 0) o.flush_seconds = v;
+  }
+  if (const char* f = std::getenv("COMMPROF_PLUGIN_RANK_FILE_FORMAT"); f != nullptr && *f != '\0') {
+    try {
+      o.format = parse_rank_file_format(f);
+    } catch (const Error& e) {
+      // Inside NCCL, nothing to refuse to: say so and keep the readable default.
+      log::warn(std::string("COMMPROF_PLUGIN_RANK_FILE_FORMAT: ") + e.what() + "; writing json");
+    }
   }
   for (const char* v : {"RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
     if (const auto r = env_int(v)) {
@@ -333,7 +343,7 @@ void Process::complete_locked(Event* op) {
 
 std::string Process::path() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return rank_file_path(options_.out_dir, std::max(rank_, 0));
+  return rank_file_path(options_.out_dir, std::max(rank_, 0), options_.format);
 }
 
 RankTimeline Process::timeline() const {
@@ -407,7 +417,7 @@ void Process::flush() {
   try {
     std::error_code ec;
     std::filesystem::create_directories(options_.out_dir, ec);  // a failure shows in the write
-    write_rank_file(options_.out_dir, t);
+    write_rank_file(options_.out_dir, t, options_.format);
   } catch (...) {
     std::lock_guard<std::mutex> lock(mutex_);
     dirty_ = true;  // not written: the next flush tries again

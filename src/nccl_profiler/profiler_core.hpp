@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "src/timeline/op_record.hpp"
+#include "src/timeline/rank_file.hpp"
 
 namespace commprof::nccl_profiler {
 
@@ -47,7 +48,8 @@ struct OpInfo {
 struct Options {
   std::string out_dir = ".";
   double flush_seconds = 5.0;  ///< how often the rank file is rewritten while the job runs
-  int global_rank = -1;        ///< from the launcher's environment; -1: the first communicator's
+  RankFileFormat format = RankFileFormat::kJson;
+  int global_rank = -1;  ///< from the launcher's environment; -1: the first communicator's
   int world_size = -1;
   /// Host steady-clock and realtime clock readings (ns); tests replace them.
   std::function<std::int64_t()> steady_ns;
@@ -142,7 +144,8 @@ class Process {
 
 /// The process-wide instance the ABI functions use, created at the first init with options from
 /// the environment: COMMPROF_PLUGIN_OUT (default: the working directory),
-/// COMMPROF_PLUGIN_FLUSH_S (default 5), the rank from RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK,
+/// COMMPROF_PLUGIN_FLUSH_S (default 5), COMMPROF_PLUGIN_RANK_FILE_FORMAT (json, the default, or
+/// zstd: rank_file.hpp's RankFileFormat), the rank from RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK,
 /// PMI_RANK or SLURM_PROCID and the world size from WORLD_SIZE, OMPI_COMM_WORLD_SIZE or
 /// SLURM_NTASKS.
 Process& process();

@@ -18,7 +18,8 @@ void prepare_output_directory(RankContext& ctx, const std::string& dir, bool for
     // stop the job now rather than after the first measured step.
     ensure_writable_directory(dir);
     if (ctx.rank() == 0 && !force) {
-      static const std::regex kResult(R"((rank-[0-9]+\.json|report\.[a-z]+|bench\.(json|csv)))");
+      static const std::regex kResult(
+          R"((rank-[0-9]+\.json(\.zst)?|report\.[a-z]+|bench\.(json|csv)))");
       for (const auto& entry : std::filesystem::directory_iterator(dir)) {
         const std::string name = entry.path().filename().string();
         if (std::regex_match(name, kResult)) {

@@ -13,6 +13,7 @@
 #include "src/core/atomic_file.hpp"
 #include "src/core/errors.hpp"
 #include "src/timeline/rank_fields.hpp"
+#include "src/timeline/zstd_frames.hpp"
 
 namespace commprof {
 namespace {
@@ -126,13 +127,41 @@ void write_rank_json(std::ostream& os, const RankTimeline& t) {
   os.write(out.data(), static_cast<std::streamsize>(out.size()));
 }
 
-std::string rank_file_path(const std::string& dir, int rank) {
-  return dir + "/rank-" + std::to_string(rank) + ".json";
+RankFileFormat parse_rank_file_format(const std::string& name) {
+  if (name == "json") return RankFileFormat::kJson;
+  if (name == "zstd") return RankFileFormat::kZstd;
+  throw ConfigError("invalid rank file format '" + name + "': expected json or zstd");
 }
 
-std::string write_rank_file(const std::string& dir, const RankTimeline& t) {
-  const std::string path = rank_file_path(dir, t.rank);
-  write_file_atomically(path, [&](std::ostream& os) { write_rank_json(os, t); });
+std::string rank_file_piece(std::string_view text, RankFileFormat format) {
+  return format == RankFileFormat::kZstd ? zstd_frame(text) : std::string(text);
+}
+
+std::string rank_file_path(const std::string& dir, int rank, RankFileFormat format) {
+  return dir + "/rank-" + std::to_string(rank) +
+         (format == RankFileFormat::kZstd ? ".json.zst" : ".json");
+}
+
+std::string write_rank_file(const std::string& dir, const RankTimeline& t, RankFileFormat format) {
+  const std::string path = rank_file_path(dir, t.rank, format);
+  write_file_atomically(path, [&](std::ostream& os) {
+    if (format == RankFileFormat::kJson) {
+      write_rank_json(os, t);
+      return;
+    }
+    auto put = [&](std::string_view text) {
+      const std::string frame = zstd_frame(text);
+      os.write(frame.data(), static_cast<std::streamsize>(frame.size()));
+    };
+    put(rank_file_head(t));
+    std::string line;
+    for (std::size_t si = 0; si < t.steps.size(); ++si) {
+      line.clear();
+      append_step_line(line, t.steps[si], si == 0, t.rank);
+      put(line);
+    }
+    put(kRankFileEnd);
+  });
   return path;
 }
 

@@ -37,11 +37,23 @@ namespace commprof {
 inline constexpr const char* kRankSchema = "commprof.rank";
 inline constexpr int kRankSchemaVersion = 1;
 
+/// How a rank file is written; every reader reads both. kJson: the text above, in
+/// rank-<R>.json. kZstd: the same text cut where a writer appends (the head, each step's line,
+/// the end), each piece one zstd frame (zstd_frames.hpp), in rank-<R>.json.zst: about a tenth
+/// of the bytes (docs/analysis.md, "Rank file formats").
+enum class RankFileFormat { kJson, kZstd };
+/// "json" or "zstd"; ConfigError naming both otherwise.
+RankFileFormat parse_rank_file_format(const std::string& name);
+/// A piece of the rank file's text as `format` writes it: the text, or one zstd frame of it.
+std::string rank_file_piece(std::string_view text, RankFileFormat format);
+
 void write_rank_json(std::ostream& os, const RankTimeline& timeline);
-/// "<dir>/rank-<R>.json"
-std::string rank_file_path(const std::string& dir, int rank);
-/// rank_file_path(dir, timeline.rank), written atomically; returns the path.
-std::string write_rank_file(const std::string& dir, const RankTimeline& timeline);
+/// "<dir>/rank-<R>.json", or "<dir>/rank-<R>.json.zst" for kZstd.
+std::string rank_file_path(const std::string& dir, int rank,
+                           RankFileFormat format = RankFileFormat::kJson);
+/// rank_file_path(dir, timeline.rank, format), written atomically; returns the path.
+std::string write_rank_file(const std::string& dir, const RankTimeline& timeline,
+                            RankFileFormat format = RankFileFormat::kJson);
 
 /// The rank file in pieces, for writers that add steps as they come (RankFileAppender,
 /// import-nsys): rank_file_head(t), then append_step_line for each step (`first` for the first),
@@ -51,11 +63,13 @@ std::string rank_file_head(const RankTimeline& header);
 void append_step_line(std::string& out, const StepRecord& step, bool first, int rank);
 inline constexpr std::string_view kRankFileEnd = "]}\n";
 
-/// Parses a rank file. Untrusted input: any problem (not JSON, wrong schema or version, missing
-/// or mistyped field, negative duration, unknown category) throws Error naming `source` and
-/// where in it the problem is. A file whose last line is a torn step record (its writer stopped
-/// while appending it) is read without that line, and a warning names the file.
+/// Parses a rank file (its JSON text). Untrusted input: any problem (not JSON, wrong schema or
+/// version, missing or mistyped field, negative duration, unknown category) throws Error naming
+/// `source` and where in it the problem is. A file whose last line is a torn step record (its
+/// writer stopped while appending it) is read without that line, and a warning names the file.
 RankTimeline parse_rank_json(const std::string& text, const std::string& source);
+/// Reads a rank file of either format (a zstd one is known by its first bytes, whatever its
+/// name); a zstd file cut short in its last frame is read without that frame, with a warning.
 RankTimeline read_rank_file(const std::string& path);
 
 /// Op indices as read ("after"), pointing into the reader's storage or a record's vector.

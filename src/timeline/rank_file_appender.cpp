@@ -15,8 +15,12 @@
 
 namespace commprof {
 
-RankFileAppender::RankFileAppender(const std::string& dir, RankTimeline header)
-    : path_(rank_file_path(dir, header.rank)), header_(std::move(header)) {
+RankFileAppender::RankFileAppender(const std::string& dir, RankTimeline header,
+                                   RankFileFormat format)
+    : path_(rank_file_path(dir, header.rank, format)),
+      header_(std::move(header)),
+      format_(format),
+      end_piece_(rank_file_piece(kRankFileEnd, format)) {
   header_.steps.clear();
 }
 
@@ -26,23 +30,21 @@ RankFileAppender::~RankFileAppender() {
 
 void RankFileAppender::append(const StepRecord& step) {
   if (closed_) throw Error("internal: step appended to '" + path_ + "' after it was closed");
+  std::string line;
+  append_step_line(line, step, /*first=*/fd_ < 0, header_.rank);
+  const std::string piece = rank_file_piece(line, format_);
   if (fd_ < 0) {
-    std::string text = rank_file_head(header_);
-    append_step_line(text, step, /*first=*/true, header_.rank);
-    text += kRankFileEnd;
+    const std::string text = rank_file_piece(rank_file_head(header_), format_) + piece + end_piece_;
     write_file_atomically(path_, [&](std::ostream& os) {
       os.write(text.data(), static_cast<std::streamsize>(text.size()));
     });
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd_ < 0) throw Error("cannot write '" + path_ + "': " + std::strerror(errno));
-    end_ = static_cast<std::int64_t>(text.size() - kRankFileEnd.size());
+    end_ = static_cast<std::int64_t>(text.size() - end_piece_.size());
     return;
   }
-  std::string text;
-  append_step_line(text, step, /*first=*/false, header_.rank);
-  text += kRankFileEnd;
-  write_at(text, end_);
-  end_ += static_cast<std::int64_t>(text.size() - kRankFileEnd.size());
+  write_at(piece + end_piece_, end_);
+  end_ += static_cast<std::int64_t>(piece.size());
 }
 
 void RankFileAppender::write_at(const std::string& bytes, std::int64_t offset) {
@@ -60,8 +62,8 @@ void RankFileAppender::write_at(const std::string& bytes, std::int64_t offset) {
     // file already had, so neither needs space a full disk or a size limit refuses.
     const bool undone =
         ::ftruncate(fd_, static_cast<off_t>(offset)) == 0 &&
-        ::pwrite(fd_, kRankFileEnd.data(), kRankFileEnd.size(), static_cast<off_t>(offset)) ==
-            static_cast<ssize_t>(kRankFileEnd.size());
+        ::pwrite(fd_, end_piece_.data(), end_piece_.size(), static_cast<off_t>(offset)) ==
+            static_cast<ssize_t>(end_piece_.size());
     throw Error("cannot write '" + path_ + "': " + std::strerror(error) +
                 (undone ? "; its earlier steps are kept"
                         : "; its last line may be torn (readers drop it and keep the steps "

@@ -17,6 +17,7 @@
 #include "src/timeline/rank_fields.hpp"
 #include "src/timeline/rank_file.hpp"
 #include "src/timeline/rank_file_detail.hpp"
+#include "src/timeline/zstd_frames.hpp"
 
 namespace commprof {
 namespace {
@@ -383,6 +384,12 @@ RankTimeline read_rank_file(const std::string& path) {
   simdjson::padded_string text;
   if (simdjson::padded_string::load(path).get(text)) {
     throw Error("cannot read '" + path + "': " + std::strerror(errno));
+  }
+  const std::string_view bytes(text.data(), text.size());
+  if (starts_with_zstd_frame(bytes)) {
+    std::string json;
+    read_zstd_frames(bytes, path, json);
+    return detail::parse_or_recover(simdjson::padded_string(json), path);
   }
   return detail::parse_or_recover(text, path);
 }

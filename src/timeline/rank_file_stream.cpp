@@ -20,6 +20,7 @@
 #include "src/timeline/rank_fields.hpp"
 #include "src/timeline/rank_file.hpp"
 #include "src/timeline/rank_file_detail.hpp"
+#include "src/timeline/zstd_frames.hpp"
 
 namespace commprof {
 
@@ -503,8 +504,29 @@ class Mapping {
 
 void stream_rank_file(const std::string& path, RankStepSink& sink) {
   detail::check_reader_cpu(path);
+  thread_local std::vector<char> buffer;
+  // A zstd file: the text of its frames, read as a file of that text. Torn frames are dropped
+  // (and named) here, a torn line by the readers.
+  auto read_zstd = [&](std::string_view bytes) {
+    thread_local std::string text;
+    text.clear();
+    read_zstd_frames(bytes, path, text);
+    const std::size_t size = text.size();
+    text.append(simdjson::SIMDJSON_PADDING, '\0');
+    const simdjson::padded_string_view padded(text.data(), size, text.size());
+    if (detail::read_compact(padded.data(), padded.data() + padded.size(), sink)) {
+      sink.end();
+      return;
+    }
+    sink.restart();
+    send_timeline(detail::parse_or_recover(padded, path), sink);
+  };
   {
     const Mapping map(path);
+    if (starts_with_zstd_frame(std::string_view(map.data(), map.size()))) {
+      read_zstd(std::string_view(map.data(), map.size()));
+      return;
+    }
     if (map.data() != nullptr) {
       if (detail::read_compact(map.data(), map.data() + map.size(), sink)) {
         sink.end();
@@ -513,7 +535,6 @@ void stream_rank_file(const std::string& path, RankStepSink& sink) {
       sink.restart();
     }
   }
-  thread_local std::vector<char> buffer;
   std::size_t size = 0;
   if (!load_padded(path, buffer, size)) {
     simdjson::padded_string unused;
@@ -521,6 +542,10 @@ void stream_rank_file(const std::string& path, RankStepSink& sink) {
       throw Error("cannot read '" + path + "': " + std::strerror(errno));
     }
     throw Error("cannot read '" + path + "': it changed while being read");
+  }
+  if (starts_with_zstd_frame(std::string_view(buffer.data(), size))) {
+    read_zstd(std::string_view(buffer.data(), size));
+    return;
   }
   const simdjson::padded_string_view text(buffer.data(), size, buffer.size());
   if (detail::read_compact(text.data(), text.data() + text.size(), sink)) {

@@ -95,6 +95,47 @@ TEST(ReducerFastPath, SameReportAsTheFullTimelinePath) {
   EXPECT_EQ(all_formats(fast), all_formats(observer));
 }
 
+// Rank files written as zstd frames (--rank-file-format zstd) reduce to the report of the same
+// files as JSON, but for the files' names (JSON and CSV compared); a directory stands for them as
+// for rank-<R>.json.
+TEST(ReducerFastPath, ZstdFilesGiveTheSameReportAsJsonFiles) {
+  const std::string plain_dir = fresh_dir("fast_path_plain");
+  const std::string zstd_dir = fresh_dir("fast_path_zstd");
+  const SyntheticSpec spec = spec16();
+  for (int r = 0; r < spec.world_size; ++r) {
+    const RankTimeline t = make_synthetic_rank(spec, r);
+    write_rank_file(plain_dir, t);
+    write_rank_file(zstd_dir, t, RankFileFormat::kZstd);
+  }
+  const std::vector<std::string> zstd_files = expand_rank_inputs({zstd_dir});
+  ASSERT_EQ(zstd_files.size(), 16u);
+  EXPECT_EQ(zstd_files[10], zstd_dir + "/rank-10.json.zst");
+  ReduceOptions options;
+  const Report packed = reduce_rank_files(zstd_files, options);
+  const Report whole = reduce_whole(zstd_files, options);
+  const Report plain = reduce_rank_files(expand_rank_inputs({plain_dir}), options);
+  ASSERT_TRUE(packed.problems.empty());
+  // JSON and CSV: the text tables' columns widen with the longer file names.
+  auto json_csv = [](const Report& r) {
+    std::ostringstream os;
+    write_report_json(os, r);
+    write_report_csv(os, r);
+    return os.str();
+  };
+  std::string expected = json_csv(plain);
+  std::string got = json_csv(packed);
+  auto unname = [](std::string text, const std::string& from, const std::string& to) {
+    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at)) {
+      text.replace(at, from.size(), to);
+    }
+    return text;
+  };
+  got = unname(unname(got, zstd_dir, "DIR"), ".json.zst", ".json");
+  expected = unname(expected, plain_dir, "DIR");
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(all_formats(packed), all_formats(whole));
+}
+
 TEST(ReducerFastPath, FilesNotInCompactFormAreReadTheOtherWay) {
   // Pretty-printed with escapes and non-ASCII names: the compact reader declines, simdjson reads.
   const std::string dir = fresh_dir("fast_path_pretty");

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The report a run writes at its end (rank 0 reduces what the ranks send over MPI) against an
+# The report a run writes at its end (its ranks share the reduction over MPI) against an
 # offline `commprof report` of the rank files the same run wrote: byte for byte, text and JSON.
 # Usage: report_equal_check.sh COMMPROF RESULT_DIR
 set -eu

@@ -12,7 +12,9 @@
 #include <optional>
 #include <sstream>
 
+#include "analysis/distributed_reduction.hpp"
 #include "analysis/graph/critical_report.hpp"
+#include "analysis/mpi/mpi_reduce_exchange.hpp"
 #include "analysis/reducer.hpp"
 #include "analysis/report/report_writers.hpp"
 #include "src/backend/backend.hpp"
@@ -49,6 +51,7 @@ struct RunConfig {
   int test_hang_rank = -1;
   int test_no_activity_rank = -1;
   std::string out_dir;
+  RankFileFormat rank_file_format = RankFileFormat::kJson;
   bool attention_auto = true;  // --attention auto: fused where every rank's backend can
   std::string attention_note;  // why auto chose GEMMs, for the summary
 };
@@ -490,7 +493,10 @@ class RunCommand final : public Command {
         "dry-run", po::bool_switch(),
         "print shapes, FLOPs, bytes, groups and the op plan; run nothing")(
         "dry-run-rank", po::value<int>()->default_value(0), "whose plan --dry-run prints")(
-        "out,o", po::value<std::string>(), "write rank-<R>.json of every rank here");
+        "out,o", po::value<std::string>(), "write rank-<R>.json of every rank here")(
+        "rank-file-format", po::value<std::string>()->default_value("json"),
+        "json (rank-<R>.json) or zstd (the same JSON lines as zstd frames, rank-<R>.json.zst: "
+        "about a tenth of the bytes; every reader reads both)");
     add_runtime_options(visible);
   }
 
@@ -575,6 +581,7 @@ class RunCommand final : public Command {
     c.dry_run = vm["dry-run"].as<bool>();
     c.dry_run_rank = vm["dry-run-rank"].as<int>();
     if (vm.count("out") != 0) c.out_dir = vm["out"].as<std::string>();
+    c.rank_file_format = parse_rank_file_format(vm["rank-file-format"].as<std::string>());
     c.test_hang_rank = vm["test-hang-rank"].as<int>();
     c.test_no_activity_rank = vm["test-no-activity-rank"].as<int>();
   }
@@ -669,7 +676,7 @@ class RunCommand final : public Command {
     // Each step is appended to the rank file as it completes (the first creates it): whatever
     // ends the job later (a dead peer, a timeout, SIGKILL), the steps measured so far remain.
     std::optional<RankFileAppender> file;
-    if (!c.out_dir.empty()) file.emplace(c.out_dir, timeline);
+    if (!c.out_dir.empty()) file.emplace(c.out_dir, timeline, c.rank_file_format);
     timeline.steps =
         executor.run(c.steps, c.warmup_steps, [&](const std::vector<StepRecord>& so_far) {
           if (file) file->append(so_far.back());
@@ -679,7 +686,7 @@ class RunCommand final : public Command {
                                       [](const StepRecord& s) { return !s.warmup; });
     if (measured) {
       summarize(ctx, c, timeline, plan, choice);
-      reduce_on_rank0(ctx, c, timeline);
+      reduce_across_ranks(ctx, c, timeline);
     }
     if (executor.stopped_by() != 0) {
       if (ctx.rank() == 0) {
@@ -782,43 +789,50 @@ class RunCommand final : public Command {
     std::cout << std::flush;
   }
 
-  // Stage two of the reduction, as `commprof report` does offline: rank 0 receives every
-  // rank's timeline over MPI (not through files, which need not be on a shared file system),
-  // reduces them, prints the report and writes report.txt and report.json beside the rank files:
-  // byte for byte what `commprof report DIR` and `--format json` write from them.
-  void reduce_on_rank0(RankContext& ctx, const RunConfig& c, const RankTimeline& mine) {
-    std::ostringstream text;
-    write_rank_json(text, mine);
+  // Stage two of the reduction, as `commprof report` does offline under mpirun: each rank
+  // reduces its own timeline, collectives are matched by owner ranks, and rank 0 gathers the
+  // summaries (distributed_reduction.hpp), so no rank holds every timeline. Rank 0 prints the
+  // report and writes report.txt and report.json beside the rank files: byte for byte what
+  // `commprof report DIR` and `--format json` write from them.
+  void reduce_across_ranks(RankContext& ctx, const RunConfig& c, const RankTimeline& mine) {
+    auto source_of = [&](int rank) {
+      // With rank files written, the report names them as `commprof report DIR` would.
+      return c.out_dir.empty()
+                 ? log::cat("rank ", rank, " (over MPI)")
+                 : (std::filesystem::path(c.out_dir) /
+                    std::filesystem::path(rank_file_path("", rank, c.rank_file_format)).filename())
+                       .string();
+    };
     Reducer reducer(ReduceOptions{});
-    StepGraphBuilder graphs;  // the critical path, as `commprof report` adds it
-    std::string graph_problem;
-    std::vector<std::string> files;
-    stream_to_root(text.str(), ctx.comm(), [&](int rank, const std::string& json) {
-      // With rank files written, the report names them as `commprof report DIR` would (the
-      // bytes received are those of the file): the two reports are then the same bytes.
-      const std::string source =
-          c.out_dir.empty()
-              ? log::cat("rank ", rank, " (over MPI)")
-              : (std::filesystem::path(c.out_dir) / log::cat("rank-", rank, ".json")).string();
-      if (!c.out_dir.empty()) files.push_back(source);
+    reducer.set_file_index(static_cast<std::uint32_t>(ctx.rank()));
+    {
+      // Through the file's text, so the report has the numbers the file holds.
+      std::ostringstream text;
+      write_rank_json(text, mine);
+      const std::string source = source_of(ctx.rank());
       try {
-        RankTimeline t = parse_rank_json(json, source);
-        if (graph_problem.empty()) {
-          try {
-            graphs.add(t);
-          } catch (const Error& e) {
-            graph_problem = e.what();
-          }
-        }
-        reducer.add(std::move(t), source);
+        reducer.add(parse_rank_json(text.str(), source), source);
       } catch (const Error& e) {
         reducer.add_problem(source, e.what());
       }
-    });
+    }
+    MpiReduceExchange exchange(ctx.comm());
+    Report report = finish_across(reducer, ReduceOptions{}, exchange);
     if (ctx.rank() != 0) return;
-    Report report = reducer.finish();
-    report.inputs = files;
-    add_critical_paths_or_warn(report, graphs, graph_problem);
+    if (!c.out_dir.empty()) {
+      for (int r = 0; r < ctx.size(); ++r) report.inputs.push_back(source_of(r));
+    }
+    // The critical path needs every rank's ops of a step, which no rank holds: rank 0 reads them
+    // back from the rank files (every rank closed its file before the exchange above), as
+    // `commprof report DIR` does. Where it cannot (another host's file out of its reach), the
+    // report says why in a warning.
+    if (!c.out_dir.empty()) {
+      add_critical_path_from_files(report, report.inputs);
+    } else {
+      log::info(
+          "no critical path in this report: it is built from the rank files, which --out "
+          "writes");
+    }
     std::cout << '\n';
     write_report_text(std::cout, report);
     std::cout << std::flush;
@@ -827,7 +841,9 @@ class RunCommand final : public Command {
                             [&](std::ostream& os) { write_report_text(os, report); });
       write_file_atomically(c.out_dir + "/report.json",
                             [&](std::ostream& os) { write_report_json(os, report); });
-      log::info("wrote " + c.out_dir + "/rank-*.json, report.txt and report.json");
+      log::info("wrote " + c.out_dir + "/rank-*" +
+                (c.rank_file_format == RankFileFormat::kZstd ? ".json.zst" : ".json") +
+                ", report.txt and report.json");
     }
   }
 

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+#include "analysis/distributed_reduction.hpp"
+
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "analysis/byte_codec.hpp"
+#include "analysis/collective_matching.hpp"
+
+namespace commprof {
+namespace {
+
+using Forced = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // (file, kept file)
+
+std::unique_ptr<Reducer> reduce_block(const std::vector<std::string>& files, std::size_t begin,
+                                      std::size_t end, const ReduceOptions& options,
+                                      const Forced& forced) {
+  auto reducer = std::make_unique<Reducer>(options);
+  for (const auto& [index, kept] : forced) reducer->treat_as_duplicate(index, kept, files[kept]);
+  for (std::size_t i = begin; i < end; ++i) {
+    reducer->set_file_index(static_cast<std::uint32_t>(i));
+    try {
+      reducer->add_file(files[i]);
+    } catch (const std::exception& e) {
+      reducer->add_problem(files[i], e.what());
+    }
+  }
+  return reducer;
+}
+
+// Which file each rank is kept from is a question of the whole list: the first valid file that
+// holds the rank, wherever it was read. Process 0 hears every valid file's rank and answers,
+// for each file that is not the one its rank is kept from, which one is.
+std::map<std::uint32_t, std::uint32_t> kept_files(const Reducer& reducer,
+                                                  ReduceExchange& exchange) {
+  ByteWriter mine;
+  for (const Reducer::FileOutcome& o : reducer.outcomes()) {
+    mine.put(o.index);
+    mine.put(o.rank);
+  }
+  ByteWriter answer;
+  const std::vector<std::string> all = exchange.gather(mine.take());
+  if (exchange.rank() == 0) {
+    std::map<int, std::uint32_t> first;  // rank -> first file (blocks come in file order)
+    std::vector<std::pair<std::uint32_t, int>> outcomes;
+    for (const std::string& bytes : all) {
+      ByteReader in(bytes);
+      while (!in.done()) {
+        const auto index = in.get<std::uint32_t>();
+        const int rank = in.get<int>();
+        first.try_emplace(rank, index);
+        outcomes.emplace_back(index, rank);
+      }
+    }
+    for (const auto& [index, rank] : outcomes) {
+      if (first[rank] == index) continue;
+      answer.put(index);
+      answer.put(first[rank]);
+    }
+  }
+  std::map<std::uint32_t, std::uint32_t> kept;
+  const std::string answered = exchange.broadcast(answer.take());
+  ByteReader in(answered);
+  while (!in.done()) {
+    const auto index = in.get<std::uint32_t>();
+    kept[index] = in.get<std::uint32_t>();
+  }
+  return kept;
+}
+
+}  // namespace
+
+Report reduce_rank_files_across(const std::vector<std::string>& files, const ReduceOptions& options,
+                                ReduceExchange& exchange) {
+  const std::size_t n = files.size();
+  const auto share = static_cast<std::size_t>(exchange.rank());
+  const auto processes = static_cast<std::size_t>(exchange.size());
+  const std::size_t begin = n * share / processes;
+  const std::size_t end = n * (share + 1) / processes;
+  std::unique_ptr<Reducer> reducer = reduce_block(files, begin, end, options, {});
+  // A rank found in two files is kept from the first; where that first file was read by another
+  // process, this share is read again knowing it (rare: only lists that name a rank twice).
+  const std::map<std::uint32_t, std::uint32_t> kept = kept_files(*reducer, exchange);
+  Forced forced;
+  bool again = false;
+  for (const Reducer::FileOutcome& o : reducer->outcomes()) {
+    const auto it = kept.find(o.index);
+    const std::uint32_t kept_index = it == kept.end() ? o.index : it->second;
+    if (kept_index != o.index) forced.emplace_back(o.index, kept_index);
+    again = again || kept_index != o.kept_index;
+  }
+  if (again) reducer = reduce_block(files, begin, end, options, forced);
+  Report report = finish_across(*reducer, options, exchange);
+  if (exchange.rank() == 0) report.inputs = files;
+  return report;
+}
+
+Report finish_across(const Reducer& reducer, const ReduceOptions& options,
+                     ReduceExchange& exchange) {
+  CollectiveMatcher owned;
+  {
+    const std::vector<std::string> from =
+        exchange.all_to_all(reducer.collective_partials(exchange.size()));
+    for (const std::string& bytes : from) owned.merge(bytes);
+  }
+  owned.finish(0);
+  ByteWriter shard;
+  reducer.write_shard(shard);
+  owned.write_finished(shard);
+  const std::vector<std::string> shards = exchange.gather(shard.take());
+  if (exchange.rank() != 0) return Report{};
+  return Reducer::merge_shards(options, shards);
+}
+
+}  // namespace commprof

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+// The reduction shared among processes (`mpirun -np N commprof report DIR`, and the end of
+// `commprof run`): each process reads its share of the rank files and keeps only their
+// summaries; collective instances go to an owner process by a hash of (communicator, sequence
+// number), which matches them and works out each rank's wait; process 0 gathers the per-rank
+// summaries and the owners' instances and finishes the report. The result is the report one
+// process gives from the same files, byte for byte in every format: whatever is summed across
+// processes is an integer, and what is summed in doubles is summed on process 0 in the order
+// one process would.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/reduce_exchange.hpp"
+#include "analysis/reducer.hpp"
+
+namespace commprof {
+
+/// Collective over `exchange`: process p reads the p-th of size() contiguous blocks of `files`.
+/// Process 0 returns what reduce_rank_files(files, options) returns; the others an empty Report.
+Report reduce_rank_files_across(const std::vector<std::string>& files, const ReduceOptions& options,
+                                ReduceExchange& exchange);
+
+/// Collective: finishes a reduction whose share on this process is in `reducer` (its files or
+/// timelines added with set_file_index giving each one's place in the job's reading order, and
+/// no rank in two places). Process 0 returns the report; the others an empty one.
+Report finish_across(const Reducer& reducer, const ReduceOptions& options,
+                     ReduceExchange& exchange);
+
+}  // namespace commprof

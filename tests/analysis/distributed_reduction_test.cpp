@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: MIT
+// The reduction shared among processes (reduce_rank_files_across) against one process
+// (reduce_rank_files): the same report in every format, for 1 to 5 processes, on runs built so
+// that what one process decides by reading order (an instance's kind and size, its algorithm,
+// the kept file of a rank read twice, the order of problems and instances) falls across
+// processes. The processes are threads here, talking through an in-memory exchange; the
+// mpirun test (report_across_*) runs the same over MPI.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "analysis/byte_codec.hpp"
+#include "analysis/distributed_reduction.hpp"
+#include "analysis/report/report_writers.hpp"
+#include "analysis/tools/synthetic_timeline.hpp"
+#include "src/timeline/rank_file.hpp"
+
+namespace commprof {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Mailboxes shared by `size` threads; each collective is two barrier phases (post, collect).
+class Mailboxes {
+ public:
+  explicit Mailboxes(int size)
+      : size_(size),
+        box_(static_cast<std::size_t>(size),
+             std::vector<std::string>(static_cast<std::size_t>(size))) {}
+  int size() const { return size_; }
+  void post(int from, int to, std::string bytes) { box_[from][to] = std::move(bytes); }
+  std::string take(int from, int to) { return std::move(box_[from][to]); }
+  // Every thread waits here until all have come (a barrier; the tests build as C++17).
+  void wait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const long long round = round_;
+    if (++arrived_ == size_) {
+      arrived_ = 0;
+      ++round_;
+      all_came_.notify_all();
+      return;
+    }
+    all_came_.wait(lock, [&] { return round_ != round; });
+  }
+
+ private:
+  int size_;
+  std::mutex mutex_;
+  std::condition_variable all_came_;
+  int arrived_ = 0;
+  long long round_ = 0;
+  std::vector<std::vector<std::string>> box_;
+};
+
+class ThreadExchange final : public ReduceExchange {
+ public:
+  ThreadExchange(Mailboxes& boxes, int rank) : boxes_(boxes), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return boxes_.size(); }
+  std::vector<std::string> all_to_all(const std::vector<std::string>& to) override {
+    for (int p = 0; p < size(); ++p) boxes_.post(rank_, p, to[static_cast<std::size_t>(p)]);
+    boxes_.wait();
+    std::vector<std::string> from;
+    for (int p = 0; p < size(); ++p) from.push_back(boxes_.take(p, rank_));
+    boxes_.wait();
+    return from;
+  }
+  std::vector<std::string> gather(const std::string& mine) override {
+    boxes_.post(rank_, 0, mine);
+    boxes_.wait();
+    std::vector<std::string> all;
+    if (rank_ == 0) {
+      for (int p = 0; p < size(); ++p) all.push_back(boxes_.take(p, 0));
+    }
+    boxes_.wait();
+    return all;
+  }
+  std::string broadcast(const std::string& text) override {
+    if (rank_ == 0) {
+      for (int p = 0; p < size(); ++p) boxes_.post(0, p, text);
+    }
+    boxes_.wait();
+    std::string out = boxes_.take(0, rank_);
+    boxes_.wait();
+    return out;
+  }
+
+ private:
+  Mailboxes& boxes_;
+  int rank_;
+};
+
+Report reduce_on_threads(const std::vector<std::string>& files, const ReduceOptions& options,
+                         int processes) {
+  Mailboxes boxes(processes);
+  Report report;
+  std::vector<std::thread> threads;
+  for (int p = 0; p < processes; ++p) {
+    threads.emplace_back([&, p] {
+      ThreadExchange exchange(boxes, p);
+      Report mine = reduce_rank_files_across(files, options, exchange);
+      if (p == 0) report = std::move(mine);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return report;
+}
+
+std::string all_formats(const Report& r) {
+  std::ostringstream os;
+  write_report_json(os, r);
+  write_report_text(os, r);
+  write_report_csv(os, r);
+  write_report_prometheus(os, r);
+  write_report_html(os, r);
+  return os.str();
+}
+
+// "" where equal, else the first line where they differ, from each: a readable failure.
+std::string first_difference(const std::string& got, const std::string& want) {
+  std::istringstream a(got), b(want);
+  std::string la, lb;
+  for (int line = 1;; ++line) {
+    const bool ha = static_cast<bool>(std::getline(a, la));
+    const bool hb = static_cast<bool>(std::getline(b, lb));
+    if (!ha && !hb) return "";
+    if (ha != hb || la != lb) {
+      return "line " + std::to_string(line) + ":\n  across:      " + (ha ? la : "(end)") +
+             "\n  one process: " + (hb ? lb : "(end)");
+    }
+  }
+}
+
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/" + name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// A run of 12 ranks in which ranks disagree where the reading order decides: on "world"
+// instances of the first measured step the later ranks record other bytes (inconsistent: the first
+// file's bytes stand); the tp all-gathers of odd ranks name NCCL's algorithm, rank 3's another one;
+// "world" collectives of the last step are alltoallv with bytes growing by rank (the most stands)
+// and received bytes too (the per-group table's balance, from each rank's summary).
+std::vector<std::string> write_tangled_run(const std::string& dir) {
+  SyntheticSpec spec;
+  spec.world_size = 12;
+  spec.steps = 3;
+  spec.warmup_steps = 1;
+  spec.layers = 4;
+  spec.tp_size = 4;
+  spec.ranks_per_host = 4;
+  spec.skew_ns = 211;
+  std::vector<std::string> files;
+  for (int r = 0; r < spec.world_size; ++r) {
+    RankTimeline t = make_synthetic_rank(spec, r);
+    for (StepRecord& step : t.steps) {
+      for (OpRecord& op : step.ops) {
+        if (op.category != Category::kComm) continue;
+        if (op.comm == "world" && step.index == 1 && r >= 6) op.bytes += 64;
+        if (op.comm.rfind("tp", 0) == 0 && r % 2 == 1) {
+          op.algo = r == 3 ? "Tree" : "Ring";
+          op.proto = "LL128";
+        }
+        if (op.comm == "world" && step.index == 3) {
+          op.collective = "alltoallv";
+          op.bytes = 1000 + static_cast<std::uint64_t>(r) * 10;
+          op.recv_bytes = 900 + static_cast<std::uint64_t>(r) * 30;  // the per-group balance
+        }
+      }
+    }
+    files.push_back(write_rank_file(dir, t));
+  }
+  return files;
+}
+
+TEST(DistributedReduction, SameReportAsOneProcessInEveryFormat) {
+  const std::string dir = fresh_dir("across_tangled");
+  std::vector<std::string> files = write_tangled_run(dir);
+  // Read in an order that is not the ranks': instances are first met on late ranks.
+  std::reverse(files.begin(), files.begin() + 5);
+  ReduceOptions options;
+  options.peak_busbw_gbps = 50;
+  const Report one = reduce_rank_files(files, options);
+  ASSERT_EQ(one.ranks.size(), 12u);
+  ASSERT_GT(one.inconsistent_instances, 0);
+  const std::string expected = all_formats(one);
+  ASSERT_NE(expected.find("alltoallv"), std::string::npos);
+  ASSERT_NE(expected.find("Tree/LL128"), std::string::npos);
+  ASSERT_EQ(one.group_times.size(), 2u);  // tp and world, the latter with its balance
+  ASSERT_GT(one.group_times[1].recv_imbalance, 1.0);
+  for (int processes : {1, 2, 3, 5}) {
+    SCOPED_TRACE("processes " + std::to_string(processes));
+    const Report across = reduce_on_threads(files, options, processes);
+    EXPECT_EQ(first_difference(all_formats(across), expected), "");
+  }
+}
+
+TEST(DistributedReduction, RankReadTwiceAndBrokenFilesAsOneProcessNamesThem) {
+  const std::string dir = fresh_dir("across_problems");
+  std::vector<std::string> files = write_tangled_run(dir);
+  // Rank 2 again, later in the list (a duplicate of a file another process reads), and rank 9
+  // first in a broken copy (not kept: the valid one later is), then valid twice.
+  const std::string copy2 = dir + "/copy-of-rank-2.json";
+  fs::copy_file(files[2], copy2);
+  const std::string broken9 = dir + "/broken-rank-9.json";
+  {
+    std::ifstream in(files[9]);
+    std::string header;
+    std::getline(in, header);
+    std::ofstream(broken9) << header << "\n{\"index\": \"zero\"}\n]}\n";
+  }
+  const std::string copy9 = dir + "/copy-of-rank-9.json";
+  fs::copy_file(files[9], copy9);
+  files.insert(files.begin() + 1, broken9);
+  files.push_back(copy2);
+  files.push_back(copy9);
+  files.push_back(dir + "/missing.json");
+  const ReduceOptions options;
+  const Report one = reduce_rank_files(files, options);
+  ASSERT_EQ(one.ranks.size(), 12u);
+  ASSERT_EQ(one.problems.size(), 4u);
+  EXPECT_NE(one.problems[2].message.find("was already read from '" + files[10] + "'"),
+            std::string::npos)
+      << one.problems[2].message;
+  const std::string expected = all_formats(one);
+  for (int processes : {2, 4, 7}) {
+    SCOPED_TRACE("processes " + std::to_string(processes));
+    EXPECT_EQ(first_difference(all_formats(reduce_on_threads(files, options, processes)), expected),
+              "");
+  }
+}
+
+TEST(DistributedReduction, MoreProcessesThanFiles) {
+  const std::string dir = fresh_dir("across_few");
+  SyntheticSpec spec;
+  spec.world_size = 2;
+  std::vector<std::string> files;
+  for (int r = 0; r < spec.world_size; ++r) {
+    files.push_back(write_rank_file(dir, make_synthetic_rank(spec, r)));
+  }
+  const ReduceOptions options;
+  const Report one = reduce_rank_files(files, options);
+  ASSERT_EQ(one.ranks.size(), 2u);
+  EXPECT_EQ(first_difference(all_formats(reduce_on_threads(files, options, 4)), all_formats(one)),
+            "");
+}
+
+}  // namespace
+}  // namespace commprof
