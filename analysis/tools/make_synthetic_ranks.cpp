@@ -2,6 +2,9 @@
 // Writes rank-<R>.json files of a synthetic run (analysis/tools/synthetic_timeline.hpp), for the
 // reducer benchmark and demos:
 //   commprof_make_synthetic_ranks OUT_DIR RANKS OPS_PER_RANK [LAYERS] [TP_SIZE] [json|zstd]
+//                                 [FIRST_RANK COUNT]
+// FIRST_RANK and COUNT write only those ranks' files of the RANKS-rank run, so that several
+// processes can write one large run in parts (scripts/reduce-bench.sh).
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -12,9 +15,10 @@
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(
-        stderr, "usage: %s OUT_DIR RANKS OPS_PER_RANK [LAYERS=10] [TP_SIZE=8] [FORMAT=json|zstd]\n",
-        argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s OUT_DIR RANKS OPS_PER_RANK [LAYERS=10] [TP_SIZE=8] [FORMAT=json|zstd] "
+                 "[FIRST_RANK=0 COUNT=RANKS]\n",
+                 argv[0]);
     return 2;
   }
   try {
@@ -26,19 +30,22 @@ int main(int argc, char** argv) {
     spec.tp_size = argc > 5 ? std::stoi(argv[5]) : 8;
     const commprof::RankFileFormat format =
         commprof::parse_rank_file_format(argc > 6 ? argv[6] : "json");
+    const int first = argc > 7 ? std::stoi(argv[7]) : 0;
+    const int count = argc > 8 ? std::stoi(argv[8]) : spec.world_size - first;
     spec.warmup_steps = 1;
     spec.steps = static_cast<int>(ops / (3 * spec.layers)) - spec.warmup_steps;
     if (spec.world_size < 1 || spec.steps < 1 ||
-        (spec.tp_size > 0 && spec.world_size % spec.tp_size)) {
-      std::fprintf(stderr, "bad sizes: ranks %d, steps %d, tp %d\n", spec.world_size, spec.steps,
-                   spec.tp_size);
+        (spec.tp_size > 0 && spec.world_size % spec.tp_size) || first < 0 || count < 0 ||
+        first + count > spec.world_size) {
+      std::fprintf(stderr, "bad sizes: ranks %d, steps %d, tp %d, ranks %d..%d\n", spec.world_size,
+                   spec.steps, spec.tp_size, first, first + count - 1);
       return 2;
     }
     commprof::ensure_directory(dir);
-    for (int r = 0; r < spec.world_size; ++r) {
+    for (int r = first; r < first + count; ++r) {
       commprof::write_rank_file(dir, commprof::make_synthetic_rank(spec, r), format);
     }
-    std::printf("wrote %d rank files of %d ops to %s\n", spec.world_size,
+    std::printf("wrote %d rank files of %d ops to %s\n", count,
                 3 * spec.layers * (spec.steps + spec.warmup_steps), dir.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

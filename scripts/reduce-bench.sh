@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The reducer at scale (issue #32): synthetic rank files of RANKS ranks x OPS ops, written in
+# parallel (one writer per core), then `commprof report DIR --format json` under mpirun with each
+# process count of NPS, timed (wall) with every process's peak memory (GNU time). CPU only.
+#
+#   scripts/reduce-bench.sh RANKS OPS FORMAT "NPS" [WORK_DIR]
+#   e.g. BUILD=build/host scripts/reduce-bench.sh 4096 20000 json "1 4 16" /tmp/rb
+#
+# FORMAT: json or zstd (--rank-file-format). REPORT_ARGS: more arguments for report (the
+# default, --no-critical-path, leaves out the step graph, which process 0 alone builds from
+# every file). The files are removed at the end unless KEEP=1. Prints one line per run:
+# ranks, ops, format, bytes on disk, processes, wall s, the largest and smallest peak RSS.
+set -euo pipefail
+[ $# -ge 4 ] || { sed -n '3,12p' "$0" >&2; exit 2; }
+ranks=$1 ops=$2 format=$3 nps=$4
+work=${5:-/tmp/commprof-reduce-bench}
+build=${BUILD:-build/host}
+gen=$build/analysis/tools/commprof_make_synthetic_ranks
+commprof=$build/commprof
+if [ ! -x "$gen" ] || [ ! -x "$commprof" ]; then
+  echo "no $gen or $commprof (set BUILD)" >&2
+  exit 2
+fi
+command -v /usr/bin/time >/dev/null || { echo "needs GNU time (/usr/bin/time)" >&2; exit 2; }
+cores=$(nproc)
+since() { awk -v a="$(date +%s.%N)" -v b="$1" 'BEGIN { print a - b }'; }
+dir=$work/$ranks-$ops-$format
+rm -rf "$dir"
+mkdir -p "$dir"
+
+start=$(date +%s.%N)
+per=$(((ranks + cores - 1) / cores))
+for ((first = 0; first < ranks; first += per)); do
+  count=$((first + per > ranks ? ranks - first : per))
+  "$gen" "$dir" "$ranks" "$ops" 10 8 "$format" "$first" "$count" >/dev/null &
+done
+wait
+bytes=$(du -sb "$dir" | cut -f1)
+printf 'wrote %d files of %d ops (%s, %d bytes) in %.1f s with %d writers\n' "$ranks" "$ops" \
+  "$format" "$bytes" "$(since "$start")" "$cores"
+
+mpirun=(mpirun --oversubscribe)
+[ "$(id -u)" = 0 ] && mpirun+=(--allow-run-as-root)
+for np in $nps; do
+  sync
+  rm -f "$work"/rss.*
+  start=$(date +%s.%N)
+  # Each process's own peak RSS, in a file named by its MPI rank (expanded by the inner shell).
+  # shellcheck disable=SC2086,SC2016  # REPORT_ARGS is a list of arguments
+  "${mpirun[@]}" -np "$np" sh -c '/usr/bin/time -f "%M" -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' \
+    "$work/rss" "$commprof" report "$dir" --format json -o "$work/report-$np.json" \
+    ${REPORT_ARGS:---no-critical-path}
+  wall=$(since "$start")
+  max=$(cat "$work"/rss.* | sort -n | tail -n 1)
+  min=$(cat "$work"/rss.* | sort -n | head -n 1)
+  printf 'ranks %d  ops %d  %s %d B  processes %d  wall %.1f s  peak RSS per process %d..%d MiB\n' \
+    "$ranks" "$ops" "$format" "$bytes" "$np" "$wall" $((min / 1024)) $((max / 1024))
+done
+for np in $nps; do
+  cmp -s "$work/report-${nps%% *}.json" "$work/report-$np.json" ||
+    echo "report with $np processes differs from ${nps%% *}'s" >&2
+done
+[ "${KEEP:-0}" = 1 ] || rm -rf "$dir"
