@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
+#include "analysis/saturating_sum.hpp"
 #include "src/timeline/category.hpp"
 
 namespace commprof {
@@ -51,15 +53,20 @@ void add_group_times(const StepView& step, const std::vector<Interval>& comp,
       if (is_alltoall(op.collective)) {
         ++t.alltoalls;
         if (op.recv_bytes > 0) {
-          t.recv_bytes += op.recv_bytes;
+          // Saturates, as the times do: a sum of absurd but valid counts stays at the limit.
+          if (__builtin_add_overflow(t.recv_bytes, op.recv_bytes, &t.recv_bytes)) {
+            t.recv_bytes = std::numeric_limits<std::uint64_t>::max();
+          }
           ++t.recv_calls;
         }
       }
     }
     make_canonical(mine);
     const std::int64_t busy = total_length(mine);
-    t.comm_ns += busy;
-    t.exposed_ns += busy - intersection_length(mine, comp);
+    // Each step's time is bounded (±2^60 ns), but their sum over many steps of an adversarial
+    // file is not (UBSan found that): saturating sums, as the reducer's.
+    add_saturating(t.comm_ns, busy);
+    add_saturating(t.exposed_ns, busy - intersection_length(mine, comp));
   }
 }
 

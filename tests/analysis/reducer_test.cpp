@@ -103,6 +103,9 @@ TEST(Reducer, SumsOfHugeDurationsAndWaitsDoNotOverflow) {
   ASSERT_EQ(r.groups.size(), 1u);
   EXPECT_EQ(r.groups[0].wait_ns, kSaturated);
   EXPECT_GT(r.groups[0].time_ns, 0.0);
+  ASSERT_EQ(r.group_times.size(), 1u);  // the per-group sums saturate too
+  EXPECT_GT(r.group_times[0].comm_ns, 0.0);
+  EXPECT_GE(r.group_times[0].exposed_ns, 0.0);
 }
 
 TEST(Reducer, PerRankMetricsAndWorstRank) {
