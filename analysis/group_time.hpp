@@ -28,10 +28,11 @@ struct GroupTime {
   std::int64_t recv_calls = 0;   ///< the calls that recorded recv_bytes
 };
 
-/// Buffers add_group_times reuses from step to step.
+/// Buffers add_group_times reuses from step to step: the step's spans of each group, by the
+/// group's index in the `groups` it adds to, and whether the step had an op of it.
 struct GroupScratch {
-  std::vector<Interval> intervals;
-  std::vector<std::string_view> seen;
+  std::vector<std::vector<Interval>> spans;
+  std::vector<bool> touched;
 };
 
 /// Adds one step's ops to `groups` (one entry per group, created as groups appear). `comp` is
