@@ -440,6 +440,14 @@ void PlanExecutor::record_ops(const IssuedStep& issued, std::int64_t origin, boo
       }
     } else if (const auto* p = std::get_if<PlannedP2P>(&op.call)) {
       r.collective = p->name();
+      if (p->world) {  // the peers' world ranks: how the step graph pairs sends with receives
+        for (const P2PTransfer& t : p->sends) {
+          if (t.peer >= 0) r.send_to.push_back(p->world->at(static_cast<std::size_t>(t.peer)));
+        }
+        for (const P2PTransfer& t : p->recvs) {
+          if (t.peer >= 0) r.recv_from.push_back(p->world->at(static_cast<std::size_t>(t.peer)));
+        }
+      }
     }
     if (!r.collective.empty()) {
       Communicator* comm = comm_of(op.group());

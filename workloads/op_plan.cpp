@@ -90,7 +90,7 @@ int OpPlan::p2p(const std::string& name, Group group, const std::array<P2PTransf
   PlannedOp op;
   op.name = name;
   op.stream = Category::kComm;
-  op.call = PlannedP2P{group, sends, recvs, count};
+  op.call = PlannedP2P{group, sends, recvs, count, nullptr};
   op.bytes = count * dtype_size(dtype) * static_cast<std::uint64_t>(used(sends) + used(recvs));
   return add(std::move(op), deps);
 }

@@ -48,6 +48,9 @@ struct PlannedP2P {
   std::array<P2PTransfer, 2> sends{};
   std::array<P2PTransfer, 2> recvs{};
   std::uint64_t count = 0;  ///< elements per transfer
+  /// The group's world ranks in group-rank order (shared by the group's ops): the records'
+  /// send_to and recv_from, which the step graph matches transfers by. Null: not recorded.
+  std::shared_ptr<const std::vector<int>> world;
   /// "sendrecv", "send" or "recv": how records and NVTX ranges name it.
   const char* name() const { return p2p_name(sends, recvs); }
 };

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
@@ -695,6 +696,13 @@ class StepBuilder {
                          count, count * elem_, {last_dp_sync_, zero_reduce_, last_grad_});
   }
 
+  // The P2P op `id` of the group whose world ranks are `group` records its peers' world ranks.
+  void with_world(int id, const std::vector<int>& group) {
+    auto& shared = group_world_[&group];
+    if (!shared) shared = std::make_shared<const std::vector<int>>(group);
+    std::get<PlannedP2P>(plan_.ops.at(static_cast<std::size_t>(id)).call).world = shared;
+  }
+
   int transfer(const PipeItem& it, int produced) {
     const std::uint64_t count = tokens_hidden_ / static_cast<std::uint64_t>(sp() ? t_ : 1);
     std::string name;
@@ -710,6 +718,7 @@ class StepBuilder {
     if (!chunks) name += log::cat(".mb", it.micro_batch);
     const bool sends = used(it.sends) > 0, recvs = used(it.recvs) > 0;
     const int id = plan_.p2p(name, Group::kPp, it.sends, it.recvs, count, {sends ? produced : -1});
+    with_world(id, place_.pp_group);
     return recvs ? id : -1;
   }
 
@@ -894,7 +903,10 @@ class StepBuilder {
     const int next = (place_.cp_rank + 1) % cp_, prev = (place_.cp_rank + cp_ - 1) % cp_;
     const std::array<P2PTransfer, 2> sends{P2PTransfer{next, !gradient}, P2PTransfer{}};
     const std::array<P2PTransfer, 2> recvs{P2PTransfer{prev, !gradient}, P2PTransfer{}};
-    return plan_.p2p(name, Group::kCp, sends, recvs, 2 * cp_kv_elements(c_.shape, t_, cp_), deps);
+    const int id =
+        plan_.p2p(name, Group::kCp, sends, recvs, 2 * cp_kv_elements(c_.shape, t_, cp_), deps);
+    with_world(id, place_.cp_group);
+    return id;
   }
   // p2p forward: at step i the attention of the K/V held (own at step 0, then received) while
   // the ring passes it on: step i+1's transfer is issued before step i's attention, on COMM
@@ -990,6 +1002,8 @@ class StepBuilder {
   const WorkloadConfig& c_;
   const RankPlace& place_;
   OpPlan plan_;
+  // with_world's copies, one per group (keyed by the place's vector).
+  std::map<const std::vector<int>*, std::shared_ptr<const std::vector<int>>> group_world_;
   int t_ = 1;
   int cp_ = 1;
   ModelShape local_;  // the shape outside attention: s/cp tokens per micro-batch

@@ -130,6 +130,13 @@ CriticalPath critical_path(const StepGraph& g, const GraphTimes& t) {
         }
       }
       collectives.push_back({walked.size(), op.collective_id, at});
+    } else {
+      // A transfer ended once its last side arrived: the path runs through that side.
+      for (const int m : op.partners) {
+        if (t.start_ns[static_cast<std::size_t>(m)] > t.start_ns[static_cast<std::size_t>(at)]) {
+          at = m;
+        }
+      }
     }
     visited[static_cast<std::size_t>(v)] = visited[static_cast<std::size_t>(at)] = true;
     const std::int64_t start = std::min(cursor, t.start_ns[static_cast<std::size_t>(at)]);

@@ -80,6 +80,8 @@ void CriticalPathRows::add(const StepGraph& g, const GraphTimes& t) {
   total_ns_ += static_cast<double>(row.path_ns);
   waits_ += g.ops_with_waits;
   incomplete_ += g.incomplete;
+  unmatched_ += g.unmatched_transfers;
+  no_peers_ += g.transfers_without_peers;
   steps_.push_back(std::move(row));
 }
 
@@ -105,6 +107,14 @@ void CriticalPathRows::finish(Report& report) {
   if (incomplete_ > 0) {
     note += std::string(note.empty() ? "" : "; ") + std::to_string(incomplete_) +
             " collective(s) recorded by fewer ranks than their communicator has";
+  }
+  if (unmatched_ > 0) {
+    note += std::string(note.empty() ? "" : "; ") + std::to_string(unmatched_) +
+            " transfer(s) whose other side no rank recorded";
+  }
+  if (no_peers_ > 0) {
+    note += std::string(note.empty() ? "" : "; ") + std::to_string(no_peers_) +
+            " send(s) and receive(s) without their peers, which order nothing across ranks";
   }
   report.critical_steps = std::move(steps_);
   report.critical_shares = std::move(shares);

@@ -30,7 +30,7 @@ class CriticalPathRows {
   std::vector<Share> shares_;
   std::vector<std::size_t> index_;  // shares_ sorted by key, for lookups
   double total_ns_ = 0.0;
-  std::int64_t waits_ = 0, incomplete_ = 0;
+  std::int64_t waits_ = 0, incomplete_ = 0, unmatched_ = 0, no_peers_ = 0;
 };
 
 /// The measured critical path of every graph into `report`.

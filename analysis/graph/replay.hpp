@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The step graph replayed with other durations, as a discrete-event simulation over the same
-// dependencies: an op starts a fixed host gap after it is ready (its rank's step start, the op
-// before it on its stream and the ops it waited for have ended), a plain op ends its duration
+// dependencies: an op starts its host gap after it is ready (its rank's step start, the op
+// before it on its stream and the ops it waited for have ended), less however much later than
+// measured it became ready (the host had issued it by its measured start: a later ready time
+// absorbs the launch delay rather than adding to it), a plain op ends its duration
 // later, and a collective's members end once the last member has arrived, each its own measured
 // time after that arrival (the shortest is the report's collective time; the others hold the
 // end skew the transport gave that rank). Replaying the measured model gives back the measured
@@ -22,6 +24,9 @@ struct ReplayModel {
   /// its own end.
   std::vector<std::int64_t> op_ns;
   std::vector<std::int64_t> gap_ns;  ///< by op: the host gap before it
+  /// By op: when it was ready in the measured step; a replay that makes it ready later takes
+  /// that lateness off its gap. Empty: every gap is kept whole.
+  std::vector<std::int64_t> ready_ns;
 };
 
 /// The model the files measured: each op's duration (a collective member's from the last

@@ -2,6 +2,7 @@
 #include "analysis/graph/step_graph.hpp"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "analysis/collective_matching.hpp"
@@ -45,6 +46,12 @@ void StepGraphBuilder::add(int rank, std::int64_t offset, const StepView& step) 
     op.comm = std::string(v.comm);
     op.comm_size = v.comm_size;
     op.seq = v.seq;
+    op.send_to.assign(v.send_to.begin(), v.send_to.end());
+    op.recv_from.assign(v.recv_from.begin(), v.recv_from.end());
+    if (op.send_to.empty() && op.recv_from.empty() &&
+        (op.collective == "send" || op.collective == "recv" || op.collective == "sendrecv")) {
+      ++g.transfers_without_peers;
+    }
     op.start_ns = v.start_ns + offset;
     op.end_ns = v.end_ns + offset;
     g.ops.push_back(std::move(op));
@@ -138,6 +145,33 @@ void match_collectives(StepGraph& g) {
   }
 }
 
+// Pairs each rank's sends with their receives: per (sender, receiver), the k-th op of the sender
+// that sends to the receiver with the k-th op of the receiver that receives from the sender,
+// each in its file's order.
+void match_transfers(StepGraph& g) {
+  std::map<std::pair<int, int>, std::pair<std::vector<int>, std::vector<int>>> pairs;
+  for (const GraphRank& r : g.ranks) {
+    for (int i = r.first_op; i < r.first_op + r.ops; ++i) {
+      const GraphOp& op = g.ops[static_cast<std::size_t>(i)];
+      for (const std::int32_t to : op.send_to) pairs[{r.rank, to}].first.push_back(i);
+      for (const std::int32_t from : op.recv_from) pairs[{from, r.rank}].second.push_back(i);
+    }
+  }
+  auto link = [&g](int a, int b) {
+    std::vector<int>& p = g.ops[static_cast<std::size_t>(a)].partners;
+    if (a != b && std::find(p.begin(), p.end(), b) == p.end()) p.push_back(b);
+  };
+  for (const auto& [ranks, ops] : pairs) {
+    const auto& [sends, recvs] = ops;
+    const std::size_t n = std::min(sends.size(), recvs.size());
+    for (std::size_t k = 0; k < n; ++k) {
+      link(sends[k], recvs[k]);
+      link(recvs[k], sends[k]);
+    }
+    g.unmatched_transfers += static_cast<std::int64_t>(std::max(sends.size(), recvs.size()) - n);
+  }
+}
+
 }  // namespace
 
 std::vector<StepGraph> StepGraphBuilder::finish() {
@@ -147,6 +181,7 @@ std::vector<StepGraph> StepGraphBuilder::finish() {
     // Ops are rank by rank in the order ranks were added; ranks are sorted for lookups, and
     // each keeps its range of ops.
     match_collectives(g);
+    match_transfers(g);
     out.push_back(std::move(g));
   }
   steps_.clear();

@@ -3,7 +3,8 @@
 // before it on its stream, the ops its stream waited for (the rank file's "after", written by
 // commprof's executor), and, for a collective (or a send/receive pair the file matches as one),
 // the arrival of every member: a matched collective ends on all its ranks together, no earlier
-// than its last arrival. The critical path (critical_path.hpp) and the replay (replay.hpp) walk
+// than its last arrival; a send and its receive (the files' send_to and recv_from) likewise wait
+// for each other. The critical path (critical_path.hpp) and the replay (replay.hpp) walk
 // it; `commprof report` and `commprof whatif` build it.
 #pragma once
 
@@ -31,6 +32,13 @@ struct GraphOp {
   /// (first), then the ops its stream waited for.
   std::vector<int> preds;
   int collective_id = -1;  ///< its matched collective in StepGraph::collectives, or -1
+  /// A send or receive: the world ranks it sent to and received from (the rank file's send_to
+  /// and recv_from), and the ops of other ranks its transfers pair with: the k-th transfer from
+  /// rank A to rank B is A's k-th op sending to B and B's k-th op receiving from A. It ends no
+  /// earlier than the last of it and its partners arrives (a sender waits for its receiver, a
+  /// receiver for its sender; a grouped send and receive for both).
+  std::vector<std::int32_t> send_to, recv_from;
+  std::vector<int> partners;
 };
 
 /// A collective matched across the ranks of one step (CollectiveMatcher): its members start as
@@ -64,6 +72,11 @@ struct StepGraph {
   /// Collectives fewer ranks recorded than their communicator has (their members still end
   /// together).
   std::int64_t incomplete = 0;
+  /// Transfers whose other side no rank recorded (a send without its receive, or the reverse).
+  std::int64_t unmatched_transfers = 0;
+  /// Sends and receives that did not record their peers (imports, earlier files): they order
+  /// nothing across ranks.
+  std::int64_t transfers_without_peers = 0;
   /// The ops of `rank`'s entry in `ranks`.
   const GraphRank& rank_of(const GraphOp& op) const;
 };

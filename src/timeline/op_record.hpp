@@ -48,6 +48,11 @@ struct OpRecord {
   /// ops): the cross-stream waits its plan made (commprof's executor writes them). Optional in
   /// the file: imports and earlier files have none, and stream order alone then orders the op.
   std::vector<std::int32_t> after;
+  /// A send or receive (P2P): the world ranks it sent to and received from, in its group's
+  /// order. The k-th transfer from rank A to rank B in a step is the k-th send_to B of A and the
+  /// k-th recv_from A of B (NCCL and MPI deliver a pair's messages in order), which is how the
+  /// step graph matches them. Optional: empty when unknown.
+  std::vector<std::int32_t> send_to, recv_from;
   std::int64_t duration_ns() const { return end_ns - start_ns; }
 };
 

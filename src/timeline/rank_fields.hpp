@@ -92,7 +92,9 @@ inline constexpr auto kOp = std::make_tuple(
     optional_field("enqueue_ns", &OpRecord::enqueue_ns, &OpView::enqueue_ns, Check::kTime),
     optional_field("graph", &OpRecord::graph, &OpView::graph),
     optional_field("recv_bytes", &OpRecord::recv_bytes, &OpView::recv_bytes),
-    optional_field("after", &OpRecord::after, &OpView::after, Check::kNonNegative));
+    optional_field("after", &OpRecord::after, &OpView::after, Check::kNonNegative),
+    optional_field("send_to", &OpRecord::send_to, &OpView::send_to, Check::kNonNegative),
+    optional_field("recv_from", &OpRecord::recv_from, &OpView::recv_from, Check::kNonNegative));
 
 template <class Table>
 inline constexpr std::size_t kCount = std::tuple_size_v<Table>;

@@ -14,8 +14,9 @@
 //
 // An op may also carry the optional fields dtype, count, algo, proto, channels, enqueue_ns and
 // graph (what NCCL's profiler plugin reports of a collective), recv_bytes (what a rank received
-// in an all-to-all(v)), and "after": [i, j], the indices within its step of the ops its stream
-// waited for (commprof's executor); each is written only when known.
+// in an all-to-all(v)), "after": [i, j], the indices within its step of the ops its stream
+// waited for (commprof's executor), and of a send or receive "send_to" and "recv_from": [r, ...],
+// the world ranks it sent to and received from; each is written only when known.
 //
 // commprof writes it compact, one step to a line: the header up to `"steps":[`, a newline, each
 // step followed by a newline, then `]}` and a newline. Strings escape their control characters, so
@@ -106,7 +107,8 @@ struct OpView {
   std::int64_t enqueue_ns = 0;
   bool graph = false;
   std::uint64_t recv_bytes = 0;
-  OpIndices after;  ///< valid as long as the strings are
+  OpIndices after;               ///< valid as long as the strings are
+  OpIndices send_to, recv_from;  ///< world ranks (not op indices), as long as the strings are
   std::int64_t duration_ns() const { return end_ns - start_ns; }
 };
 

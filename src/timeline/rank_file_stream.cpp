@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "src/core/errors.hpp"
 #include "src/timeline/rank_fields.hpp"
@@ -97,10 +98,11 @@ class Reader {
   const char* end_;
   RankStepSink& sink_;
   std::vector<OpView> ops_;
-  // The step's "after" lists, one after another; each op's span is set once the step's ops are
-  // read (the storage may move while they are).
+  // The step's lists ("after", "send_to", "recv_from"), one after another; each op's span is set
+  // once the step's ops are read (the storage may move while they are).
   struct AfterList {
     std::size_t op, begin, size;
+    OpIndices OpView::*member;
   };
   std::vector<std::int32_t> after_;
   std::vector<AfterList> after_lists_;
@@ -332,7 +334,7 @@ class Reader {
       ops_.push_back(o);
     } while (lit(','));
     for (const AfterList& a : after_lists_) {
-      ops_[a.op].after = OpIndices(after_.data() + a.begin, a.size);
+      ops_[a.op].*(a.member) = OpIndices(after_.data() + a.begin, a.size);
     }
     return lit(']');
   }
@@ -356,7 +358,11 @@ class Reader {
   template <class Table, class R>
   bool fields_value(const Table& table, std::string_view k, R& r, unsigned& seen, bool& ok) {
     return rank_fields::find(table, k, [&](const auto& f, std::size_t i) {
-      ok = value(r.*(f.view));
+      if constexpr (std::is_same_v<std::decay_t<decltype(r.*(f.view))>, OpIndices>) {
+        ok = list(f.view);
+      } else {
+        ok = value(r.*(f.view));
+      }
       seen |= 1u << i;
     });
   }
@@ -374,9 +380,9 @@ class Reader {
   bool value(int& out) { return int32(out); }
   bool value(double& out) { return f64(out); }
   bool value(bool& out) { return boolean(out); }
-  // [i,j,...] of the op being read (ops_.size()): its span is set when the step's ops are read.
-  bool value(OpIndices& out) {
-    out = {};
+  // [i,j,...] of the op being read (ops_.size()) into `member`: its span is set when the step's
+  // ops are read.
+  bool list(OpIndices OpView::*member) {
     if (!lit('[')) return false;
     const std::size_t begin = after_.size();
     if (!lit(']')) {
@@ -387,7 +393,7 @@ class Reader {
       } while (lit(','));
       if (!lit(']')) return false;
     }
-    after_lists_.push_back({ops_.size(), begin, after_.size() - begin});
+    after_lists_.push_back({ops_.size(), begin, after_.size() - begin, member});
     return true;
   }
   bool value(Category& out) {

@@ -210,42 +210,48 @@ TEST(WhatIf, ScaleRulesParse) {
 
 TEST(WhatIf, RulesScaleTheirOpsAndACollectiveByItsSlowestMember) {
   // Rank 1's compute twice as long: a [0,40], so ar's last arrival is at 40 and it ends 10 later
-  // (the rule is on compute), at 50; rank 0's c runs [50,60]. Rank 1's b runs [40,56] and its c,
-  // 1 after (its host gap) for 10: [57,67], the step's end. Path: rank 1's a, b, gap, c.
+  // (the rule is on compute), at 50; rank 0's c runs [50,60]. Rank 1's b runs [40,56] and its c
+  // for 10: [56,66], the step's end: its host gap of 1 (ready at 30, started at 31) is absorbed,
+  // as c is ready 26 later than measured and the host had issued it by 31. Path: rank 1's a, b,
+  // c.
   const StepGraph g = graph_of(two_ranks());
   const ReplayModel slow = scaled_model(g, measured_model(g), {parse_scale_rule("rank1:comp=2")});
   EXPECT_EQ(slow.op_ns[4], 40);  // rank 1's a
   EXPECT_EQ(slow.op_ns[0], 10);  // rank 0's a, untouched
-  EXPECT_EQ(step_outcome(g, replay(g, slow)).step_ns, 67);
+  EXPECT_EQ(step_outcome(g, replay(g, slow)).step_ns, 66);
   // A rule on rank 1's communication scales the whole collective on both ranks.
   const ReplayModel comm =
       scaled_model(g, measured_model(g), {parse_scale_rule("rank1:comm[dp]=3")});
   EXPECT_EQ(comm.op_ns[1], 30);
   EXPECT_EQ(comm.op_ns[5], 30);
-  // ar ends at 20 + 30; rank 0's c runs [50,60], rank 1's [51,56].
+  // ar ends at 20 + 30; rank 0's c runs [50,60], rank 1's [50,55] (its gap absorbed).
   EXPECT_EQ(step_outcome(g, replay(g, comm)).step_ns, 60);
   const WhatIf w = what_if({g}, {parse_scale_rule("rank1:comp=2")});
   EXPECT_EQ(w.steps, 1);
   EXPECT_DOUBLE_EQ(w.measured.step_ns, 40.0);
   EXPECT_DOUBLE_EQ(w.replayed.step_ns, 40.0);
-  EXPECT_DOUBLE_EQ(w.predicted.step_ns, 67.0);
-  EXPECT_DOUBLE_EQ(w.predicted.path_ns, 67.0);
-  EXPECT_DOUBLE_EQ(w.predicted.gap_ns, 1.0);
+  EXPECT_DOUBLE_EQ(w.predicted.step_ns, 66.0);
+  EXPECT_DOUBLE_EQ(w.predicted.path_ns, 66.0);
+  EXPECT_DOUBLE_EQ(w.predicted.gap_ns, 0.0);
   ASSERT_FALSE(w.paths.critical_shares.empty());
   EXPECT_EQ(w.paths.critical_shares[0].rank, 1);  // rank 1's a: 40 of the path's 67
   EXPECT_EQ(w.paths.critical_shares[0].op, "a");
   EXPECT_DOUBLE_EQ(w.paths.critical_shares[0].mean_ns, 40.0);
+  // Kept whole where the op became ready no later than measured: gaps scaled up stay.
+  const WhatIf gaps = what_if({g}, {parse_scale_rule("gap=3")});
+  EXPECT_DOUBLE_EQ(gaps.predicted.step_ns, 40.0);  // rank 0's c ends the step, rank 1's [33,38]
 }
 
 TEST(WhatIf, SerializedRunsEachRanksOpsInFileOrderWithTheMeasuredGaps) {
   // Each op now also waits for the one before it in its rank's file: a, ar, b, c. ar still
-  // arrives at 10 and 20 and ends at 30. Rank 0's b waits for ar: ready at 30, its measured gap
-  // of 2 (it started at 12, ready at 10) puts it at [32,40], and c at [40,50]. Rank 1's b runs
-  // [30,38] and its c, ready at 38, 1 later (its gap): [39,44]. The step: 50, against 40.
+  // arrives at 10 and 20 and ends at 30. Rank 0's b waits for ar: ready at 30, 20 later than
+  // measured, which absorbs its gap of 2 (the host issued it at 12): [30,38], and c [38,48].
+  // Rank 1's b runs [30,38] and its c, ready at 38, 8 later than measured (its gap of 1
+  // absorbed): [38,43]. The step: 48, against 40.
   const StepGraph g = graph_of(two_ranks());
   const WhatIf w = what_if({g}, {}, true);
   EXPECT_DOUBLE_EQ(w.replayed.step_ns, 40.0);
-  EXPECT_DOUBLE_EQ(w.predicted.step_ns, 50.0);
+  EXPECT_DOUBLE_EQ(w.predicted.step_ns, 48.0);
   // Serialized, nothing overlaps the all-reduce: rank 0 sees it from 10 to 30, rank 1 from 20.
   ASSERT_TRUE(w.predicted.overlap.has_value());
   EXPECT_DOUBLE_EQ(*w.predicted.overlap, 0.0);
@@ -254,6 +260,60 @@ TEST(WhatIf, SerializedRunsEachRanksOpsInFileOrderWithTheMeasuredGaps) {
   ASSERT_EQ(s.ops.size(), g.ops.size());
   EXPECT_EQ(s.ops[2].preds, (std::vector<int>{0, 1}));  // rank 0's b: after a, then ar
   EXPECT_EQ(s.ops[3].preds, g.ops[3].preds);            // c already waited for b and ar
+}
+
+// A pipeline's transfer between two ranks: rank 0 computes f [0,10] and sends its output to
+// rank 1 [10,14]; rank 1 posts its receive early [2,14] and computes g [14,24] on it. The send
+// and the receive pair (send_to 1, recv_from 0): both end 4 after the last side arrived (rank 0,
+// at 10). The path: rank 0's f (10), its send (4, the side that arrived last), rank 1's g (10).
+std::vector<RankTimeline> transfer_ranks() {
+  OpRecord send = op("send_act", Category::kComm, 10, 14, {0});
+  send.collective = "send";
+  send.comm = "pp0";
+  send.comm_size = 2;
+  send.send_to = {1};
+  OpRecord recv = op("recv_act", Category::kComm, 2, 14);
+  recv.collective = "recv";
+  recv.comm = "pp0";
+  recv.comm_size = 2;
+  recv.recv_from = {0};
+  return {
+      rank_of(0, {op("f", Category::kComp, 0, 10), send}),
+      rank_of(1, {op("x", Category::kComp, 0, 2), recv, op("g", Category::kComp, 14, 24, {1})})};
+}
+
+TEST(StepGraph, SendsPairWithTheirReceivesAndThePathCrossesThem) {
+  const StepGraph g = graph_of(transfer_ranks());
+  EXPECT_EQ(g.ops[1].partners, (std::vector<int>{3}));  // rank 0's send, rank 1's receive
+  EXPECT_EQ(g.ops[3].partners, (std::vector<int>{1}));
+  EXPECT_EQ(g.unmatched_transfers, 0);
+  EXPECT_EQ(g.transfers_without_peers, 0);
+  const CriticalPath p = critical_path(g, measured_times(g));
+  EXPECT_EQ(described(g, p),
+            (Segments{{"0:COMP:f", 10}, {"0:COMM:send_act", 4}, {"1:COMP:g", 10}}));
+  // Replayed unchanged: the measured times. Rank 0's compute twice as long: f [0,20], the send
+  // arrives at 20, the receive ends 4 later, and rank 1's g runs [24,34]. Without the pairing,
+  // rank 1 would not wait for rank 0 at all and the step would stay at 24.
+  const WhatIf w = what_if({g}, {parse_scale_rule("rank0:comp=2")});
+  EXPECT_DOUBLE_EQ(w.replayed.step_ns, 24.0);
+  EXPECT_DOUBLE_EQ(w.predicted.step_ns, 34.0);
+  ASSERT_FALSE(w.paths.critical_shares.empty());
+  EXPECT_EQ(w.paths.critical_shares[0].rank, 0);
+  EXPECT_EQ(w.paths.critical_shares[0].op, "f");
+  EXPECT_DOUBLE_EQ(w.paths.critical_shares[0].mean_ns, 20.0);
+}
+
+TEST(StepGraph, ATransferWithoutItsOtherSideOrWithoutPeersIsCounted) {
+  std::vector<RankTimeline> ranks = transfer_ranks();
+  ranks[1].steps[0].ops[1].recv_from = {};  // an import's receive: no peers recorded
+  StepGraph g = graph_of(ranks);
+  EXPECT_TRUE(g.ops[1].partners.empty());
+  EXPECT_EQ(g.unmatched_transfers, 1);  // rank 0's send to 1, never received
+  EXPECT_EQ(g.transfers_without_peers, 1);
+  // Unpaired, each side ends its own measured time after it started: replay gives them back.
+  const GraphTimes t = replay(g, measured_model(g));
+  EXPECT_EQ(t.end_ns[1], 14);
+  EXPECT_EQ(t.end_ns[3], 14);
 }
 
 TEST(StepGraph, RefusesAWaitOnAnOpNotInTheStep) {

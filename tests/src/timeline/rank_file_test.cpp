@@ -141,12 +141,14 @@ TEST(RankFile, OptionalCollectiveFieldsOnlyWhereKnown) {
   EXPECT_THAT(error_of(bad), HasSubstr("channels is negative"));
 }
 
-// The executor's recorded waits: an index list, written only where an op waited, read back by
+// The executor's recorded waits and a transfer's peers: lists written only where known, read back by
 // both readers; a negative index is refused.
 TEST(RankFile, RecordedWaitsOnlyWhereAnOpWaited) {
   RankTimeline t = make_synthetic_rank(SyntheticSpec::sized(2, 0, 1), 0);
   ASSERT_GE(t.steps.at(1).ops.size(), 3u);
   t.steps[1].ops[2].after = {0, 1};
+  t.steps[1].ops[1].send_to = {3};
+  t.steps[1].ops[1].recv_from = {0, 2};
   const std::string text = to_json(t);
   EXPECT_THAT(text, HasSubstr(R"("after":[0,1]})"));
   EXPECT_EQ(text.find("\"after\""), text.rfind("\"after\"")) << "written for an op without";
@@ -155,6 +157,9 @@ TEST(RankFile, RecordedWaitsOnlyWhereAnOpWaited) {
     ASSERT_EQ(back.steps.size(), 2u) << reader;
     EXPECT_EQ(back.steps[1].ops.at(2).after, (std::vector<std::int32_t>{0, 1})) << reader;
     EXPECT_TRUE(back.steps[1].ops[1].after.empty()) << reader;
+    EXPECT_EQ(back.steps[1].ops[1].send_to, (std::vector<std::int32_t>{3})) << reader;
+    EXPECT_EQ(back.steps[1].ops[1].recv_from, (std::vector<std::int32_t>{0, 2})) << reader;
+    EXPECT_TRUE(back.steps[1].ops[2].send_to.empty()) << reader;
     EXPECT_TRUE(back.steps[0].ops[2].after.empty()) << reader;
   };
   check(parse_rank_json(text, "x"), "complete reader");
