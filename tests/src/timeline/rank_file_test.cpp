@@ -141,8 +141,8 @@ TEST(RankFile, OptionalCollectiveFieldsOnlyWhereKnown) {
   EXPECT_THAT(error_of(bad), HasSubstr("channels is negative"));
 }
 
-// The executor's recorded waits and a transfer's peers: lists written only where known, read back by
-// both readers; a negative index is refused.
+// The executor's recorded waits and a transfer's peers: lists written only where known, read back
+// by both readers; a negative index is refused.
 TEST(RankFile, RecordedWaitsOnlyWhereAnOpWaited) {
   RankTimeline t = make_synthetic_rank(SyntheticSpec::sized(2, 0, 1), 0);
   ASSERT_GE(t.steps.at(1).ops.size(), 3u);
