@@ -45,6 +45,8 @@ void StepGraphBuilder::add(int rank, std::int64_t offset, const StepView& step) 
     op.comm = std::string(v.comm);
     op.comm_size = v.comm_size;
     op.seq = v.seq;
+    op.bytes = v.bytes;
+    op.flops = v.flops;
     op.start_ns = v.start_ns + offset;
     op.end_ns = v.end_ns + offset;
     g.ops.push_back(std::move(op));
