@@ -83,18 +83,11 @@ bool stride_of(const std::vector<std::vector<int>>& groups, int& stride) {
 
 }  // namespace
 
-std::vector<NetworkDim> measured_network(const std::vector<StepGraph>& graphs,
-                                         const StepGraph& exported) {
-  const int world = static_cast<int>(exported.ranks.size());
-  // Each kind's groups in the exported step.
-  std::map<std::string, std::set<int>> members;
-  for (const GraphOp& op : exported.ops)
-    if (op.category == Category::kComm && !op.comm.empty()) members[op.comm].insert(op.rank);
-  std::map<std::string, std::vector<std::vector<int>>> kinds;
-  for (const auto& [comm, ranks] : members)
-    kinds[std::string(group_of(comm))].emplace_back(ranks.begin(), ranks.end());
+namespace {
 
-  // Samples per kind, from every measured step.
+// Each kind's samples over every measured step: matched collectives, else the shortest
+// point-to-point transfer of each size.
+std::map<std::string, std::vector<Sample>> link_samples(const std::vector<StepGraph>& graphs) {
   std::map<std::string, std::vector<Sample>> samples;
   std::map<std::pair<std::string, double>, double> shortest_p2p;
   for (const StepGraph& g : graphs) {
@@ -125,9 +118,29 @@ std::vector<NetworkDim> measured_network(const std::vector<StepGraph>& graphs,
   for (const auto& [key, t] : shortest_p2p) p2p[key.first].push_back({1.0, key.second, t});
   for (auto& [kind, v] : p2p)
     if (samples[kind].empty()) samples[kind] = std::move(v);
+  return samples;
+}
 
-  // Dimensions: from stride 1 up, a kind whose groups are runs of ranks with the current
-  // stride, as long as their sizes multiply up to the world (most samples first among equals).
+}  // namespace
+
+std::vector<NetworkDim> network_dimensions(const StepGraph& exported) {
+  const int world = static_cast<int>(exported.ranks.size());
+  // Each kind's groups in the exported step.
+  std::map<std::string, std::set<int>> members;
+  for (const GraphOp& op : exported.ops)
+    if (op.category == Category::kComm && !op.comm.empty()) members[op.comm].insert(op.rank);
+  std::map<std::string, std::vector<std::vector<int>>> kinds;
+  for (const auto& [comm, ranks] : members)
+    kinds[std::string(group_of(comm))].emplace_back(ranks.begin(), ranks.end());
+  // Among kinds of one stride, the one with the most ops (pp's transfers before the embedding
+  // group's one all-reduce, which two pipeline stages also have between them).
+  std::map<std::string, std::size_t> ops_of;
+  for (const GraphOp& op : exported.ops)
+    if (op.category == Category::kComm && !op.comm.empty())
+      ++ops_of[std::string(group_of(op.comm))];
+
+  // From stride 1 up, a kind whose groups are runs of ranks with the current stride, as long as
+  // their sizes multiply up to the world.
   std::vector<NetworkDim> dims;
   int stride = 1;
   std::set<std::string> used;
@@ -139,7 +152,7 @@ std::vector<NetworkDim> measured_network(const std::vector<StepGraph>& graphs,
       const int size = static_cast<int>(groups.front().size());
       if (used.count(kind) != 0 || !stride_of(groups, s) || s != stride) continue;
       if (size * stride > world || world % (size * stride) != 0) continue;
-      if (best.empty() || samples[kind].size() > samples[best].size()) {
+      if (best.empty() || ops_of[kind] > ops_of[best]) {
         best = kind;
         best_size = size;
       }
@@ -158,21 +171,28 @@ std::vector<NetworkDim> measured_network(const std::vector<StepGraph>& graphs,
     all.npus = world;
     dims = {all};
   }
+  return dims;
+}
+
+void fit_measured_links(const std::vector<StepGraph>& graphs, std::vector<NetworkDim>& dims) {
+  std::map<std::string, std::vector<Sample>> samples = link_samples(graphs);
+  std::vector<Sample> every;
+  for (const auto& [kind, v] : samples) every.insert(every.end(), v.begin(), v.end());
   for (NetworkDim& d : dims) {
-    std::vector<Sample> s;
-    if (d.kind == "all") {
-      for (const auto& [kind, v] : samples) s.insert(s.end(), v.begin(), v.end());
-    } else {
-      s = samples[d.kind];
+    const auto it = samples.find(d.kind);
+    if (d.kind != "all" && it != samples.end() && !it->second.empty()) {
+      fit(it->second, d);
+      continue;
     }
-    if (s.empty()) {
-      for (const auto& [kind, v] : samples) s.insert(s.end(), v.begin(), v.end());
-      fit(s, d);
-      d.how = "no measured transfer of its own; every kind's: " + d.how;
-    } else {
-      fit(s, d);
-    }
+    fit(every, d);
+    if (d.kind != "all") d.how = "no measured transfer of its own; every kind's: " + d.how;
   }
+}
+
+std::vector<NetworkDim> measured_network(const std::vector<StepGraph>& graphs,
+                                         const StepGraph& exported) {
+  std::vector<NetworkDim> dims = network_dimensions(exported);
+  fit_measured_links(graphs, dims);
   return dims;
 }
 

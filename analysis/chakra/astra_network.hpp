@@ -26,15 +26,24 @@ struct NetworkDim {
   std::string how;              ///< how the two figures were obtained (the YAML's comment)
 };
 
-/// The dimensions and their figures fitted from `graphs` (every measured step); which kinds tile
-/// the ranks is read from `exported` (the step written). For each dimension, over its matched
-/// collectives: time = L·steps + S·busbw factor / B by least squares (steps: the ring
-/// algorithm's, 2(n−1) for an all-reduce, n−1 otherwise; S·factor: the bytes each link
+/// The dimensions of the network `exported` (the step written) implies: the communicator kinds
+/// whose groups are runs of ranks with strides 1, n0, n0·n1, … up to the world (the kind with
+/// most ops first among kinds of one stride). Kinds that do not tile the ranks (an
+/// embedding group, a communicator of every rank) get none; one dimension "all" of every rank
+/// when no set of kinds tiles the world. Bandwidth and latency are left 0: fit_measured_links,
+/// or a link model fitted elsewhere, fills them in.
+std::vector<NetworkDim> network_dimensions(const StepGraph& exported);
+
+/// Fills each dimension's bandwidth and latency from its kind's matched collectives over
+/// `graphs` (every measured step): time = L·steps + S·busbw factor / B by least squares (steps:
+/// the ring algorithm's, 2(n−1) for an all-reduce, n−1 otherwise; S·factor: the bytes each link
 /// carries), L the latency and B the bandwidth; with one size (or a fit that is not positive)
 /// B = Σ S·factor / Σ time (the busbw) and L = 0. Point-to-point kinds (no matched
-/// collectives): the shortest transfer of each size, one step each. Kinds that do not tile the
-/// ranks (an embedding group, a communicator of every rank) get no dimension: one dimension of
-/// all ranks then, when none do, fitted over every collective.
+/// collectives): the shortest transfer of each size, one step each. "all", and a kind without
+/// a sample: every kind's samples.
+void fit_measured_links(const std::vector<StepGraph>& graphs, std::vector<NetworkDim>& dims);
+
+/// network_dimensions, then fit_measured_links.
 std::vector<NetworkDim> measured_network(const std::vector<StepGraph>& graphs,
                                          const StepGraph& exported);
 
