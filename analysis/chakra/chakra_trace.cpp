@@ -103,6 +103,42 @@ std::vector<Transfer> transfers_of(const std::string& name) {
   return out;
 }
 
+// Each rank's ops in an order where every op comes after what it follows (the file's order
+// wherever that holds: the lowest index first among those ready), ranks one after another, so
+// each node's dependencies name nodes written before it. Throws Error on a cycle (a file whose
+// waits contradict its streams' order).
+std::vector<int> emission_order(const StepGraph& g) {
+  std::vector<int> out;
+  out.reserve(g.ops.size());
+  for (const GraphRank& r : g.ranks) {
+    std::vector<int> waiting(static_cast<std::size_t>(r.ops), 0);
+    std::vector<std::vector<int>> next(static_cast<std::size_t>(r.ops));
+    for (int i = 0; i < r.ops; ++i) {
+      const GraphOp& op = g.ops[static_cast<std::size_t>(r.first_op + i)];
+      std::set<int> preds(op.preds.begin(), op.preds.end());
+      waiting[static_cast<std::size_t>(i)] = static_cast<int>(preds.size());
+      for (const int p : preds) next[static_cast<std::size_t>(p - r.first_op)].push_back(i);
+    }
+    std::set<int> ready;
+    for (int i = 0; i < r.ops; ++i)
+      if (waiting[static_cast<std::size_t>(i)] == 0) ready.insert(i);
+    int emitted = 0;
+    while (!ready.empty()) {
+      const int i = *ready.begin();
+      ready.erase(ready.begin());
+      out.push_back(r.first_op + i);
+      ++emitted;
+      for (const int n : next[static_cast<std::size_t>(i)])
+        if (--waiting[static_cast<std::size_t>(n)] == 0) ready.insert(n);
+    }
+    if (emitted != r.ops) {
+      throw Error("rank " + std::to_string(r.rank) + ", step " + std::to_string(g.step) +
+                  ": the ops' waits and stream order form a cycle; no trace can order them");
+    }
+  }
+  return out;
+}
+
 struct RankBuild {
   ChakraRankTrace* trace = nullptr;
   std::vector<std::vector<std::uint64_t>> nodes_of_op;   // by op index within the rank
@@ -159,8 +195,8 @@ ChakraExport chakra_export(const StepGraph& g, const ChakraDims& dims) {
     builds[r].nodes_of_op.resize(static_cast<std::size_t>(g.ranks[r].ops));
   }
 
-  for (std::size_t k = 0; k < g.ops.size(); ++k) {
-    const GraphOp& op = g.ops[k];
+  for (const int k : emission_order(g)) {
+    const GraphOp& op = g.ops[static_cast<std::size_t>(k)];
     const GraphRank& gr = g.rank_of(op);
     RankBuild& b = builds[static_cast<std::size_t>(op.rank)];
     std::vector<ChakraNode>& nodes = b.trace->nodes;

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // One measured step's graph (analysis/graph/step_graph.hpp) as Chakra execution traces, one per
 // rank, for ASTRA-sim: a node per op (COMP, COMM_COLL, COMM_SEND/COMM_RECV), integer µs
-// durations, dependencies from stream order and the recorded waits, and the attributes ASTRA-sim's
-// Chakra feeder reads (astra-sim's astra-sim/workload/Workload.cc and the feeder's attribute list:
-// is_cpu_op, num_ops, tensor_size, comm_type, comm_size, comm_src, comm_dst, comm_tag, pg_name,
-// involved_dim). What the traces cannot say is listed by chakra_losses().
+// durations, dependencies from stream order and the recorded waits, and the attributes ASTRA-sim
+// reads (astra-sim/workload/Workload.cc of astra-sim/astra-sim 518bd51, 2026-03-25: is_cpu_op,
+// num_ops, tensor_size, comm_type, comm_size, comm_src, comm_dst, comm_tag, pg_name,
+// involved_dim), each typed as mlcommons/chakra's feeder reads it (src/feeder/et_feeder_node.cpp
+// at 21585d8: bool_val, int64_val, uint64_val, int32_val, string_val, bool_list). What the traces
+// cannot say is listed by chakra_losses().
 #pragma once
 
 #include <cstdint>

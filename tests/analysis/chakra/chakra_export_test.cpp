@@ -469,6 +469,34 @@ TEST(ChakraExport, OneSendRecvOpBecomesASendAndAReceive) {
   }
 }
 
+TEST(ChakraExport, NodesComeAfterWhatTheyDependOn) {
+  // The file lists a copy before the compute it waited for: the compute's node is written first.
+  RankTimeline t;
+  t.world_size = 1;
+  StepRecord s;
+  s.index = 0;
+  s.ops = {op("copy", Category::kMem, 5, 6, {1}), op("fwd", Category::kComp, 0, 4)};
+  t.steps.push_back(s);
+  const ChakraExport e = chakra_export(graphs_of({t}).at(0));
+  const Trace trace = read_trace(encode_chakra_trace(e, e.ranks.at(0), "test"));
+  ASSERT_EQ(trace.nodes.size(), 2u);
+  EXPECT_EQ(trace.nodes[0].name, "fwd");
+  EXPECT_EQ(trace.nodes[1].name, "copy");
+  EXPECT_EQ(trace.nodes[1].data, std::vector<std::uint64_t>{0});
+  // A wait against its own stream's order: no order exists.
+  t.steps[0].ops = {op("a", Category::kComp, 0, 1, {1}), op("b", Category::kComp, 2, 3)};
+  const std::vector<StepGraph> cyclic = graphs_of({t});
+  try {
+    chakra_export(cyclic.at(0));
+    FAIL() << "exported a cycle";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what())
+                  .find("rank 0, step 0: the ops' waits and stream order form a cycle"),
+              std::string::npos)
+        << err.what();
+  }
+}
+
 TEST(ChakraExport, RefusesWhatItCannotSay) {
   // A receive whose name does not say from where (an import's "nccl:recv").
   RankTimeline t;
