@@ -92,6 +92,45 @@ void write_notes(std::ostream& os, const ExportChakraConfig& cfg, const ChakraEx
         "--remote-memory-configuration=<memory.json>\n";
 }
 
+using WrittenFiles = std::vector<std::pair<std::string, std::size_t>>;
+
+// The summary as JSON (schema commprof.export_chakra v1): what was written and how.
+void write_summary_json(std::ostream& os, const ChakraExport& e,
+                        const std::vector<NetworkDim>& dims, const std::vector<std::string>& lines,
+                        const WrittenFiles& written) {
+  nlohmann::ordered_json j;
+  j["schema"] = kExportSchema;
+  j["version"] = 1;
+  j["step"] = e.step;
+  j["ranks"] = e.ranks.size();
+  j["nodes"] = {{"comp", e.comp_nodes + e.mem_as_comp + e.comm_as_comp},
+                {"comp_from_mem", e.mem_as_comp},
+                {"comp_from_comm", e.comm_as_comp},
+                {"comm_coll", e.coll_nodes},
+                {"comm_send", e.send_nodes},
+                {"comm_recv", e.recv_nodes},
+                {"zero_us", e.zero_us}};
+  nlohmann::ordered_json groups = nlohmann::ordered_json::array();
+  for (const ChakraGroup& grp : e.groups)
+    groups.push_back({{"id", grp.id}, {"comm", grp.comm}, {"ranks", grp.ranks}});
+  j["groups"] = groups;
+  nlohmann::ordered_json net = nlohmann::ordered_json::array();
+  for (const NetworkDim& d : dims) {
+    net.push_back({{"kind", d.kind},
+                   {"npus", d.npus},
+                   {"topology", d.topology},
+                   {"bandwidth_gbps", d.bandwidth_gbps},
+                   {"latency_ns", d.latency_ns},
+                   {"how", d.how}});
+  }
+  j["network"] = net;
+  j["notes"] = lines;
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& [path, size] : written) out.push_back({{"path", path}, {"bytes", size}});
+  j["files"] = out;
+  os << j.dump(1) << '\n';
+}
+
 int run_export(const ExportChakraConfig& cfg) {
   const std::vector<std::string> files = expand_rank_inputs(cfg.inputs);
   const std::vector<StepGraph> graphs = load_step_graphs(files);
@@ -108,7 +147,7 @@ int run_export(const ExportChakraConfig& cfg) {
   const std::filesystem::path parent = std::filesystem::path(cfg.prefix).parent_path();
   if (!parent.empty()) ensure_directory(parent.string());
   const std::string producer = std::string("commprof ") + build::kVersion;
-  std::vector<std::pair<std::string, std::size_t>> written;
+  WrittenFiles written;
   for (const ChakraRankTrace& r : e.ranks) {
     const std::string path = cfg.prefix + "." + std::to_string(r.rank) + ".et";
     const std::string bytes = encode_chakra_trace(e, r, producer);
@@ -138,37 +177,7 @@ int run_export(const ExportChakraConfig& cfg) {
 
   write_to_stdout("the export summary", [&](std::ostream& os) {
     if (cfg.format == "json") {
-      nlohmann::ordered_json j;
-      j["schema"] = kExportSchema;
-      j["version"] = 1;
-      j["step"] = e.step;
-      j["ranks"] = e.ranks.size();
-      j["nodes"] = {{"comp", e.comp_nodes + e.mem_as_comp + e.comm_as_comp},
-                    {"comp_from_mem", e.mem_as_comp},
-                    {"comp_from_comm", e.comm_as_comp},
-                    {"comm_coll", e.coll_nodes},
-                    {"comm_send", e.send_nodes},
-                    {"comm_recv", e.recv_nodes},
-                    {"zero_us", e.zero_us}};
-      nlohmann::ordered_json groups = nlohmann::ordered_json::array();
-      for (const ChakraGroup& grp : e.groups)
-        groups.push_back({{"id", grp.id}, {"comm", grp.comm}, {"ranks", grp.ranks}});
-      j["groups"] = groups;
-      nlohmann::ordered_json net = nlohmann::ordered_json::array();
-      for (const NetworkDim& d : dims) {
-        net.push_back({{"kind", d.kind},
-                       {"npus", d.npus},
-                       {"topology", d.topology},
-                       {"bandwidth_gbps", d.bandwidth_gbps},
-                       {"latency_ns", d.latency_ns},
-                       {"how", d.how}});
-      }
-      j["network"] = net;
-      j["notes"] = lines;
-      nlohmann::ordered_json out = nlohmann::ordered_json::array();
-      for (const auto& [path, size] : written) out.push_back({{"path", path}, {"bytes", size}});
-      j["files"] = out;
-      os << j.dump(1) << '\n';
+      write_summary_json(os, e, dims, lines, written);
       return;
     }
     os << "# commprof export-chakra: " << lines.front() << '\n';
