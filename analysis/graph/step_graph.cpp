@@ -46,6 +46,8 @@ void StepGraphBuilder::add(int rank, std::int64_t offset, const StepView& step) 
     op.comm = std::string(v.comm);
     op.comm_size = v.comm_size;
     op.seq = v.seq;
+    op.bytes = v.bytes;
+    op.flops = v.flops;
     op.send_to.assign(v.send_to.begin(), v.send_to.end());
     op.recv_from.assign(v.recv_from.begin(), v.recv_from.end());
     if (op.send_to.empty() && op.recv_from.empty() &&

@@ -26,6 +26,8 @@ struct GraphOp {
   std::string name, stream, collective, comm;
   int comm_size = 0;
   std::int64_t seq = -1;
+  std::uint64_t bytes = 0;  ///< as the rank file records it (OpRecord::bytes)
+  double flops = 0.0;
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
   /// Ops of the same rank that must end before this one starts: the op before it on its stream

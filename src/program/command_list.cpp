@@ -2,6 +2,7 @@
 #include "src/program/command_list.hpp"
 
 #include "analysis/commands/compare_command.hpp"
+#include "analysis/commands/export_chakra_command.hpp"
 #include "analysis/commands/nsys_import_command.hpp"
 #include "analysis/commands/report_command.hpp"
 #include "analysis/commands/torch_import_command.hpp"
@@ -20,6 +21,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   commands.push_back(make_report_command());
   commands.push_back(make_compare_command());
   commands.push_back(make_whatif_command());
+  commands.push_back(make_export_chakra_command());
   commands.push_back(make_import_nsys_command());
   commands.push_back(make_import_torch_command());
   return commands;
