@@ -469,6 +469,37 @@ TEST(ChakraExport, OneSendRecvOpBecomesASendAndAReceive) {
   }
 }
 
+TEST(ChakraExport, PeersComeFromTheFilesSendToAndRecvFrom) {
+  // A context-parallel ring of three ranks: each sends to the next and receives from the one
+  // before, in one op whose name says nothing of either; the file's send_to and recv_from do.
+  auto rank = [](int r) {
+    RankTimeline t;
+    t.rank = r;
+    t.world_size = 3;
+    StepRecord s;
+    s.index = 1;
+    OpRecord ring = comm("cp.ring.step0", "sendrecv", "cp0", -1, 2 * 512, 0, 4);
+    ring.send_to = {(r + 1) % 3};
+    ring.recv_from = {(r + 2) % 3};
+    s.ops = {ring};
+    t.steps.push_back(std::move(s));
+    return t;
+  };
+  const ChakraExport e = chakra_export(graphs_of({rank(0), rank(1), rank(2)}).at(0));
+  ASSERT_EQ(e.ranks.size(), 3u);
+  for (const ChakraRankTrace& r : e.ranks) {
+    const Trace t = read_trace(encode_chakra_trace(e, r, "test"));
+    ASSERT_EQ(t.nodes.size(), 2u);
+    const std::uint64_t me = static_cast<std::uint64_t>(r.rank);
+    EXPECT_EQ(t.nodes[0].type, kSend);
+    EXPECT_EQ(t.nodes[0].attr("comm_src").number, me);
+    EXPECT_EQ(t.nodes[0].attr("comm_dst").number, (me + 1) % 3);
+    EXPECT_EQ(t.nodes[1].type, kRecv);
+    EXPECT_EQ(t.nodes[1].attr("comm_src").number, (me + 2) % 3);
+    EXPECT_EQ(t.nodes[1].attr("comm_size").number, 512u);
+  }
+}
+
 TEST(ChakraExport, NodesComeAfterWhatTheyDependOn) {
   // The file lists a copy before the compute it waited for: the compute's node is written first.
   RankTimeline t;
