@@ -91,6 +91,10 @@
 #   estimate   NCCL's own estimate against the measured time (issues #31, #33): bench --estimate of
 #              allreduce, allgather, reducescatter, broadcast and reduce, 8 B..1 GiB by 4, on NP
 #              ranks: per size ncclGroupSimulateEnd's time of one call beside the measured mean
+#   whatif     `commprof whatif` against the runs it predicts (issue #31) on NP >= 2 GPUs:
+#              scripts/whatif-bench.sh on the cuda backend with WHATIF_WORKLOADS (default "dp tp
+#              pp", with hybrid from 4 ranks) of gpt-1.3b (WHATIF_LAYERS, default 8), the last
+#              rank's compute slowed x1.5 and --no-overlap, each predicted from the plain run
 #   multi      NP=4 or NP=8 (required): bench allreduce, allgather, reducescatter on NP ranks,
 #              then gpt-1.3b workloads with their reports: NP=4: dp4, tp2 x dp2, tp2 x pp2 (1f1b),
 #              pp4 (1f1b, gpipe); NP=8: tp2 x pp2 x dp2, tp8, dp8, pp8 (1f1b, gpipe)
@@ -106,7 +110,7 @@
 set -uo pipefail
 
 PHASES=(tests sweep anchors workloads stages moe cp timing sampling nsys fidelity calibrate torchtrace plugin dist estimate
-  multi)
+  whatif multi)
 usage() {
   echo "usage: scripts/gpu-bench.sh PHASE...   (PHASE: ${PHASES[*]}; see the comment at the top)" >&2
 }
@@ -911,6 +915,23 @@ phase_estimate() {
     --backend cuda --ops allreduce,allgather,reducescatter,broadcast,reduce -b 8 -e 1G -f 4 \
     -n 20 -w 5 --estimate --out "$PD/bench"
   grep -E "ncclGroupSimulateEnd|estimate" "$PD/bench.txt" >>"$LOG"
+}
+
+# ---------------------------------------------------------------------------------------------
+phase_whatif() {
+  need_commprof || return
+  if [ "$NP" -lt 2 ]; then
+    say "FAILED: the whatif phase needs NP >= 2 ranks (a slowed rank among others)"
+    PHASE_RC=1
+    return
+  fi
+  local workloads=${WHATIF_WORKLOADS:-dp tp pp}
+  [ -z "${WHATIF_WORKLOADS:-}" ] && [ "$NP" -ge 4 ] && workloads="$workloads hybrid"
+  run_to "whatif-bench on $NP ranks: $workloads" "$PD/whatif.txt" env BUILD="$BUILD" \
+    BACKEND=cuda MODEL_ARGS="--model gpt-1.3b --layers ${WHATIF_LAYERS:-8}" \
+    MPIRUN_ARGS="-x NCCL_NVLS_ENABLE=0" "$here/whatif-bench.sh" "$NP" "$workloads" "$PD/runs"
+  grep -E "^#|step predicted" "$PD/whatif.txt" >>"$LOG"
+  rm -rf "$PD/runs"
 }
 
 # ---------------------------------------------------------------------------------------------

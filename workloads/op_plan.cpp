@@ -2,6 +2,7 @@
 #include "workloads/op_plan.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <ostream>
 #include <type_traits>
 
@@ -161,6 +162,67 @@ OpPlan serialized(const OpPlan& plan) {
     std::vector<int> deps = op.deps;
     if (!out.ops.empty()) deps.push_back(out.ops.back().id);
     out.add(op, deps);
+  }
+  return out;
+}
+
+namespace {
+
+// n·factor rounded, at least 1 (0 stays 0).
+template <class T>
+T stretched(T n, double factor) {
+  if (n == T{0}) return n;
+  const double v = std::round(static_cast<double>(n) * factor);
+  return v < 1.0 ? T{1} : static_cast<T>(v);
+}
+
+// Attention's work grows with its heads; grouped-query attention keeps heads ÷ key/value heads,
+// so whole groups are added. One group and one head (a rank's share of a small model): the
+// batch instead.
+void stretch(PlannedAttention& a, double factor) {
+  const int kv = a.kv_heads > 0 ? a.kv_heads : a.heads;
+  const int per_group = a.heads / kv;
+  const int groups = stretched(kv, factor);
+  if (groups != kv || a.batch == stretched(a.batch, factor)) {
+    a.heads = groups * per_group;
+    if (a.kv_heads > 0) a.kv_heads = groups;
+  } else {
+    a.batch = stretched(a.batch, factor);
+  }
+}
+
+}  // namespace
+
+OpPlan slowed(const OpPlan& plan, double factor) {
+  OpPlan out = plan;
+  for (PlannedOp& op : out.ops) {
+    if (op.stream != Category::kComp) continue;
+    double achieved = factor;
+    std::visit(
+        [&](auto& call) {
+          using Call = std::decay_t<decltype(call)>;
+          if constexpr (std::is_same_v<Call, PlannedGemm>) {
+            const int m = stretched(call.m, factor);
+            achieved = static_cast<double>(m) / call.m;
+            call.m = m;
+          } else if constexpr (std::is_same_v<Call, PlannedElementwise>) {
+            call.read_bytes = stretched(call.read_bytes, factor);
+            call.write_bytes = stretched(call.write_bytes, factor);
+          } else if constexpr (std::is_same_v<Call, PlannedCompute>) {
+            call.ns = stretched(call.ns, factor);
+          } else if constexpr (std::is_same_v<Call, PlannedAdamw>) {
+            const double before = static_cast<double>(call.parameters());
+            for (std::uint64_t& t : call.tensors) t = stretched(t, factor);
+            if (before > 0) achieved = static_cast<double>(call.parameters()) / before;
+          } else if constexpr (std::is_same_v<Call, PlannedAttention>) {
+            const double before = static_cast<double>(call.batch) * call.heads;
+            stretch(call, factor);
+            achieved = static_cast<double>(call.batch) * call.heads / before;
+          }
+        },
+        op.call);
+    op.flops *= achieved;
+    op.bytes = stretched(op.bytes, achieved);
   }
   return out;
 }

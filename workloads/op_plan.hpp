@@ -176,6 +176,13 @@ struct OpPlan {
 /// baseline overlap is measured against (--no-overlap).
 OpPlan serialized(const OpPlan& plan);
 
+/// The same plan with every op of the COMP stream doing `factor` times its work (run
+/// --slow-rank): a GEMM's rows, a pass's bytes, AdamW's elements, a calibrated op's time, and
+/// attention's heads in whole key/value groups (or its batch where it has one group), each
+/// rounded, at least 1. Real work on the real device, so the rank is slow as a slower GPU or a
+/// throttled one is, and its records carry the FLOPs and bytes it did. `factor` > 0.
+OpPlan slowed(const OpPlan& plan, double factor);
+
 /// One line per op: id, stream, name, shape or size, dependencies.
 void print_plan(std::ostream& os, const OpPlan& plan);
 

@@ -80,6 +80,9 @@ nlohmann::ordered_json run_config_json(const WorkloadConfig& w, const RunSetting
       {"stage_layers", virtual_stage_layers(s.layers, l.pp, w.virtual_stages, w.split)},
       {"offload", w.offload},
       {"no_overlap", w.no_overlap},
+      {"slow_rank", w.slow_rank >= 0
+                        ? nlohmann::ordered_json({{"rank", w.slow_rank}, {"factor", w.slow_factor}})
+                        : nlohmann::ordered_json(nullptr)},
       {"attention", attention_mode_name(w.attention)},
       {"cp_mode", cp_mode_name(w.cp_mode)},
       {"steps", r.steps},
@@ -148,6 +151,10 @@ RunConfigRead run_config_from_json(const nlohmann::ordered_json& j, const std::s
     w.virtual_stages = config_field<int>(j, "virtual_stages", where);
     w.offload = config_field<bool>(j, "offload", where);
     w.no_overlap = config_field<bool>(j, "no_overlap", where);
+    if (const auto slow = j.find("slow_rank"); slow != j.end() && slow->is_object()) {
+      w.slow_rank = config_field<int>(*slow, "rank", where);
+      w.slow_factor = config_field<double>(*slow, "factor", where);
+    }
     w.attention = parse_attention_mode(config_field<std::string>(j, "attention", where));
     // Runs before the field was written used the default, p2p.
     if (j.contains("cp_mode"))

@@ -185,6 +185,7 @@ class StepBuilder {
     }
     tied_embedding_sync();
     optimizer();
+    if (place_.rank == c_.slow_rank) plan_ = slowed(plan_, c_.slow_factor);
     return c_.no_overlap ? serialized(plan_) : std::move(plan_);
   }
 

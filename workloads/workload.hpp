@@ -45,6 +45,9 @@ struct WorkloadConfig {
   StageSplitOptions split;
   bool offload = false;  ///< activations to pinned host memory after forward, back before backward
   bool no_overlap = false;  ///< every op waits for the one before: the serial baseline
+  /// --slow-rank: this world rank's COMP ops do slow_factor times their work (slowed()); -1 none.
+  int slow_rank = -1;
+  double slow_factor = 1.0;
   AttentionMode attention = AttentionMode::kFused;
   /// How attention meets the other CP ranks where layout.cp > 1 (workloads/context_parallel.hpp).
   CpMode cp_mode = CpMode::kP2p;

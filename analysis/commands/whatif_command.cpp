@@ -30,6 +30,7 @@ constexpr std::size_t kTextShares = 10;
 struct WhatIfConfig {
   std::vector<std::string> inputs;
   std::vector<ScaleRule> rules;
+  bool serialize = false;
   std::string format = "text";
   std::string output;
 };
@@ -76,7 +77,7 @@ std::string rules_text(const WhatIfConfig& cfg) {
 
 void write_text(std::ostream& os, const WhatIfConfig& cfg, const WhatIf& w) {
   os << "# commprof whatif: " << w.steps << " measured step(s), changes: " << rules_text(cfg)
-     << '\n'
+     << (cfg.serialize ? ", serialized (every rank's ops one after another)" : "") << '\n'
      << "# times in us (mean per measured step), overlap in %; replayed: the measured steps "
         "replayed unchanged (the model's own error); change: predicted against replayed\n";
   if (!w.paths.critical_note.empty()) os << "# graph: " << w.paths.critical_note << '\n';
@@ -123,6 +124,7 @@ void write_json(std::ostream& os, const WhatIfConfig& cfg, const WhatIf& w) {
   nlohmann::ordered_json rules = nlohmann::ordered_json::array();
   for (const ScaleRule& r : cfg.rules) rules.push_back(r.text);
   j["scales"] = rules;
+  j["serialize"] = cfg.serialize;
   j["steps"] = w.steps;
   j["graph_note"] = w.paths.critical_note;
   j["measured"] = figures_json(w.measured);
@@ -174,7 +176,7 @@ int run_whatif(const WhatIfConfig& cfg) {
         "the rank files hold no measured step with per-op timing to replay (a run with "
         "--op-timing step, or warm-up steps only)");
   }
-  const WhatIf w = what_if(graphs, cfg.rules);
+  const WhatIf w = what_if(graphs, cfg.rules, cfg.serialize);
   auto write = [&](std::ostream& os) {
     if (cfg.format == "json") {
       write_json(os, cfg, w);
@@ -208,7 +210,10 @@ class WhatIfCommand final : public Command {
         "rank only. Rules that match an op multiply; a collective takes the largest factor of "
         "its members' ranks")("format", po::value<std::string>()->default_value("text"),
                               "text, json (schema commprof.whatif v1) or csv")(
-        "output,o", po::value<std::string>(), "write here instead of stdout");
+        "serialize", po::bool_switch(),
+        "every rank's ops one after another in its file's order, as run --no-overlap runs the "
+        "same plan: what overlap is worth")("output,o", po::value<std::string>(),
+                                            "write here instead of stdout");
     hidden.add_options()("inputs", po::value<std::vector<std::string>>(),
                          "a result directory or rank files");
   }
@@ -225,6 +230,7 @@ class WhatIfCommand final : public Command {
       for (const std::string& s : vm["scale"].as<std::vector<std::string>>())
         cfg_.rules.push_back(parse_scale_rule(s));
     }
+    cfg_.serialize = vm["serialize"].as<bool>();
     cfg_.format = vm["format"].as<std::string>();
     if (cfg_.format != "text" && cfg_.format != "json" && cfg_.format != "csv")
       throw ConfigError("invalid --format '" + cfg_.format + "': expected text, json or csv");

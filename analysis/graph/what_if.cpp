@@ -133,17 +133,32 @@ void to_means(WhatIfFigures& f, std::int64_t steps, int overlaps) {
 
 }  // namespace
 
-WhatIf what_if(const std::vector<StepGraph>& graphs, const std::vector<ScaleRule>& rules) {
+StepGraph serialized(StepGraph g) {
+  for (const GraphRank& r : g.ranks) {
+    for (int k = 1; k < r.ops; ++k) {
+      std::vector<int>& preds = g.ops[static_cast<std::size_t>(r.first_op + k)].preds;
+      const int before = r.first_op + k - 1;
+      if (std::find(preds.begin(), preds.end(), before) == preds.end()) preds.push_back(before);
+    }
+  }
+  return g;
+}
+
+WhatIf what_if(const std::vector<StepGraph>& graphs, const std::vector<ScaleRule>& rules,
+               bool serialize) {
   WhatIf w;
   CriticalPathRows paths;
   int overlaps[3] = {0, 0, 0};
   for (const StepGraph& g : graphs) {
     const ReplayModel model = measured_model(g);
-    const GraphTimes predicted = replay(g, scaled_model(g, model, rules));
+    // The changed graph keeps the measured durations and gaps: only the order is new.
+    const StepGraph changed = serialize ? serialized(g) : StepGraph();
+    const StepGraph& target = serialize ? changed : g;
+    const GraphTimes predicted = replay(target, scaled_model(g, model, rules));
     add_step(w.measured, overlaps[0], g, measured_times(g));
     add_step(w.replayed, overlaps[1], g, replay(g, model));
-    add_step(w.predicted, overlaps[2], g, predicted);
-    paths.add(g, predicted);
+    add_step(w.predicted, overlaps[2], target, predicted);
+    paths.add(target, predicted);
     ++w.steps;
   }
   to_means(w.measured, w.steps, overlaps[0]);

@@ -52,7 +52,13 @@ struct WhatIf {
   Report paths;
 };
 
-/// Replays every graph measured and changed. Throws Error where a graph cannot be replayed.
-WhatIf what_if(const std::vector<StepGraph>& graphs, const std::vector<ScaleRule>& rules);
+/// `g` with every rank's ops one after another, in the order its file lists them (the plan's
+/// order for commprof's runs): what `run --no-overlap` does to the same plan.
+StepGraph serialized(StepGraph g);
+
+/// Replays every graph measured and changed (`serialize`: as serialized() makes it, with the
+/// measured durations and gaps). Throws Error where a graph cannot be replayed.
+WhatIf what_if(const std::vector<StepGraph>& graphs, const std::vector<ScaleRule>& rules,
+               bool serialize = false);
 
 }  // namespace commprof

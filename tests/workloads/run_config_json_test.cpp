@@ -25,6 +25,8 @@ TEST(RunConfigJson, ReadsBackWhatRunWrites) {
   w.virtual_stages = 2;
   w.no_overlap = true;
   w.cp_mode = CpMode::kA2a;
+  w.slow_rank = 3;
+  w.slow_factor = 1.5;
   const RunSettings s{7, 3, OpTimingMode::kSampled, 5};
   const nlohmann::ordered_json j = run_config_json(w, s);
   const RunConfigRead back = run_config_from_json(j, "rank-0.json");
@@ -33,6 +35,7 @@ TEST(RunConfigJson, ReadsBackWhatRunWrites) {
   EXPECT_EQ(back.settings.steps, 7);
   EXPECT_EQ(back.settings.sample_every, 5);
   EXPECT_FALSE(back.compute_from);
+  EXPECT_EQ(back.workload.slow_rank, 3);
 }
 
 TEST(RunConfigJson, RefusesWhatRunDidNotWrite) {

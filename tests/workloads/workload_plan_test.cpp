@@ -404,6 +404,76 @@ TEST(NoOverlap, EveryOpWaitsForThePreviousOne) {
   }
 }
 
+TEST(SlowRank, OnlyThatRanksComputeGrowsByTheFactorAndNothingElseChanges) {
+  WorkloadConfig c = config(WorkloadKind::kDp, {1, 2, 1});
+  c.shape.micro_batches = 2;
+  const OpPlan plain = build_plan(c, place_rank(c.layout, 1));
+  c.slow_rank = 1;
+  c.slow_factor = 2.0;
+  const OpPlan slow = build_plan(c, place_rank(c.layout, 1));
+  const OpPlan other = build_plan(c, place_rank(c.layout, 0));
+  ASSERT_EQ(slow.ops.size(), plain.ops.size());
+  ASSERT_EQ(other.ops.size(), plain.ops.size());
+  double plain_flops = 0.0, slow_flops = 0.0;
+  int gemms = 0;
+  for (std::size_t i = 0; i < plain.ops.size(); ++i) {
+    const PlannedOp& p = plain.ops[i];
+    const PlannedOp& q = slow.ops[i];
+    EXPECT_EQ(q.name, p.name);
+    EXPECT_EQ(q.deps, p.deps) << p.name;  // the same dependencies: only durations change
+    // Rank 0 is not the slow rank: its plan is rank 1's unslowed plan's twin.
+    EXPECT_EQ(other.ops[i].bytes, p.bytes) << p.name;
+    if (p.stream != Category::kComp) {
+      EXPECT_EQ(q.bytes, p.bytes) << p.name;  // communication and copies keep their sizes
+      continue;
+    }
+    plain_flops += p.flops;
+    slow_flops += q.flops;
+    if (p.is<PlannedGemm>()) {
+      ++gemms;
+      EXPECT_EQ(q.as<PlannedGemm>().m, 2 * p.as<PlannedGemm>().m) << p.name;
+      EXPECT_EQ(q.as<PlannedGemm>().n, p.as<PlannedGemm>().n) << p.name;
+      EXPECT_DOUBLE_EQ(q.flops, 2 * p.flops) << p.name;
+    } else if (p.is<PlannedElementwise>() || p.is<PlannedAdamw>()) {
+      EXPECT_EQ(q.bytes, 2 * p.bytes) << p.name;
+    } else if (p.is<PlannedAttention>()) {
+      const PlannedAttention& a = p.as<PlannedAttention>();
+      const PlannedAttention& b = q.as<PlannedAttention>();
+      EXPECT_EQ(b.batch * b.heads, 2 * a.batch * a.heads) << p.name;
+      EXPECT_EQ(b.seq, a.seq) << p.name;
+    }
+  }
+  EXPECT_GT(gemms, 0);
+  EXPECT_DOUBLE_EQ(slow_flops, 2 * plain_flops);
+}
+
+TEST(SlowRank, AttentionGrowsByWholeKeyValueGroupsAndRoundsFactors) {
+  PlannedOp op;
+  op.stream = Category::kComp;
+  PlannedAttention a;
+  a.heads = 8;
+  a.kv_heads = 2;  // 4 query heads per group
+  op.call = a;
+  op.flops = 100.0;
+  OpPlan plan;
+  plan.add(op, {});
+  const PlannedAttention b = slowed(plan, 1.5).ops[0].as<PlannedAttention>();
+  EXPECT_EQ(b.kv_heads, 3);
+  EXPECT_EQ(b.heads, 12);
+  EXPECT_DOUBLE_EQ(slowed(plan, 1.5).ops[0].flops, 150.0);
+  // A GEMM of 3 rows at x1.5 rounds to 5 (4.5 rounds half away from zero); its FLOPs follow
+  // the rows it got, not the factor asked for.
+  PlannedOp g;
+  g.stream = Category::kComp;
+  g.call = PlannedGemm{3, 4, 5};
+  g.flops = 2.0 * 3 * 4 * 5;
+  OpPlan gp;
+  gp.add(g, {});
+  const PlannedOp s = slowed(gp, 1.5).ops[0];
+  EXPECT_EQ(s.as<PlannedGemm>().m, 5);
+  EXPECT_DOUBLE_EQ(s.flops, 2.0 * 5 * 4 * 5);
+}
+
 TEST(Offload, ActivationsGoToHostAfterForwardAndBackBeforeBackward) {
   WorkloadConfig c = config(WorkloadKind::kDp, {1, 1, 1});
   c.offload = true;

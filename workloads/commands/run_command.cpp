@@ -4,6 +4,7 @@
 #include "workloads/commands/run_command.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -11,6 +12,7 @@
 #include <numeric>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include "analysis/distributed_reduction.hpp"
 #include "analysis/graph/critical_report.hpp"
@@ -140,6 +142,37 @@ ComputeProfile read_compute_profile(const std::string& dir, int layers) {
     throw ConfigError(log::cat("--compute-from ", dir, ": ", e.what()));
   }
   return learn_compute_profile(ranks, layers, dir);
+}
+
+// --slow-rank R:FACTOR.
+std::pair<int, double> parse_slow_rank(const std::string& text) {
+  const std::string what = "--slow-rank " + text + ": ";
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) throw ConfigError(what + "give R:FACTOR, e.g. 3:1.5");
+  int rank = -1;
+  double factor = 0.0;
+  try {
+    std::size_t used = 0;
+    rank = std::stoi(text.substr(0, colon), &used);
+    if (used != colon) throw std::invalid_argument("rank");
+    const std::string f = text.substr(colon + 1);
+    factor = std::stod(f, &used);
+    if (used != f.size()) throw std::invalid_argument("factor");
+  } catch (const std::logic_error&) {
+    throw ConfigError(what + "R must be a rank and FACTOR a number, e.g. 3:1.5");
+  }
+  if (rank < 0) throw ConfigError(what + "the rank must not be negative");
+  if (!(factor > 0.0) || !std::isfinite(factor) || factor > 1000.0) {
+    throw ConfigError(what + "FACTOR must be above 0 and at most 1000");
+  }
+  return {rank, factor};
+}
+
+void check_slow_rank(const WorkloadConfig& w, int world) {
+  if (w.slow_rank >= world) {
+    throw ConfigError(log::cat("--slow-rank ", w.slow_rank, ":", w.slow_factor, ": there are ",
+                               world, " ranks (0 to ", world - 1, ")"));
+  }
 }
 
 // --attention auto becomes fused where every rank's backend can run it in the model's type
@@ -289,6 +322,11 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
   print_ends(os, c, l);
   print_moe(os, c, l, place);
   print_stages(os, c, l, place.pp_rank);
+  if (c.workload.slow_rank >= 0) {
+    os << "# --slow-rank: rank " << c.workload.slow_rank << "'s COMP ops do x"
+       << c.workload.slow_factor
+       << " their work (GEMM rows, bytes, attention heads, rounded); its plan shows them\n";
+  }
   os << "# rank " << rank << ": tp rank " << place.tp_rank << ", dp rank " << place.dp_rank
      << ", pp stage " << place.pp_rank << "; groups tp" << place.tp_group_id << " {";
   for (int r : place.tp_group) os << ' ' << r;
@@ -405,6 +443,10 @@ class RunCommand final : public Command {
         "count the LM head and loss as a layer of the last stage when splitting layers evenly")(
         "offload", po::bool_switch(), "activations to pinned host memory and back (MEM stream)")(
         "no-overlap", po::bool_switch(), "every op waits for the previous one: serial baseline")(
+        "slow-rank", po::value<std::string>(),
+        "R:FACTOR: world rank R's compute does FACTOR times its work (GEMM rows, bytes of its "
+        "passes, attention heads), a slow GPU to check what the critical path and whatif say "
+        "(e.g. 3:1.5)")(
         "attention", po::value<std::string>()->default_value("auto"),
         "auto | fused (one causal flash-attention kernel forward, one backward, as frameworks "
         "run it: cuDNN on cuda, bf16/fp16) | gemm (QKᵀ and PV as GEMMs over the whole s x s); "
@@ -501,6 +543,10 @@ class RunCommand final : public Command {
     c.workload.split.account_for_loss = vm["account-for-loss"].as<bool>();
     c.workload.offload = vm["offload"].as<bool>();
     c.workload.no_overlap = vm["no-overlap"].as<bool>();
+    if (vm.count("slow-rank") != 0) {
+      std::tie(c.workload.slow_rank, c.workload.slow_factor) =
+          parse_slow_rank(vm["slow-rank"].as<std::string>());
+    }
     const std::string attention = vm["attention"].as<std::string>();
     c.attention_auto = attention == "auto";
     if (!c.attention_auto) c.workload.attention = parse_attention_mode(attention);
@@ -537,6 +583,7 @@ class RunCommand final : public Command {
       validate_layout(l, l.world(), c.workload.shape);
       c.workload.layout = l;
       validate_workload(c.workload);
+      check_slow_rank(c.workload, l.world());
       if (c.dry_run_rank < 0 || c.dry_run_rank >= l.world()) {
         throw ConfigError(
             log::cat("--dry-run-rank ", c.dry_run_rank, " is not a rank of ", describe(l)));
@@ -549,6 +596,7 @@ class RunCommand final : public Command {
     validate_layout(layout, ctx.size(), c.workload.shape);
     c.workload.layout = layout;
     validate_workload(c.workload);
+    check_slow_rank(c.workload, ctx.size());
     ctx.agree(backend->supports(c.workload.shape.dtype),
               std::string("the ") + backend->name() + " backend cannot run " +
                   dtype_name(c.workload.shape.dtype) + " (try --dtype float)");
@@ -635,7 +683,11 @@ class RunCommand final : public Command {
               << describe(c.workload.layout) << ", model " << s.name << " (" << s.layers
               << " layers, h " << s.hidden << ", seq " << s.seq << ", micro-batch " << s.micro_batch
               << " x " << s.micro_batches << ", " << dtype_name(s.dtype) << ")"
-              << (c.workload.no_overlap ? ", --no-overlap (serial)" : "") << '\n'
+              << (c.workload.no_overlap ? ", --no-overlap (serial)" : "")
+              << (c.workload.slow_rank >= 0 ? log::cat(", rank ", c.workload.slow_rank,
+                                                       "'s compute x", c.workload.slow_factor)
+                                            : std::string())
+              << '\n'
               << "# " << plan.ops.size() << " ops per step on rank 0; " << c.steps
               << " measured steps after " << c.warmup_steps << " warm-up; op timing "
               << op_timing_name(c.timing) << "\n"

@@ -130,6 +130,7 @@ WorkloadConfig target_workload(const MeasuredRun& run, const ParallelLayout& lay
            : layout.pp > 1                            ? WorkloadKind::kPp
                                                       : WorkloadKind::kDp;
   w.split = StageSplitOptions{};
+  w.slow_rank = -1;  // a rank the run slowed on purpose is no rank of the target
   const std::string where = "--layout " + layout_text(layout) + ": ";
   try {
     validate_layout(layout, layout.world(), w.shape);
@@ -162,16 +163,23 @@ std::int64_t compute_ns(const MeasuredRates& r, const TargetOp& t, Category cat,
   const auto it = r.by_class.find(t.cls + (flops ? "/flop" : "/byte"));
   double rate = it != r.by_class.end() ? it->second.per_ns() : 0.0;
   if (rate <= 0) {
-    const Throughput& agg = !flops ? (cat == Category::kMem ? r.copy_bytes : r.pass_bytes)
-                            : t.cls.find("attention") != std::string::npos ? r.attention_flops
-                                                                           : r.gemm_flops;
-    rate = agg.per_ns();
+    // Its kind's mean, else the nearest kind's: copies and memory-bound passes both move bytes
+    // through memory, attention and GEMMs both do matrix FLOPs.
+    const bool attention = t.cls.find("attention") != std::string::npos;
+    const Throughput& kind = !flops      ? (cat == Category::kMem ? r.copy_bytes : r.pass_bytes)
+                             : attention ? r.attention_flops
+                                         : r.gemm_flops;
+    const Throughput& near = !flops      ? (cat == Category::kMem ? r.pass_bytes : r.copy_bytes)
+                             : attention ? r.gemm_flops
+                                         : r.attention_flops;
+    rate = kind.per_ns() > 0 ? kind.per_ns() : near.per_ns();
     if (rate <= 0) {
       throw ConfigError("the run measured no op like '" + t.cls + "' (" +
                         (flops ? "FLOPs" : "bytes") +
                         ") and no op of its kind to take a rate from");
     }
-    notes.insert("'" + t.cls + "' was not measured: its kind's mean rate (" +
+    notes.insert("'" + t.cls + "' was not measured: " +
+                 (kind.per_ns() > 0 ? "its kind's" : "the nearest kind's") + " mean rate (" +
                  format_rate(rate, flops) + ")");
   }
   return static_cast<std::int64_t>(std::llround(work / rate));

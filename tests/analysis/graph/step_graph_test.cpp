@@ -237,6 +237,25 @@ TEST(WhatIf, RulesScaleTheirOpsAndACollectiveByItsSlowestMember) {
   EXPECT_DOUBLE_EQ(w.paths.critical_shares[0].mean_ns, 40.0);
 }
 
+TEST(WhatIf, SerializedRunsEachRanksOpsInFileOrderWithTheMeasuredGaps) {
+  // Each op now also waits for the one before it in its rank's file: a, ar, b, c. ar still
+  // arrives at 10 and 20 and ends at 30. Rank 0's b waits for ar: ready at 30, its measured gap
+  // of 2 (it started at 12, ready at 10) puts it at [32,40], and c at [40,50]. Rank 1's b runs
+  // [30,38] and its c, ready at 38, 1 later (its gap): [39,44]. The step: 50, against 40.
+  const StepGraph g = graph_of(two_ranks());
+  const WhatIf w = what_if({g}, {}, true);
+  EXPECT_DOUBLE_EQ(w.replayed.step_ns, 40.0);
+  EXPECT_DOUBLE_EQ(w.predicted.step_ns, 50.0);
+  // Serialized, nothing overlaps the all-reduce: rank 0 sees it from 10 to 30, rank 1 from 20.
+  ASSERT_TRUE(w.predicted.overlap.has_value());
+  EXPECT_DOUBLE_EQ(*w.predicted.overlap, 0.0);
+  // The serialized graph keeps the ops and adds only the order.
+  const StepGraph s = serialized(g);
+  ASSERT_EQ(s.ops.size(), g.ops.size());
+  EXPECT_EQ(s.ops[2].preds, (std::vector<int>{0, 1}));  // rank 0's b: after a, then ar
+  EXPECT_EQ(s.ops[3].preds, g.ops[3].preds);            // c already waited for b and ar
+}
+
 TEST(StepGraph, RefusesAWaitOnAnOpNotInTheStep) {
   std::vector<RankTimeline> ranks = two_ranks();
   ranks[1].steps[0].ops[2].after = {9};
