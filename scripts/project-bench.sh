@@ -10,9 +10,8 @@
 #
 # Environment: BUILD (a host build with bin commprof, default build/host), OUT (default
 # ./project-bench-out, emptied first), STEPS and WARMUP (measured and warm-up steps of every run,
-# default 5 and 2), CASES (default "dp tp pp hybrid"). The model: 8 layers, h 256, 8 heads,
-# FFN 1024, seq 128, 8 micro-batches, float (tp 8 needs heads divisible by 8). About 3 minutes on
-# 16 cores. Exit 0 when every case ran (whatever its error: the error is the measurement), 1 when
+# default 5 and 2), CASES (default "dp tp pp hybrid"). The model: tiny (h 128, FFN 512, seq 64,
+# float) with 8 layers, 8 heads and 8 micro-batches, so that tp 8 and pp 8 divide it. Exit 0 when every case ran (whatever its error: the error is the measurement), 1 when
 # a step failed (its log is named).
 set -euo pipefail
 
@@ -29,8 +28,7 @@ if [ ! -x "$commprof" ]; then
   exit 2
 fi
 
-model=(--model tiny --layers 8 --hidden 256 --heads 8 --ffn 1024 --seq 128 --micro-batches 8
-  --dtype float)
+model=(--model tiny --layers 8 --heads 8 --micro-batches 8)
 run_opts=(--backend host "${model[@]}" --steps "$STEPS" --warmup-steps "$WARMUP" --op-timing pair)
 rm -rf "$OUT"
 mkdir -p "$OUT"
