@@ -44,7 +44,7 @@ void basis_lines(std::ostream& os, const MeasuredRun& run, const ProjectionBasis
        << ": time = latency x ring steps + S x busbw factor / busbw\n";
   }
   os << "# nodes: " << b.gpus_per_node_why << '\n';
-  os << "# applied: the run's median host gap before each op (COMP "
+  os << "# applied: the run's mean host gap before each op (COMP "
      << format_number("%.1f", static_cast<double>(r.gap_ns[0]) / 1e3) << " us, COMM "
      << format_number("%.1f", static_cast<double>(r.gap_ns[1]) / 1e3) << " us, MEM "
      << format_number("%.1f", static_cast<double>(r.gap_ns[2]) / 1e3) << " us)\n";

@@ -26,11 +26,11 @@ bool index_token(const std::string& t) {
   return false;
 }
 
-std::int64_t median(std::vector<std::int64_t> v) {
+std::int64_t mean(const std::vector<std::int64_t>& v) {
   if (v.empty()) return 0;
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  return *mid;
+  double sum = 0;
+  for (const std::int64_t x : v) sum += static_cast<double>(x);
+  return static_cast<std::int64_t>(sum / static_cast<double>(v.size()));
 }
 
 }  // namespace
@@ -56,15 +56,24 @@ MeasuredRates learn_rates(const std::vector<RankTimeline>& ranks,
   m.hosts = static_cast<int>(per_host.size());
   for (const auto& [host, n] : per_host) m.ranks_per_host = std::max(m.ranks_per_host, n);
 
-  // Collectives: (comm, step, seq) → the members' shortest duration (the transfer, as the
-  // report's time), bytes, size and hosts. Point-to-point ops carry no sequence number: each
-  // (comm, bytes) keeps its shortest op, the one whose peer was already there.
+  // Collectives: (comm, step, seq) → the members' mean time from the last arrival to their
+  // end (what the replay gives each member: the time the step waits on it once all are there),
+  // bytes, size and hosts. Point-to-point ops carry no sequence number: each (comm, bytes)
+  // keeps its shortest op, the one whose peer was already there.
   struct Instance {
     std::string collective, comm;
     int comm_size = 0;
     std::uint64_t bytes = 0;
     std::int64_t min_ns = -1;
+    std::int64_t last_start_ns = 0;  // rank 0's clock
+    double end_sum_ns = 0.0;
+    int members = 0;
     std::set<std::string> hosts;
+    std::int64_t time_ns() const {
+      if (collective == "p2p" || members == 0) return min_ns;
+      return std::max<std::int64_t>(
+          0, static_cast<std::int64_t>(end_sum_ns / members) - last_start_ns);
+    }
   };
   std::map<std::tuple<std::string, int, std::int64_t>, Instance> instances;
   std::map<std::pair<std::string, std::uint64_t>, Instance> p2p;
@@ -87,6 +96,10 @@ MeasuredRates learn_rates(const std::vector<RankTimeline>& ranks,
           i.comm_size = op.comm_size;
           i.bytes = op.bytes;
           if (i.min_ns < 0 || op.duration_ns() < i.min_ns) i.min_ns = op.duration_ns();
+          const std::int64_t start = op.start_ns + t.clock_offset_ns;
+          i.last_start_ns = i.members == 0 ? start : std::max(i.last_start_ns, start);
+          i.end_sum_ns += static_cast<double>(op.end_ns + t.clock_offset_ns);
+          ++i.members;
           i.hosts.insert(t.host);
           continue;
         }
@@ -109,21 +122,29 @@ MeasuredRates learn_rates(const std::vector<RankTimeline>& ranks,
     }
     m.rank_step_ns.push_back(n > 0 ? sum / n : 0.0);
   }
+  // One point per communicator kind, size and link class: the mean of its instances' times (the
+  // fit weighs points by relative error; repeated calls of one size are one measurement).
+  std::map<std::tuple<std::string, std::string, LinkClass, int, std::uint64_t>,
+           std::pair<double, int>>
+      points;
   auto add_point = [&](const Instance& i) {
-    if (i.min_ns <= 0 || i.comm_size < 1) return;
-    LinkSample p;
-    p.collective = i.collective;
-    p.group = std::string(group_of(i.comm));
-    p.link = i.hosts.size() > 1 ? LinkClass::kInterNode : LinkClass::kIntraNode;
-    p.ranks = i.collective == "p2p" ? 2 : i.comm_size;
-    p.bytes = i.bytes;
-    p.time_us = static_cast<double>(i.min_ns) / 1e3;
-    m.collectives.push_back(p);
+    if (i.time_ns() <= 0 || i.comm_size < 1) return;
+    const LinkClass link = i.hosts.size() > 1 ? LinkClass::kInterNode : LinkClass::kIntraNode;
+    const int n = i.collective == "p2p" ? 2 : i.comm_size;
+    auto& [sum, count] = points[{i.collective, std::string(group_of(i.comm)), link, n, i.bytes}];
+    sum += static_cast<double>(i.time_ns()) / 1e3;
+    ++count;
   };
   for (const auto& [key, i] : instances) {
     if (std::get<2>(key) >= 0) add_point(i);
   }
   for (const auto& [key, i] : p2p) add_point(i);
+  for (const auto& [key, sum_count] : points) {
+    LinkSample p;
+    std::tie(p.collective, p.group, p.link, p.ranks, p.bytes) = key;
+    p.time_us = sum_count.first / sum_count.second;
+    m.collectives.push_back(p);
+  }
 
   std::vector<std::int64_t> gaps[3];
   for (const StepGraph& g : graphs) {
@@ -137,7 +158,7 @@ MeasuredRates learn_rates(const std::vector<RankTimeline>& ranks,
         "the run holds no measured step with per-op timing (a run with --op-timing step, or "
         "warm-up steps only): nothing to learn rates from");
   }
-  for (int c = 0; c < 3; ++c) m.gap_ns[c] = median(std::move(gaps[c]));
+  for (int c = 0; c < 3; ++c) m.gap_ns[c] = mean(gaps[c]);
   m.rank_step_ns.erase(std::remove(m.rank_step_ns.begin(), m.rank_step_ns.end(), 0.0),
                        m.rank_step_ns.end());
   if (!m.rank_step_ns.empty()) {

@@ -35,7 +35,7 @@ struct MeasuredRates {
   Throughput attention_flops;  ///< COMP ops named "attention"
   Throughput pass_bytes;       ///< COMP ops without FLOPs (memory-bound passes, the optimizer)
   Throughput copy_bytes;       ///< MEM ops
-  /// The median host gap before an op (start − ready, the replay's gap) per category, ns.
+  /// The mean host gap before an op (start − ready, the replay's gap) per category, ns.
   std::int64_t gap_ns[3] = {0, 0, 0};
   std::vector<LinkSample> collectives;  ///< link-model points, group = communicator kind
   int ranks = 0;

@@ -3,7 +3,7 @@
 // rates, its collectives) and the step of another layout predicted from it. The target's plans
 // (workloads/workload.hpp) make one step graph (target_graph.hpp); compute ops last their work
 // over the measured rate of their class, collectives the link model's time, each op starts the
-// run's median host gap of its stream after it is ready; analysis/graph's discrete-event replay
+// run's mean host gap of its stream after it is ready; analysis/graph's discrete-event replay
 // gives the step, its exposed communication and overlap.
 #pragma once
 
