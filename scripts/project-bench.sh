@@ -4,7 +4,9 @@
 # "Projection"): a link model fitted to sweeps on 2 and 4 ranks, a 4-rank run of each workload,
 # the step of 8 ranks predicted from it and measured by running it (--validate), for dp, tp, pp
 # (1F1B) and a hybrid (tp 2 x pp 2 x dp 2). Prints, per case, predicted and measured step,
-# exposed communication and overlap with the error; every output under $OUT.
+# exposed communication and overlap with the error (with the link model of the sweeps, and the
+# step once more with a link model fitted to the 4-rank run's own collectives); every output
+# under $OUT.
 #
 #   scripts/project-bench.sh                     BUILD=build/host OUT=./project-bench-out
 #
@@ -77,6 +79,8 @@ for c in $CASES; do
   step "$c-run4" "$mpi" -np 4 "$commprof" run "${run_opts[@]}" "${args[@]}" --out "$OUT/$c-4"
   step "$c-project8" "$mpi" -np 8 "$commprof" project "$OUT/$c-4" --layout "$(target_layout "$c")" \
     --links "$OUT/links.json" --validate --validate-out "$OUT/$c-8" --backend host
+  # The same prediction with the link model fitted to the 4-rank run's own collectives instead.
+  step "$c-own8" "$commprof" project "$OUT/$c-4" --layout "$(target_layout "$c")"
 done
 
 # 3. The table: each case's validation rows.
@@ -92,6 +96,17 @@ for c in $CASES; do
       if ($NF == "pp") { p = $(NF - 3); m = $(NF - 2); e = $(NF - 1) " pp" }
       else { p = $(NF - 2); m = $(NF - 1); e = $NF }
       printf "%-8s %-16s %-18s %12s %12s %10s\n", c, t, label, p, m, e
-    }' "$OUT/$c-project8.log"
+      if (label == "step (ms)") measured = m
+    }
+    END {
+      p = ""
+      while ((getline line < own) > 0) {
+        if (line ~ /^ step \(ms\) /) { n = split(line, f, " "); p = f[n] }
+      }
+      if (p != "" && measured + 0 > 0) {
+        printf "%-8s %-16s %-18s %12s %12s %+9.1f%%\n", c, t, "step, own fit (ms)", p, measured,
+               100 * (p - measured) / measured
+      }
+    }' own="$OUT/$c-own8.log" "$OUT/$c-project8.log"
 done
 echo "# $(($(date +%s) - started)) s in all; logs and rank files in $OUT"
