@@ -13,8 +13,9 @@
 # Environment: BUILD (a host build with bin commprof, default build/host), OUT (default
 # ./project-bench-out, emptied first), STEPS and WARMUP (measured and warm-up steps of every run,
 # default 5 and 2), CASES (default "dp tp pp hybrid"). The model: tiny (h 128, FFN 512, seq 64,
-# float) with 8 layers, 8 heads and 8 micro-batches, so that tp 8 and pp 8 divide it. Exit 0 when every case ran (whatever its error: the error is the measurement), 1 when
-# a step failed (its log is named).
+# float) with 8 layers, 8 heads and 8 micro-batches, so that tp 8 and pp 8 divide it. Exit 0
+# when every case ran (whatever its error: the error is the measurement), 1 when a step failed
+# (its log is named), 2 without a build.
 set -euo pipefail
 
 BUILD=${BUILD:-build/host}
@@ -26,7 +27,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 commprof=$BUILD/commprof
 mpi=$here/mpirun-local.sh
 if [ ! -x "$commprof" ]; then
-  echo "project-bench.sh: no $commprof: build first (cmake --preset host && cmake --build --preset host) or set BUILD" >&2
+  echo "project-bench.sh: no $commprof: build first (cmake --preset host &&" \
+    "cmake --build --preset host) or set BUILD" >&2
   exit 2
 fi
 

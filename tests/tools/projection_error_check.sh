@@ -22,7 +22,9 @@ printf '%s\n' "$out" | awk '
     # error'"'"'s own 0.1 %.
     slack = 0.06 + 100 * 0.0011 * (1 + (pred > 0 ? pred / meas : 0)) / meas
     d = err - want; if (d < 0) d = -d
-    if (d > slack) { print "FAILED: error " err "% but (" pred " - " meas ") / " meas " = " want "%"; bad = 1 }
+    if (d > slack) {
+      print "FAILED: error " err "% but (" pred " - " meas ") / " meas " = " want "%"; bad = 1
+    }
     rows++
   }
   in_table && /^ overlap \(%\) / {
