@@ -37,6 +37,81 @@ MeasuredRun load_measured_run(const std::vector<std::string>& inputs) {
   return run;
 }
 
+namespace {
+
+// The run's send/receive ops carry no sequence number, so learn_rates keeps each size's shortest.
+// The run's own plans match them (target_graph.hpp's matching, on the layout that ran): where
+// every rank's measured step lists its plan's ops, each matched set's time is its members' mean
+// end − last arrival, as for collectives, and replaces those points. Steps that do not list the
+// plan (another version's names, sampled steps) leave the shortest-op points as they are.
+void matched_transfers(const WorkloadConfig& w, const std::vector<RankTimeline>& ranks,
+                       std::vector<LinkSample>& points) {
+  TargetGraph plan;
+  try {
+    plan = build_target_graph(w, 0);
+  } catch (const Error&) {
+    return;
+  }
+  const StepGraph& g = plan.graph;
+  std::map<std::tuple<std::string, std::uint64_t, bool>, std::pair<double, int>> sums;
+  std::map<int, const RankTimeline*> by_rank;
+  for (const RankTimeline& t : ranks) by_rank[t.rank] = &t;
+  for (const GraphCollective& c : g.collectives) {
+    if (c.collective != "p2p" || c.members.empty()) continue;
+    const TargetOp& first = plan.ops[static_cast<std::size_t>(c.members.front())];
+    // Every measured step: the set's members by (rank, index in the step).
+    std::map<int, std::pair<std::int64_t, std::pair<double, int>>> per_step;  // last start, ends
+    std::set<std::string> hosts;
+    bool complete = true;
+    for (const int m : c.members) {
+      const GraphOp& op = g.ops[static_cast<std::size_t>(m)];
+      const auto it = by_rank.find(op.rank);
+      if (it == by_rank.end()) return;
+      for (const StepRecord& s : it->second->steps) {
+        if (s.warmup || s.ops.empty()) continue;
+        if (s.ops.size() !=
+            static_cast<std::size_t>(g.ranks[static_cast<std::size_t>(op.rank)].ops)) {
+          complete = false;
+          continue;
+        }
+        const OpRecord& r = s.ops[static_cast<std::size_t>(op.index)];
+        hosts.insert(it->second->host);
+        if (r.name != op.name) return;  // not the plan this code makes: keep the shortest ops
+        auto& [last, ends] = per_step[s.index];
+        const std::int64_t start = r.start_ns + it->second->clock_offset_ns;
+        last = ends.second == 0 ? start : std::max(last, start);
+        ends.first += static_cast<double>(r.end_ns + it->second->clock_offset_ns);
+        ++ends.second;
+      }
+    }
+    if (!complete) continue;
+    for (const auto& [step, v] : per_step) {
+      if (v.second.second != static_cast<int>(c.members.size())) continue;
+      const double ns = v.second.first / v.second.second - static_cast<double>(v.first);
+      if (ns <= 0) continue;
+      auto& [sum, count] = sums[{first.group, first.bytes, hosts.size() > 1}];
+      sum += ns / 1e3;
+      ++count;
+    }
+  }
+  if (sums.empty()) return;
+  points.erase(std::remove_if(points.begin(), points.end(),
+                              [](const LinkSample& p) { return p.collective == "p2p"; }),
+               points.end());
+  for (const auto& [key, sum_count] : sums) {
+    LinkSample p;
+    p.collective = "p2p";
+    p.group = std::get<0>(key);
+    p.ranks = 2;
+    p.bytes = std::get<1>(key);
+    p.link = std::get<2>(key) ? LinkClass::kInterNode : LinkClass::kIntraNode;
+    p.time_us = sum_count.first / sum_count.second;
+    points.push_back(p);
+  }
+}
+
+}  // namespace
+
 MeasuredRun measured_run(std::vector<RankTimeline> ranks, const std::string& first) {
   MeasuredRun run;
   if (ranks.empty()) throw ConfigError("no rank files in the input");
@@ -65,6 +140,7 @@ MeasuredRun measured_run(std::vector<RankTimeline> ranks, const std::string& fir
   for (const RankTimeline& t : ranks) builder.add(t);
   const std::vector<StepGraph> graphs = builder.finish();
   run.rates = learn_rates(ranks, graphs);
+  matched_transfers(run.config.workload, ranks, run.rates.collectives);
   if (!run.rates.collectives.empty()) {
     run.own_links = fit_link_model(run.rates.collectives, "the run's own collectives");
   }

@@ -222,6 +222,66 @@ TEST(Projection, OpClassesDropIndexes) {
   EXPECT_EQ(op_class("optimizer.adamw"), "optimizer.adamw");
 }
 
+// A pipeline run written from its own graph's replay, each transfer's two sides ending 30 and 50
+// µs after the last arrived: the run's own fit gives each send/receive size their mean, 40 µs,
+// matched through the run's plans (each side's shortest op would give 30 µs).
+TEST(Projection, PipelineTransfersAreMatchedThroughThePlans) {
+  WorkloadConfig w;
+  w.kind = WorkloadKind::kPp;
+  w.shape = model_preset("tiny");
+  w.layout.pp = 2;
+  w.attention = AttentionMode::kGemm;
+  const TargetGraph tg = build_target_graph(w, 0);
+  ReplayModel m;
+  m.gap_ns.assign(tg.graph.ops.size(), 0);
+  m.op_ns.resize(tg.graph.ops.size());
+  for (std::size_t i = 0; i < tg.ops.size(); ++i) {
+    const TargetOp& t = tg.ops[i];
+    // Transfers: rank 0's side ends 30 µs after the last arrival, rank 1's 50 µs: 40 µs mean.
+    m.op_ns[i] = t.work == TargetOp::Work::kCollective ? (tg.graph.ops[i].rank == 0 ? 30000 : 50000)
+                 : t.flops > 0 ? static_cast<std::int64_t>(std::llround(t.flops / kFlopsPerNs))
+                               : static_cast<std::int64_t>(t.bytes);
+  }
+  const GraphTimes times = replay(tg.graph, m);
+  std::vector<RankTimeline> ranks;
+  for (const GraphRank& gr : tg.graph.ranks) {
+    RankTimeline t;
+    t.rank = gr.rank;
+    t.world_size = 2;
+    t.host = "node0";
+    t.config = JsonObject(run_config_json(w, RunSettings{1, 0, OpTimingMode::kPair, 4}));
+    StepRecord step;
+    for (int k = gr.first_op; k < gr.first_op + gr.ops; ++k) {
+      const GraphOp& g = tg.graph.ops[static_cast<std::size_t>(k)];
+      const TargetOp& target = tg.ops[static_cast<std::size_t>(k)];
+      OpRecord r;
+      r.name = g.name;
+      r.category = g.category;
+      r.stream = g.stream;
+      r.collective = g.collective;
+      r.comm = g.comm;
+      r.comm_size = g.comm_size;
+      r.seq = g.seq;
+      r.bytes = target.bytes;
+      r.flops = target.flops;
+      r.start_ns = times.start_ns[static_cast<std::size_t>(k)];
+      r.end_ns = times.end_ns[static_cast<std::size_t>(k)];
+      step.end_ns = std::max(step.end_ns, r.end_ns);
+      step.ops.push_back(r);
+    }
+    t.steps.push_back(step);
+    ranks.push_back(std::move(t));
+  }
+  const MeasuredRun run = measured_run(ranks, "synthetic pp2");
+  int p2p = 0;
+  for (const LinkSample& p : run.rates.collectives) {
+    if (p.collective != "p2p") continue;
+    ++p2p;
+    EXPECT_NEAR(p.time_us, 40.0, 1e-9) << p.bytes << " B";
+  }
+  EXPECT_GT(p2p, 0);
+}
+
 // Pipelines and hybrids of 8 ranks: every send meets its receive, and the graph replays (a
 // schedule whose transfers were matched wrongly would deadlock the replay).
 TEST(TargetGraph, PipelinesAndHybridsOfEightRanksReplay) {
