@@ -3,10 +3,13 @@
 #include "collectives/commands/bench_command.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "collectives/bench/bench.hpp"
 #include "collectives/bench/bench_report.hpp"
+#include "collectives/links/link_model.hpp"
 #include "src/cli/command.hpp"
 #include "src/cli/common_options.hpp"
 #include "src/cli/option_values.hpp"
@@ -53,6 +56,12 @@ class BenchCommand final : public Command {
         "timed loop itself; both / activity-both: time each size plain and as 1 / "
         "activity-every, interleaved, and report what that costs")(
         "out,o", po::value<std::string>(), "write bench.json and bench.csv into this directory")(
+        "fit-links", po::value<std::string>(),
+        "fit the link model (time = latency per ring step x steps + bus bytes / busbw) to the "
+        "sweep's times per collective and link class (intra_node: every rank on one host, else "
+        "inter_node) and write it to this JSON file (schema commprof.links v1) for `commprof "
+        "project --links`; an existing file's points are kept and refitted with this sweep's, so "
+        "sweeps on 2 and 4 ranks fit one model")(
         "estimate", po::bool_switch(),
         "before each size, ask the communication library for its own estimate of the call's time "
         "(NCCL's ncclGroupSimulateEnd, NCCL 2.22 and later) and report it beside the measured "
@@ -89,6 +98,7 @@ class BenchCommand final : public Command {
     config_.graph = vm["graph"].as<bool>();
     config_.estimate = vm["estimate"].as<bool>();
     if (vm.count("out") != 0) config_.out_dir = vm["out"].as<std::string>();
+    if (vm.count("fit-links") != 0) fit_links_ = vm["fit-links"].as<std::string>();
     config_.test_corrupt_rank = vm["test-corrupt-rank"].as<int>();
     configure_alltoallv(vm);
 
@@ -146,6 +156,23 @@ class BenchCommand final : public Command {
       // Before measuring: a bad --out must not cost the whole run.
       prepare_output_directory(ctx, config_.out_dir, runtime_.force);
     }
+    // An existing --fit-links file must be a link model (its points are kept): refused before
+    // measuring, and never overwritten when it is something else.
+    LinkModel earlier;
+    if (!fit_links_.empty()) {
+      ctx.agree(ctx.size() >= 2,
+                "--fit-links needs 2 ranks or more: on one rank a collective "
+                "moves nothing between ranks, so there is no link to fit");
+      std::string problem;
+      if (ctx.rank() == 0 && std::filesystem::exists(fit_links_)) {
+        try {
+          earlier = read_link_model(fit_links_);
+        } catch (const ConfigError& e) {
+          problem = std::string("--fit-links: ") + e.what() + " (it is kept; name a new file)";
+        }
+      }
+      ctx.agree(problem.empty(), problem);
+    }
     // Rank 0 prints each part of the text as the sweep gets there, as nccl-tests does: a long
     // sweep shows how far it is, and one that fails leaves the sizes measured before.
     BenchTextPrinter printer(std::cout);
@@ -160,6 +187,7 @@ class BenchCommand final : public Command {
                               [&](std::ostream& os) { write_bench_csv(os, report); });
         log::info("wrote " + json_path + " and bench.csv");
       }
+      if (!fit_links_.empty() && report.total_wrong() == 0) write_links(report, earlier);
     }
     // Every rank knows the total from the allreduce in run_bench, so all exit alike.
     if (report.total_wrong() > 0) {
@@ -170,8 +198,46 @@ class BenchCommand final : public Command {
   }
 
  private:
+  // The sweep's average times as link-model points (the link class from the ranks' hosts), with
+  // the file's earlier points, fitted and written; rank 0 prints each fit.
+  void write_links(const BenchReport& report, const LinkModel& earlier) const {
+    bool one_host = true;
+    for (const BenchRankInfo& r : report.ranks)
+      one_host = one_host && r.host == report.ranks[0].host;
+    std::vector<LinkSample> points;
+    for (const BenchRow& row : report.rows) {
+      if (!(row.time_avg_us > 0) || row.nranks < 2) continue;
+      LinkSample p;
+      p.collective = link_collective(collective_name(row.op));
+      p.link = one_host ? LinkClass::kIntraNode : LinkClass::kInterNode;
+      p.ranks = row.nranks;
+      p.bytes = row.sizes.bytes;
+      p.time_us = row.time_avg_us;
+      points.push_back(p);
+    }
+    const std::string source =
+        earlier.source.empty() ? "commprof bench, " + report.backend + " backend" : earlier.source;
+    const LinkModel model = fit_link_model(merge_samples(earlier.samples, points), source);
+    write_link_model(fit_links_, model);
+    std::cout << "# link model (" << fit_links_ << "): time = latency x ring steps + S x busbw "
+              << "factor / busbw. " << points.size() << " points from this sweep, "
+              << model.samples.size() - points.size() << " kept from the file\n";
+    for (const LinkFit& f : model.fits) {
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "#   %-13s %-10s latency %9.3f us per step, busbw %9.3f GB/s, %3d points, "
+                    "rms error %.1f%%\n",
+                    f.collective.c_str(), link_class_name(f.link), f.latency_us, f.busbw_gbps,
+                    f.points, 100 * f.rms_rel_error);
+      std::cout << line;
+    }
+    std::cout << std::flush;
+    log::info("wrote " + fit_links_);
+  }
+
   RuntimeOptions runtime_;
   BenchConfig config_;
+  std::string fit_links_;
 };
 
 }  // namespace

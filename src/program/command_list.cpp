@@ -9,6 +9,7 @@
 #include "analysis/commands/whatif_command.hpp"
 #include "collectives/commands/bench_command.hpp"
 #include "workloads/commands/gemm_command.hpp"
+#include "workloads/commands/project_command.hpp"
 #include "workloads/commands/run_command.hpp"
 
 namespace commprof {
@@ -22,6 +23,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   commands.push_back(make_compare_command());
   commands.push_back(make_whatif_command());
   commands.push_back(make_export_chakra_command());
+  commands.push_back(make_project_command());
   commands.push_back(make_import_nsys_command());
   commands.push_back(make_import_torch_command());
   return commands;

@@ -31,8 +31,10 @@
 #include "src/runtime/rank_context.hpp"
 #include "src/timeline/rank_file.hpp"
 #include "src/timeline/rank_file_appender.hpp"
+#include "workloads/commands/mock_run.hpp"
 #include "workloads/executor.hpp"
 #include "workloads/moe.hpp"
+#include "workloads/run_config_json.hpp"
 #include "workloads/workload.hpp"
 
 namespace po = boost::program_options;
@@ -103,22 +105,6 @@ ParallelLayout resolve_layout(const RunConfig& c, int world_size) {
   return l;
 }
 
-nlohmann::ordered_json compute_json(const WorkloadConfig& w) {
-  const std::optional<ComputeProfile>& p = w.compute;
-  if (!p) return nullptr;
-  return {{"source", p->source},
-          {"samples", p->samples},
-          {"micro_batches", p->micro_batches},
-          {"split_by_names", p->split_by_names},
-          {"forward_ns", p->forward_ns},
-          {"backward_ns", p->backward_ns},
-          {"optimizer_ns", p->optimizer_ns},
-          {"ends_ns", p->ends.total()},
-          {"idle_ns", p->idle_ns},
-          {"gaps_ns", p->gaps_total()},
-          {"host_gaps_replayed", w.host_gaps}};
-}
-
 // --compute-from DIR: every rank reads the directory (it must be readable everywhere, as --out's
 // parent is) and learns the same profile from it.
 // The header lines of calibrated compute: what was learned, and what of the trace the run leaves
@@ -187,60 +173,6 @@ void check_slow_rank(const WorkloadConfig& w, int world) {
     throw ConfigError(log::cat("--slow-rank ", w.slow_rank, ":", w.slow_factor, ": there are ",
                                world, " ranks (0 to ", world - 1, ")"));
   }
-}
-
-nlohmann::ordered_json config_json(const RunConfig& c, const ParallelLayout& l) {
-  const ModelShape& s = c.workload.shape;
-  return {
-      {"command", "run"},
-      {"workload", workload_name(c.workload.kind)},
-      {"tp", l.tp},
-      {"dp", l.dp},
-      {"pp", l.pp},
-      {"cp", l.cp},
-      {"ep", l.ep},
-      {"etp", l.expert_tp()},
-      {"model",
-       {{"name", s.name},
-        {"layers", s.layers},
-        {"hidden", s.hidden},
-        {"heads", s.heads},
-        {"kv_heads", s.key_value_heads()},
-        {"ffn", s.ffn},
-        {"gated_ffn", s.gated_ffn},
-        {"seq", s.seq},
-        {"micro_batch", s.micro_batch},
-        {"micro_batches", s.micro_batches},
-        {"dtype", dtype_name(s.dtype)},
-        {"vocab", s.vocab},
-        {"tie_embeddings", s.tie_embeddings},
-        {"experts", s.experts},
-        {"top_k", s.top_k},
-        {"moe_ffn", s.moe_ffn},
-        {"shared_experts", s.shared_experts},
-        {"dense_layers", s.dense_layers},
-        {"capacity_factor", s.capacity_factor}}},
-      {"routing", s.moe() ? nlohmann::ordered_json(c.workload.routing.text()) : nullptr},
-      {"bucket_mb", c.workload.bucket_mb},
-      {"dp_mode", c.workload.dp_mode == DpMode::kDdp ? "ddp" : "zero"},
-      {"sequence_parallel", c.workload.sequence_parallel},
-      {"schedule", schedule_name(c.workload.schedule)},
-      {"virtual_stages", c.workload.virtual_stages},
-      {"stage_layers",
-       virtual_stage_layers(s.layers, l.pp, c.workload.virtual_stages, c.workload.split)},
-      {"offload", c.workload.offload},
-      {"no_overlap", c.workload.no_overlap},
-      {"slow_rank", c.workload.slow_rank >= 0
-                        ? nlohmann::ordered_json(
-                              {{"rank", c.workload.slow_rank}, {"factor", c.workload.slow_factor}})
-                        : nlohmann::ordered_json(nullptr)},
-      {"attention", attention_mode_name(c.workload.attention)},
-      {"steps", c.steps},
-      {"warmup_steps", c.warmup_steps},
-      {"op_timing", op_timing_name(c.timing)},
-      {"sample_every", c.timing == OpTimingMode::kSampled ? nlohmann::ordered_json(c.sample_every)
-                                                          : nlohmann::ordered_json(nullptr)},
-      {"compute_from", compute_json(c.workload)}};
 }
 
 // --attention auto becomes fused where every rank's backend can run it in the model's type
@@ -674,79 +606,25 @@ class RunCommand final : public Command {
       prepare_output_directory(ctx, c.out_dir, runtime_.force);
     }
 
-    const RankPlace place = place_rank(layout, ctx.rank());
-    // Every rank splits the world three times, in the same order (the splits are collective).
-    Communicator& world = backend->world();
-    auto tp = world.split(place.tp_group_id, place.tp_rank, log::cat("tp", place.tp_group_id));
-    auto dp = world.split(place.dp_group_id, place.grad_dp_rank(layout),
-                          log::cat("dp", place.dp_group_id));
-    auto pp = world.split(place.pp_group_id, place.pp_rank, log::cat("pp", place.pp_group_id));
-    // Tied embeddings over several stages: the first and last stage sum their gradient. Every
-    // rank takes part in the split; the others get a group of their own, never used.
-    std::unique_ptr<Communicator> embedding;
-    const ModelShape& shape = c.workload.shape;
-    if (shape.vocab > 0 && shape.tie_embeddings && layout.pp > 1) {
-      const int colour =
-          place.in_embedding_group() ? place.pp_group_id : layout.world() + ctx.rank();
-      embedding = world.split(colour, place.pp_rank, log::cat("embedding", place.pp_group_id));
-    }
-    // Context and expert groups, only where the layout has them (each split is collective: every
-    // rank makes the same ones, in this order).
-    std::unique_ptr<Communicator> cp, ep, etp, edp, tp_ep;
-    if (layout.cp > 1) {
-      cp = world.split(place.cp_group_id, place.cp_rank, log::cat("cp", place.cp_group_id));
-    }
-    if (layout.ep > 1 || layout.etp > 0 || shape.moe()) {
-      ep = world.split(place.ep_group_id, place.ep_rank, log::cat("ep", place.ep_group_id));
-      etp = world.split(place.etp_group_id, place.etp_rank, log::cat("etp", place.etp_group_id));
-      edp = world.split(place.edp_group_id, place.edp_rank, log::cat("edp", place.edp_group_id));
-      tp_ep = world.split(place.tp_ep_group_id, place.tp_ep_rank(layout),
-                          log::cat("tp_ep", place.tp_ep_group_id));
-    }
-    const OpPlan plan = build_plan(c.workload, place);
-    c.timing = resolve_op_timing(c.timing, *backend, ctx);
-    GroupComms comms{tp.get(), dp.get(), pp.get(), embedding.get()};
-    comms.cp = cp.get();
-    comms.ep = ep.get();
-    comms.etp = etp.get();
-    comms.edp = edp.get();
-    comms.tp_ep = tp_ep.get();
-    PlanExecutor executor(*backend, ctx, plan, comms, c.timing, c.sample_every);
-    RankTimeline timeline;
-    timeline.rank = ctx.rank();
-    timeline.world_size = ctx.size();
-    timeline.local_rank = ctx.local_rank();
-    timeline.host = ctx.host();
-    timeline.device = backend->device_description();
-    timeline.backend = backend->name();
-    timeline.config = JsonObject(config_json(c, layout));
-    // Collective, before the first step: how far this rank's clock is from rank 0's (exactly 0
-    // on rank 0's host, whose CLOCK_MONOTONIC all its processes share), so the reducer can
-    // line up ranks of different hosts.
-    timeline.clock_offset_ns = estimate_clock_offset_ns(ctx.comm(), ctx.host());
-    executor.set_test_hang_rank(c.test_hang_rank);
-    // Each step is appended to the rank file as it completes (the first creates it): whatever
-    // ends the job later (a dead peer, a timeout, SIGKILL), the steps measured so far remain.
-    std::optional<RankFileAppender> file;
-    if (!c.out_dir.empty()) file.emplace(c.out_dir, timeline, c.rank_file_format);
-    timeline.steps =
-        executor.run(c.steps, c.warmup_steps, [&](const std::vector<StepRecord>& so_far) {
-          if (file) file->append(so_far.back());
-        });
-    if (file) file->close();
+    MockRun mock{c.workload, RunSettings{c.steps, c.warmup_steps, c.timing, c.sample_every},
+                 c.out_dir, c.rank_file_format, c.test_hang_rank};
+    MockRunResult result = run_mock(ctx, *backend, mock);
+    c.timing = result.timing;
+    const OpPlan& plan = result.plan;
+    RankTimeline& timeline = result.timeline;
     const bool measured = std::any_of(timeline.steps.begin(), timeline.steps.end(),
                                       [](const StepRecord& s) { return !s.warmup; });
     if (measured) {
       summarize(ctx, c, timeline, plan, choice);
       reduce_across_ranks(ctx, c, timeline);
     }
-    if (executor.stopped_by() != 0) {
+    if (result.stopped_by != 0) {
       if (ctx.rank() == 0) {
-        log::error(log::cat("stopped by signal ", executor.stopped_by(), " after ",
+        log::error(log::cat("stopped by signal ", result.stopped_by, " after ",
                             timeline.steps.size(), " of ", c.warmup_steps + c.steps,
                             " steps; what was measured is written"));
       }
-      return 128 + executor.stopped_by();  // the shell's convention for "ended by a signal"
+      return 128 + result.stopped_by;  // the shell's convention for "ended by a signal"
     }
     return kExitOk;
   }

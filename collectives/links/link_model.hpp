@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+// The link model: how long a collective of S bytes takes on n ranks, shaped as NCCL's cost model
+// is (ring algorithm): a latency per step of the ring times its steps (all-reduce 2(n−1),
+// all-gather, reduce-scatter, broadcast, reduce and the all-to-alls n−1, a send/receive 1), plus
+// the bytes the bus carries (S × the collective's busbw factor for n) over a bus bandwidth:
+//   time_us = latency_us × steps(n) + S × busbw_factor(n) / (busbw_GBps × 1e3)
+// One (latency, bandwidth) per collective, link class (within a node, across nodes) and, where a
+// fit was made from a run's own collectives, communicator kind ("dp", "tp"). Both parameters come
+// from least squares over the measured sizes and communicator sizes, weighted to fit relative
+// errors (a 1 KiB call counts as much as a 256 MiB one).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace commprof {
+
+enum class LinkClass { kIntraNode, kInterNode };
+const char* link_class_name(LinkClass c);  ///< "intra_node", "inter_node"
+/// Throws ConfigError naming the text.
+LinkClass parse_link_class(const std::string& text);
+
+/// The ring steps of `collective` ("allreduce", …, "p2p") on n ranks; throws ConfigError for an
+/// unknown name.
+int link_steps(const std::string& collective, int n);
+/// The bus factor of `collective` on n ranks ("p2p": 1); throws ConfigError for an unknown name.
+double link_bus_factor(const std::string& collective, int n);
+/// The model's name of a recorded collective: send, recv and sendrecv are "p2p".
+std::string link_collective(const std::string& recorded);
+
+/// One measured time.
+struct LinkSample {
+  std::string collective;  ///< link_collective's name
+  LinkClass link = LinkClass::kIntraNode;
+  std::string group;  ///< communicator kind ("dp"), "" for a sweep over the world
+  int ranks = 2;
+  std::uint64_t bytes = 0;  ///< S, as nccl-tests' size column
+  double time_us = 0.0;
+};
+
+struct LinkFit {
+  std::string collective;
+  LinkClass link = LinkClass::kIntraNode;
+  std::string group;
+  double latency_us = 0.0;  ///< per ring step
+  double busbw_gbps = 0.0;  ///< 0: no bandwidth term (every size took the same time)
+  int points = 0;
+  double rms_rel_error = 0.0;  ///< of the fit over its points, a ratio
+  std::vector<int> ranks;      ///< the communicator sizes it saw
+  std::uint64_t min_bytes = 0, max_bytes = 0;
+  /// The fit's time for S bytes on n ranks, µs.
+  double time_us(std::uint64_t bytes, int n) const;
+};
+
+struct LinkModel {
+  std::string source;  ///< what it was fitted from
+  std::vector<LinkFit> fits;
+  std::vector<LinkSample> samples;  ///< the points (kept, so a later sweep refits with them)
+  /// The fit for `collective` on `link` of communicator kind `group`: that group's, else the
+  /// sweep's (group ""), else another group's of the same link class, else the other link
+  /// class's (`fallback` says which was taken, "" when the first). nullptr when the collective
+  /// has none.
+  const LinkFit* find(const std::string& collective, LinkClass link, const std::string& group,
+                      std::string* fallback = nullptr) const;
+};
+
+/// Fits one LinkFit per (collective, link class, group) of `samples`. A set whose points cannot
+/// tell latency from bandwidth (one step count and one size) keeps the bandwidth alone (the
+/// latency alone where the bus moves no bytes). Throws ConfigError on an empty set, an unknown
+/// collective, or a non-positive time.
+LinkModel fit_link_model(std::vector<LinkSample> samples, const std::string& source);
+
+/// `base`'s samples with `more` added: a point of the same collective, link, group, ranks and
+/// bytes replaces the older one.
+std::vector<LinkSample> merge_samples(std::vector<LinkSample> base,
+                                      const std::vector<LinkSample>& more);
+
+/// The file (schema commprof.links, version 1), written atomically.
+void write_link_model(const std::string& path, const LinkModel& model);
+/// Throws ConfigError naming the file and the field when it is not a link model of version 1.
+LinkModel read_link_model(const std::string& path);
+LinkModel parse_link_model(const std::string& text, const std::string& source);
+
+}  // namespace commprof

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+// The rank header's run configuration and its inverse: what `run` writes, `project` reads back
+// to the same configuration; another command's header, or a field missing, is refused by name.
+#include "workloads/run_config_json.hpp"
+
+#include <gtest/gtest.h>
+
+#include "src/core/errors.hpp"
+
+namespace commprof {
+namespace {
+
+TEST(RunConfigJson, ReadsBackWhatRunWrites) {
+  WorkloadConfig w;
+  w.kind = WorkloadKind::kHybrid;
+  w.shape = model_preset("llama-1b");
+  w.layout.tp = 2;
+  w.layout.pp = 2;
+  w.layout.dp = 2;
+  w.layout.cp = 2;
+  w.bucket_mb = 12.5;
+  w.dp_mode = DpMode::kZero;
+  w.sequence_parallel = true;
+  w.schedule = PpSchedule::kInterleaved;
+  w.virtual_stages = 2;
+  w.no_overlap = true;
+  w.cp_mode = CpMode::kA2a;
+  w.slow_rank = 3;
+  w.slow_factor = 1.5;
+  const RunSettings s{7, 3, OpTimingMode::kSampled, 5};
+  const nlohmann::ordered_json j = run_config_json(w, s);
+  const RunConfigRead back = run_config_from_json(j, "rank-0.json");
+  EXPECT_EQ(run_config_json(back.workload, back.settings), j);
+  EXPECT_EQ(back.workload.layout.world(), 16);
+  EXPECT_EQ(back.settings.steps, 7);
+  EXPECT_EQ(back.settings.sample_every, 5);
+  EXPECT_FALSE(back.compute_from);
+  EXPECT_EQ(back.workload.slow_rank, 3);
+}
+
+TEST(RunConfigJson, RefusesWhatRunDidNotWrite) {
+  auto error_of = [](const nlohmann::ordered_json& j) {
+    try {
+      run_config_from_json(j, "rank-0.json");
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_of(nlohmann::ordered_json::object()).find("holds no run configuration"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"command", "bench"}}).find("of `commprof bench`, not of `commprof run`"),
+            std::string::npos);
+  WorkloadConfig w;
+  w.shape = model_preset("tiny");
+  nlohmann::ordered_json j = run_config_json(w, RunSettings{});
+  j["model"].erase("hidden");
+  EXPECT_EQ(error_of(j), "rank-0.json: its run configuration has no \"hidden\"");
+  j = run_config_json(w, RunSettings{});
+  j["tp"] = "two";
+  EXPECT_NE(error_of(j).find("\"tp\" has the wrong type"), std::string::npos) << error_of(j);
+}
+
+}  // namespace
+}  // namespace commprof

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+#include "workloads/commands/mock_run.hpp"
+
+#include <optional>
+
+#include "src/core/log.hpp"
+#include "src/runtime/clock_sync.hpp"
+#include "src/timeline/rank_file_appender.hpp"
+#include "workloads/executor.hpp"
+
+namespace commprof {
+
+MockRunResult run_mock(RankContext& ctx, Backend& backend, const MockRun& run) {
+  const ParallelLayout& layout = run.workload.layout;
+  const RankPlace place = place_rank(layout, ctx.rank());
+  // Every rank splits the world three times, in the same order (the splits are collective).
+  Communicator& world = backend.world();
+  auto tp = world.split(place.tp_group_id, place.tp_rank, log::cat("tp", place.tp_group_id));
+  auto dp =
+      world.split(place.dp_group_id, place.grad_dp_rank(layout), log::cat("dp", place.dp_group_id));
+  auto pp = world.split(place.pp_group_id, place.pp_rank, log::cat("pp", place.pp_group_id));
+  // Tied embeddings over several stages: the first and last stage sum their gradient. Every
+  // rank takes part in the split; the others get a group of their own, never used.
+  std::unique_ptr<Communicator> embedding;
+  const ModelShape& shape = run.workload.shape;
+  if (shape.vocab > 0 && shape.tie_embeddings && layout.pp > 1) {
+    const int colour = place.in_embedding_group() ? place.pp_group_id : layout.world() + ctx.rank();
+    embedding = world.split(colour, place.pp_rank, log::cat("embedding", place.pp_group_id));
+  }
+  // Context and expert groups, only where the layout has them (each split is collective: every
+  // rank makes the same ones, in this order).
+  std::unique_ptr<Communicator> cp, ep, etp, edp, tp_ep;
+  if (layout.cp > 1) {
+    cp = world.split(place.cp_group_id, place.cp_rank, log::cat("cp", place.cp_group_id));
+  }
+  if (layout.ep > 1 || layout.etp > 0 || shape.moe()) {
+    ep = world.split(place.ep_group_id, place.ep_rank, log::cat("ep", place.ep_group_id));
+    etp = world.split(place.etp_group_id, place.etp_rank, log::cat("etp", place.etp_group_id));
+    edp = world.split(place.edp_group_id, place.edp_rank, log::cat("edp", place.edp_group_id));
+    tp_ep = world.split(place.tp_ep_group_id, place.tp_ep_rank(layout),
+                        log::cat("tp_ep", place.tp_ep_group_id));
+  }
+  MockRunResult out;
+  out.plan = build_plan(run.workload, place);
+  out.timing = resolve_op_timing(run.settings.timing, backend, ctx);
+  RunSettings settings = run.settings;
+  settings.timing = out.timing;
+  GroupComms comms{tp.get(), dp.get(), pp.get(), embedding.get()};
+  comms.cp = cp.get();
+  comms.ep = ep.get();
+  comms.etp = etp.get();
+  comms.edp = edp.get();
+  comms.tp_ep = tp_ep.get();
+  PlanExecutor executor(backend, ctx, out.plan, comms, out.timing, settings.sample_every);
+  RankTimeline& timeline = out.timeline;
+  timeline.rank = ctx.rank();
+  timeline.world_size = ctx.size();
+  timeline.local_rank = ctx.local_rank();
+  timeline.host = ctx.host();
+  timeline.device = backend.device_description();
+  timeline.backend = backend.name();
+  timeline.config = JsonObject(run_config_json(run.workload, settings));
+  // Collective, before the first step: how far this rank's clock is from rank 0's (exactly 0
+  // on rank 0's host, whose CLOCK_MONOTONIC all its processes share), so the reducer can
+  // line up ranks of different hosts.
+  timeline.clock_offset_ns = estimate_clock_offset_ns(ctx.comm(), ctx.host());
+  executor.set_test_hang_rank(run.test_hang_rank);
+  // Each step is appended to the rank file as it completes (the first creates it): whatever
+  // ends the job later (a dead peer, a timeout, SIGKILL), the steps measured so far remain.
+  std::optional<RankFileAppender> file;
+  if (!run.out_dir.empty()) file.emplace(run.out_dir, timeline, run.rank_file_format);
+  timeline.steps = executor.run(settings.steps, settings.warmup_steps,
+                                [&](const std::vector<StepRecord>& so_far) {
+                                  if (file) file->append(so_far.back());
+                                });
+  if (file) file->close();
+  out.stopped_by = executor.stopped_by();
+  return out;
+}
+
+}  // namespace commprof

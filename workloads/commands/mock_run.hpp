@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+// The mock's steps on every rank of a job: the layout's communicators split from the world, this
+// rank's plan run by the executor, each step appended to its rank file. `commprof run` and
+// `commprof project --validate` run the mock this way.
+#pragma once
+
+#include <string>
+
+#include "src/backend/backend.hpp"
+#include "src/runtime/rank_context.hpp"
+#include "src/timeline/rank_file.hpp"
+#include "workloads/op_plan.hpp"
+#include "workloads/run_config_json.hpp"
+
+namespace commprof {
+
+struct MockRun {
+  WorkloadConfig workload;  ///< its layout the job's, validated
+  RunSettings settings;     ///< timing as asked (auto resolved here)
+  std::string out_dir;      ///< rank files here; "" none
+  RankFileFormat rank_file_format = RankFileFormat::kJson;
+  int test_hang_rank = -1;
+};
+
+struct MockRunResult {
+  OpPlan plan;  ///< this rank's
+  RankTimeline timeline;
+  OpTimingMode timing = OpTimingMode::kAuto;  ///< as resolved
+  int stopped_by = 0;                         ///< the signal that stopped it, 0 none
+};
+
+/// Collective over the world: every rank calls it with the same run.
+MockRunResult run_mock(RankContext& ctx, Backend& backend, const MockRun& run);
+
+}  // namespace commprof

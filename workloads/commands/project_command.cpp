@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: MIT
+// `commprof project DIR --layout tp=…,pp=…,dp=… | --sweep N`: a measured run's step predicted
+// at another layout (workloads/projection/): predicted step, exposed communication, overlap and
+// busbw per communicator kind. --validate runs the mock at the target (every rank of a job of the
+// target's size, as `commprof run` does) and prints predicted against measured with the error.
+// Exit 0: projected (and validated); 1: a failure while running; 2: usage error, input that is
+// not a `commprof run` result, or a layout that does not fit the model. Without --validate it
+// runs on rank 0 only under mpirun.
+#include "workloads/commands/project_command.hpp"
+
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <optional>
+
+#include "analysis/graph/step_graph.hpp"
+#include "analysis/reducer.hpp"
+#include "src/cli/common_options.hpp"
+#include "src/cli/parse.hpp"
+#include "src/core/atomic_file.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/log.hpp"
+#include "src/core/standard_output.hpp"
+#include "src/runtime/output_dir.hpp"
+#include "src/runtime/rank_context.hpp"
+#include "workloads/commands/mock_run.hpp"
+#include "workloads/commands/project_report.hpp"
+#include "workloads/executor.hpp"
+#include "workloads/layout.hpp"
+
+namespace po = boost::program_options;
+
+namespace commprof {
+namespace {
+
+struct ProjectConfig {
+  std::vector<std::string> inputs;
+  std::optional<ParallelLayout> layout;
+  int sweep = 0;
+  std::string links;
+  int gpus_per_node = -1;  // -1: from the run
+  std::string format = "text";
+  std::string output;
+  bool validate = false;
+  std::string validate_out;
+  int steps = 0, warmup_steps = -1;  // 0 / -1: as the measured run
+};
+
+// Where the target's nodes begin: --gpus-per-node, else the run's ranks per host where it spanned
+// several hosts, else one node for every target rank.
+int resolve_gpus_per_node(const ProjectConfig& cfg, const MeasuredRun& run, std::string& why) {
+  if (cfg.gpus_per_node > 0) {
+    why = log::cat(cfg.gpus_per_node, " ranks per node (--gpus-per-node)");
+    return cfg.gpus_per_node;
+  }
+  if (run.rates.hosts > 1) {
+    why = log::cat(run.rates.ranks_per_host, " ranks per node, as the run had on its ",
+                   run.rates.hosts, " hosts (--gpus-per-node sets it)");
+    return run.rates.ranks_per_host;
+  }
+  why = "every target rank on one node, as the run's ranks were (--gpus-per-node sets it)";
+  return 0;
+}
+
+class ProjectCommand final : public Command {
+ public:
+  const char* name() const override { return "project"; }
+  const char* summary() const override {
+    return "predict a run's step at another layout (--layout tp=2,pp=2,dp=2 or --sweep N) from "
+           "its measured rates and a link model; --validate runs the target and measures the "
+           "error";
+  }
+
+  void define_options(po::options_description& visible, po::options_description& hidden) override {
+    visible.add_options()(
+        "layout", po::value<std::string>(),
+        "the target: tp=N,pp=N,dp=N[,cp=N,ep=N,etp=N] (missing degrees 1), the run's model and "
+        "options otherwise")("sweep", po::value<int>(),
+                             "instead of --layout: every tp x pp x dp layout of this many ranks "
+                             "(cp, ep as the run's), ranked by predicted step")(
+        "links", po::value<std::string>(),
+        "the link model for collectives (commprof bench --fit-links FILE); default: fitted "
+        "from the run's own collectives per communicator kind")(
+        "gpus-per-node", po::value<int>(),
+        "ranks per node of the target (a communicator whose ranks span nodes takes the "
+        "inter_node fit); default: the run's ranks per host where it had several hosts, else "
+        "one node")("format", po::value<std::string>()->default_value("text"),
+                    "text or json (schema commprof.projection v1)")(
+        "output,o", po::value<std::string>(), "write here instead of stdout")(
+        "validate", po::bool_switch(),
+        "run the mock at the target under this job (mpirun -np <target ranks>), as `commprof "
+        "run` would, and print predicted against measured step, exposed communication and "
+        "overlap with the error in %")(
+        "validate-out", po::value<std::string>(),
+        "with --validate: where its rank files go (default: <DIR>-validate-tpN-ppN-dpN beside "
+        "the input)")("steps", po::value<int>(),
+                      "with --validate: measured steps (default: the run's)")(
+        "warmup-steps", po::value<int>(), "with --validate: warm-up steps (default: the run's)");
+    add_runtime_options(visible);
+    hidden.add_options()("inputs", po::value<std::vector<std::string>>(),
+                         "a result directory or rank files");
+  }
+  void define_positional(po::positional_options_description& positional) override {
+    positional.add("inputs", -1);
+  }
+
+  void configure(const po::variables_map& vm) override {
+    runtime_ = read_runtime_options(vm);
+    if (vm.count("inputs") == 0) {
+      throw ConfigError("no input: give the result directory (or rank files) of a `commprof run`");
+    }
+    cfg_.inputs = vm["inputs"].as<std::vector<std::string>>();
+    if (vm.count("layout") != 0) cfg_.layout = parse_layout(vm["layout"].as<std::string>());
+    if (vm.count("sweep") != 0) {
+      cfg_.sweep = vm["sweep"].as<int>();
+      if (cfg_.sweep < 1) throw ConfigError("--sweep must be at least 1");
+    }
+    if (cfg_.layout.has_value() == (cfg_.sweep > 0)) {
+      throw ConfigError("give one of --layout tp=N,pp=N,dp=N and --sweep N");
+    }
+    if (vm.count("links") != 0) cfg_.links = vm["links"].as<std::string>();
+    if (vm.count("gpus-per-node") != 0) {
+      cfg_.gpus_per_node = vm["gpus-per-node"].as<int>();
+      if (cfg_.gpus_per_node < 1) throw ConfigError("--gpus-per-node must be at least 1");
+    }
+    cfg_.format = vm["format"].as<std::string>();
+    if (cfg_.format != "text" && cfg_.format != "json")
+      throw ConfigError("invalid --format '" + cfg_.format + "': expected text or json");
+    if (vm.count("output") != 0) cfg_.output = vm["output"].as<std::string>();
+    cfg_.validate = vm["validate"].as<bool>();
+    if (cfg_.validate && cfg_.sweep > 0) {
+      throw ConfigError("--validate checks one layout: use it with --layout, not --sweep");
+    }
+    for (const char* only : {"validate-out", "steps", "warmup-steps"}) {
+      if (vm.count(only) != 0 && !cfg_.validate) {
+        throw ConfigError(std::string("--") + only + " is for --validate");
+      }
+    }
+    if (vm.count("validate-out") != 0) cfg_.validate_out = vm["validate-out"].as<std::string>();
+    if (vm.count("steps") != 0) {
+      cfg_.steps = vm["steps"].as<int>();
+      if (cfg_.steps < 1) throw ConfigError("--steps must be at least 1");
+    }
+    if (vm.count("warmup-steps") != 0) {
+      cfg_.warmup_steps = vm["warmup-steps"].as<int>();
+      if (cfg_.warmup_steps < 0) throw ConfigError("--warmup-steps must not be negative");
+    }
+  }
+
+  std::string backend_name() const override { return cfg_.validate ? runtime_.backend : ""; }
+  // The run's op timing is read once MPI is up; the backend is made before: activity records on,
+  // as `run`'s default asks, so a run timed that way (sampled) can be matched.
+  BackendOptions backend_options() const override {
+    BackendOptions options = runtime_.backend_options;
+    options.activity_timing = cfg_.validate && needs_activity(OpTimingMode::kAuto);
+    return options;
+  }
+
+  int run(RankContext& ctx, Backend* backend, const BackendChoice&) override {
+    if (!cfg_.validate) return on_rank_zero(ctx, [&] { return project_only(); });
+    return validate(ctx, *backend);
+  }
+
+ private:
+  // run_on_rank_zero, but input that is not what the command takes (not a run, a layout that
+  // does not fit) is a usage error, exit 2, as a bad option is.
+  int on_rank_zero(RankContext& ctx, const std::function<int()>& work) const {
+    return run_on_rank_zero(ctx, this, [&] {
+      try {
+        return work();
+      } catch (const ConfigError& e) {
+        std::cerr << error_prefix(this) << e.what() << std::endl;
+        return static_cast<int>(kExitUsage);
+      }
+    });
+  }
+
+  struct Prepared {
+    MeasuredRun run;
+    LinkModel links;
+    ProjectionOptions options;
+    ProjectionBasis basis;
+  };
+
+  Prepared prepare() const {
+    Prepared p;
+    p.run = load_measured_run(cfg_.inputs);
+    if (!cfg_.links.empty()) p.links = read_link_model(cfg_.links);
+    p.basis.inputs = cfg_.inputs;
+    p.basis.links = cfg_.links;
+    p.options.gpus_per_node = resolve_gpus_per_node(cfg_, p.run, p.basis.gpus_per_node_why);
+    p.basis.gpus_per_node = p.options.gpus_per_node;
+    return p;
+  }
+
+  void emit(const std::function<void(std::ostream&)>& write) const {
+    if (cfg_.output.empty()) {
+      write_to_stdout("the projection", write);
+    } else {
+      write_file_atomically(cfg_.output, write);
+    }
+  }
+
+  int project_only() const {
+    Prepared p = prepare();
+    p.options.links = cfg_.links.empty() ? nullptr : &p.links;  // where p now lies
+    if (cfg_.sweep > 0) {
+      std::vector<std::string> refused;
+      const std::vector<Projection> ranked = sweep_layouts(p.run, cfg_.sweep, p.options, &refused);
+      if (ranked.empty()) {
+        throw ConfigError(log::cat("no layout of ", cfg_.sweep, " ranks fits the run's model",
+                                   refused.empty() ? std::string() : ": " + refused.front()));
+      }
+      emit([&](std::ostream& os) {
+        if (cfg_.format == "json") {
+          write_sweep_json(os, p.run, p.basis, cfg_.sweep, ranked, refused);
+        } else {
+          write_sweep_text(os, p.run, p.basis, cfg_.sweep, ranked, refused);
+        }
+      });
+      return kExitOk;
+    }
+    const Projection projection = project(p.run, *cfg_.layout, p.options);
+    emit([&](std::ostream& os) { write(os, p, projection, nullptr); });
+    return kExitOk;
+  }
+
+  void write(std::ostream& os, const Prepared& p, const Projection& projection,
+             const Validation* v) const {
+    if (cfg_.format == "json") {
+      write_projection_json(os, p.run, p.basis, projection, v);
+    } else {
+      write_projection_text(os, p.run, p.basis, projection, v);
+    }
+  }
+
+  std::string default_validate_out() const {
+    std::string base = cfg_.inputs.front();
+    while (base.size() > 1 && base.back() == '/') base.pop_back();
+    if (!std::filesystem::is_directory(base)) {
+      base = std::filesystem::path(base).parent_path().string();
+      if (base.empty()) base = ".";
+    }
+    const ParallelLayout& l = *cfg_.layout;
+    std::string out = log::cat(base, "-validate-tp", l.tp, "-pp", l.pp, "-dp", l.dp);
+    if (l.cp > 1) out += log::cat("-cp", l.cp);
+    if (l.ep > 1) out += log::cat("-ep", l.ep);
+    return out;
+  }
+
+  // Every rank reads the run (the files must be readable everywhere, as --compute-from's are),
+  // rank 0 projects; all agree on any error; every rank runs the mock at the target; rank 0 reads
+  // the new rank files back and prints both.
+  int validate(RankContext& ctx, Backend& backend) {
+    std::optional<Prepared> prepared;
+    std::optional<Projection> projection;
+    WorkloadConfig target;
+    std::string problem;
+    try {
+      prepared.emplace(prepare());
+      prepared->options.links = cfg_.links.empty() ? nullptr : &prepared->links;
+      target = target_workload(prepared->run, *cfg_.layout);
+      if (ctx.rank() == 0) projection = project(prepared->run, *cfg_.layout, prepared->options);
+    } catch (const Error& e) {  // on one rank or all: every rank must hear of it
+      problem = e.what();
+    }
+    ctx.agree(problem.empty(), problem);
+    const int world = cfg_.layout->world();
+    ctx.agree(ctx.size() == world,
+              log::cat("--validate runs the target's ", world, " ranks (", describe(*cfg_.layout),
+                       "): start it with mpirun -np ", world, " (this job has ", ctx.size(), ")"));
+    ctx.agree(backend.supports(target.shape.dtype), std::string("the ") + backend.name() +
+                                                        " backend cannot run the run's " +
+                                                        dtype_name(target.shape.dtype));
+    const RunSettings& measured = prepared->run.config.settings;
+    MockRun mock;
+    mock.workload = target;
+    mock.settings = measured;
+    if (cfg_.steps > 0) mock.settings.steps = cfg_.steps;
+    if (cfg_.warmup_steps >= 0) mock.settings.warmup_steps = cfg_.warmup_steps;
+    mock.out_dir = cfg_.validate_out.empty() ? default_validate_out() : cfg_.validate_out;
+    prepare_output_directory(ctx, mock.out_dir, runtime_.force);
+    const MockRunResult result = run_mock(ctx, backend, mock);
+    if (result.stopped_by != 0) return 128 + result.stopped_by;
+    ctx.barrier();  // every rank's file is closed before rank 0 reads them
+    return on_rank_zero(ctx, [&] {
+      std::vector<std::string> files;
+      for (int r = 0; r < world; ++r)
+        files.push_back(rank_file_path(mock.out_dir, r, RankFileFormat::kJson));
+      const std::vector<StepGraph> graphs = load_step_graphs(files);
+      if (graphs.empty())
+        throw Error("the validation run holds no measured step with per-op timing");
+      Validation v;
+      v.out_dir = mock.out_dir;
+      v.steps = mock.settings.steps;
+      v.warmup_steps = mock.settings.warmup_steps;
+      v.measured = what_if(graphs, {}).measured;
+      emit([&](std::ostream& os) { write(os, *prepared, *projection, &v); });
+      return kExitOk;
+    });
+  }
+
+  RuntimeOptions runtime_;
+  ProjectConfig cfg_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_project_command() { return std::make_unique<ProjectCommand>(); }
+
+}  // namespace commprof

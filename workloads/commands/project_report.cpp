@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+#include "workloads/commands/project_report.hpp"
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "analysis/report/text_table.hpp"
+#include "src/core/log.hpp"
+#include "workloads/layout.hpp"
+
+namespace commprof {
+namespace {
+
+constexpr const char* kProjectionSchema = "commprof.projection";
+
+std::string ms(double ns) { return format_number("%.3f", ns / 1e6); }
+std::string pct(const std::optional<double>& ratio) {
+  return ratio ? format_number("%.1f", 100.0 * *ratio) : "n/a";
+}
+
+std::string source_line(const MeasuredRun& run) {
+  const WorkloadConfig& w = run.config.workload;
+  const ModelShape& s = w.shape;
+  return log::cat("# measured: ", workload_name(w.kind), " at ", layout_text(w.layout), " (",
+                  w.layout.world(), " ranks on ", run.rates.hosts, " host(s)), model ", s.name,
+                  " (", s.layers, " layers, h ", s.hidden, ", seq ", s.seq, ", micro-batch ",
+                  s.micro_batch, " x ", s.micro_batches, ", ", dtype_name(s.dtype), "), ",
+                  run.rates.steps, " measured step(s) with per-op timing\n");
+}
+
+void basis_lines(std::ostream& os, const MeasuredRun& run, const ProjectionBasis& b) {
+  const MeasuredRates& r = run.rates;
+  os << source_line(run);
+  os << "# compute: the run's measured rate per op class (" << r.by_class.size()
+     << " classes: FLOP/ns for GEMMs and attention, B/ns for memory-bound ops and copies), "
+        "times the target op's FLOPs or bytes\n";
+  if (b.links.empty()) {
+    os << "# collectives: a link model fitted to the run's own collectives, per communicator "
+          "kind ("
+       << r.collectives.size()
+       << " points; no --links given): time = latency x ring steps + S x busbw factor / busbw\n";
+  } else {
+    os << "# collectives: the link model " << b.links
+       << ": time = latency x ring steps + S x busbw factor / busbw\n";
+  }
+  os << "# nodes: " << b.gpus_per_node_why << '\n';
+  os << "# applied: the run's mean host gap before each op (COMP "
+     << format_number("%.1f", static_cast<double>(r.gap_ns[0]) / 1e3) << " us, COMM "
+     << format_number("%.1f", static_cast<double>(r.gap_ns[1]) / 1e3) << " us, MEM "
+     << format_number("%.1f", static_cast<double>(r.gap_ns[2]) / 1e3) << " us)\n";
+  os << "# not applied: compute slowed by concurrent communication (the rates are as the run "
+        "measured them, under its own overlap; no baseline without overlap is read); the ranks' "
+        "step spread (measured: the slowest rank's mean step "
+     << format_number("%.1f", 100.0 * r.step_spread)
+     << "% above the fastest's; the replay starts every rank together)\n";
+  os << "# the run itself: measured step " << ms(run.figures.measured.step_ns)
+     << " ms, replayed from its own graph " << ms(run.figures.replayed.step_ns) << " ms\n";
+}
+
+nlohmann::ordered_json json_or_null(const std::optional<double>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json figures_json(const StepOutcome& o, std::int64_t path_ns) {
+  return {{"step_time_ns", o.step_ns},
+          {"exposed_comm_ns", o.exposed_comm_ns},
+          {"comm_busy_ns", o.comm_ns},
+          {"overlap", json_or_null(o.overlap)},
+          {"critical_path_ns", path_ns}};
+}
+
+nlohmann::ordered_json projection_json(const Projection& p) {
+  nlohmann::ordered_json j;
+  j["layout"] = layout_text(p.layout);
+  j["ranks"] = p.ranks;
+  j["nodes"] = p.nodes;
+  j["ops"] = p.ops;
+  j["predicted"] = figures_json(p.outcome, p.path_ns);
+  nlohmann::ordered_json comms = nlohmann::ordered_json::array();
+  for (const ProjectedComm& c : p.comms) {
+    comms.push_back({{"group", c.group},
+                     {"collectives", c.collectives},
+                     {"calls", c.calls},
+                     {"time_ns", c.time_ns},
+                     {"bus_bytes", c.bus_bytes},
+                     {"busbw_gbps", c.busbw_gbps()},
+                     {"link", c.inter_node ? "inter_node" : "intra_node"}});
+  }
+  j["communicators"] = comms;
+  j["notes"] = p.notes;
+  return j;
+}
+
+nlohmann::ordered_json basis_json(const MeasuredRun& run, const ProjectionBasis& b) {
+  const MeasuredRates& r = run.rates;
+  return {{"inputs", b.inputs},
+          {"measured_layout", layout_text(run.config.workload.layout)},
+          {"measured_steps", r.steps},
+          {"links", b.links.empty() ? nlohmann::ordered_json("the run's own collectives")
+                                    : nlohmann::ordered_json(b.links)},
+          {"gpus_per_node", b.gpus_per_node},
+          {"applied",
+           {{"host_gap_ns", {{"COMP", r.gap_ns[0]}, {"COMM", r.gap_ns[1]}, {"MEM", r.gap_ns[2]}}}}},
+          {"not_applied",
+           {{"compute_slowed_by_communication", "rates as measured, under the run's overlap"},
+            {"rank_step_spread", r.step_spread}}},
+          {"run_measured_step_time_ns", run.figures.measured.step_ns},
+          {"run_replayed_step_time_ns", run.figures.replayed.step_ns}};
+}
+
+}  // namespace
+
+std::optional<double> error_pct(double predicted, double measured) {
+  if (measured == 0) return std::nullopt;
+  return 100.0 * (predicted - measured) / measured;
+}
+
+void write_projection_text(std::ostream& os, const MeasuredRun& run, const ProjectionBasis& b,
+                           const Projection& p, const Validation* v) {
+  os << "# commprof project: " << layout_text(p.layout) << " (" << describe(p.layout) << ", "
+     << p.ranks << " ranks on " << p.nodes << " node(s)), one step replayed: " << p.ops << " ops\n";
+  basis_lines(os, run, b);
+  for (const std::string& n : p.notes) os << "# borrowed: " << n << '\n';
+  std::vector<std::vector<std::string>> rows = {{"figure", "predicted"}};
+  rows.push_back({"step (ms)", ms(static_cast<double>(p.outcome.step_ns))});
+  rows.push_back({"exposed comm (ms)", ms(p.outcome.exposed_comm_ns)});
+  rows.push_back({"COMM busy (ms)", ms(p.outcome.comm_ns)});
+  rows.push_back({"overlap (%)", pct(p.outcome.overlap)});
+  rows.push_back({"critical path (ms)", ms(static_cast<double>(p.path_ns))});
+  write_table(os, rows);
+  if (!p.comms.empty()) {
+    os << "\n## Predicted collectives per communicator kind (one step)\n";
+    std::vector<std::vector<std::string>> comms = {
+        {"group", "collectives", "calls", "time(ms)", "busbw(GB/s)", "link"}};
+    for (const ProjectedComm& c : p.comms) {
+      comms.push_back({c.group, c.collectives, std::to_string(c.calls), ms(c.time_ns),
+                       format_number("%.3f", c.busbw_gbps()),
+                       c.inter_node ? "inter_node" : "intra_node"});
+    }
+    write_table(os, comms);
+  }
+  if (v == nullptr) return;
+  os << "\n## Validation: `commprof run` at " << layout_text(p.layout) << ", " << v->steps
+     << " measured steps after " << v->warmup_steps << " warm-up, rank files in " << v->out_dir
+     << "\n# error = (predicted - measured) / measured; overlap's in percentage points\n";
+  std::vector<std::vector<std::string>> cmp = {{"figure", "predicted", "measured", "error"}};
+  auto err = [](double a, double m) {
+    const std::optional<double> e = error_pct(a, m);
+    return e ? format_number("%+.1f", *e) + "%" : std::string("n/a");
+  };
+  const double step = static_cast<double>(p.outcome.step_ns);
+  cmp.push_back({"step (ms)", ms(step), ms(v->measured.step_ns), err(step, v->measured.step_ns)});
+  cmp.push_back({"exposed comm (ms)", ms(p.outcome.exposed_comm_ns),
+                 ms(v->measured.exposed_comm_ns),
+                 err(p.outcome.exposed_comm_ns, v->measured.exposed_comm_ns)});
+  const std::optional<double> a = p.outcome.overlap, m = v->measured.overlap;
+  cmp.push_back({"overlap (%)", pct(a), pct(m),
+                 a && m ? format_number("%+.1f", 100.0 * (*a - *m)) + " pp" : "n/a"});
+  write_table(os, cmp);
+}
+
+void write_projection_json(std::ostream& os, const MeasuredRun& run, const ProjectionBasis& b,
+                           const Projection& p, const Validation* v) {
+  nlohmann::ordered_json j;
+  j["schema"] = kProjectionSchema;
+  j["version"] = 1;
+  j["units"] = {{"time", "ns per step"},
+                {"overlap", "fraction in [0, 1]"},
+                {"busbw_gbps", "bus bytes (S x busbw factor) per ns = GB/s"}};
+  j["basis"] = basis_json(run, b);
+  j["projection"] = projection_json(p);
+  if (v != nullptr) {
+    const double step = static_cast<double>(p.outcome.step_ns);
+    j["validation"] = {
+        {"out_dir", v->out_dir},
+        {"steps", v->steps},
+        {"warmup_steps", v->warmup_steps},
+        {"measured",
+         {{"step_time_ns", v->measured.step_ns},
+          {"exposed_comm_ns", v->measured.exposed_comm_ns},
+          {"comm_busy_ns", v->measured.comm_ns},
+          {"overlap", json_or_null(v->measured.overlap)}}},
+        {"error_pct",
+         {{"step_time", json_or_null(error_pct(step, v->measured.step_ns))},
+          {"exposed_comm",
+           json_or_null(error_pct(p.outcome.exposed_comm_ns, v->measured.exposed_comm_ns))}}},
+        {"overlap_error_pp",
+         p.outcome.overlap && v->measured.overlap
+             ? nlohmann::ordered_json(100.0 * (*p.outcome.overlap - *v->measured.overlap))
+             : nlohmann::ordered_json(nullptr)}};
+  }
+  os << j.dump(1) << '\n';
+}
+
+void write_sweep_text(std::ostream& os, const MeasuredRun& run, const ProjectionBasis& b, int gpus,
+                      const std::vector<Projection>& ranked,
+                      const std::vector<std::string>& refused) {
+  os << "# commprof project --sweep " << gpus << ": every tp x pp x dp layout of " << gpus
+     << " ranks, fastest predicted step first\n";
+  basis_lines(os, run, b);
+  std::vector<std::vector<std::string>> rows = {
+      {"rank", "layout", "step(ms)", "exposed comm(ms)", "overlap(%)", "nodes"}};
+  int i = 0;
+  for (const Projection& p : ranked) {
+    rows.push_back({std::to_string(++i), layout_text(p.layout),
+                    ms(static_cast<double>(p.outcome.step_ns)), ms(p.outcome.exposed_comm_ns),
+                    pct(p.outcome.overlap), std::to_string(p.nodes)});
+  }
+  write_table(os, rows);
+  for (const std::string& r : refused) os << "# refused: " << r << '\n';
+}
+
+void write_sweep_json(std::ostream& os, const MeasuredRun& run, const ProjectionBasis& b, int gpus,
+                      const std::vector<Projection>& ranked,
+                      const std::vector<std::string>& refused) {
+  nlohmann::ordered_json j;
+  j["schema"] = kProjectionSchema;
+  j["version"] = 1;
+  j["units"] = {{"time", "ns per step"},
+                {"overlap", "fraction in [0, 1]"},
+                {"busbw_gbps", "bus bytes (S x busbw factor) per ns = GB/s"}};
+  j["basis"] = basis_json(run, b);
+  j["sweep_gpus"] = gpus;
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const Projection& p : ranked) list.push_back(projection_json(p));
+  j["ranked"] = list;
+  j["refused"] = refused;
+  os << j.dump(1) << '\n';
+}
+
+}  // namespace commprof

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+// What `commprof project` prints: the projection (text, or JSON of schema commprof.projection
+// v1), the sweep's ranking, and the validation's predicted against measured figures.
+#pragma once
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "workloads/projection/projection.hpp"
+
+namespace commprof {
+
+/// What the projection rests on, said once above its figures.
+struct ProjectionBasis {
+  std::vector<std::string> inputs;
+  std::string links;  ///< --links FILE, "" the run's own fit
+  int gpus_per_node = 0;
+  std::string gpus_per_node_why;
+};
+
+/// The run measured at the target (--validate): its figures, and where its files are.
+struct Validation {
+  std::string out_dir;
+  int steps = 0, warmup_steps = 0;
+  WhatIfFigures measured;
+};
+
+/// (predicted − measured) / measured in %, nullopt where measured is 0.
+std::optional<double> error_pct(double predicted, double measured);
+
+void write_projection_text(std::ostream& os, const MeasuredRun& run, const ProjectionBasis& b,
+                           const Projection& p, const Validation* v);
+void write_projection_json(std::ostream& os, const MeasuredRun& run, const ProjectionBasis& b,
+                           const Projection& p, const Validation* v);
+void write_sweep_text(std::ostream& os, const MeasuredRun& run, const ProjectionBasis& b, int gpus,
+                      const std::vector<Projection>& ranked,
+                      const std::vector<std::string>& refused);
+void write_sweep_json(std::ostream& os, const MeasuredRun& run, const ProjectionBasis& b, int gpus,
+                      const std::vector<Projection>& ranked,
+                      const std::vector<std::string>& refused);
+
+}  // namespace commprof

@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: MIT
+#include "workloads/projection/projection.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "analysis/graph/critical_path.hpp"
+#include "analysis/graph/replay.hpp"
+#include "analysis/reducer.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/log.hpp"
+#include "src/timeline/rank_file.hpp"
+#include "workloads/layout.hpp"
+#include "workloads/projection/target_graph.hpp"
+
+namespace commprof {
+
+MeasuredRun load_measured_run(const std::vector<std::string>& inputs) {
+  std::vector<std::string> files;
+  std::vector<RankTimeline> ranks;
+  try {
+    files = expand_rank_inputs(inputs);
+    for (const std::string& f : files) ranks.push_back(read_rank_file(f));
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const Error& e) {  // a missing directory, a damaged file: the user's input
+    throw ConfigError(e.what());
+  }
+  if (ranks.empty()) throw ConfigError("no rank files in the input");
+  MeasuredRun run = measured_run(std::move(ranks), files.front());
+  run.files = files;
+  return run;
+}
+
+namespace {
+
+// The run's send/receive ops carry no sequence number, so learn_rates keeps each size's shortest.
+// The run's own plans match them (target_graph.hpp's matching, on the layout that ran): where
+// every rank's measured step lists its plan's ops, each matched set's time is its members' mean
+// end − last arrival, as for collectives, and replaces those points. Steps that do not list the
+// plan (another version's names, sampled steps) leave the shortest-op points as they are.
+void matched_transfers(const WorkloadConfig& w, const std::vector<RankTimeline>& ranks,
+                       std::vector<LinkSample>& points) {
+  TargetGraph plan;
+  try {
+    plan = build_target_graph(w, 0);
+  } catch (const Error&) {
+    return;
+  }
+  const StepGraph& g = plan.graph;
+  std::map<std::tuple<std::string, std::uint64_t, bool>, std::pair<double, int>> sums;
+  std::map<int, const RankTimeline*> by_rank;
+  for (const RankTimeline& t : ranks) by_rank[t.rank] = &t;
+  for (const GraphCollective& c : g.collectives) {
+    if (c.collective != "p2p" || c.members.empty()) continue;
+    const TargetOp& first = plan.ops[static_cast<std::size_t>(c.members.front())];
+    // Every measured step: the set's members by (rank, index in the step).
+    std::map<int, std::pair<std::int64_t, std::pair<double, int>>> per_step;  // last start, ends
+    std::set<std::string> hosts;
+    bool complete = true;
+    for (const int m : c.members) {
+      const GraphOp& op = g.ops[static_cast<std::size_t>(m)];
+      const auto it = by_rank.find(op.rank);
+      if (it == by_rank.end()) return;
+      for (const StepRecord& s : it->second->steps) {
+        if (s.warmup || s.ops.empty()) continue;
+        if (s.ops.size() !=
+            static_cast<std::size_t>(g.ranks[static_cast<std::size_t>(op.rank)].ops)) {
+          complete = false;
+          continue;
+        }
+        const OpRecord& r = s.ops[static_cast<std::size_t>(op.index)];
+        hosts.insert(it->second->host);
+        if (r.name != op.name) return;  // not the plan this code makes: keep the shortest ops
+        auto& [last, ends] = per_step[s.index];
+        const std::int64_t start = r.start_ns + it->second->clock_offset_ns;
+        last = ends.second == 0 ? start : std::max(last, start);
+        ends.first += static_cast<double>(r.end_ns + it->second->clock_offset_ns);
+        ++ends.second;
+      }
+    }
+    if (!complete) continue;
+    for (const auto& [step, v] : per_step) {
+      if (v.second.second != static_cast<int>(c.members.size())) continue;
+      const double ns = v.second.first / v.second.second - static_cast<double>(v.first);
+      if (ns <= 0) continue;
+      auto& [sum, count] = sums[{first.group, first.bytes, hosts.size() > 1}];
+      sum += ns / 1e3;
+      ++count;
+    }
+  }
+  if (sums.empty()) return;
+  points.erase(std::remove_if(points.begin(), points.end(),
+                              [](const LinkSample& p) { return p.collective == "p2p"; }),
+               points.end());
+  for (const auto& [key, sum_count] : sums) {
+    LinkSample p;
+    p.collective = "p2p";
+    p.group = std::get<0>(key);
+    p.ranks = 2;
+    p.bytes = std::get<1>(key);
+    p.link = std::get<2>(key) ? LinkClass::kInterNode : LinkClass::kIntraNode;
+    p.time_us = sum_count.first / sum_count.second;
+    points.push_back(p);
+  }
+}
+
+}  // namespace
+
+MeasuredRun measured_run(std::vector<RankTimeline> ranks, const std::string& first) {
+  MeasuredRun run;
+  if (ranks.empty()) throw ConfigError("no rank files in the input");
+  std::sort(ranks.begin(), ranks.end(),
+            [](const RankTimeline& a, const RankTimeline& b) { return a.rank < b.rank; });
+  run.config = run_config_from_json(ranks.front().config.json(), first);
+  if (run.config.compute_from) {
+    throw ConfigError(first +
+                      ": the run learned its compute from a trace (--compute-from); its ops' "
+                      "times come from that profile, which the rank files do not hold: project "
+                      "a run of the modelled compute instead");
+  }
+  for (const RankTimeline& t : ranks) {
+    if (!(t.config == ranks.front().config)) {
+      throw ConfigError("rank " + std::to_string(t.rank) + "'s configuration differs from rank " +
+                        std::to_string(ranks.front().rank) + "'s: not one run");
+    }
+  }
+  const int world = run.config.workload.layout.world();
+  if (static_cast<int>(ranks.size()) != world) {
+    throw ConfigError(log::cat("the run had ", world, " ranks (",
+                               describe(run.config.workload.layout), ") but the input holds ",
+                               ranks.size(), " rank files"));
+  }
+  StepGraphBuilder builder;
+  for (const RankTimeline& t : ranks) builder.add(t);
+  const std::vector<StepGraph> graphs = builder.finish();
+  run.rates = learn_rates(ranks, graphs);
+  matched_transfers(run.config.workload, ranks, run.rates.collectives);
+  if (!run.rates.collectives.empty()) {
+    run.own_links = fit_link_model(run.rates.collectives, "the run's own collectives");
+  }
+  run.figures = what_if(graphs, {});
+  return run;
+}
+
+ParallelLayout parse_layout(const std::string& text) {
+  ParallelLayout l;
+  std::set<std::string> seen;
+  std::istringstream in(text);
+  std::string item;
+  auto bad = [&](const std::string& why) {
+    throw ConfigError("invalid --layout '" + text + "': " + why +
+                      " (expected tp=N,pp=N,dp=N[,cp=N,ep=N,etp=N], e.g. tp=2,pp=2,dp=2)");
+  };
+  while (std::getline(in, item, ',')) {
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos) bad("'" + item + "' has no '='");
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (value.empty() || value.size() > 6 || !std::all_of(value.begin(), value.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c)) != 0;
+        })) {
+      bad("'" + value + "' is not a whole number");
+    }
+    const int n = std::stoi(value);
+    if (n < 1) bad(key + " must be at least 1");
+    if (!seen.insert(key).second) bad(key + " given twice");
+    if (key == "tp") {
+      l.tp = n;
+    } else if (key == "pp") {
+      l.pp = n;
+    } else if (key == "dp") {
+      l.dp = n;
+    } else if (key == "cp") {
+      l.cp = n;
+    } else if (key == "ep") {
+      l.ep = n;
+    } else if (key == "etp") {
+      l.etp = n;
+    } else {
+      bad("unknown degree '" + key + "'");
+    }
+  }
+  if (seen.empty()) bad("no degree given");
+  return l;
+}
+
+std::string layout_text(const ParallelLayout& l) {
+  std::string s = log::cat("tp=", l.tp, ",pp=", l.pp, ",dp=", l.dp);
+  if (l.cp > 1) s += log::cat(",cp=", l.cp);
+  if (l.ep > 1) s += log::cat(",ep=", l.ep);
+  if (l.etp > 0) s += log::cat(",etp=", l.etp);
+  return s;
+}
+
+WorkloadConfig target_workload(const MeasuredRun& run, const ParallelLayout& layout) {
+  WorkloadConfig w = run.config.workload;
+  w.layout = layout;
+  const int axes = (layout.tp > 1) + (layout.pp > 1) + (layout.dp > 1);
+  w.kind = axes > 1 || layout.cp > 1 || layout.ep > 1 ? WorkloadKind::kHybrid
+           : layout.tp > 1                            ? WorkloadKind::kTp
+           : layout.pp > 1                            ? WorkloadKind::kPp
+                                                      : WorkloadKind::kDp;
+  w.split = StageSplitOptions{};
+  w.slow_rank = -1;  // a rank the run slowed on purpose is no rank of the target
+  const std::string where = "--layout " + layout_text(layout) + ": ";
+  try {
+    validate_layout(layout, layout.world(), w.shape);
+    validate_workload(w);
+  } catch (const ConfigError& e) {
+    throw ConfigError(where + e.what());
+  }
+  return w;
+}
+
+namespace {
+
+std::string format_rate(double per_ns, bool flops) {
+  char buf[64];
+  if (flops) {
+    std::snprintf(buf, sizeof buf, "%.3f TFLOP/s", per_ns / 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3f GB/s", per_ns);
+  }
+  return buf;
+}
+
+// An op's duration from the run's rates, or ConfigError naming its class.
+std::int64_t compute_ns(const MeasuredRates& r, const TargetOp& t, Category cat,
+                        std::set<std::string>& notes) {
+  if (t.work == TargetOp::Work::kFixed) return static_cast<std::int64_t>(t.fixed_ns);
+  const bool flops = t.work == TargetOp::Work::kFlops;
+  const double work = flops ? t.flops : static_cast<double>(t.bytes);
+  if (work <= 0) return 0;
+  const auto it = r.by_class.find(t.cls + (flops ? "/flop" : "/byte"));
+  double rate = it != r.by_class.end() ? it->second.per_ns() : 0.0;
+  if (rate <= 0) {
+    // Its kind's mean, else the nearest kind's: copies and memory-bound passes both move bytes
+    // through memory, attention and GEMMs both do matrix FLOPs.
+    const bool attention = t.cls.find("attention") != std::string::npos;
+    const Throughput& kind = !flops      ? (cat == Category::kMem ? r.copy_bytes : r.pass_bytes)
+                             : attention ? r.attention_flops
+                                         : r.gemm_flops;
+    const Throughput& near = !flops      ? (cat == Category::kMem ? r.pass_bytes : r.copy_bytes)
+                             : attention ? r.gemm_flops
+                                         : r.attention_flops;
+    rate = kind.per_ns() > 0 ? kind.per_ns() : near.per_ns();
+    if (rate <= 0) {
+      throw ConfigError("the run measured no op like '" + t.cls + "' (" +
+                        (flops ? "FLOPs" : "bytes") +
+                        ") and no op of its kind to take a rate from");
+    }
+    notes.insert("'" + t.cls + "' was not measured: " +
+                 (kind.per_ns() > 0 ? "its kind's" : "the nearest kind's") + " mean rate (" +
+                 format_rate(rate, flops) + ")");
+  }
+  return static_cast<std::int64_t>(std::llround(work / rate));
+}
+
+// A collective's time from the link model, or ConfigError naming what no fit covers.
+std::int64_t collective_ns(const LinkModel& links, const TargetOp& t, bool own,
+                           std::set<std::string>& notes) {
+  const LinkClass link = t.inter_node ? LinkClass::kInterNode : LinkClass::kIntraNode;
+  std::string fallback;
+  const LinkFit* f = links.find(t.collective, link, t.group, &fallback);
+  if (f == nullptr) {
+    throw ConfigError("no link fit for " + t.collective + " (on " + t.group + ", " +
+                      link_class_name(link) + "): " +
+                      (own ? "the run measured none; fit one with `commprof bench --ops " +
+                                 (t.collective == "p2p" ? std::string("sendrecv") : t.collective) +
+                                 " --fit-links FILE` and pass --links FILE"
+                           : "the link model has none (refit it with that collective in "
+                             "`commprof bench --ops`)"));
+  }
+  if (!fallback.empty()) notes.insert(fallback);
+  return static_cast<std::int64_t>(std::llround(f->time_us(t.bytes, t.comm_size) * 1e3));
+}
+
+}  // namespace
+
+Projection project(const MeasuredRun& run, const ParallelLayout& layout,
+                   const ProjectionOptions& options) {
+  const WorkloadConfig w = target_workload(run, layout);
+  const bool own = options.links == nullptr;
+  const LinkModel& links = own ? run.own_links : *options.links;
+  TargetGraph tg = build_target_graph(w, options.gpus_per_node);
+  const StepGraph& g = tg.graph;
+  std::set<std::string> notes;
+  ReplayModel model;
+  model.op_ns.resize(g.ops.size());
+  model.gap_ns.resize(g.ops.size());
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    const TargetOp& t = tg.ops[i];
+    model.gap_ns[i] = run.rates.gap_ns[index_of(g.ops[i].category)];
+    if (t.work == TargetOp::Work::kCollective) {
+      if (own && links.fits.empty()) {
+        throw ConfigError(
+            "the run measured no collective to fit a link model to: pass --links FILE (commprof "
+            "bench --fit-links FILE writes one)");
+      }
+      model.op_ns[i] = collective_ns(links, t, own, notes);
+    } else {
+      model.op_ns[i] = compute_ns(run.rates, t, g.ops[i].category, notes);
+    }
+  }
+  // A P2P set ends with its slowest transfer: every member takes the longest member's time.
+  for (const GraphCollective& c : g.collectives) {
+    std::int64_t longest = 0;
+    for (const int m : c.members)
+      longest = std::max(longest, model.op_ns[static_cast<std::size_t>(m)]);
+    for (const int m : c.members) model.op_ns[static_cast<std::size_t>(m)] = longest;
+  }
+  const GraphTimes times = replay(g, model);
+  Projection p;
+  p.layout = layout;
+  p.ranks = layout.world();
+  p.nodes = tg.nodes;
+  p.ops = static_cast<std::int64_t>(g.ops.size());
+  p.outcome = step_outcome(g, times);
+  p.path_ns = critical_path(g, times).length_ns();
+  std::map<std::string, ProjectedComm> comms;
+  std::map<std::string, std::set<std::string>> names;
+  for (const GraphCollective& c : g.collectives) {
+    if (c.members.empty()) continue;
+    const auto first = static_cast<std::size_t>(c.members.front());
+    const TargetOp& t = tg.ops[first];
+    ProjectedComm& pc = comms[t.group];
+    pc.group = t.group;
+    ++pc.calls;
+    pc.time_ns += static_cast<double>(model.op_ns[first]);
+    pc.bus_bytes += static_cast<double>(t.bytes) * link_bus_factor(t.collective, t.comm_size);
+    pc.inter_node = pc.inter_node || t.inter_node;
+    names[t.group].insert(t.collective);
+  }
+  for (auto& [group, pc] : comms) {
+    for (const std::string& n : names[group])
+      pc.collectives += (pc.collectives.empty() ? "" : ",") + n;
+    p.comms.push_back(pc);
+  }
+  p.notes.assign(notes.begin(), notes.end());
+  return p;
+}
+
+std::vector<Projection> sweep_layouts(const MeasuredRun& run, int gpus,
+                                      const ProjectionOptions& options,
+                                      std::vector<std::string>* refused) {
+  if (gpus < 1) throw ConfigError("--sweep needs at least 1 GPU");
+  const ParallelLayout measured = run.config.workload.layout;
+  std::vector<Projection> out;
+  for (int tp = 1; tp <= gpus; ++tp) {
+    for (int pp = 1; tp * pp <= gpus; ++pp) {
+      const int rest = gpus / (tp * pp);
+      if (tp * pp * rest != gpus || rest % measured.cp != 0) continue;
+      ParallelLayout l;
+      l.tp = tp;
+      l.pp = pp;
+      l.cp = measured.cp;
+      l.dp = rest / measured.cp;
+      l.ep = measured.ep;
+      try {
+        out.push_back(project(run, l, options));
+      } catch (const ConfigError& e) {
+        if (refused != nullptr) refused->push_back(e.what());
+      }
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Projection& a, const Projection& b) {
+    return a.outcome.step_ns < b.outcome.step_ns;
+  });
+  return out;
+}
+
+}  // namespace commprof

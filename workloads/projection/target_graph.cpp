@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: MIT
+#include "workloads/projection/target_graph.hpp"
+
+#include <map>
+#include <numeric>
+#include <set>
+#include <tuple>
+
+#include "collectives/links/link_model.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/log.hpp"
+#include "workloads/layout.hpp"
+#include "workloads/projection/measured_rates.hpp"
+
+namespace commprof {
+namespace {
+
+// The communicator a group resolves to on this rank, named as the executor's splits name it.
+struct CommOf {
+  std::string name;
+  const std::vector<int>* ranks = nullptr;
+};
+
+CommOf comm_of(const RankPlace& p, Group g) {
+  switch (g) {
+    case Group::kTp:
+      return {log::cat("tp", p.tp_group_id), &p.tp_group};
+    case Group::kDp:
+      return {log::cat("dp", p.dp_group_id), &p.dp_group};
+    case Group::kPp:
+      return {log::cat("pp", p.pp_group_id), &p.pp_group};
+    case Group::kEmbedding:
+      return {log::cat("embedding", p.pp_group_id), &p.embedding_group};
+    case Group::kCp:
+      return {log::cat("cp", p.cp_group_id), &p.cp_group};
+    case Group::kEp:
+      return {log::cat("ep", p.ep_group_id), &p.ep_group};
+    case Group::kEtp:
+      return {log::cat("etp", p.etp_group_id), &p.etp_group};
+    case Group::kEdp:
+      return {log::cat("edp", p.edp_group_id), &p.edp_group};
+    case Group::kTpEp:
+      return {log::cat("tp_ep", p.tp_ep_group_id), &p.tp_ep_group};
+    case Group::kNone:
+      break;
+  }
+  throw Error("projection: a communication op without a group");
+}
+
+// Union-find over graph ops: P2P ops joined by matched transfers.
+struct Joined {
+  std::vector<int> parent;
+  int find(int x) {
+    while (parent[static_cast<std::size_t>(x)] != x) {
+      parent[static_cast<std::size_t>(x)] =
+          parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(x)])];
+      x = parent[static_cast<std::size_t>(x)];
+    }
+    return x;
+  }
+  void join(int a, int b) { parent[static_cast<std::size_t>(find(a))] = find(b); }
+};
+
+}  // namespace
+
+TargetGraph build_target_graph(const WorkloadConfig& target, int gpus_per_node) {
+  const ParallelLayout& l = target.layout;
+  const int world = l.world();
+  auto node_of = [&](int rank) { return gpus_per_node > 0 ? rank / gpus_per_node : 0; };
+  TargetGraph out;
+  out.nodes = node_of(world - 1) + 1;
+  StepGraph& g = out.graph;
+  g.step = 0;
+  // Collectives by (comm, seq); transfers by (comm, from, to, k-th of that pair) → graph op.
+  std::map<std::pair<std::string, std::int64_t>, int> collective_at;
+  std::map<std::tuple<std::string, int, int, int>, int> sends, recvs;
+  for (int r = 0; r < world; ++r) {
+    const RankPlace place = place_rank(l, r);
+    const OpPlan plan = build_plan(target, place);
+    const int base = static_cast<int>(g.ops.size());
+    g.ranks.push_back({r, 0, base, static_cast<int>(plan.ops.size())});
+    std::map<std::string, std::int64_t> seq;
+    std::map<std::tuple<std::string, int, int>, int> sent, received;
+    int last_on[3] = {-1, -1, -1};
+    int host_wait = -1;  // the last op the host waited for: every later op follows it
+    for (const PlannedOp& op : plan.ops) {
+      GraphOp v;
+      v.rank = r;
+      v.index = op.id;
+      v.category = op.stream;
+      v.name = op.name;
+      v.stream = category_name(op.stream);
+      int& last = last_on[index_of(op.stream)];
+      if (last >= 0) v.preds.push_back(base + last);
+      for (const int d : op.deps) v.preds.push_back(base + d);
+      if (host_wait >= 0 && host_wait != last) v.preds.push_back(base + host_wait);
+      last = op.id;
+      if (op.host_waits) host_wait = op.id;
+      TargetOp t;
+      t.cls = op_class(op.name);
+      t.bytes = op.bytes;
+      t.flops = op.flops;
+      t.work = op.flops > 0 ? TargetOp::Work::kFlops : TargetOp::Work::kBytes;
+      const int at = base + op.id;
+      if (const auto* fixed = std::get_if<PlannedCompute>(&op.call)) {
+        t.work = TargetOp::Work::kFixed;
+        t.fixed_ns = fixed->ns;
+      } else if (op.is<PlannedCollective>() || op.is<PlannedP2P>()) {
+        const CommOf comm = comm_of(place, op.group());
+        t.work = TargetOp::Work::kCollective;
+        t.group = group_name(op.group());
+        t.comm_size = static_cast<int>(comm.ranks->size());
+        std::set<int> nodes;
+        for (const int m : *comm.ranks) nodes.insert(node_of(m));
+        t.inter_node = nodes.size() > 1;
+        v.comm = comm.name;
+        v.comm_size = t.comm_size;
+        if (const auto* c = std::get_if<PlannedCollective>(&op.call)) {
+          v.collective = collective_name(c->kind);
+          v.seq = seq[comm.name]++;
+          t.collective = link_collective(v.collective);
+          const auto [it, fresh] = collective_at.try_emplace(
+              std::make_pair(comm.name, v.seq), static_cast<int>(g.collectives.size()));
+          if (fresh) {
+            GraphCollective gc;
+            gc.comm = comm.name;
+            gc.collective = v.collective;
+            gc.seq = v.seq;
+            gc.comm_size = t.comm_size;
+            g.collectives.push_back(gc);
+          }
+          v.collective_id = it->second;
+          g.collectives[static_cast<std::size_t>(it->second)].members.push_back(at);
+        } else {
+          const PlannedP2P& p = op.as<PlannedP2P>();
+          v.collective = p.name();
+          t.collective = "p2p";
+          t.comm_size = 2;
+          for (const P2PTransfer& s : p.sends) {
+            if (s.peer < 0) continue;
+            const int to = (*comm.ranks)[static_cast<std::size_t>(s.peer)];
+            sends[{comm.name, r, to, sent[{comm.name, r, to}]++}] = at;
+          }
+          for (const P2PTransfer& s : p.recvs) {
+            if (s.peer < 0) continue;
+            const int from = (*comm.ranks)[static_cast<std::size_t>(s.peer)];
+            recvs[{comm.name, from, r, received[{comm.name, from, r}]++}] = at;
+          }
+        }
+      }
+      g.ops.push_back(std::move(v));
+      out.ops.push_back(t);
+    }
+  }
+  // Transfers matched: each joins a send's op with its receive's; each set of joined ops is one
+  // "collective" of the graph, ending together once its last op has arrived.
+  Joined joined;
+  joined.parent.resize(g.ops.size());
+  std::iota(joined.parent.begin(), joined.parent.end(), 0);
+  std::vector<bool> matched(g.ops.size(), false);
+  for (const auto& [key, from_op] : sends) {
+    const auto it = recvs.find(key);
+    if (it == recvs.end()) {
+      throw Error(log::cat("projection: rank ", std::get<1>(key), "'s send ", std::get<3>(key),
+                           " to rank ", std::get<2>(key), " on ", std::get<0>(key),
+                           " has no matching receive in the target's plans"));
+    }
+    joined.join(from_op, it->second);
+    matched[static_cast<std::size_t>(from_op)] = matched[static_cast<std::size_t>(it->second)] =
+        true;
+  }
+  if (sends.size() != recvs.size()) {
+    throw Error("projection: the target's plans receive more than they send (" +
+                std::to_string(recvs.size()) + " receives, " + std::to_string(sends.size()) +
+                " sends)");
+  }
+  std::map<int, int> set_of;
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    if (!matched[i]) continue;
+    const int root = joined.find(static_cast<int>(i));
+    const auto [it, fresh] = set_of.try_emplace(root, static_cast<int>(g.collectives.size()));
+    if (fresh) {
+      GraphCollective gc;
+      gc.comm = g.ops[i].comm;
+      gc.collective = "p2p";
+      gc.comm_size = 2;
+      g.collectives.push_back(gc);
+    }
+    g.ops[i].collective_id = it->second;
+    g.collectives[static_cast<std::size_t>(it->second)].members.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
+}  // namespace commprof
