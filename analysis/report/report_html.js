@@ -27,11 +27,17 @@
   }
   // Per rank, what the breakdown draws: means per step in ns (n/a as 0), by rank (a paged ranks
   // table comes slowest first).
-  const RANKS = rows('ranks').map(function (r) {
-    return { r: r.rank, h: r.host, step: r.step_time_ns || 0, comp: r.comp_busy_ns || 0,
-      comm: r.comm_busy_ns || 0, hidden: r.comm_comp_overlap_ns || 0, mem: r.mem_busy_ns || 0,
-      idle: r.idle_ns || 0 };
-  }).sort(function (a, b) { return a.r - b.r; });
+  // (Read by column index: an object of every field per row costs a third of a second at 16,384.)
+  const RANKS = (function () {
+    const t = D.tables.ranks;
+    const at = function (k) { return t.keys.indexOf(k); };
+    const [r, h, step, comp, comm, hidden, mem, idle] = ['rank', 'host', 'step_time_ns',
+      'comp_busy_ns', 'comm_busy_ns', 'comm_comp_overlap_ns', 'mem_busy_ns', 'idle_ns'].map(at);
+    return t.rows.map(function (row) {
+      return { r: row[r], h: row[h], step: row[step] || 0, comp: row[comp] || 0,
+        comm: row[comm] || 0, hidden: row[hidden] || 0, mem: row[mem] || 0, idle: row[idle] || 0 };
+    }).sort(function (a, b) { return a.r - b.r; });
+  })();
 
   // --- units: as the report's C++ writes them (src/core/units.cpp, report_html_tables.cpp) ---
   // printf's "%.<f>f": like toFixed, but a value exactly halfway rounds to the even digit.
@@ -687,8 +693,10 @@
     const [cv, g] = canvas(box, 'heatmap', w, h);
     const cw = (w - L - 10) / H.bins.length;
     const grid = new Map();
-    function color(v) {  // white → amber → dark red, square-root scale
-      const f = Math.sqrt(v / H.max);
+    // White → amber → dark red, square-root scale, in 256 steps: cells are filled a colour at a
+    // time (tens of thousands of cells at 16,384 ranks; a colour set once, not per cell).
+    function color(v) {
+      const f = Math.round(255 * Math.sqrt(v / H.max)) / 255;
       const r = Math.round(255 - 75 * Math.max(0, f - 0.5) * 2);
       const gr = Math.round(f < 0.5 ? 255 - 120 * f * 2 : 135 - 135 * (f - 0.5) * 2);
       const b = Math.round(f < 0.5 ? 255 - 255 * f * 2 : 0);
@@ -698,18 +706,21 @@
     g.fillRect(L, 0, w - L - 10, G.length * rh);
     let drawn = 0;
     const withCells = G.map(function () { return false; });
+    const byColor = new Map();
     for (const cell of H.cells) {
       const [row, col, v] = cell;
       grid.set(row * H.bins.length + col, cell);
-      g.fillStyle = color(v);
+      const c = color(v);
+      if (!byColor.has(c)) byColor.set(c, new Path2D());
       const x = L + col * cw, y = row * rh, cellw = Math.max(1, cw);
       if ([x, y, cellw].every(Number.isFinite) && x < w - 10 && x + cellw > L && y >= 0 &&
           y < G.length * rh) {
         drawn++;
       }
-      g.fillRect(x, y, cellw, rh);
+      byColor.get(c).rect(x, y, cellw, rh);
       withCells[row] = true;
     }
+    byColor.forEach(function (path, c) { g.fillStyle = c; g.fill(path); });
     // Read back before the labels and ticks go on: every cell colour, the palest included,
     // differs from the grid's (its red is 255).
     const painted = paintedPixels(cv, L, w - 10, G.map(function (r, k) {
@@ -768,9 +779,9 @@
   // --- tables: sortable by a click on a header, numbers by value; long ones paged ------------
   const PAGE = 100;  // report_html_tables.hpp's kHtmlPageRows: the rows written as HTML
   // Pages table `t` (its thead given) over n rows; cellsOf(i): row i's [text, sort value] per
-  // column. With `render` it draws the first page now (else the page holds it already). Sorting
+  // column; keyOf(i, column), if given, the sort value alone (not formatting every cell). With `render` it draws the first page now (else the page holds it already). Sorting
   // (t.sortRows) orders all n rows, not just the page shown.
-  function pager(t, n, cellsOf, render) {
+  function pager(t, n, cellsOf, render, keyOf) {
     let order = null, page = 0;
     const pages = Math.ceil(n / PAGE);
     const nav = el('div', { class: 'pager' });
@@ -804,7 +815,7 @@
     }
     t.sortRows = function (col, asc) {
       const keys = new Array(n);
-      for (let i = 0; i < n; i++) keys[i] = cellsOf(i)[col][1];
+      for (let i = 0; i < n; i++) keys[i] = keyOf ? keyOf(i, col) : cellsOf(i)[col][1];
       order = Array.from({ length: n }, function (_, i) { return i; });
       order.sort(function (a, b) {
         const x = keys[a], y = keys[b];
@@ -850,7 +861,12 @@
           }
         });
       });
-      if (t.dataset.rows) pager(t, T.rows.length, cellsOf, false);
+      if (t.dataset.rows) {
+        pager(t, T.rows.length, cellsOf, false, function (i, c) {
+          const [f, end] = T.cols[c];
+          return T.rows[i][end < 0 ? f : end];
+        });
+      }
     }
     checks.push('tables formatted cells=' + cells + ' mismatched=' + mismatched);
     document.querySelectorAll('table.sortable').forEach(function (t) {
