@@ -734,7 +734,8 @@
     g.textBaseline = 'middle';
     const every = Math.ceil(12 / rh);
     G.forEach(function (r, k) {
-      if (k % every === 0) g.fillText(label(k), L - 6, k * rh + rh / 2, L - 8);
+      // (The first label kept whole inside the canvas where rows are a pixel or two high.)
+      if (k % every === 0) g.fillText(label(k), L - 6, Math.max(6, k * rh + rh / 2), L - 8);
     });
     g.textAlign = 'center'; g.textBaseline = 'top';
     const y = G.length * rh;
