@@ -232,8 +232,8 @@ json heatmap_data(const Report& r) {
   for (const auto& [key, c] : binned) {
     const std::size_t size = std::min(ranks, (key.first + 1) * per_group) - key.first * per_group;
     max = std::max(max, c.max);
-    cell_list.push_back(
-        {key.first, key.second, c.max, c.sum / static_cast<double>(size), rows[c.worst_row]});
+    cell_list.push_back({key.first, key.second, compact_number(c.max),
+                         compact_number(c.sum / static_cast<double>(size)), rows[c.worst_row]});
   }
   return {{"rows", rows},   {"groups", groups},   {"bins", bins},
           {"instances", n}, {"cells", cell_list}, {"max", max}};

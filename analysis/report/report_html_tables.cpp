@@ -2,6 +2,8 @@
 #include "analysis/report/report_html_tables.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <iterator>
 #include <ostream>
@@ -171,7 +173,7 @@ json table_data(const Table<Row>& table, const Rows& rows) {
     json values = json::array();
     for (const Field<Row>& f : table) {
       const auto v = report_fields::defined_value(f, row);
-      values.push_back(v ? flat_json<json>(*v) : json(nullptr));
+      values.push_back(v ? compact_number(flat_json<json>(*v)) : json(nullptr));
     }
     out.push_back(std::move(values));
   }
@@ -182,6 +184,17 @@ json table_data(const Table<Row>& table, const Rows& rows) {
 }
 
 }  // namespace
+
+json compact_number(json v) {
+  // 2^53: every integer up to it is exact as a double, and as the script's numbers.
+  constexpr double kExact = 9007199254740992.0;
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && d == std::trunc(d) && std::fabs(d) <= kExact)
+      return static_cast<std::int64_t>(d);
+  }
+  return v;
+}
 
 std::string html_number(double v, ReportUnit unit) {
   switch (unit) {

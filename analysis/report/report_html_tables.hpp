@@ -21,6 +21,10 @@ std::string html_number(double v, ReportUnit unit);
 /// from the data block, a page of this many at a time.
 inline constexpr std::size_t kHtmlPageRows = 100;
 
+/// A number of the data block as few characters as it takes: an integral double as an integer
+/// (26600, not 26600.0: a tenth of the bytes of 16,384 ranks' rows); anything else as it is.
+nlohmann::json compact_number(nlohmann::json v);
+
 /// One sortable table per row type (the baseline's only with --baseline), under an <h3> each.
 void write_html_tables(std::ostream& os, const Report& r);
 
