@@ -25,8 +25,10 @@ const chrome = spawn(browser, ['--headless=new', '--no-sandbox', '--disable-gpu'
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 function done(code, message) {
   if (message) console.error('html-draw-time: ' + message);
-  // The profile goes once chromium has exited (it writes there until then).
-  chrome.once('exit', () => {
+  // The profile goes once chromium has exited, and its helper processes with it (they write
+  // there until then).
+  chrome.once('exit', async () => {
+    await sleep(500);
     try {
       rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
     } catch (e) {
