@@ -190,6 +190,24 @@ struct CriticalShareRow {
   std::int64_t steps = 0;  ///< steps whose path ran through it
 };
 
+/// One stretch of a measured step's critical path, as the HTML timeline marks it: (part of) an
+/// op's time, or the host gap before the op; times in ns on rank 0's clock.
+struct CriticalSegment {
+  int rank = 0;
+  int op = 0;  ///< the op's place among the ops of the rank's step, as its file lists them
+  bool gap = false;
+  Category category = Category::kComp;  ///< the op's
+  std::string name;                     ///< the op's
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
+/// The critical path of one measured step, its segments in time order.
+struct CriticalPathOfStep {
+  int step = 0;
+  std::vector<CriticalSegment> segments;
+};
+
 struct Report {
   std::vector<std::string> inputs;
   int world_size = 0;
@@ -215,6 +233,7 @@ struct Report {
   std::vector<CriticalStepRow> critical_steps;
   std::vector<CriticalShareRow> critical_shares;
   std::string critical_note;
+  std::vector<CriticalPathOfStep> critical_paths;  ///< by step, as critical_steps
   /// The step the HTML timeline shows (-1: none) and that step of the ranks it draws, slowest
   /// first (see step_timelines.hpp); the other ranks are folded to their step time.
   int timeline_step = -1;

@@ -28,9 +28,12 @@ void CriticalPathRows::add(const StepGraph& g, const GraphTimes& t) {
   row.path_ns = p.length_ns();
   row.exposed_comm_ns = o.exposed_comm_ns;
   std::set<int> ranks;
+  CriticalPathOfStep path{g.step, {}};
   for (const PathSegment& s : p.segments) {
     const GraphOp& op = g.ops[static_cast<std::size_t>(s.op)];
     ranks.insert(op.rank);
+    path.segments.push_back(
+        CriticalSegment{op.rank, op.index, s.gap, op.category, op.name, s.start_ns, s.end_ns});
     const std::string category = segment_category(g, s);
     if (s.gap) {
       row.gap_ns += s.length_ns();
@@ -83,6 +86,7 @@ void CriticalPathRows::add(const StepGraph& g, const GraphTimes& t) {
   unmatched_ += g.unmatched_transfers;
   no_peers_ += g.transfers_without_peers;
   steps_.push_back(std::move(row));
+  paths_.push_back(std::move(path));
 }
 
 void CriticalPathRows::finish(Report& report) {
@@ -119,7 +123,9 @@ void CriticalPathRows::finish(Report& report) {
   report.critical_steps = std::move(steps_);
   report.critical_shares = std::move(shares);
   report.critical_note = std::move(note);
+  report.critical_paths = std::move(paths_);
   steps_.clear();
+  paths_.clear();
   shares_.clear();
   index_.clear();
 }

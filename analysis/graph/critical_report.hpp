@@ -27,6 +27,7 @@ class CriticalPathRows {
     double total_ns = 0.0;
   };
   std::vector<CriticalStepRow> steps_;
+  std::vector<CriticalPathOfStep> paths_;
   std::vector<Share> shares_;
   std::vector<std::size_t> index_;  // shares_ sorted by key, for lookups
   double total_ns_ = 0.0;

@@ -6,6 +6,7 @@
 // as HTML in the tables, and as \u003c-style escapes in the data block, whose strings the
 // script only ever puts into the page as text.
 #include <algorithm>
+#include <array>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -63,6 +64,34 @@ std::int64_t step_wall(const RankSummary& s, int index) {
   return -1;
 }
 
+// The timeline step's critical path: its segments [start, duration, category (3: host gap),
+// rank, op name], the ops' times on the timeline's clock (t0); and its time per rank and
+// category [rank, COMP, COMM, MEM, gap ns], most first. Null without a path for the step.
+template <class Id>
+json critical_path_data(const CriticalPathOfStep* path, std::int64_t t0, const Id& id,
+                        std::map<std::string, int>& names) {
+  if (path == nullptr || path->segments.empty()) return nullptr;
+  json segments = json::array();
+  std::map<int, std::array<std::int64_t, 4>> by_rank;
+  for (const CriticalSegment& s : path->segments) {
+    const int category = s.gap ? 3 : static_cast<int>(index_of(s.category));
+    segments.push_back(
+        {s.start_ns - t0, s.end_ns - s.start_ns, category, s.rank, id(names, s.name)});
+    by_rank[s.rank][static_cast<std::size_t>(category)] += s.end_ns - s.start_ns;
+  }
+  std::vector<std::pair<std::int64_t, int>> order;  // (−total, rank)
+  for (const auto& [rank, t] : by_rank) order.emplace_back(-(t[0] + t[1] + t[2] + t[3]), rank);
+  std::sort(order.begin(), order.end());
+  json shares = json::array();
+  for (const auto& [minus_total, rank] : order) {
+    const auto& t = by_rank[rank];
+    shares.push_back({rank, t[0], t[1], t[2], t[3]});
+  }
+  return {{"segments", std::move(segments)},
+          {"shares", std::move(shares)},
+          {"length", path->segments.back().end_ns - path->segments.front().start_ns}};
+}
+
 json timeline_data(const Report& r) {
   if (r.timelines.empty()) return nullptr;
   std::int64_t t0 = INT64_MAX, t1 = INT64_MIN;
@@ -75,11 +104,19 @@ json timeline_data(const Report& r) {
     }
   }
   std::map<std::string, int> names, comms;
-  auto id = [](std::map<std::string, int>& table, const std::string& key) {
+  const auto id = [](std::map<std::string, int>& table, const std::string& key) {
     return table.try_emplace(key, static_cast<int>(table.size())).first->second;
   };
   std::map<int, const RankSummary*> by_rank;
   for (const RankSummary& s : r.ranks) by_rank[s.rank] = &s;
+  const CriticalPathOfStep* path = nullptr;
+  for (const CriticalPathOfStep& p : r.critical_paths)
+    if (p.step == r.timeline_step) path = &p;
+  std::set<std::pair<int, int>> on_path;  // (rank, op) of the ops (not gaps) on the path
+  if (path != nullptr) {
+    for (const CriticalSegment& s : path->segments)
+      if (!s.gap) on_path.insert({s.rank, s.op});
+  }
   json ranks = json::array();
   std::set<int> drawn;
   for (std::size_t k = 0; k < r.timelines.size(); ++k) {
@@ -87,13 +124,15 @@ json timeline_data(const Report& r) {
     drawn.insert(rs.rank);
     // Lanes: COMP, COMM, MEM streams in that order, then by name.
     std::map<std::pair<int, std::string>, json> lanes;
-    for (const OpRecord& op : rs.step.ops) {
+    for (std::size_t i = 0; i < rs.step.ops.size(); ++i) {
+      const OpRecord& op = rs.step.ops[i];
       json& lane = lanes[{static_cast<int>(index_of(op.category)), op.stream}];
       if (lane.is_null()) lane = json::array();
       const bool comm = op.category == Category::kComm && !op.comm.empty();
       lane.push_back({op.start_ns + rs.clock_offset_ns - t0, op.duration_ns(),
                       static_cast<int>(index_of(op.category)), id(names, op.name), op.bytes,
-                      comm ? id(comms, op.comm) : -1, comm ? op.seq : -1});
+                      comm ? id(comms, op.comm) : -1, comm ? op.seq : -1,
+                      on_path.count({rs.rank, static_cast<int>(i)}) != 0 ? 1 : 0});
     }
     json lane_list = json::array();
     for (auto& [key, ops] : lanes) {
@@ -123,17 +162,24 @@ json timeline_data(const Report& r) {
   json name_list = json::array(), comm_list = json::array();
   name_list.get_ref<json::array_t&>().resize(names.size());
   comm_list.get_ref<json::array_t&>().resize(comms.size());
+  json out = {{"step", r.timeline_step}, {"t0", 0},
+              {"t1", t1 - t0},           {"ranks", std::move(ranks)},
+              {"folded", folded},        {"path", critical_path_data(path, t0, id, names)}};
   for (const auto& [n, i] : names) name_list[static_cast<std::size_t>(i)] = n;
   for (const auto& [c, i] : comms) comm_list[static_cast<std::size_t>(i)] = c;
-  return {{"step", r.timeline_step},   {"t0", 0},          {"t1", t1 - t0},
-          {"ranks", std::move(ranks)}, {"folded", folded}, {"names", name_list},
-          {"comms", comm_list}};
+  out["names"] = std::move(name_list);
+  out["comms"] = std::move(comm_list);
+  return out;
 }
 
 // Ranks × instances in start order, binned into at most kColumns columns of equal counts; a
-// cell holds the wait the rank caused by arriving last at the instances of its column.
+// rank's cell holds the wait it caused by arriving last at the instances of its column. With more
+// ranks than the canvas has rows of pixels (kPixelRows), consecutive ranks are binned into equal
+// groups, a row each, whose cell holds the largest and the mean of its ranks' cells and the rank
+// of the largest: a straggler stays as dark as it is, and can be named.
 json heatmap_data(const Report& r) {
   constexpr std::size_t kColumns = 240;
+  constexpr std::size_t kPixelRows = 520;
   std::vector<const CollectiveInstance*> order;
   for (const CollectiveInstance& c : r.instances) order.push_back(&c);
   std::sort(order.begin(), order.end(),
@@ -141,16 +187,21 @@ json heatmap_data(const Report& r) {
               return a->first_start_ns < b->first_start_ns;
             });
   json rows = json::array();
-  std::map<int, int> row_of;
+  std::map<int, std::size_t> row_of;
   for (const RankSummary& s : r.ranks) {
-    row_of[s.rank] = static_cast<int>(rows.size());
+    row_of[s.rank] = rows.size();
     rows.push_back(s.rank);
   }
+  const std::size_t ranks = rows.size();
+  const std::size_t per_group = std::max<std::size_t>(1, (ranks + kPixelRows - 1) / kPixelRows);
+  const std::size_t n_groups = (ranks + per_group - 1) / per_group;
+  json groups = json::array();  // [first row, last row] of each group
+  for (std::size_t g = 0; g < n_groups; ++g)
+    groups.push_back({g * per_group, std::min(ranks, (g + 1) * per_group) - 1});
   const std::size_t n = order.size();
   const std::size_t cols = std::min(n, kColumns);
   json bins = json::array();
-  std::map<std::pair<int, std::size_t>, double> cells;
-  double max = 0;
+  std::map<std::pair<std::size_t, std::size_t>, double> cells;  // (row, column) → wait caused
   const std::int64_t t0 = n ? order.front()->first_start_ns : 0;
   for (std::size_t col = 0; col < cols; ++col) {
     const std::size_t lo = col * n / cols, hi = (col + 1) * n / cols;  // [lo, hi)
@@ -160,14 +211,32 @@ json heatmap_data(const Report& r) {
       const CollectiveInstance& c = *order[i];
       const auto row = row_of.find(c.last_rank);
       if (c.wait_caused_ns <= 0 || row == row_of.end()) continue;
-      double& v = cells[{row->second, col}];
-      v += static_cast<double>(c.wait_caused_ns);
-      max = std::max(max, v);
+      cells[{row->second, col}] += static_cast<double>(c.wait_caused_ns);
     }
   }
+  struct Cell {
+    double max = 0, sum = 0;
+    std::size_t worst_row = 0;
+  };
+  std::map<std::pair<std::size_t, std::size_t>, Cell> binned;  // (group, column)
+  for (const auto& [key, v] : cells) {
+    Cell& c = binned[{key.first / per_group, key.second}];
+    c.sum += v;
+    if (v > c.max) {
+      c.max = v;
+      c.worst_row = key.first;
+    }
+  }
+  double max = 0;
   json cell_list = json::array();
-  for (const auto& [key, v] : cells) cell_list.push_back({key.first, key.second, v});
-  return {{"rows", rows}, {"bins", bins}, {"instances", n}, {"cells", cell_list}, {"max", max}};
+  for (const auto& [key, c] : binned) {
+    const std::size_t size = std::min(ranks, (key.first + 1) * per_group) - key.first * per_group;
+    max = std::max(max, c.max);
+    cell_list.push_back({key.first, key.second, compact_number(c.max),
+                         compact_number(c.sum / static_cast<double>(size)), rows[c.worst_row]});
+  }
+  return {{"rows", rows},   {"groups", groups},   {"bins", bins},
+          {"instances", n}, {"cells", cell_list}, {"max", max}};
 }
 
 // JSON whose text may sit inside a <script> element: '<', '>' and '&' only occur in strings,
@@ -262,7 +331,8 @@ const char kStyle[] =
     ".chart .warmup{fill:#eee}"
     "canvas{display:block;cursor:crosshair}#timeline-tools button{margin:0 6px 6px 0}"
     ".tip{position:absolute;background:#fff;border:1px solid #999;padding:4px 8px;"
-    "font-size:12px;pointer-events:none;box-shadow:0 1px 4px rgba(0,0,0,.2);max-width:420px}";
+    "font-size:12px;pointer-events:none;box-shadow:0 1px 4px rgba(0,0,0,.2);max-width:420px}"
+    ".pager{font-size:12px;margin:4px 0}.pager button{margin-left:4px}";
 
 const char kScript[] =
 #include "analysis/report/report_html.js.inc"
@@ -322,7 +392,9 @@ void write_report_html(std::ostream& os, const Report& r) {
           "<code>--timeline-step</code> chose another; "
        << r.timelines.size()
        << " rank(s) drawn, slowest first (the slowest and fastest at this step, and "
-          "<code>--timeline-rank</code>); all on rank 0's clock. Scroll to zoom, drag to pan, "
+          "<code>--timeline-rank</code>); all on rank 0's clock. The step's critical path (the "
+          "chain of ops and host gaps its end waited for) is the lane on top, across every "
+          "rank, and its ops are outlined on the ranks drawn. Scroll to zoom, drag to pan, "
           "double-click to reset, hover for an op.";
   }
   os << "</p><div id='timeline-tools'></div><div id='timeline-box'></div></section>\n";

@@ -2,7 +2,10 @@
 #include "analysis/report/report_html_tables.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <ostream>
 
 #include "analysis/report/field_json.hpp"
@@ -69,13 +72,22 @@ void write_html_table(std::ostream& os, const Section& s, const Table<Row>& tabl
   os << "<h3>" << html_escape(s.heading) << "</h3>\n";
   if (s.hint != nullptr) os << "<p class='hint'>" << s.hint << "</p>\n";
   const std::vector<Column<Row>> columns = report_fields::columns(table, -1);
-  os << "<div class='scroll'><table class='sortable' id='" << table.html_id << "'><thead><tr>";
+  // A long table's first page is written here, the rest drawn by the page's script from the
+  // data block page by page: 16,384 ranks' rows as HTML would be most of the page's bytes, and
+  // laying them all out most of its drawing time.
+  const std::size_t n = std::size(rows);
+  const bool paged = n > kHtmlPageRows;
+  os << "<div class='scroll'><table class='sortable' id='" << table.html_id << "'";
+  if (paged) os << " data-table='" << table.name << "' data-rows='" << n << "'";
+  os << "><thead><tr>";
   for (const Column<Row>& c : columns) {
     os << "<th title='" << html_escape(std::string(c.field->help)) << "'>"
        << html_escape(header(*c.field)) << "</th>";
   }
   os << "</tr></thead><tbody>\n";
+  std::size_t written = 0;
   for (const auto& r : rows) {
+    if (written++ == kHtmlPageRows) break;
     os << "<tr>";
     for (const Column<Row>& c : columns) write_cell(os, c, report_fields::deref(r));
     os << "</tr>\n";
@@ -88,7 +100,17 @@ void write_html_table(std::ostream& os, const Section& s, const Table<Row>& tabl
 template <class F>
 void for_each_table(const Report& r, F&& f) {
   namespace rf = report_fields;
-  f(Section{std::string(rf::kRanks.title)}, rf::kRanks, r.ranks);
+  // Paged, the ranks' table opens on the slowest ranks (by mean step), not on ranks 0 to 99.
+  std::vector<const RankSummary*> ranks;
+  for (const RankSummary& s : r.ranks) ranks.push_back(&s);
+  if (ranks.size() > kHtmlPageRows) {
+    std::stable_sort(ranks.begin(), ranks.end(), [](const RankSummary* a, const RankSummary* b) {
+      return a->wall_ns.mean > b->wall_ns.mean;
+    });
+  }
+  f(Section{std::string(rf::kRanks.title),
+            ranks.size() > kHtmlPageRows ? "slowest ranks (mean step) first." : nullptr},
+    rf::kRanks, ranks);
   f(Section{std::string(rf::kAcross.title)}, rf::kAcross, r.across);
   f(Section{std::string(rf::kGroups.title)}, rf::kGroups, r.groups);
   f(Section{std::string(rf::kGroupTimes.title),
@@ -129,6 +151,18 @@ void for_each_table(const Report& r, F&& f) {
   }
 }
 
+// How the script shows each HTML column: [field index, index of the range's end field or -1,
+// unit name ("unit": the row's own, of its "unit" field)], as write_cell does.
+template <class Row>
+json column_formats(const Table<Row>& table) {
+  json out = json::array();
+  for (const Column<Row>& c : report_fields::columns(table, -1)) {
+    const auto index = [&](const Field<Row>* f) { return f == nullptr ? -1 : f - table.begin(); };
+    out.push_back({index(c.field), index(c.range_end), report_fields::unit_name(c.field->unit)});
+  }
+  return out;
+}
+
 template <class Row, class Rows>
 json table_data(const Table<Row>& table, const Rows& rows) {
   json keys = json::array();
@@ -139,14 +173,28 @@ json table_data(const Table<Row>& table, const Rows& rows) {
     json values = json::array();
     for (const Field<Row>& f : table) {
       const auto v = report_fields::defined_value(f, row);
-      values.push_back(v ? flat_json<json>(*v) : json(nullptr));
+      values.push_back(v ? compact_number(flat_json<json>(*v)) : json(nullptr));
     }
     out.push_back(std::move(values));
   }
-  return {{"keys", std::move(keys)}, {"rows", std::move(out)}};
+  return {{"id", table.html_id},
+          {"keys", std::move(keys)},
+          {"cols", column_formats(table)},
+          {"rows", std::move(out)}};
 }
 
 }  // namespace
+
+json compact_number(json v) {
+  // 2^53: every integer up to it is exact as a double, and as the script's numbers.
+  constexpr double kExact = 9007199254740992.0;
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && d == std::trunc(d) && std::fabs(d) <= kExact)
+      return static_cast<std::int64_t>(d);
+  }
+  return v;
+}
 
 std::string html_number(double v, ReportUnit unit) {
   switch (unit) {

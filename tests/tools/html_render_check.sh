@@ -7,8 +7,12 @@
 # pixels=X", "heatmap drawn cells=D/N rows=P/M pixels=X").
 # Every SVG chart must have a size and shapes, the timeline lanes; every op and heatmap cell of
 # the data must have been drawn inside its canvas (D = N), every lane and row that holds some must
-# show painted pixels (P = M), and no drawing may have thrown; each further argument is text that
-# must appear on one of those lines.
+# show painted pixels (P = M), and no drawing may have thrown. The script's text of every table
+# row the page holds must be the page's own ("tables formatted cells=N mismatched=0": what it
+# draws on later pages of a long table is written alike), and where the timeline has a critical
+# path, every segment of its lane must be drawn, with pixels painted ("timeline path segments=N
+# ranks=R outlined=K drawn=N/N pixels=X"). Each further argument is text that must appear on one
+# of those lines.
 # Without chromium it exits 77 (CTest: skipped), or 1 under COMMPROF_REQUIRE_BROWSER=1 (a host
 # that installed it, CI: a skip there would hide the rendering).
 # Usage: html_render_check.sh REPORT.html [EXPECTED...]
@@ -52,6 +56,16 @@ drawn() {
 drawn timeline ops lanes
 printf '%s\n' "$lines" | grep -Eq "^timeline drawn ops=[0-9]+/[1-9]" || { echo "FAIL: no timeline op to draw"; status=1; }
 drawn heatmap cells rows
+printf '%s\n' "$lines" | grep -Eq "^tables formatted cells=[1-9][0-9]* mismatched=0$" ||
+  { echo "FAIL: the script's table cells differ from the page's (or none were compared)"; status=1; }
+path=$(printf '%s\n' "$lines" | grep -E "^timeline path " || true)
+if [ -n "$path" ]; then
+  nums=$(printf '%s\n' "$path" | sed -n 's/^timeline path segments=\([1-9][0-9]*\) ranks=[1-9][0-9]* outlined=[0-9]* drawn=\([0-9]*\)\/[0-9]* pixels=\([0-9]*\)$/\1 \2 \3/p')
+  segs=${nums%% *} rest=${nums#* }
+  if [ -z "$nums" ] || [ "$segs" -ne "${rest%% *}" ] || [ "${rest#* }" -eq 0 ]; then
+    echo "FAIL: the critical path's lane was not drawn in full: $path"; status=1
+  fi
+fi
 if printf '%s\n' "$lines" | grep -q "^error in"; then echo "FAIL: the script threw"; status=1; fi
 for expected in "$@"; do
   printf '%s\n' "$lines" | grep -Fq -- "$expected" || { echo "FAIL: no line with '$expected'"; status=1; }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The HTML report: which step and ranks its timeline draws (step_timelines.cpp), the data block
-// its script draws from, worked out by hand for the three-rank synthetic run, and the escaping
-// of text from files.
+// its script draws from, worked out by hand for the three-rank synthetic run, the critical path
+// on the timeline for a two-rank step worked out by hand, how 2,048 ranks fold (paged tables,
+// the binned heatmap), and the escaping of text from files.
 #include "analysis/report/step_timelines.hpp"
 
 #include <gmock/gmock.h>
@@ -10,8 +11,10 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
+#include "analysis/graph/critical_report.hpp"
 #include "analysis/reducer.hpp"
 #include "analysis/report/report_writers.hpp"
 #include "analysis/three_ranks.hpp"
@@ -90,10 +93,16 @@ json cell(const json& data, const std::string& name, std::size_t row, const std:
   return t.at("rows").at(row).at(static_cast<std::size_t>(at - keys.begin()));
 }
 
-std::string page(const std::vector<RankTimeline>& timelines, const TimelineOptions& options) {
+std::string page(const std::vector<RankTimeline>& timelines, const TimelineOptions& options,
+                 bool critical_path = false) {
   Reducer reducer({});
   for (const RankTimeline& t : timelines) reducer.add(t, "mem");
   Report report = reducer.finish();
+  if (critical_path) {
+    StepGraphBuilder graphs;
+    for (const RankTimeline& t : timelines) graphs.add(t);
+    add_critical_paths(report, graphs.finish());
+  }
   load_step_timelines(report, options, [&](const RankSummary& s, int step) {
     for (const StepRecord& st : timelines[static_cast<std::size_t>(s.rank)].steps)
       if (st.index == step && !st.warmup) return std::optional<StepRecord>(st);
@@ -167,6 +176,195 @@ TEST(ReportHtml, DataBlockKnownAnswers) {
   EXPECT_DOUBLE_EQ(cell(d, "collectives", 0, "busbw_gbps").get<double>(),
                    1048576.0 / 6400.0 * 4.0 / 3.0);
   EXPECT_TRUE(d["peak_busbw_gbps"].is_null());
+}
+
+// The step of tests/analysis/graph/step_graph_test.cpp (every rank's step starts at 0):
+//   rank 0: a COMP [0,10]  ar COMM [10,30] after a  b COMP [12,20]  c COMP [30,40] after ar
+//   rank 1: a COMP [0,20]  ar COMM [20,30] after a  b COMP [20,28]  c COMP [31,36] after ar
+// Its critical path: rank 1's a (20 ns), ar through rank 1, the last to arrive (10), rank 0's c
+// (10). With rank 1's c at [31,45] instead, the path ends there: a, ar, the host gap before c
+// (1), c (14), all on rank 1.
+OpRecord graph_op(const std::string& name, Category c, std::int64_t start, std::int64_t end,
+                  std::vector<std::int32_t> after = {}) {
+  OpRecord r;
+  r.name = name;
+  r.category = c;
+  r.stream = category_name(c);
+  r.start_ns = start;
+  r.end_ns = end;
+  r.after = std::move(after);
+  if (c == Category::kComm) {
+    r.collective = "allreduce";
+    r.comm = "dp0";
+    r.comm_size = 2;
+    r.seq = 0;
+    r.bytes = 1024;
+  }
+  return r;
+}
+
+std::vector<RankTimeline> two_ranks(std::int64_t rank1_c_end) {
+  std::vector<RankTimeline> out;
+  for (int rank = 0; rank < 2; ++rank) {
+    RankTimeline t;
+    t.rank = rank;
+    t.world_size = 2;
+    t.host = "node" + std::to_string(rank);
+    StepRecord s;
+    s.index = 3;
+    const std::int64_t a = rank == 0 ? 10 : 20;
+    s.ops = {graph_op("a", Category::kComp, 0, a), graph_op("ar", Category::kComm, a, 30, {0}),
+             graph_op("b", Category::kComp, rank == 0 ? 12 : 20, rank == 0 ? 20 : 28),
+             rank == 0 ? graph_op("c", Category::kComp, 30, 40, {1})
+                       : graph_op("c", Category::kComp, 31, rank1_c_end, {1})};
+    for (const OpRecord& o : s.ops) s.end_ns = std::max(s.end_ns, o.end_ns);
+    t.steps.push_back(std::move(s));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// Per drawn rank, the names of its ops the data block marks as on the critical path.
+std::map<int, std::multiset<std::string>> outlined(const json& tl) {
+  std::map<int, std::multiset<std::string>> out;
+  for (const json& r : tl["ranks"]) {
+    auto& names = out[r["r"].get<int>()];
+    for (const json& lane : r["lanes"]) {
+      for (const json& op : lane["ops"]) {
+        if (op[7] == 1) names.insert(tl["names"][op[3].get<std::size_t>()].get<std::string>());
+      }
+    }
+  }
+  return out;
+}
+
+// [start, length, category (3: host gap), rank, op name] per segment.
+std::vector<std::tuple<std::int64_t, std::int64_t, int, int, std::string>> segments(
+    const json& tl) {
+  std::vector<std::tuple<std::int64_t, std::int64_t, int, int, std::string>> out;
+  for (const json& s : tl["path"]["segments"]) {
+    out.emplace_back(s[0].get<std::int64_t>(), s[1].get<std::int64_t>(), s[2].get<int>(),
+                     s[3].get<int>(), tl["names"][s[4].get<std::size_t>()].get<std::string>());
+  }
+  return out;
+}
+
+TEST(ReportHtml, CriticalPathOnTheTimeline) {
+  using Segs = std::vector<std::tuple<std::int64_t, std::int64_t, int, int, std::string>>;
+  {
+    const json tl = data_of(page(two_ranks(36), TimelineOptions{}, true))["timeline"];
+    EXPECT_EQ(tl["step"], 3);
+    EXPECT_EQ(segments(tl), (Segs{{0, 20, 0, 1, "a"}, {20, 10, 1, 1, "ar"}, {30, 10, 0, 0, "c"}}));
+    EXPECT_EQ(tl["path"]["length"], 40);
+    // Per rank [COMP, COMM, MEM, gap], most first.
+    EXPECT_EQ(tl["path"]["shares"], (json{{1, 20, 10, 0, 0}, {0, 10, 0, 0, 0}}));
+    // Rank 0's ar waited for rank 1's: only the last arrival's op is on the path.
+    EXPECT_EQ(outlined(tl),
+              (std::map<int, std::multiset<std::string>>{{0, {"c"}}, {1, {"a", "ar"}}}));
+  }
+  {
+    const json tl = data_of(page(two_ranks(45), TimelineOptions{}, true))["timeline"];
+    EXPECT_EQ(
+        segments(tl),
+        (Segs{{0, 20, 0, 1, "a"}, {20, 10, 1, 1, "ar"}, {30, 1, 3, 1, "c"}, {31, 14, 0, 1, "c"}}));
+    EXPECT_EQ(tl["path"]["length"], 45);
+    EXPECT_EQ(tl["path"]["shares"], (json{{1, 34, 10, 0, 1}}));
+    EXPECT_EQ(outlined(tl),
+              (std::map<int, std::multiset<std::string>>{{0, {}}, {1, {"a", "ar", "c"}}}));
+  }
+  // Without the critical path (--no-critical-path), no lane and no outline.
+  const json tl = data_of(page(two_ranks(36), TimelineOptions{}))["timeline"];
+  EXPECT_TRUE(tl["path"].is_null());
+  EXPECT_EQ(outlined(tl), (std::map<int, std::multiset<std::string>>{{0, {}}, {1, {}}}));
+}
+
+// 2,048 ranks (one measured step of 4 layers, tensor-parallel groups of 8): the page folds
+// them. Under 1,000 B a rank (16,384 ranks: under 20 MB, the bound); the
+// per-rank tables are paged (100 rows as HTML, every row in the data block, slowest first); the
+// heatmap's rows are groups of consecutive ranks that hold every rank exactly once, its cells
+// the largest and the mean wait of their group's ranks (the means sum back to every wait
+// caused); the timeline draws 16 ranks and folds the others.
+TEST(ReportHtml, FoldsTwoThousandRanks) {
+  SyntheticSpec spec;
+  spec.world_size = 2048;
+  spec.steps = 1;
+  spec.layers = 4;
+  spec.tp_size = 8;
+  std::vector<RankTimeline> ranks;
+  for (int r = 0; r < spec.world_size; ++r) ranks.push_back(make_synthetic_rank(spec, r));
+  Reducer reducer({});
+  for (const RankTimeline& t : ranks) reducer.add(t, "mem");
+  const Report report = reducer.finish();
+  const std::string html = page(ranks, TimelineOptions{}, true);
+  EXPECT_LT(html.size(), 2048u * 1000u);
+  const json d = data_of(html);
+
+  // Tables: the per-rank ones paged.
+  for (const char* name : {"ranks", "stragglers"}) {
+    const json& t = d["tables"][name];
+    EXPECT_EQ(t["rows"].size(), 2048u) << name;
+    const std::string id = t["id"].get<std::string>();
+    EXPECT_THAT(html, HasSubstr("id='" + id + "' data-table='" + name + "' data-rows='2048'>"));
+    const auto begin = html.find("id='" + id + "'");
+    const std::string table = html.substr(begin, html.find("</table>", begin) - begin);
+    std::size_t rows = 0;
+    for (auto at = table.find("<tr>"); at != std::string::npos; at = table.find("<tr>", at + 1))
+      ++rows;
+    EXPECT_EQ(rows, 1u + 100u) << name;  // the header and the first page
+  }
+  double slowest = 0;
+  for (const RankSummary& s : report.ranks) slowest = std::max(slowest, s.wall_ns.mean);
+  EXPECT_EQ(cell(d, "ranks", 0, "step_time_ns").get<double>(), slowest);
+
+  // Heatmap: every rank once, in groups of at most ⌈2048 / 520⌉ = 4 consecutive rows.
+  const json& hm = d["heatmap"];
+  ASSERT_EQ(hm["rows"].size(), 2048u);
+  std::set<int> all;
+  for (const json& r : hm["rows"]) all.insert(r.get<int>());
+  EXPECT_EQ(all.size(), 2048u);
+  const json& groups = hm["groups"];
+  ASSERT_EQ(groups.size(), 512u);
+  std::vector<int> group_of(2048, -1);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const std::size_t first = groups[g][0], last = groups[g][1];
+    EXPECT_LE(first, last);
+    EXPECT_LE(last - first + 1, 4u);
+    for (std::size_t row = first; row <= last && row < 2048; ++row) {
+      EXPECT_EQ(group_of[row], -1) << "row " << row << " in two groups";
+      group_of[row] = static_cast<int>(g);
+    }
+  }
+  EXPECT_EQ(std::count(group_of.begin(), group_of.end(), -1), 0);
+  std::map<int, std::size_t> row_of;
+  for (std::size_t i = 0; i < 2048; ++i) row_of[hm["rows"][i].get<int>()] = i;
+  double caused = 0, binned = 0;
+  for (const CollectiveInstance& c : report.instances)
+    if (c.wait_caused_ns > 0) caused += static_cast<double>(c.wait_caused_ns);
+  ASSERT_FALSE(hm["cells"].empty());
+  for (const json& c : hm["cells"]) {
+    const std::size_t g = c[0];
+    ASSERT_LT(g, groups.size());
+    EXPECT_LT(c[1].get<std::size_t>(), hm["bins"].size());
+    const double max = c[2], mean = c[3];
+    EXPECT_LE(mean, max);
+    EXPECT_LE(max, hm["max"].get<double>());
+    EXPECT_EQ(group_of.at(row_of.at(c[4].get<int>())), static_cast<int>(g));  // its worst rank
+    binned += mean * static_cast<double>(groups[g][1].get<int>() - groups[g][0].get<int>() + 1);
+  }
+  EXPECT_NEAR(binned, caused, 1e-6 * caused);
+
+  // Timeline: 16 drawn, the other 2,032 folded; the step's critical path on it.
+  const json& tl = d["timeline"];
+  EXPECT_EQ(tl["ranks"].size(), 16u);
+  std::set<int> seen;
+  for (const json& r : tl["ranks"]) seen.insert(r["r"].get<int>());
+  for (const json& f : tl["folded"]) seen.insert(f[0].get<int>());
+  EXPECT_EQ(seen.size(), 2048u);
+  ASSERT_FALSE(tl["path"].is_null());
+  std::int64_t on_ranks = 0;
+  for (const json& s : tl["path"]["shares"])
+    for (std::size_t k = 1; k <= 4; ++k) on_ranks += s[k].get<std::int64_t>();
+  EXPECT_EQ(on_ranks, tl["path"]["length"].get<std::int64_t>());
 }
 
 TEST(ReportHtml, TablesAreSortableAndNamed) {
