@@ -7,6 +7,7 @@
 
 #include "analysis/byte_codec.hpp"
 #include "analysis/collective_matching.hpp"
+#include "analysis/instance_tables.hpp"
 
 namespace commprof {
 namespace {
@@ -105,12 +106,18 @@ Report finish_across(const Reducer& reducer, const ReduceOptions& options,
     for (const std::string& bytes : from) owned.merge(bytes);
   }
   owned.finish(0);
+  // The instances stay with their owners: process 0 gets their tables, not the instances.
+  Report report;
+  report.peak_busbw_gbps = options.peak_busbw_gbps;
+  const InstanceFindings found = tabulate_instances(owned.instances(), report, exchange);
   ByteWriter shard;
   reducer.write_shard(shard);
-  owned.write_finished(shard);
+  owned.write_waits(shard);
+  owned = CollectiveMatcher{};
   const std::vector<std::string> shards = exchange.gather(shard.take());
   if (exchange.rank() != 0) return Report{};
-  return Reducer::merge_shards(options, shards);
+  Reducer::merge_shards(report, shards, found);
+  return report;
 }
 
 }  // namespace commprof

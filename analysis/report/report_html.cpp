@@ -130,44 +130,36 @@ json timeline_data(const Report& r) {
           {"comms", comm_list}};
 }
 
-// Ranks × instances in start order, binned into at most kColumns columns of equal counts; a
-// cell holds the wait the rank caused by arriving last at the instances of its column.
+// Ranks × instances in start order, binned into columns of equal counts (Report::wait_columns);
+// a cell holds the wait the rank caused by arriving last at the instances of its column.
 json heatmap_data(const Report& r) {
-  constexpr std::size_t kColumns = 240;
-  std::vector<const CollectiveInstance*> order;
-  for (const CollectiveInstance& c : r.instances) order.push_back(&c);
-  std::sort(order.begin(), order.end(),
-            [](const CollectiveInstance* a, const CollectiveInstance* b) {
-              return a->first_start_ns < b->first_start_ns;
-            });
   json rows = json::array();
   std::map<int, int> row_of;
   for (const RankSummary& s : r.ranks) {
     row_of[s.rank] = static_cast<int>(rows.size());
     rows.push_back(s.rank);
   }
-  const std::size_t n = order.size();
-  const std::size_t cols = std::min(n, kColumns);
   json bins = json::array();
-  std::map<std::pair<int, std::size_t>, double> cells;
+  const std::int64_t t0 = r.wait_columns.empty() ? 0 : r.wait_columns.front().first_start_ns;
+  for (const WaitColumn& c : r.wait_columns) {
+    bins.push_back({c.first, c.last, c.first_start_ns - t0, c.last_start_ns - t0});
+  }
+  std::map<std::pair<int, int>, double> cells;
   double max = 0;
-  const std::int64_t t0 = n ? order.front()->first_start_ns : 0;
-  for (std::size_t col = 0; col < cols; ++col) {
-    const std::size_t lo = col * n / cols, hi = (col + 1) * n / cols;  // [lo, hi)
-    bins.push_back(
-        {lo, hi - 1, order[lo]->first_start_ns - t0, order[hi - 1]->first_start_ns - t0});
-    for (std::size_t i = lo; i < hi; ++i) {
-      const CollectiveInstance& c = *order[i];
-      const auto row = row_of.find(c.last_rank);
-      if (c.wait_caused_ns <= 0 || row == row_of.end()) continue;
-      double& v = cells[{row->second, col}];
-      v += static_cast<double>(c.wait_caused_ns);
-      max = std::max(max, v);
-    }
+  for (const WaitCell& c : r.wait_cells) {
+    const auto row = row_of.find(c.rank);
+    if (row == row_of.end()) continue;
+    double& v = cells[{row->second, c.column}];
+    v += static_cast<double>(c.wait_caused_ns);
+    max = std::max(max, v);
   }
   json cell_list = json::array();
   for (const auto& [key, v] : cells) cell_list.push_back({key.first, key.second, v});
-  return {{"rows", rows}, {"bins", bins}, {"instances", n}, {"cells", cell_list}, {"max", max}};
+  return {{"rows", rows},
+          {"bins", bins},
+          {"instances", r.instances_total},
+          {"cells", cell_list},
+          {"max", max}};
 }
 
 // JSON whose text may sit inside a <script> element: '<', '>' and '&' only occur in strings,
