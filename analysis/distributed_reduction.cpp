@@ -12,6 +12,8 @@
 namespace commprof {
 namespace {
 
+constexpr std::size_t kSummaryBatches = 8;
+
 using Forced = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // (file, kept file)
 
 std::unique_ptr<Reducer> reduce_block(const std::vector<std::string>& files, std::size_t begin,
@@ -97,12 +99,12 @@ Report reduce_rank_files_across(const std::vector<std::string>& files, const Red
   return report;
 }
 
-Report finish_across(const Reducer& reducer, const ReduceOptions& options,
-                     ReduceExchange& exchange) {
+Report finish_across(Reducer& reducer, const ReduceOptions& options, ReduceExchange& exchange) {
   CollectiveMatcher owned;
   {
     const std::vector<std::string> from =
         exchange.all_to_all(reducer.collective_partials(exchange.size()));
+    reducer.drop_collectives();
     for (const std::string& bytes : from) owned.merge(bytes);
   }
   owned.finish(0);
@@ -114,6 +116,16 @@ Report finish_across(const Reducer& reducer, const ReduceOptions& options,
   reducer.write_shard(shard);
   owned.write_waits(shard);
   owned = CollectiveMatcher{};
+  // The ranks' summaries (each with a point per step) in batches, read as they come.
+  const std::size_t ranks = reducer.rank_count();
+  for (std::size_t batch = 0; batch < kSummaryBatches; ++batch) {
+    ByteWriter mine;
+    reducer.write_summaries(mine, batch * ranks / kSummaryBatches,
+                            (batch + 1) * ranks / kSummaryBatches);
+    for (const std::string& bytes : exchange.gather(mine.take())) {
+      Reducer::read_summaries(bytes, report.ranks);
+    }
+  }
   const std::vector<std::string> shards = exchange.gather(shard.take());
   if (exchange.rank() != 0) return Report{};
   Reducer::merge_shards(report, shards, found);

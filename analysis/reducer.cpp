@@ -470,9 +470,19 @@ std::vector<std::string> Reducer::collective_partials(int owners) const {
   return matcher_.partials(owners);
 }
 
+void Reducer::write_summaries(ByteWriter& out, std::size_t begin, std::size_t end) const {
+  end = std::min(end, report_.ranks.size());
+  for (std::size_t i = begin; i < end; ++i) write_summary(out, report_.ranks[i]);
+}
+
+void Reducer::read_summaries(std::string_view bytes, std::vector<RankSummary>& out) {
+  ByteReader in(bytes);
+  while (!in.done()) out.push_back(read_summary(in));
+}
+
+void Reducer::drop_collectives() { matcher_ = CollectiveMatcher{}; }
+
 void Reducer::write_shard(ByteWriter& out) const {
-  out.put<std::uint64_t>(report_.ranks.size());
-  for (const RankSummary& r : report_.ranks) write_summary(out, r);
   out.put<std::uint64_t>(report_.problems.size());
   for (std::size_t i = 0; i < report_.problems.size(); ++i) {
     out.put(problem_index_[i]);
@@ -491,7 +501,6 @@ void Reducer::merge_shards(Report& rep, const std::vector<std::string>& shards,
   std::vector<RankWait> waits;
   for (const std::string& shard : shards) {
     ByteReader in(shard);
-    for (auto n = in.get<std::uint64_t>(); n > 0; --n) rep.ranks.push_back(read_summary(in));
     for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
       const auto index = in.get<std::uint32_t>();
       FileProblem p;

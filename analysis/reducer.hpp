@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/collective_matching.hpp"
@@ -62,12 +63,20 @@ class Reducer {
   /// Instead of finish(): the collectives added, one buffer per owner process (by a hash of
   /// (comm, seq)), for the owners' CollectiveMatcher::merge.
   std::vector<std::string> collective_partials(int owners) const;
-  /// Instead of finish(): everything else this share contributes (ranks, problems, op timings,
+  /// After collective_partials(): frees what matching the collectives took here.
+  void drop_collectives();
+  /// Instead of finish(): the summaries of the ranks read here, [begin, end) of them (sent in
+  /// batches, so that process 0 never holds every one twice), for read_summaries.
+  std::size_t rank_count() const { return report_.ranks.size(); }
+  void write_summaries(ByteWriter& out, std::size_t begin, std::size_t end) const;
+  static void read_summaries(std::string_view bytes, std::vector<RankSummary>& out);
+  /// Instead of finish(): everything else this share contributes (problems, op timings,
   /// unfinished collectives), for merge_shards.
   void write_shard(ByteWriter& out) const;
-  /// Completes `rep` (its instance tables filled by tabulate_instances, which found `found`)
-  /// into the report one Reducer would have built from every file: `shards` are each process's
-  /// write_shard() followed by its owned matcher's write_waits().
+  /// Completes `rep` (its ranks read by read_summaries, its instance tables filled by
+  /// tabulate_instances, which found `found`) into the report one Reducer would have built from
+  /// every file: `shards` are each process's write_shard() followed by its owned matcher's
+  /// write_waits().
   static void merge_shards(Report& rep, const std::vector<std::string>& shards,
                            const InstanceFindings& found);
 
