@@ -142,8 +142,9 @@ std::uint64_t owner_hash(std::string_view comm, std::int64_t seq) {
   return h;
 }
 
-// The fields of an instance that matching sets, in a fixed order.
-void write_instance(ByteWriter& out, const CollectiveInstance& c) {
+}  // namespace
+
+void CollectiveMatcher::write_instance(ByteWriter& out, const CollectiveInstance& c) {
   out.put_string(c.comm);
   out.put(c.seq);
   out.put_string(c.collective);
@@ -166,7 +167,7 @@ void write_instance(ByteWriter& out, const CollectiveInstance& c) {
   out.put(c.sum_duration_ns_);
 }
 
-CollectiveInstance read_instance(ByteReader& in) {
+CollectiveInstance CollectiveMatcher::read_instance(ByteReader& in) {
   CollectiveInstance c;
   c.comm = in.get_string();
   c.seq = in.get<std::int64_t>();
@@ -190,8 +191,6 @@ CollectiveInstance read_instance(ByteReader& in) {
   c.sum_duration_ns_ = in.get<std::int64_t>();
   return c;
 }
-
-}  // namespace
 
 std::vector<std::string> CollectiveMatcher::partials(int owners) const {
   std::vector<std::vector<Record>> members(instances_.size());
@@ -330,9 +329,7 @@ std::int64_t CollectiveMatcher::find(const std::string& comm, std::int64_t seq) 
 
 namespace commprof {
 
-void CollectiveMatcher::write_finished(ByteWriter& out) const {
-  out.put<std::uint64_t>(instances_.size());
-  for (const CollectiveInstance& c : instances_) write_instance(out, c);
+void CollectiveMatcher::write_waits(ByteWriter& out) const {
   std::uint64_t ranks = 0;
   for (const RankWait& w : waits_) ranks += w.collectives > 0 ? 1 : 0;
   out.put(ranks);
@@ -347,10 +344,7 @@ void CollectiveMatcher::write_finished(ByteWriter& out) const {
   }
 }
 
-void CollectiveMatcher::read_finished(ByteReader& in, std::vector<CollectiveInstance>& instances,
-                                      std::vector<RankWait>& waits) {
-  const std::uint64_t n = in.get<std::uint64_t>();
-  for (std::uint64_t k = 0; k < n; ++k) instances.push_back(read_instance(in));
+void CollectiveMatcher::read_waits(ByteReader& in, std::vector<RankWait>& waits) {
   const std::uint64_t ranks = in.get<std::uint64_t>();
   for (std::uint64_t k = 0; k < ranks; ++k) {
     const int rank = in.get<int>();

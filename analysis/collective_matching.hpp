@@ -93,12 +93,13 @@ class CollectiveMatcher {
 
   const std::vector<CollectiveInstance>& instances() const { return instances_; }
   const std::vector<RankWait>& rank_waits() const { return waits_; }
-  /// After finish(): the instances and per-rank waits, for read_finished().
-  void write_finished(ByteWriter& out) const;
-  /// Appends the instances write_finished() wrote to `instances`, and adds its waits to
-  /// `waits` (by rank, grown as needed).
-  static void read_finished(ByteReader& in, std::vector<CollectiveInstance>& instances,
-                            std::vector<RankWait>& waits);
+  /// After finish(): the per-rank waits, for read_waits().
+  void write_waits(ByteWriter& out) const;
+  /// Adds the waits write_waits() wrote to `waits` (by rank, grown as needed).
+  static void read_waits(ByteReader& in, std::vector<RankWait>& waits);
+  /// The fields of an instance that matching sets, in a fixed order, and back.
+  static void write_instance(ByteWriter& out, const CollectiveInstance& c);
+  static CollectiveInstance read_instance(ByteReader& in);
 
   /// Wait of `rank` at instance `i` (last start − own start); -1 if it did not take part.
   /// Valid after finish().

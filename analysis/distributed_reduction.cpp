@@ -7,9 +7,12 @@
 
 #include "analysis/byte_codec.hpp"
 #include "analysis/collective_matching.hpp"
+#include "analysis/instance_tables.hpp"
 
 namespace commprof {
 namespace {
+
+constexpr std::size_t kSummaryBatches = 8;
 
 using Forced = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // (file, kept file)
 
@@ -96,21 +99,37 @@ Report reduce_rank_files_across(const std::vector<std::string>& files, const Red
   return report;
 }
 
-Report finish_across(const Reducer& reducer, const ReduceOptions& options,
-                     ReduceExchange& exchange) {
+Report finish_across(Reducer& reducer, const ReduceOptions& options, ReduceExchange& exchange) {
   CollectiveMatcher owned;
   {
     const std::vector<std::string> from =
         exchange.all_to_all(reducer.collective_partials(exchange.size()));
+    reducer.drop_collectives();
     for (const std::string& bytes : from) owned.merge(bytes);
   }
   owned.finish(0);
+  // The instances stay with their owners: process 0 gets their tables, not the instances.
+  Report report;
+  report.peak_busbw_gbps = options.peak_busbw_gbps;
+  const InstanceFindings found = tabulate_instances(owned.instances(), report, exchange);
   ByteWriter shard;
   reducer.write_shard(shard);
-  owned.write_finished(shard);
+  owned.write_waits(shard);
+  owned = CollectiveMatcher{};
+  // The ranks' summaries (each with a point per step) in batches, read as they come.
+  const std::size_t ranks = reducer.rank_count();
+  for (std::size_t batch = 0; batch < kSummaryBatches; ++batch) {
+    ByteWriter mine;
+    reducer.write_summaries(mine, batch * ranks / kSummaryBatches,
+                            (batch + 1) * ranks / kSummaryBatches);
+    for (const std::string& bytes : exchange.gather(mine.take())) {
+      Reducer::read_summaries(bytes, report.ranks);
+    }
+  }
   const std::vector<std::string> shards = exchange.gather(shard.take());
   if (exchange.rank() != 0) return Report{};
-  return Reducer::merge_shards(options, shards);
+  Reducer::merge_shards(report, shards, found);
+  return report;
 }
 
 }  // namespace commprof

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // How the processes of a distributed reduction talk: the reduction (distributed_reduction.hpp)
 // needs only these three collectives, so it stays free of MPI; analysis/mpi/ implements them
-// over an MPI communicator, and one process alone needs none of it.
+// over an MPI communicator, and SoloExchange for one process alone.
 #pragma once
 
 #include <string>
@@ -20,6 +20,16 @@ class ReduceExchange {
   virtual std::vector<std::string> gather(const std::string& mine) = 0;
   /// Collective: every process gets process 0's `text`.
   virtual std::string broadcast(const std::string& text) = 0;
+};
+
+/// One process alone: the reduction's steps that talk to others run unchanged on their own.
+class SoloExchange final : public ReduceExchange {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::vector<std::string> all_to_all(const std::vector<std::string>& to) override { return to; }
+  std::vector<std::string> gather(const std::string& mine) override { return {mine}; }
+  std::string broadcast(const std::string& text) override { return text; }
 };
 
 }  // namespace commprof

@@ -17,6 +17,7 @@
 #include <variant>
 
 #include "analysis/byte_codec.hpp"
+#include "analysis/instance_tables.hpp"
 #include "analysis/report_fields.hpp"
 #include "analysis/saturating_sum.hpp"
 #include "src/core/errors.hpp"
@@ -26,14 +27,6 @@ namespace commprof {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Nearest-rank percentile of sorted values: the smallest value with at least p% at or below.
-double percentile(const std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return 0.0;
-  const double rank = std::ceil(p / 100.0 * static_cast<double>(sorted.size()));
-  const std::size_t i = rank < 1.0 ? 0 : static_cast<std::size_t>(rank) - 1;
-  return sorted[std::min(i, sorted.size() - 1)];
-}
 
 }  // namespace
 
@@ -230,11 +223,13 @@ void Reducer::treat_as_duplicate(std::uint32_t index, std::uint32_t kept_index,
 }
 
 void Reducer::add(RankTimeline t, const std::string& source) {
+  if (!index_given_) file_index_ = next_index_++;
   staging_->begin(source);
   send_timeline(std::move(t), *staging_);
 }
 
 void Reducer::add_file(const std::string& path) {
+  if (!index_given_) file_index_ = next_index_++;
   staging_->begin(path);
   try {
     stream_rank_file(path, *staging_);
@@ -320,112 +315,10 @@ void add_stage_rows(Report& rep) {
   }
 }
 
-// Collectives some ranks of their communicator never recorded, or recorded differently: counted,
-// and the first of each named in a warning.
-void warn_about_instances(Report& rep) {
-  std::string first_incomplete;
-  std::string first_inconsistent;
-  for (const CollectiveInstance& c : rep.instances) {
-    const std::string id = c.collective + " on '" + c.comm + "' seq " + std::to_string(c.seq);
-    if (c.ranks_seen < c.comm_size) {
-      if (rep.incomplete_instances++ == 0) {
-        first_incomplete = id + " (" + std::to_string(c.ranks_seen) + " of " +
-                           std::to_string(c.comm_size) + " ranks)";
-      }
-    }
-    if (!c.consistent && rep.inconsistent_instances++ == 0) first_inconsistent = id;
-  }
-  if (rep.incomplete_instances > 0) {
-    rep.warnings.push_back(std::to_string(rep.incomplete_instances) +
-                           " collective(s) were recorded by fewer ranks than their "
-                           "communicator has; first: " +
-                           first_incomplete);
-  }
-  if (rep.inconsistent_instances > 0) {
-    rep.warnings.push_back(std::to_string(rep.inconsistent_instances) +
-                           " collective(s) differ across ranks in kind, bytes or communicator "
-                           "size; first: " +
-                           first_inconsistent);
-  }
-}
-
-// Per collective, communicator size and message size: time percentiles, skew, bandwidths.
-void add_collective_rows(Report& rep) {
-  std::map<std::tuple<std::string, int, std::uint64_t>, std::vector<std::size_t>> by_size;
-  for (std::size_t i = 0; i < rep.instances.size(); ++i) {
-    const CollectiveInstance& c = rep.instances[i];
-    by_size[{c.collective, c.comm_size, c.bytes}].push_back(i);
-  }
-  for (const auto& [key, members] : by_size) {
-    CollectiveRow row;
-    std::tie(row.collective, row.comm_size, row.bytes) = key;
-    row.count = static_cast<std::int64_t>(members.size());
-    std::vector<double> times;
-    double skew = 0.0;
-    for (std::size_t i : members) {
-      times.push_back(static_cast<double>(rep.instances[i].time_ns()));
-      skew += static_cast<double>(rep.instances[i].start_skew_ns());
-      add_saturating(row.wait_ns, rep.instances[i].wait_caused_ns);
-      const std::string& algo = rep.instances[i].algo;
-      if (!algo.empty() && (" " + row.algo + " ").find(" " + algo + " ") == std::string::npos) {
-        row.algo += (row.algo.empty() ? "" : " ") + algo;
-      }
-    }
-    std::sort(times.begin(), times.end());
-    row.p50_ns = percentile(times, 50);
-    row.p95_ns = percentile(times, 95);
-    row.mean_skew_ns = skew / static_cast<double>(members.size());
-    row.algbw_gbps = row.p50_ns > 0 ? static_cast<double>(row.bytes) / row.p50_ns : 0.0;
-    const double factor = busbw_factor_for(row.collective, row.comm_size);
-    if (factor >= 0) row.busbw_gbps = row.algbw_gbps * factor;
-    if (factor >= 0 && rep.peak_busbw_gbps > 0) {
-      row.peak_fraction = row.busbw_gbps / rep.peak_busbw_gbps;
-    }
-    rep.collectives.push_back(row);
-  }
-}
-
-// Per communicator group (dp, tp, pp, world): sizes, instances, bytes, time and busbw.
-void add_group_rows(Report& rep) {
-  std::map<std::string, std::vector<std::size_t>> by_group;
-  for (std::size_t i = 0; i < rep.instances.size(); ++i) {
-    by_group[std::string(group_of(rep.instances[i].comm))].push_back(i);
-  }
-  for (const auto& [group, members] : by_group) {
-    GroupRow row;
-    row.group = group;
-    std::set<std::string> comms;
-    double bus_bytes = 0.0;
-    double bus_time = 0.0;
-    double skew = 0.0;
-    for (std::size_t i : members) {
-      const CollectiveInstance& c = rep.instances[i];
-      comms.insert(c.comm);
-      row.min_size = row.instances == 0 ? c.comm_size : std::min(row.min_size, c.comm_size);
-      row.max_size = std::max(row.max_size, c.comm_size);
-      ++row.instances;
-      if (c.ranks_seen < c.comm_size) ++row.incomplete;
-      row.bytes += c.bytes;
-      row.time_ns += static_cast<double>(c.time_ns());
-      skew += static_cast<double>(c.start_skew_ns());
-      add_saturating(row.wait_ns, c.wait_caused_ns);
-      const double factor = busbw_factor_for(c.collective, c.comm_size);
-      if (factor >= 0) {
-        bus_bytes += static_cast<double>(c.bytes) * factor;
-        bus_time += static_cast<double>(c.time_ns());
-      }
-    }
-    row.communicators = static_cast<int>(comms.size());
-    row.mean_skew_ns = skew / static_cast<double>(members.size());
-    if (bus_time > 0) row.busbw_gbps = bus_bytes / bus_time;
-    rep.groups.push_back(row);
-  }
-}
-
 // Per kind of communicator, what its ops cost the ranks that use it (means over those ranks of
 // each rank's per-step means), with the all-to-all balance: the bytes each rank received (an MoE
 // dispatch's expert load), the busiest rank against the mean, and the waiting at those calls.
-void add_group_time_rows(Report& rep) {
+void add_group_time_rows(Report& rep, const std::map<std::string, std::int64_t>& waits) {
   std::map<std::string, GroupTimeRow> rows;
   std::map<std::string, std::int64_t> rank_steps;  // Σ timed steps of the group's ranks
   std::map<std::string, Stat> recv;                // per rank: bytes received per step
@@ -451,11 +344,6 @@ void add_group_time_rows(Report& rep) {
       if (s.argmax == s.count - 1) row.recv_busiest_rank = r.rank;
     }
   }
-  std::map<std::string, std::int64_t> waits;
-  for (const CollectiveInstance& c : rep.instances) {
-    if (c.collective != "alltoall" && c.collective != "alltoallv") continue;
-    add_saturating(waits[std::string(group_of(c.comm))], c.wait_caused_ns);
-  }
   for (auto& [group, row] : rows) {
     row.comm_ns /= row.ranks;
     row.exposed_ns /= row.ranks;
@@ -477,10 +365,11 @@ void add_group_time_rows(Report& rep) {
 
 namespace {
 
-// What finishing a report takes once the ranks, op timings and matched collectives are in
-// `rep`: the same steps whether one process read every file or several shared them.
+// What finishing a report takes once the ranks, op timings and the tables of matched collectives
+// (tabulate_instances) are in `rep`: the same steps whether one process read every file or
+// several shared them.
 void complete_report(Report& rep, const std::vector<RankWait>& waits,
-                     std::vector<std::string> hang_findings) {
+                     std::vector<std::string> hang_findings, const InstanceFindings& found) {
   std::sort(rep.ranks.begin(), rep.ranks.end(),
             [](const RankSummary& a, const RankSummary& b) { return a.rank < b.rank; });
   check_world(rep);
@@ -493,11 +382,9 @@ void complete_report(Report& rep, const std::vector<RankWait>& waits,
     const auto host = host_of.find(w.rank);
     if (host != host_of.end()) rep.waits.back().host = *host->second;
   }
-  warn_about_instances(rep);
+  for (const std::string& line : found.warnings) rep.warnings.push_back(line);
   for (std::string& line : hang_findings) rep.warnings.push_back(std::move(line));
-  add_collective_rows(rep);
-  add_group_rows(rep);
-  add_group_time_rows(rep);
+  add_group_time_rows(rep, found.alltoall_waits);
   add_stage_rows(rep);
 }
 
@@ -572,8 +459,10 @@ RankSummary read_summary(ByteReader& in) {
 Report Reducer::finish() {
   staging_->publish(report_.op_timings);
   matcher_.finish(0);
+  SoloExchange alone;
+  const InstanceFindings found = tabulate_instances(matcher_.instances(), report_, alone);
   report_.instances = matcher_.instances();
-  complete_report(report_, matcher_.rank_waits(), unfinished_.findings());
+  complete_report(report_, matcher_.rank_waits(), unfinished_.findings(), found);
   return std::move(report_);
 }
 
@@ -581,9 +470,19 @@ std::vector<std::string> Reducer::collective_partials(int owners) const {
   return matcher_.partials(owners);
 }
 
+void Reducer::write_summaries(ByteWriter& out, std::size_t begin, std::size_t end) const {
+  end = std::min(end, report_.ranks.size());
+  for (std::size_t i = begin; i < end; ++i) write_summary(out, report_.ranks[i]);
+}
+
+void Reducer::read_summaries(std::string_view bytes, std::vector<RankSummary>& out) {
+  ByteReader in(bytes);
+  while (!in.done()) out.push_back(read_summary(in));
+}
+
+void Reducer::drop_collectives() { matcher_ = CollectiveMatcher{}; }
+
 void Reducer::write_shard(ByteWriter& out) const {
-  out.put<std::uint64_t>(report_.ranks.size());
-  for (const RankSummary& r : report_.ranks) write_summary(out, r);
   out.put<std::uint64_t>(report_.problems.size());
   for (std::size_t i = 0; i < report_.problems.size(); ++i) {
     out.put(problem_index_[i]);
@@ -594,16 +493,14 @@ void Reducer::write_shard(ByteWriter& out) const {
   unfinished_.write(out);
 }
 
-Report Reducer::merge_shards(const ReduceOptions& options, const std::vector<std::string>& shards) {
-  Report rep;
-  rep.peak_busbw_gbps = options.peak_busbw_gbps;
+void Reducer::merge_shards(Report& rep, const std::vector<std::string>& shards,
+                           const InstanceFindings& found) {
   std::vector<std::pair<std::uint32_t, FileProblem>> problems;
   std::map<std::pair<int, std::string>, std::array<std::int64_t, 4>> timings;
   UnfinishedCollectives unfinished;
   std::vector<RankWait> waits;
   for (const std::string& shard : shards) {
     ByteReader in(shard);
-    for (auto n = in.get<std::uint64_t>(); n > 0; --n) rep.ranks.push_back(read_summary(in));
     for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
       const auto index = in.get<std::uint32_t>();
       FileProblem p;
@@ -620,7 +517,7 @@ Report Reducer::merge_shards(const ReduceOptions& options, const std::vector<std
       add_saturating(t[3], in.get<std::int64_t>());
     }
     unfinished.read(in);
-    CollectiveMatcher::read_finished(in, rep.instances, waits);
+    CollectiveMatcher::read_waits(in, waits);
     if (!in.done()) throw Error("reduction message has bytes after its end");
   }
   // Problems in file order, instances in the order one process would have met them.
@@ -634,11 +531,7 @@ Report Reducer::merge_shards(const ReduceOptions& options, const std::vector<std
     o.overlapped_count = t[2];
     o.overlapped_total_ns = static_cast<double>(t[3]);
   }
-  std::sort(
-      rep.instances.begin(), rep.instances.end(),
-      [](const CollectiveInstance& a, const CollectiveInstance& b) { return a.order < b.order; });
-  complete_report(rep, waits, unfinished.findings());
-  return rep;
+  complete_report(rep, waits, unfinished.findings(), found);
 }
 
 std::vector<std::string> expand_rank_inputs(const std::vector<std::string>& inputs) {

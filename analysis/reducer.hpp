@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/collective_matching.hpp"
@@ -17,6 +18,7 @@
 namespace commprof {
 
 class ByteWriter;
+struct InstanceFindings;
 
 struct ReduceOptions {
   double peak_busbw_gbps = 0.0;  ///< 0: no "% of peak" column
@@ -42,7 +44,11 @@ class Reducer {
   // --- One process's share of a distributed reduction (distributed_reduction.hpp) -------------
   /// Where the next file or timeline stands in the job's reading order (its index in the list
   /// of files): it orders problems, duplicates and collective instances across processes.
-  void set_file_index(std::uint32_t index) { file_index_ = index; }
+  /// Without it, files and timelines are numbered in the order they are added.
+  void set_file_index(std::uint32_t index) {
+    file_index_ = index;
+    index_given_ = true;
+  }
   /// The file at `index` holds a rank already read from the file at `kept_index` (by another
   /// process): it is read only to check it, and named as a duplicate of `kept_source`.
   void treat_as_duplicate(std::uint32_t index, std::uint32_t kept_index, std::string kept_source);
@@ -57,12 +63,22 @@ class Reducer {
   /// Instead of finish(): the collectives added, one buffer per owner process (by a hash of
   /// (comm, seq)), for the owners' CollectiveMatcher::merge.
   std::vector<std::string> collective_partials(int owners) const;
-  /// Instead of finish(): everything else this share contributes (ranks, problems, op timings,
+  /// After collective_partials(): frees what matching the collectives took here.
+  void drop_collectives();
+  /// Instead of finish(): the summaries of the ranks read here, [begin, end) of them (sent in
+  /// batches, so that process 0 never holds every one twice), for read_summaries.
+  std::size_t rank_count() const { return report_.ranks.size(); }
+  void write_summaries(ByteWriter& out, std::size_t begin, std::size_t end) const;
+  static void read_summaries(std::string_view bytes, std::vector<RankSummary>& out);
+  /// Instead of finish(): everything else this share contributes (problems, op timings,
   /// unfinished collectives), for merge_shards.
   void write_shard(ByteWriter& out) const;
-  /// The report one Reducer would have built from every file: `shards` are each process's
-  /// write_shard() followed by its owned matcher's write_finished().
-  static Report merge_shards(const ReduceOptions& options, const std::vector<std::string>& shards);
+  /// Completes `rep` (its ranks read by read_summaries, its instance tables filled by
+  /// tabulate_instances, which found `found`) into the report one Reducer would have built from
+  /// every file: `shards` are each process's write_shard() followed by its owned matcher's
+  /// write_waits().
+  static void merge_shards(Report& rep, const std::vector<std::string>& shards,
+                           const InstanceFindings& found);
 
  private:
   class Staging;
@@ -71,6 +87,8 @@ class Reducer {
   Report report_;
   std::vector<std::uint32_t> problem_index_;  // by problem: the file's place in reading order
   std::uint32_t file_index_ = 0;
+  bool index_given_ = false;
+  std::uint32_t next_index_ = 0;  // the next file's, unless given
   std::vector<FileOutcome> outcomes_;
   std::map<std::uint32_t, std::pair<std::uint32_t, std::string>> forced_duplicates_;
   CollectiveMatcher matcher_;

@@ -21,6 +21,9 @@ inline constexpr const char* kReportSchema = "commprof.report";
 inline constexpr int kReportSchemaVersion = 1;
 /// The JSON report lists this many collective instances: those that made ranks wait longest.
 inline constexpr std::size_t kReportWorstInstances = 100;
+/// The HTML heatmap bins the collective instances, in first-start order, into this many columns
+/// of equal counts at most.
+inline constexpr std::size_t kWaitColumns = 240;
 /// The JSON and CSV reports list this many critical-path shares: those with most time.
 inline constexpr std::size_t kReportCriticalShares = 100;
 
@@ -208,6 +211,22 @@ struct CriticalPathOfStep {
   std::vector<CriticalSegment> segments;
 };
 
+/// Collective instances [first, last] of the first-start order (first start, then reading
+/// order): a column of the HTML heatmap, with the first starts of its first and last instance.
+struct WaitColumn {
+  std::int64_t first = 0;
+  std::int64_t last = 0;
+  std::int64_t first_start_ns = 0;
+  std::int64_t last_start_ns = 0;
+};
+
+/// What `rank` caused others to wait by arriving last at the instances of one WaitColumn.
+struct WaitCell {
+  int rank = 0;
+  int column = 0;
+  std::int64_t wait_caused_ns = 0;  ///< > 0
+};
+
 struct Report {
   std::vector<std::string> inputs;
   int world_size = 0;
@@ -219,8 +238,14 @@ struct Report {
   std::vector<GroupRow> groups;
   std::vector<GroupTimeRow> group_times;  ///< by group name
   std::vector<CollectiveRow> collectives;
+  /// The matched instances: every one where one process reduced the files; where several
+  /// shared the reduction, only those that may be among the kReportWorstInstances that made
+  /// ranks wait longest (report_fields::worst_instances picks them from either).
   std::vector<CollectiveInstance> instances;
-  std::vector<RankWait> waits;   ///< by rank, ranks with collectives only
+  std::int64_t instances_total = 0;      ///< instances matched
+  std::vector<WaitColumn> wait_columns;  ///< at most kWaitColumns
+  std::vector<WaitCell> wait_cells;      ///< by rank, then column
+  std::vector<RankWait> waits;           ///< by rank, ranks with collectives only
   std::vector<StageRow> stages;  ///< by stage; only where rank files place ranks in a pipeline
   std::int64_t incomplete_instances = 0;
   std::int64_t inconsistent_instances = 0;

@@ -6,17 +6,20 @@
 
 namespace commprof::report_fields {
 
+bool waited_longer(const CollectiveInstance& a, const CollectiveInstance& b) {
+  // Equal waits by communicator and sequence number, so every format (and every share of a
+  // shared reduction) lists the same instances.
+  if (a.wait_caused_ns != b.wait_caused_ns) return a.wait_caused_ns > b.wait_caused_ns;
+  return std::tie(a.comm, a.seq) < std::tie(b.comm, b.seq);
+}
+
 std::vector<const CollectiveInstance*> worst_instances(const Report& r, std::size_t n) {
   std::vector<const CollectiveInstance*> worst;
   for (const CollectiveInstance& c : r.instances) worst.push_back(&c);
   const std::size_t keep = std::min(worst.size(), n);
   std::partial_sort(worst.begin(), worst.begin() + static_cast<std::ptrdiff_t>(keep), worst.end(),
                     [](const CollectiveInstance* a, const CollectiveInstance* b) {
-                      // Equal waits in issue order, so every format lists the same instances.
-                      if (a->wait_caused_ns != b->wait_caused_ns) {
-                        return a->wait_caused_ns > b->wait_caused_ns;
-                      }
-                      return std::tie(a->comm, a->seq) < std::tie(b->comm, b->seq);
+                      return waited_longer(*a, *b);
                     });
   worst.resize(keep);
   return worst;

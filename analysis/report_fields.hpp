@@ -649,6 +649,9 @@ inline constexpr auto kComparedFields = [] {
   return out;
 }();
 
+/// Whether `a` made ranks wait longer than `b` (a total order: equal waits by communicator, then
+/// sequence number).
+bool waited_longer(const CollectiveInstance& a, const CollectiveInstance& b);
 /// The `n` collective instances that made ranks wait longest, most first (then by communicator
 /// and sequence number).
 std::vector<const CollectiveInstance*> worst_instances(const Report& r, std::size_t n);

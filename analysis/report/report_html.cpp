@@ -172,20 +172,14 @@ json timeline_data(const Report& r) {
   return out;
 }
 
-// Ranks × instances in start order, binned into at most kColumns columns of equal counts; a
-// rank's cell holds the wait it caused by arriving last at the instances of its column. With more
-// ranks than the canvas has rows of pixels (kPixelRows), consecutive ranks are binned into equal
-// groups, a row each, whose cell holds the largest and the mean of its ranks' cells and the rank
-// of the largest: a straggler stays as dark as it is, and can be named.
+// Ranks × instances in start order, binned into columns of equal counts (Report::wait_columns);
+// a rank's cell holds the wait it caused by arriving last at the instances of its column
+// (Report::wait_cells). With more ranks than the canvas has rows of pixels (kPixelRows),
+// consecutive ranks are binned into equal groups, a row each, whose cell holds the largest and
+// the mean of its ranks' cells and the rank of the largest: a straggler stays as dark as it is,
+// and can be named.
 json heatmap_data(const Report& r) {
-  constexpr std::size_t kColumns = 240;
   constexpr std::size_t kPixelRows = 520;
-  std::vector<const CollectiveInstance*> order;
-  for (const CollectiveInstance& c : r.instances) order.push_back(&c);
-  std::sort(order.begin(), order.end(),
-            [](const CollectiveInstance* a, const CollectiveInstance* b) {
-              return a->first_start_ns < b->first_start_ns;
-            });
   json rows = json::array();
   std::map<int, std::size_t> row_of;
   for (const RankSummary& s : r.ranks) {
@@ -198,21 +192,17 @@ json heatmap_data(const Report& r) {
   json groups = json::array();  // [first row, last row] of each group
   for (std::size_t g = 0; g < n_groups; ++g)
     groups.push_back({g * per_group, std::min(ranks, (g + 1) * per_group) - 1});
-  const std::size_t n = order.size();
-  const std::size_t cols = std::min(n, kColumns);
   json bins = json::array();
+  const std::int64_t t0 = r.wait_columns.empty() ? 0 : r.wait_columns.front().first_start_ns;
+  for (const WaitColumn& c : r.wait_columns) {
+    bins.push_back({c.first, c.last, c.first_start_ns - t0, c.last_start_ns - t0});
+  }
   std::map<std::pair<std::size_t, std::size_t>, double> cells;  // (row, column) → wait caused
-  const std::int64_t t0 = n ? order.front()->first_start_ns : 0;
-  for (std::size_t col = 0; col < cols; ++col) {
-    const std::size_t lo = col * n / cols, hi = (col + 1) * n / cols;  // [lo, hi)
-    bins.push_back(
-        {lo, hi - 1, order[lo]->first_start_ns - t0, order[hi - 1]->first_start_ns - t0});
-    for (std::size_t i = lo; i < hi; ++i) {
-      const CollectiveInstance& c = *order[i];
-      const auto row = row_of.find(c.last_rank);
-      if (c.wait_caused_ns <= 0 || row == row_of.end()) continue;
-      cells[{row->second, col}] += static_cast<double>(c.wait_caused_ns);
-    }
+  for (const WaitCell& c : r.wait_cells) {
+    const auto row = row_of.find(c.rank);
+    if (row == row_of.end()) continue;
+    cells[{row->second, static_cast<std::size_t>(c.column)}] +=
+        static_cast<double>(c.wait_caused_ns);
   }
   struct Cell {
     double max = 0, sum = 0;
@@ -235,8 +225,9 @@ json heatmap_data(const Report& r) {
     cell_list.push_back({key.first, key.second, compact_number(c.max),
                          compact_number(c.sum / static_cast<double>(size)), rows[c.worst_row]});
   }
-  return {{"rows", rows},   {"groups", groups},   {"bins", bins},
-          {"instances", n}, {"cells", cell_list}, {"max", max}};
+  return {{"rows", rows},       {"groups", groups},
+          {"bins", bins},       {"instances", r.instances_total},
+          {"cells", cell_list}, {"max", max}};
 }
 
 // JSON whose text may sit inside a <script> element: '<', '>' and '&' only occur in strings,

@@ -97,7 +97,7 @@ void write_report_json(std::ostream& os, const Report& r) {
   j[std::string(rf::kGroupTimes.name)] = rows_json(rf::kGroupTimes, r.group_times);
   j[std::string(rf::kCollectives.name)] = rows_json(rf::kCollectives, r.collectives);
   j["peak_busbw_gbps"] = r.peak_busbw_gbps > 0 ? ordered_json(r.peak_busbw_gbps) : nullptr;
-  j["instances_total"] = r.instances.size();
+  j["instances_total"] = r.instances_total;
   // Only the instances that cost the most waiting: a run of thousands of ranks has hundreds of
   // thousands of instances, which would swamp the report.
   j[std::string(rf::kInstances.name)] =

@@ -141,7 +141,7 @@ void write_stragglers(std::ostream& os, const Report& r) {
 void write_worst_instances(std::ostream& os, const Report& r) {
   const auto worst = report_fields::worst_instances(r, kTextRows);
   write_rows(os, report_fields::kInstances, worst,
-             " (" + std::to_string(worst.size()) + " of " + std::to_string(r.instances.size()) +
+             " (" + std::to_string(worst.size()) + " of " + std::to_string(r.instances_total) +
                  "; JSON, CSV and HTML list " + std::to_string(kReportWorstInstances) + ")");
 }
 
@@ -197,7 +197,7 @@ void write_report_text(std::ostream& os, const Report& r) {
   if (!r.group_times.empty()) write_rows(os, rf::kGroupTimes, r.group_times);
   if (!r.collectives.empty()) write_rows(os, rf::kCollectives, r.collectives);
   if (!r.waits.empty()) write_stragglers(os, r);
-  if (!r.instances.empty()) write_worst_instances(os, r);
+  if (r.instances_total > 0) write_worst_instances(os, r);
   if (r.baseline) write_baseline(os, r);
   if (!r.critical_steps.empty()) write_critical_path(os, r);
 }

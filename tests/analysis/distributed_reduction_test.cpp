@@ -20,6 +20,7 @@
 #include "analysis/byte_codec.hpp"
 #include "analysis/distributed_reduction.hpp"
 #include "analysis/report/report_writers.hpp"
+#include "analysis/report_fields.hpp"
 #include "analysis/tools/synthetic_timeline.hpp"
 #include "src/timeline/rank_file.hpp"
 
@@ -237,6 +238,48 @@ TEST(DistributedReduction, RankReadTwiceAndBrokenFilesAsOneProcessNamesThem) {
     SCOPED_TRACE("processes " + std::to_string(processes));
     EXPECT_EQ(first_difference(all_formats(reduce_on_threads(files, options, processes)), expected),
               "");
+  }
+}
+
+// More instances than the worst-instances table lists and than the heatmap has columns, with
+// equal waits at the table's cut and equal first starts across communicators: process 0 gets
+// each owner's worst and the columns' bounds, not the instances, and must list and bin as one
+// process does.
+TEST(DistributedReduction, TiesAtTheWorstInstancesCutAndInTheHeatmapsColumns) {
+  const std::string dir = fresh_dir("across_ties");
+  SyntheticSpec spec;
+  spec.world_size = 12;
+  spec.steps = 60;
+  spec.warmup_steps = 1;
+  spec.layers = 4;
+  spec.tp_size = 4;
+  std::vector<std::string> files;
+  for (int r = 0; r < spec.world_size; ++r) {
+    files.push_back(write_rank_file(dir, make_synthetic_rank(spec, r)));
+  }
+  const ReduceOptions options;
+  const Report one = reduce_rank_files(files, options);
+  // 60 measured steps × (2 on "world" + 2 on each of 3 tp groups), all here in one process.
+  ASSERT_EQ(one.instances_total, 60 * 8);
+  ASSERT_EQ(one.instances.size(), 60u * 8u);
+  ASSERT_EQ(one.wait_columns.size(), kWaitColumns);
+  EXPECT_EQ(one.wait_columns.back().last, 60 * 8 - 1);
+  const auto worst = report_fields::worst_instances(one, kReportWorstInstances);
+  ASSERT_EQ(worst.size(), kReportWorstInstances);
+  EXPECT_EQ(worst[kReportWorstInstances - 1]->wait_caused_ns,
+            report_fields::worst_instances(one, kReportWorstInstances + 1).back()->wait_caused_ns)
+      << "the cut falls between equal waits";
+  std::int64_t cells = 0;
+  for (const WaitCell& c : one.wait_cells) cells += c.wait_caused_ns;
+  std::int64_t caused = 0;
+  for (const CollectiveInstance& c : one.instances) caused += c.wait_caused_ns;
+  EXPECT_EQ(cells, caused) << "every wait caused is in one heatmap cell";
+  const std::string expected = all_formats(one);
+  for (int processes : {2, 3, 4}) {
+    SCOPED_TRACE("processes " + std::to_string(processes));
+    const Report across = reduce_on_threads(files, options, processes);
+    EXPECT_LE(across.instances.size(), kReportWorstInstances);
+    EXPECT_EQ(first_difference(all_formats(across), expected), "");
   }
 }
 

@@ -1,0 +1,581 @@
+// SPDX-License-Identifier: MIT
+#include "analysis/instance_tables.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "analysis/byte_codec.hpp"
+#include "analysis/group_time.hpp"
+#include "analysis/report_fields.hpp"
+#include "analysis/saturating_sum.hpp"
+#include "src/core/errors.hpp"
+
+namespace commprof {
+namespace {
+
+constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
+
+// Signed values as unsigned ones in the same order, so that one bisection serves both.
+std::uint64_t ordered(std::int64_t v) { return static_cast<std::uint64_t>(v) ^ (1ULL << 63); }
+std::int64_t unordered(std::uint64_t v) { return static_cast<std::int64_t>(v ^ (1ULL << 63)); }
+
+using SizeKey = std::tuple<std::string, int, std::uint64_t>;  // collective, comm size, bytes
+
+// Every sum below is of integers, most of them never negative (saturating sums of such agree in
+// any order): owners' sums add up to one process's.
+struct SizeSums {
+  std::int64_t count = 0;
+  std::int64_t skew_ns = 0;
+  std::int64_t wait_ns = 0;
+  std::int64_t min_time_ns = std::numeric_limits<std::int64_t>::max();
+  std::int64_t max_time_ns = std::numeric_limits<std::int64_t>::min();
+  std::map<std::string, std::uint64_t> algos;  // NCCL's algorithm → its first instance's order
+};
+
+struct BusSums {
+  std::uint64_t bytes = 0;
+  std::int64_t time_ns = 0;
+};
+
+struct GroupSums {
+  std::set<std::string> comms;
+  int min_size = INT_MAX;
+  int max_size = 0;
+  std::int64_t instances = 0;
+  std::int64_t incomplete = 0;
+  std::uint64_t bytes = 0;
+  std::int64_t time_ns = 0;
+  std::int64_t skew_ns = 0;
+  std::int64_t wait_ns = 0;
+  std::map<std::pair<std::string, int>, BusSums> bus;  // by collective and comm size
+};
+
+// The first instance (in reading order) of a kind, named.
+struct First {
+  std::uint64_t order = kNone;
+  std::string text;
+  void offer(std::uint64_t o, const std::string& t) {
+    if (o < order) {
+      order = o;
+      text = t;
+    }
+  }
+};
+
+struct Digest {
+  std::int64_t total = 0;
+  std::int64_t incomplete = 0;
+  std::int64_t inconsistent = 0;
+  First first_incomplete;
+  First first_inconsistent;
+  std::map<SizeKey, SizeSums> sizes;
+  std::map<std::string, GroupSums> groups;
+  std::map<std::string, std::int64_t> alltoall_waits;
+  std::int64_t min_start_ns = std::numeric_limits<std::int64_t>::max();
+  std::int64_t max_start_ns = std::numeric_limits<std::int64_t>::min();
+  std::uint64_t min_order = kNone;
+  std::uint64_t max_order = 0;
+  std::vector<CollectiveInstance> worst;  // candidates
+};
+
+void add(Digest& d, const CollectiveInstance& c) {
+  ++d.total;
+  const std::string id = c.collective + " on '" + c.comm + "' seq " + std::to_string(c.seq);
+  if (c.ranks_seen < c.comm_size) {
+    ++d.incomplete;
+    d.first_incomplete.offer(c.order, id + " (" + std::to_string(c.ranks_seen) + " of " +
+                                          std::to_string(c.comm_size) + " ranks)");
+  }
+  if (!c.consistent) {
+    ++d.inconsistent;
+    d.first_inconsistent.offer(c.order, id);
+  }
+  SizeSums& s = d.sizes[{c.collective, c.comm_size, c.bytes}];
+  ++s.count;
+  add_saturating(s.skew_ns, c.start_skew_ns());
+  add_saturating(s.wait_ns, c.wait_caused_ns);
+  s.min_time_ns = std::min(s.min_time_ns, c.time_ns());
+  s.max_time_ns = std::max(s.max_time_ns, c.time_ns());
+  if (!c.algo.empty()) {
+    const auto [it, inserted] = s.algos.try_emplace(c.algo, c.order);
+    if (!inserted) it->second = std::min(it->second, c.order);
+  }
+  const std::string group(group_of(c.comm));
+  GroupSums& g = d.groups[group];
+  g.comms.insert(c.comm);
+  g.min_size = std::min(g.min_size, c.comm_size);
+  g.max_size = std::max(g.max_size, c.comm_size);
+  ++g.instances;
+  if (c.ranks_seen < c.comm_size) ++g.incomplete;
+  g.bytes += c.bytes;
+  add_saturating(g.time_ns, c.time_ns());
+  add_saturating(g.skew_ns, c.start_skew_ns());
+  add_saturating(g.wait_ns, c.wait_caused_ns);
+  BusSums& bus = g.bus[{c.collective, c.comm_size}];
+  bus.bytes += c.bytes;
+  add_saturating(bus.time_ns, c.time_ns());
+  if (c.collective == "alltoall" || c.collective == "alltoallv") {
+    add_saturating(d.alltoall_waits[group], c.wait_caused_ns);
+  }
+  d.min_start_ns = std::min(d.min_start_ns, c.first_start_ns);
+  d.max_start_ns = std::max(d.max_start_ns, c.first_start_ns);
+  d.min_order = std::min(d.min_order, c.order);
+  d.max_order = std::max(d.max_order, c.order);
+}
+
+// This process's share of the digest, with its kReportWorstInstances worst instances: the
+// worst of all are among the owners' worst, the order being total.
+void write_digest(ByteWriter& out, const std::vector<CollectiveInstance>& owned) {
+  Digest d;
+  for (const CollectiveInstance& c : owned) add(d, c);
+  out.put(d.total);
+  out.put(d.incomplete);
+  out.put(d.inconsistent);
+  for (const First* f : {&d.first_incomplete, &d.first_inconsistent}) {
+    out.put(f->order);
+    out.put_string(f->text);
+  }
+  out.put<std::uint64_t>(d.sizes.size());
+  for (const auto& [key, s] : d.sizes) {
+    out.put_string(std::get<0>(key));
+    out.put(std::get<1>(key));
+    out.put(std::get<2>(key));
+    out.put(s.count);
+    out.put(s.skew_ns);
+    out.put(s.wait_ns);
+    out.put(s.min_time_ns);
+    out.put(s.max_time_ns);
+    out.put<std::uint64_t>(s.algos.size());
+    for (const auto& [algo, order] : s.algos) {
+      out.put_string(algo);
+      out.put(order);
+    }
+  }
+  out.put<std::uint64_t>(d.groups.size());
+  for (const auto& [group, g] : d.groups) {
+    out.put_string(group);
+    out.put<std::uint64_t>(g.comms.size());
+    for (const std::string& comm : g.comms) out.put_string(comm);
+    out.put(g.min_size);
+    out.put(g.max_size);
+    out.put(g.instances);
+    out.put(g.incomplete);
+    out.put(g.bytes);
+    out.put(g.time_ns);
+    out.put(g.skew_ns);
+    out.put(g.wait_ns);
+    out.put<std::uint64_t>(g.bus.size());
+    for (const auto& [key, bus] : g.bus) {
+      out.put_string(key.first);
+      out.put(key.second);
+      out.put(bus.bytes);
+      out.put(bus.time_ns);
+    }
+  }
+  out.put<std::uint64_t>(d.alltoall_waits.size());
+  for (const auto& [group, wait] : d.alltoall_waits) {
+    out.put_string(group);
+    out.put(wait);
+  }
+  out.put(d.min_start_ns);
+  out.put(d.max_start_ns);
+  out.put(d.min_order);
+  out.put(d.max_order);
+  std::vector<const CollectiveInstance*> worst;
+  for (const CollectiveInstance& c : owned) worst.push_back(&c);
+  const std::size_t keep = std::min(worst.size(), kReportWorstInstances);
+  std::partial_sort(worst.begin(), worst.begin() + static_cast<std::ptrdiff_t>(keep), worst.end(),
+                    [](const CollectiveInstance* a, const CollectiveInstance* b) {
+                      return report_fields::waited_longer(*a, *b);
+                    });
+  out.put<std::uint64_t>(keep);
+  for (std::size_t i = 0; i < keep; ++i) CollectiveMatcher::write_instance(out, *worst[i]);
+}
+
+void merge_digest(Digest& d, ByteReader& in) {
+  d.total += in.get<std::int64_t>();
+  d.incomplete += in.get<std::int64_t>();
+  d.inconsistent += in.get<std::int64_t>();
+  for (First* f : {&d.first_incomplete, &d.first_inconsistent}) {
+    const auto order = in.get<std::uint64_t>();
+    f->offer(order, in.get_string());
+  }
+  for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
+    SizeKey key;
+    std::get<0>(key) = in.get_string();
+    std::get<1>(key) = in.get<int>();
+    std::get<2>(key) = in.get<std::uint64_t>();
+    SizeSums& s = d.sizes[key];
+    s.count += in.get<std::int64_t>();
+    add_saturating(s.skew_ns, in.get<std::int64_t>());
+    add_saturating(s.wait_ns, in.get<std::int64_t>());
+    s.min_time_ns = std::min(s.min_time_ns, in.get<std::int64_t>());
+    s.max_time_ns = std::max(s.max_time_ns, in.get<std::int64_t>());
+    for (auto a = in.get<std::uint64_t>(); a > 0; --a) {
+      std::string algo = in.get_string();
+      const auto order = in.get<std::uint64_t>();
+      const auto [it, inserted] = s.algos.try_emplace(std::move(algo), order);
+      if (!inserted) it->second = std::min(it->second, order);
+    }
+  }
+  for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
+    GroupSums& g = d.groups[in.get_string()];
+    for (auto c = in.get<std::uint64_t>(); c > 0; --c) g.comms.insert(in.get_string());
+    g.min_size = std::min(g.min_size, in.get<int>());
+    g.max_size = std::max(g.max_size, in.get<int>());
+    g.instances += in.get<std::int64_t>();
+    g.incomplete += in.get<std::int64_t>();
+    g.bytes += in.get<std::uint64_t>();
+    add_saturating(g.time_ns, in.get<std::int64_t>());
+    add_saturating(g.skew_ns, in.get<std::int64_t>());
+    add_saturating(g.wait_ns, in.get<std::int64_t>());
+    for (auto b = in.get<std::uint64_t>(); b > 0; --b) {
+      std::pair<std::string, int> key;
+      key.first = in.get_string();
+      key.second = in.get<int>();
+      BusSums& bus = g.bus[key];
+      bus.bytes += in.get<std::uint64_t>();
+      add_saturating(bus.time_ns, in.get<std::int64_t>());
+    }
+  }
+  for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
+    std::string group = in.get_string();
+    add_saturating(d.alltoall_waits[group], in.get<std::int64_t>());
+  }
+  d.min_start_ns = std::min(d.min_start_ns, in.get<std::int64_t>());
+  d.max_start_ns = std::max(d.max_start_ns, in.get<std::int64_t>());
+  d.min_order = std::min(d.min_order, in.get<std::uint64_t>());
+  d.max_order = std::max(d.max_order, in.get<std::uint64_t>());
+  for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
+    d.worst.push_back(CollectiveMatcher::read_instance(in));
+  }
+  if (!in.done()) throw Error("reduction message has bytes after its end");
+}
+
+// A question of order over values spread across processes: the smallest value v in [lo, hi]
+// with at least `want` values at or below it in list `list` (with `param`), summed over the
+// processes. Bisection on the value: about 64 rounds of small messages at most, whatever the
+// number of values.
+struct Question {
+  std::uint32_t list = 0;
+  std::uint64_t param = 0;
+  std::uint64_t lo = 0;
+  std::uint64_t hi = 0;
+  std::uint64_t want = 0;
+};
+
+constexpr std::uint32_t kStarts = std::numeric_limits<std::uint32_t>::max();  // first starts
+constexpr std::uint32_t kStartOrders = kStarts - 1;  // (first start, order) pairs up to (param, v)
+
+// What each process holds to answer: per size key its instance times, and the instances' (first
+// start, order) pairs, sorted.
+struct Answerer {
+  std::vector<std::vector<std::uint64_t>> times;              // by size key, ordered()
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> keys;  // (ordered(first start), order)
+
+  std::uint64_t count(std::uint32_t list, std::uint64_t param, std::uint64_t v) const {
+    if (list == kStarts) {
+      return static_cast<std::uint64_t>(
+          std::upper_bound(keys.begin(), keys.end(), std::make_pair(v, kNone)) - keys.begin());
+    }
+    if (list == kStartOrders) {
+      return static_cast<std::uint64_t>(
+          std::upper_bound(keys.begin(), keys.end(), std::make_pair(param, v)) - keys.begin());
+    }
+    if (list >= times.size()) throw Error("reduction message names an unknown list");
+    const std::vector<std::uint64_t>& t = times[list];
+    return static_cast<std::uint64_t>(std::upper_bound(t.begin(), t.end(), v) - t.begin());
+  }
+};
+
+// Collective: answers `questions` (process 0's; the others pass none) in place: each one's lo
+// becomes its answer.
+void bisect(std::vector<Question>& questions, const Answerer& answerer, ReduceExchange& exchange) {
+  for (;;) {
+    ByteWriter ask;
+    std::vector<std::size_t> open;
+    for (std::size_t i = 0; i < questions.size(); ++i) {
+      const Question& q = questions[i];
+      if (q.lo >= q.hi) continue;
+      open.push_back(i);
+      ask.put(q.list);
+      ask.put(q.param);
+      ask.put(q.lo + (q.hi - q.lo) / 2);
+    }
+    const std::string asked = exchange.broadcast(ask.take());
+    if (asked.empty()) return;
+    ByteReader in(asked);
+    ByteWriter counts;
+    while (!in.done()) {
+      const auto list = in.get<std::uint32_t>();
+      const auto param = in.get<std::uint64_t>();
+      counts.put(answerer.count(list, param, in.get<std::uint64_t>()));
+    }
+    const std::vector<std::string> all = exchange.gather(counts.take());
+    if (exchange.rank() != 0) continue;
+    std::vector<std::uint64_t> sum(open.size(), 0);
+    for (const std::string& bytes : all) {
+      ByteReader r(bytes);
+      for (std::uint64_t& s : sum) s += r.get<std::uint64_t>();
+    }
+    for (std::size_t j = 0; j < open.size(); ++j) {
+      Question& q = questions[open[j]];
+      const std::uint64_t mid = q.lo + (q.hi - q.lo) / 2;
+      if (sum[j] >= q.want) {
+        q.hi = mid;
+      } else {
+        q.lo = mid + 1;
+      }
+    }
+  }
+}
+
+// Nearest-rank percentile: the index in sorted order of the smallest value with at least p% at
+// or below it (as the one-process formula over a sorted list).
+std::uint64_t percentile_index(std::int64_t n, double p) {
+  const double rank = std::ceil(p / 100.0 * static_cast<double>(n));
+  const std::uint64_t i = rank < 1.0 ? 0 : static_cast<std::uint64_t>(rank) - 1;
+  return std::min(i, static_cast<std::uint64_t>(n - 1));
+}
+
+void add_collective_rows(Report& rep, const Digest& d, const std::vector<Question>& answers) {
+  std::size_t k = 0;
+  for (const auto& [key, s] : d.sizes) {
+    CollectiveRow row;
+    std::tie(row.collective, row.comm_size, row.bytes) = key;
+    row.count = s.count;
+    row.p50_ns = static_cast<double>(unordered(answers[k++].lo));
+    row.p95_ns = static_cast<double>(unordered(answers[k++].lo));
+    row.mean_skew_ns = static_cast<double>(s.skew_ns) / static_cast<double>(s.count);
+    row.wait_ns = s.wait_ns;
+    std::vector<std::pair<std::uint64_t, std::string>> algos;
+    for (const auto& [algo, order] : s.algos) algos.emplace_back(order, algo);
+    std::sort(algos.begin(), algos.end());
+    for (const auto& [order, algo] : algos) row.algo += (row.algo.empty() ? "" : " ") + algo;
+    row.algbw_gbps = row.p50_ns > 0 ? static_cast<double>(row.bytes) / row.p50_ns : 0.0;
+    const double factor = busbw_factor_for(row.collective, row.comm_size);
+    if (factor >= 0) row.busbw_gbps = row.algbw_gbps * factor;
+    if (factor >= 0 && rep.peak_busbw_gbps > 0) {
+      row.peak_fraction = row.busbw_gbps / rep.peak_busbw_gbps;
+    }
+    rep.collectives.push_back(row);
+  }
+}
+
+void add_group_rows(Report& rep, const Digest& d) {
+  for (const auto& [group, g] : d.groups) {
+    GroupRow row;
+    row.group = group;
+    row.communicators = static_cast<int>(g.comms.size());
+    row.min_size = g.min_size;
+    row.max_size = g.max_size;
+    row.instances = g.instances;
+    row.incomplete = g.incomplete;
+    row.bytes = g.bytes;
+    row.time_ns = static_cast<double>(g.time_ns);
+    row.mean_skew_ns = static_cast<double>(g.skew_ns) / static_cast<double>(g.instances);
+    row.wait_ns = g.wait_ns;
+    // Bytes × factor summed per collective and size (integer sums, then one product each).
+    double bus_bytes = 0.0;
+    std::int64_t bus_time = 0;
+    for (const auto& [key, bus] : g.bus) {
+      const double factor = busbw_factor_for(key.first, key.second);
+      if (factor < 0) continue;
+      bus_bytes += static_cast<double>(bus.bytes) * factor;
+      add_saturating(bus_time, bus.time_ns);
+    }
+    if (bus_time > 0) row.busbw_gbps = bus_bytes / static_cast<double>(bus_time);
+    rep.groups.push_back(row);
+  }
+}
+
+std::vector<std::string> instance_warnings(const Digest& d) {
+  std::vector<std::string> out;
+  if (d.incomplete > 0) {
+    out.push_back(std::to_string(d.incomplete) +
+                  " collective(s) were recorded by fewer ranks than their "
+                  "communicator has; first: " +
+                  d.first_incomplete.text);
+  }
+  if (d.inconsistent > 0) {
+    out.push_back(std::to_string(d.inconsistent) +
+                  " collective(s) differ across ranks in kind, bytes or communicator "
+                  "size; first: " +
+                  d.first_inconsistent.text);
+  }
+  return out;
+}
+
+// The heatmap's cells, gathered a few columns at a time: process 0 never holds more than the
+// cells themselves and one batch of every owner's share.
+constexpr std::size_t kColumnBatches = 8;
+
+void gather_cells(const std::vector<CollectiveInstance>& owned,
+                  const std::vector<std::pair<std::uint64_t, std::uint64_t>>& bounds,
+                  std::size_t columns, Report& rep, ReduceExchange& exchange) {
+  std::vector<WaitCell> mine;  // by column, then rank
+  for (const CollectiveInstance& c : owned) {
+    if (c.wait_caused_ns <= 0) continue;
+    const auto column = std::upper_bound(bounds.begin(), bounds.end(),
+                                         std::make_pair(ordered(c.first_start_ns), c.order)) -
+                        bounds.begin();
+    mine.push_back({c.last_rank, static_cast<int>(column), c.wait_caused_ns});
+  }
+  const auto by_column = [](const WaitCell& a, const WaitCell& b) {
+    return std::tie(a.column, a.rank) < std::tie(b.column, b.rank);
+  };
+  const auto combine = [](std::vector<WaitCell>& cells, std::size_t from) {
+    std::size_t out = from;
+    for (std::size_t i = from; i < cells.size(); ++i) {
+      if (out > from && cells[out - 1].rank == cells[i].rank &&
+          cells[out - 1].column == cells[i].column) {
+        add_saturating(cells[out - 1].wait_caused_ns, cells[i].wait_caused_ns);
+      } else {
+        cells[out++] = cells[i];
+      }
+    }
+    cells.resize(out);
+  };
+  std::sort(mine.begin(), mine.end(), by_column);
+  combine(mine, 0);
+  std::size_t at = 0;
+  for (std::size_t batch = 0; batch < kColumnBatches; ++batch) {
+    const auto end = static_cast<int>((batch + 1) * columns / kColumnBatches);
+    ByteWriter out;
+    for (; at < mine.size() && mine[at].column < end; ++at) out.put(mine[at]);
+    const std::vector<std::string> all = exchange.gather(out.take());
+    if (exchange.rank() != 0) continue;
+    const std::size_t from = rep.wait_cells.size();
+    for (const std::string& bytes : all) {
+      ByteReader in(bytes);
+      while (!in.done()) rep.wait_cells.push_back(in.get<WaitCell>());
+    }
+    std::sort(rep.wait_cells.begin() + static_cast<std::ptrdiff_t>(from), rep.wait_cells.end(),
+              by_column);
+    combine(rep.wait_cells, from);
+  }
+  std::sort(rep.wait_cells.begin(), rep.wait_cells.end(), [](const WaitCell& a, const WaitCell& b) {
+    return std::tie(a.rank, a.column) < std::tie(b.rank, b.column);
+  });
+}
+
+}  // namespace
+
+InstanceFindings tabulate_instances(const std::vector<CollectiveInstance>& owned, Report& rep,
+                                    ReduceExchange& exchange) {
+  const bool root = exchange.rank() == 0;
+  Digest d;
+  {
+    ByteWriter mine;
+    write_digest(mine, owned);
+    for (const std::string& bytes : exchange.gather(mine.take())) {
+      ByteReader in(bytes);
+      merge_digest(d, in);
+    }
+  }
+  // The size keys, numbered as process 0 lists them, name the lists of instance times.
+  ByteWriter key_list;
+  for (const auto& [key, s] : d.sizes) {
+    key_list.put_string(std::get<0>(key));
+    key_list.put(std::get<1>(key));
+    key_list.put(std::get<2>(key));
+  }
+  Answerer answerer;
+  {
+    std::map<SizeKey, std::uint32_t> list_of;
+    const std::string keys = exchange.broadcast(key_list.take());
+    ByteReader in(keys);
+    while (!in.done()) {
+      SizeKey key;
+      std::get<0>(key) = in.get_string();
+      std::get<1>(key) = in.get<int>();
+      std::get<2>(key) = in.get<std::uint64_t>();
+      list_of.emplace(std::move(key), static_cast<std::uint32_t>(list_of.size()));
+    }
+    answerer.times.resize(list_of.size());
+    for (const CollectiveInstance& c : owned) {
+      answerer.times[list_of.at({c.collective, c.comm_size, c.bytes})].push_back(
+          ordered(c.time_ns()));
+      answerer.keys.emplace_back(ordered(c.first_start_ns), c.order);
+    }
+    for (std::vector<std::uint64_t>& t : answerer.times) std::sort(t.begin(), t.end());
+    std::sort(answerer.keys.begin(), answerer.keys.end());
+  }
+  // Round 1: the percentiles of each size key's times, and the first start at each bound of the
+  // heatmap's columns (columns of equal counts in first-start order).
+  const auto n = static_cast<std::size_t>(d.total);
+  const std::size_t columns = std::min(n, kWaitColumns);
+  std::vector<Question> questions;
+  if (root) {
+    std::uint32_t list = 0;
+    for (const auto& [key, s] : d.sizes) {
+      for (const double p : {50.0, 95.0}) {
+        questions.push_back({list, 0, ordered(s.min_time_ns), ordered(s.max_time_ns),
+                             percentile_index(s.count, p) + 1});
+      }
+      ++list;
+    }
+    for (std::size_t c = 0; c < columns; ++c) {
+      for (const std::size_t at : {c * n / columns, (c + 1) * n / columns - 1}) {
+        questions.push_back({kStarts, 0, ordered(d.min_start_ns), ordered(d.max_start_ns), at + 1});
+      }
+    }
+  }
+  bisect(questions, answerer, exchange);
+  // Round 2: where instances share a first start, the reading order places them; each column
+  // from the second on begins at the (first start, order) pair found here.
+  std::vector<Question> orders;
+  const std::size_t percentiles = 2 * d.sizes.size();
+  if (root) {
+    for (std::size_t c = 1; c < columns; ++c) {
+      orders.push_back({kStartOrders, questions[percentiles + 2 * c].lo, d.min_order, d.max_order,
+                        c * n / columns + 1});
+    }
+  }
+  bisect(orders, answerer, exchange);
+  answerer = Answerer{};
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> bounds;
+  {
+    ByteWriter out;
+    for (std::size_t c = 1; c < columns; ++c) {
+      out.put(questions[percentiles + 2 * c].lo);
+      out.put(orders[c - 1].lo);
+    }
+    const std::string sent = exchange.broadcast(out.take());
+    ByteReader in(sent);
+    while (!in.done()) {
+      const auto start = in.get<std::uint64_t>();
+      bounds.emplace_back(start, in.get<std::uint64_t>());
+    }
+  }
+  gather_cells(owned, bounds, bounds.size() + 1, rep, exchange);
+  if (!root) return {};
+
+  rep.instances_total = d.total;
+  rep.incomplete_instances = d.incomplete;
+  rep.inconsistent_instances = d.inconsistent;
+  add_collective_rows(rep, d, questions);
+  add_group_rows(rep, d);
+  for (std::size_t c = 0; c < columns; ++c) {
+    WaitColumn w;
+    w.first = static_cast<std::int64_t>(c * n / columns);
+    w.last = static_cast<std::int64_t>((c + 1) * n / columns - 1);
+    w.first_start_ns = unordered(questions[percentiles + 2 * c].lo);
+    w.last_start_ns = unordered(questions[percentiles + 2 * c + 1].lo);
+    rep.wait_columns.push_back(w);
+  }
+  std::sort(d.worst.begin(), d.worst.end(), report_fields::waited_longer);
+  if (d.worst.size() > kReportWorstInstances) d.worst.resize(kReportWorstInstances);
+  rep.instances = std::move(d.worst);
+  InstanceFindings found;
+  found.warnings = instance_warnings(d);
+  found.alltoall_waits = std::move(d.alltoall_waits);
+  return found;
+}
+
+}  // namespace commprof
