@@ -155,6 +155,13 @@ else
   fail "report.txt missing or empty"
 fi
 for f in report.json report.html; do [ -s "$results/$f" ] || fail "$f missing or empty"; done
+# report.json was reduced by the 4 srun tasks together: the same bytes as one process's.
+if "$commprof" report "$results" --format json --output "$work/report-one-process.json" &&
+  cmp -s "$results/report.json" "$work/report-one-process.json"; then
+  pass "report.json of 4 srun tasks equals one process's"
+else
+  fail "report.json of 4 srun tasks differs from one process's"
+fi
 grep -q "run exit 0, report exit 0" "$work/job.out" || fail "the batch script did not report success"
 
 # ---- 5. nsys.sbatch: one report per task, by host and Slurm rank, capturing the measured steps -
