@@ -15,6 +15,7 @@
 
 #include "analysis/chakra/astra_network.hpp"
 #include "analysis/chakra/chakra_trace.hpp"
+#include "analysis/commands/rank_inputs.hpp"
 #include "analysis/reducer.hpp"
 #include "src/cli/parse.hpp"
 #include "src/core/atomic_file.hpp"
@@ -203,18 +204,14 @@ class ExportChakraCommand final : public Command {
         "the measured step to export (default: the first measured step with per-op timing)")(
         "format", po::value<std::string>()->default_value("text"),
         "what is printed: text, or json (schema commprof.export_chakra v1)");
-    hidden.add_options()("inputs", po::value<std::vector<std::string>>(),
-                         "a result directory or rank files");
+    add_rank_inputs(hidden);
   }
   void define_positional(po::positional_options_description& positional) override {
     positional.add("inputs", -1);
   }
 
   void configure(const po::variables_map& vm) override {
-    if (vm.count("inputs") == 0) {
-      throw ConfigError("no input: give a result directory or rank-<R>.json files");
-    }
-    cfg_.inputs = vm["inputs"].as<std::vector<std::string>>();
+    cfg_.inputs = rank_inputs(vm);
     if (vm.count("out") == 0 || vm["out"].as<std::string>().empty()) {
       throw ConfigError("--out PREFIX is required (the files are PREFIX.<rank>.et, ...)");
     }

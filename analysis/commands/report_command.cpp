@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "analysis/byte_codec.hpp"
+#include "analysis/commands/rank_inputs.hpp"
 #include "analysis/distributed_reduction.hpp"
 #include "analysis/graph/critical_report.hpp"
 #include "analysis/mpi/mpi_reduce_exchange.hpp"
@@ -218,18 +219,14 @@ class ReportCommand final : public Command {
         "no-critical-path", po::bool_switch(),
         "leave out the critical path of each step (it reads every rank file a second time and "
         "holds one step graph per measured step)");
-    hidden.add_options()("inputs", po::value<std::vector<std::string>>(),
-                         "result directories or rank files");
+    add_rank_inputs(hidden);
   }
   void define_positional(po::positional_options_description& positional) override {
     positional.add("inputs", -1);
   }
 
   void configure(const po::variables_map& vm) override {
-    if (vm.count("inputs") == 0) {
-      throw ConfigError("no input: give a result directory or rank-<R>.json files");
-    }
-    cfg_.inputs = vm["inputs"].as<std::vector<std::string>>();
+    cfg_.inputs = rank_inputs(vm);
     cfg_.format = vm["format"].as<std::string>();
     if (cfg_.format != "text" && cfg_.format != "json" && cfg_.format != "csv" &&
         cfg_.format != "html" && cfg_.format != "chrome" && cfg_.format != "prometheus") {

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "analysis/commands/rank_inputs.hpp"
 #include "analysis/graph/what_if.hpp"
 #include "analysis/reducer.hpp"
 #include "analysis/report/text_table.hpp"
@@ -214,18 +215,14 @@ class WhatIfCommand final : public Command {
         "every rank's ops one after another in its file's order, as run --no-overlap runs the "
         "same plan: what overlap is worth")("output,o", po::value<std::string>(),
                                             "write here instead of stdout");
-    hidden.add_options()("inputs", po::value<std::vector<std::string>>(),
-                         "a result directory or rank files");
+    add_rank_inputs(hidden);
   }
   void define_positional(po::positional_options_description& positional) override {
     positional.add("inputs", -1);
   }
 
   void configure(const po::variables_map& vm) override {
-    if (vm.count("inputs") == 0) {
-      throw ConfigError("no input: give a result directory or rank-<R>.json files");
-    }
-    cfg_.inputs = vm["inputs"].as<std::vector<std::string>>();
+    cfg_.inputs = rank_inputs(vm);
     if (vm.count("scale") != 0) {
       for (const std::string& s : vm["scale"].as<std::vector<std::string>>())
         cfg_.rules.push_back(parse_scale_rule(s));
