@@ -171,9 +171,10 @@ struct CriticalStepRow {
   std::int64_t ops = 0;          ///< ops on the path
   std::int64_t ranks = 0;        ///< ranks the path runs through
   double exposed_comm_ns = 0.0;  ///< mean over ranks of the step's |COMM ∖ COMP|
-  /// The collective on the path whose last member arrived latest after the others: that rank,
-  /// the collective, how late, and its op (or host gap) on the path before it that ran longest
-  /// beyond the same op's mean on the other ranks. -1 / "" where no collective on it waited.
+  /// The collective or transfer (send/receive) on the path whose last member arrived latest
+  /// after the others: that rank, the collective or transfer, how late, and its op (or host gap)
+  /// on the path before it that ran longest beyond the same op's mean on the other ranks.
+  /// -1 / "" where nothing on it waited.
   int straggler_rank = -1;
   std::string straggler_at;
   std::int64_t straggler_late_ns = -1;

@@ -545,17 +545,19 @@ inline constexpr Field<CriticalStepRow> kCriticalStepFields[] = {
         .in_part(1),
     field<&CriticalStepRow::straggler_rank>(
         "straggler_rank", U::kId, "straggler",
-        "The rank that arrived last at the path's collective that waited longest for it.")
+        "The rank that arrived last at the path's collective or transfer that waited longest "
+        "for it.")
         .na_if_negative()
         .prom("commprof_critical_straggler_rank")
         .in_part(1),
-    field<&CriticalStepRow::straggler_at>("straggler_at", U::kText, "at",
-                                          "That collective: its name, communicator and sequence.")
+    field<&CriticalStepRow::straggler_at>(
+        "straggler_at", U::kText, "at",
+        "That collective (name, communicator and sequence) or transfer (op, rank and peers).")
         .na_if_empty()
         .in_part(1),
     field<&CriticalStepRow::straggler_late_ns>(
         "straggler_late_ns", U::kNs, "late",
-        "How long after the collective's other members the straggler arrived.")
+        "How long after the collective's or transfer's other members the straggler arrived.")
         .na_if_negative()
         .prom("commprof_critical_straggler_late_seconds")
         .in_part(1),

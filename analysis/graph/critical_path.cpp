@@ -9,13 +9,24 @@
 namespace commprof {
 namespace {
 
-// A collective the path went through: where its segment is (in walk order, last first) and
-// the member that arrived last.
+// A collective or transfer the path went through: where its segment is (in walk order, last
+// first), what it was (a collective, or the op on the path whose partners it waited for) and the
+// member that arrived last.
 struct OnPath {
   std::size_t segment = 0;
   int collective = -1;
+  int transfer = -1;
   int last = -1;
 };
+
+// The ops that arrive at what `c` names: a collective's members, or a transfer and its partners.
+std::vector<int> members_of(const StepGraph& g, const OnPath& c) {
+  if (c.collective >= 0) return g.collectives[static_cast<std::size_t>(c.collective)].members;
+  std::vector<int> m{c.transfer};
+  const auto& partners = g.ops[static_cast<std::size_t>(c.transfer)].partners;
+  m.insert(m.end(), partners.begin(), partners.end());
+  return m;
+}
 
 // The time an op (or the gap before it) took under `t`.
 std::int64_t own_ns(const StepGraph& g, const GraphTimes& t, int op, bool gap) {
@@ -64,12 +75,12 @@ std::optional<StragglerCause> straggler_of(const StepGraph& g, const GraphTimes&
   std::optional<StragglerCause> worst;
   ExcessOverOthers excess(g, t);
   for (const OnPath& c : collectives) {
-    const GraphCollective& coll = g.collectives[static_cast<std::size_t>(c.collective)];
-    if (coll.members.size() < 2) continue;
+    const std::vector<int> members = members_of(g, c);
+    if (members.size() < 2) continue;
     const std::int64_t arrival = t.start_ns[static_cast<std::size_t>(c.last)];
     std::int64_t before = 0;
     bool any = false;
-    for (const int m : coll.members) {
+    for (const int m : members) {
       if (m == c.last) continue;
       const std::int64_t s = t.start_ns[static_cast<std::size_t>(m)];
       before = any ? std::max(before, s) : s;
@@ -79,13 +90,17 @@ std::optional<StragglerCause> straggler_of(const StepGraph& g, const GraphTimes&
     if (late <= 0 || (worst && late <= worst->late_ns)) continue;
     StragglerCause cause;
     cause.collective = c.collective;
+    cause.transfer = c.transfer;
     cause.rank = g.ops[static_cast<std::size_t>(c.last)].rank;
     cause.late_ns = late;
     bool found = false;
     for (std::size_t k = c.segment + 1; k < walked.size(); ++k) {
       const PathSegment& s = walked[k];
       const GraphOp& op = g.ops[static_cast<std::size_t>(s.op)];
-      if (op.rank != cause.rank || (!s.gap && op.collective_id >= 0)) break;
+      // The rank's own stretch ends (walking back) at the collective or transfer before it.
+      if (op.rank != cause.rank || (!s.gap && (op.collective_id >= 0 || !op.partners.empty()))) {
+        break;
+      }
       const double e = excess(s.op, s.gap);
       if (!found || e > cause.excess_ns) {
         cause.op = s.op;
@@ -129,14 +144,15 @@ CriticalPath critical_path(const StepGraph& g, const GraphTimes& t) {
           at = m;
         }
       }
-      collectives.push_back({walked.size(), op.collective_id, at});
-    } else {
+      collectives.push_back({walked.size(), op.collective_id, -1, at});
+    } else if (!op.partners.empty()) {
       // A transfer ended once its last side arrived: the path runs through that side.
       for (const int m : op.partners) {
         if (t.start_ns[static_cast<std::size_t>(m)] > t.start_ns[static_cast<std::size_t>(at)]) {
           at = m;
         }
       }
+      collectives.push_back({walked.size(), -1, v, at});
     }
     visited[static_cast<std::size_t>(v)] = visited[static_cast<std::size_t>(at)] = true;
     const std::int64_t start = std::min(cursor, t.start_ns[static_cast<std::size_t>(at)]);

@@ -27,11 +27,12 @@ struct PathSegment {
   std::int64_t length_ns() const { return end_ns - start_ns; }
 };
 
-/// Why a collective on the path waited: the rank that arrived last, and of its stretch of the
-/// path before that arrival, the op (or host gap) that took longest beyond the same op's mean on
-/// the step's other ranks.
+/// Why a collective or a transfer (a send or receive with partners) on the path waited: the rank
+/// that arrived last, and of its stretch of the path before that arrival, the op (or host gap)
+/// that took longest beyond the same op's mean on the step's other ranks.
 struct StragglerCause {
-  int collective = -1;       ///< StepGraph::collectives
+  int collective = -1;       ///< StepGraph::collectives, or -1 for a transfer
+  int transfer = -1;         ///< for a transfer: the op on the path that waited for its partner
   int rank = -1;             ///< the last to arrive
   std::int64_t late_ns = 0;  ///< its arrival after the member before it
   int op = -1;               ///< the cause: an op of `rank` on the path (or the gap before it)
@@ -44,8 +45,8 @@ struct CriticalPath {
   std::int64_t start_ns = 0;  ///< where the chain begins (a rank's step start, or a gap's start)
   std::int64_t end_ns = 0;    ///< the step's end: the last op's end
   std::vector<PathSegment> segments;  ///< in time order
-  /// The collective on the path whose last member arrived latest after the others; none when
-  /// no collective on the path waited for a member.
+  /// The collective or transfer on the path whose last member arrived latest after the others;
+  /// none when nothing on the path waited for a member.
   std::optional<StragglerCause> straggler;
   std::int64_t length_ns() const { return end_ns - start_ns; }
 };

@@ -17,6 +17,18 @@ std::string described_collective(const GraphCollective& c) {
   return c.collective + " " + c.comm + " #" + std::to_string(c.seq);
 }
 
+// A send or receive by the op's name and its rank, with the peers it waited for.
+std::string described_transfer(const StepGraph& g, int op) {
+  const GraphOp& o = g.ops[static_cast<std::size_t>(op)];
+  std::string s = o.name + " on rank " + std::to_string(o.rank) + " (with rank";
+  const char* sep = " ";
+  for (const int p : o.partners) {
+    s += sep + std::to_string(g.ops[static_cast<std::size_t>(p)].rank);
+    sep = ", ";
+  }
+  return s + ")";
+}
+
 }  // namespace
 
 void CriticalPathRows::add(const StepGraph& g, const GraphTimes& t) {
@@ -72,7 +84,10 @@ void CriticalPathRows::add(const StepGraph& g, const GraphTimes& t) {
     const StragglerCause& c = *p.straggler;
     const GraphOp& cause = g.ops[static_cast<std::size_t>(c.op < 0 ? 0 : c.op)];
     row.straggler_rank = c.rank;
-    row.straggler_at = described_collective(g.collectives[static_cast<std::size_t>(c.collective)]);
+    row.straggler_at =
+        c.collective >= 0
+            ? described_collective(g.collectives[static_cast<std::size_t>(c.collective)])
+            : described_transfer(g, c.transfer);
     row.straggler_late_ns = c.late_ns;
     if (c.op >= 0) {
       row.straggler_cause = c.gap ? "host gap before " + cause.name

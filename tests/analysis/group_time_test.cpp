@@ -10,23 +10,16 @@
 
 #include "analysis/reducer.hpp"
 #include "analysis/step_metrics.hpp"
+#include "support/hand_timelines.hpp"
 
 namespace commprof {
 namespace {
 
-OpRecord op(const std::string& name, Category category, std::int64_t start, std::int64_t end) {
-  OpRecord o;
-  o.name = name;
-  o.category = category;
-  o.stream = category_name(category);
-  o.start_ns = start;
-  o.end_ns = end;
-  return o;
-}
+using test::timed_op;
 
 OpRecord comm(const std::string& collective, const std::string& comm_name, std::int64_t seq,
               std::int64_t start, std::int64_t end) {
-  OpRecord o = op(collective, Category::kComm, start, end);
+  OpRecord o = timed_op(collective, Category::kComm, start, end);
   o.collective = collective;
   o.comm = comm_name;
   o.comm_size = 2;
@@ -48,7 +41,7 @@ TEST(GroupTime, GroupIsTheCommunicatorsNameWithoutItsIndex) {
 // received 3000 B; a dp all-reduce [20,80) lies under compute (busy 60, exposed 0).
 TEST(GroupTime, ExposedTimeAndAllToAllBytesPerGroup) {
   StepRecord step;
-  step.ops.push_back(op("gemm", Category::kComp, 0, 100));
+  step.ops.push_back(timed_op("gemm", Category::kComp, 0, 100));
   step.ops.push_back(comm("sendrecv", "cp0", -1, 50, 150));
   step.ops.push_back(comm("sendrecv", "cp0", -1, 140, 160));
   OpRecord a2a = comm("alltoallv", "ep1", 0, 200, 260);

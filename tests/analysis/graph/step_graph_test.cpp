@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The step graph, its critical path and its replay on small steps whose answers are worked out
-// by hand (times in ns; every rank's step starts at 0):
+// by hand; most use the two-rank step of tests/support/hand_timelines.hpp (times in ns):
 //
 //   rank 0: a COMP [0,10]  ar COMM [10,30] after a  b COMP [12,20]  c COMP [30,40] after ar
 //   rank 1: a COMP [0,20]  ar COMM [20,30] after a  b COMP [20,28]  c COMP [31,36] after ar
@@ -14,55 +14,19 @@
 
 #include <gtest/gtest.h>
 
+#include "analysis/graph/critical_report.hpp"
 #include "analysis/graph/replay.hpp"
 #include "analysis/graph/step_graph.hpp"
 #include "analysis/graph/what_if.hpp"
 #include "src/core/errors.hpp"
+#include "support/hand_timelines.hpp"
 
 namespace commprof {
 namespace {
 
-OpRecord op(const std::string& name, Category c, std::int64_t start, std::int64_t end,
-            std::vector<std::int32_t> after = {}) {
-  OpRecord r;
-  r.name = name;
-  r.category = c;
-  r.stream = category_name(c);
-  r.start_ns = start;
-  r.end_ns = end;
-  r.after = std::move(after);
-  return r;
-}
-
-OpRecord allreduce(const std::string& comm, std::int64_t seq, std::int64_t start, std::int64_t end,
-                   std::vector<std::int32_t> after = {}) {
-  OpRecord r = op("ar", Category::kComm, start, end, std::move(after));
-  r.collective = "allreduce";
-  r.comm = comm;
-  r.comm_size = 2;
-  r.seq = seq;
-  r.bytes = 1024;
-  return r;
-}
-
-RankTimeline rank_of(int rank, std::vector<OpRecord> ops) {
-  RankTimeline t;
-  t.rank = rank;
-  t.world_size = 2;
-  StepRecord s;
-  s.index = 3;
-  for (const OpRecord& o : ops) s.end_ns = std::max(s.end_ns, o.end_ns);
-  s.ops = std::move(ops);
-  t.steps.push_back(std::move(s));
-  return t;
-}
-
-std::vector<RankTimeline> two_ranks() {
-  return {rank_of(0, {op("a", Category::kComp, 0, 10), allreduce("dp0", 0, 10, 30, {0}),
-                      op("b", Category::kComp, 12, 20), op("c", Category::kComp, 30, 40, {1})}),
-          rank_of(1, {op("a", Category::kComp, 0, 20), allreduce("dp0", 0, 20, 30, {0}),
-                      op("b", Category::kComp, 20, 28), op("c", Category::kComp, 31, 36, {1})})};
-}
+using test::allreduce_op;
+using test::one_step_rank;
+using test::timed_op;
 
 StepGraph graph_of(const std::vector<RankTimeline>& ranks) {
   StepGraphBuilder b;
@@ -87,7 +51,7 @@ std::vector<std::pair<std::string, std::int64_t>> described(const StepGraph& g,
 using Segments = std::vector<std::pair<std::string, std::int64_t>>;
 
 TEST(StepGraph, StreamOrderWaitsAndMatching) {
-  const StepGraph g = graph_of(two_ranks());
+  const StepGraph g = graph_of(test::two_rank_step());
   EXPECT_EQ(g.step, 3);
   ASSERT_EQ(g.ops.size(), 8u);
   ASSERT_EQ(g.collectives.size(), 1u);
@@ -100,7 +64,7 @@ TEST(StepGraph, StreamOrderWaitsAndMatching) {
 }
 
 TEST(CriticalPath, RunsThroughTheLastArrival) {
-  const StepGraph g = graph_of(two_ranks());
+  const StepGraph g = graph_of(test::two_rank_step());
   const CriticalPath p = critical_path(g, measured_times(g));
   EXPECT_EQ(p.start_ns, 0);
   EXPECT_EQ(p.end_ns, 40);
@@ -116,8 +80,8 @@ TEST(CriticalPath, RunsThroughTheLastArrival) {
 
 TEST(CriticalPath, CountsHostGapsOnTheirOwn) {
   // Rank 1's c now ends the step: it was ready at 30 (ar's end) and started at 31.
-  std::vector<RankTimeline> ranks = two_ranks();
-  ranks[1].steps[0].ops[3] = op("c", Category::kComp, 31, 45, {1});
+  std::vector<RankTimeline> ranks = test::two_rank_step();
+  ranks[1].steps[0].ops[3] = timed_op("c", Category::kComp, 31, 45, {1});
   const StepGraph g = graph_of(ranks);
   const CriticalPath p = critical_path(g, measured_times(g));
   EXPECT_EQ(described(g, p),
@@ -127,7 +91,7 @@ TEST(CriticalPath, CountsHostGapsOnTheirOwn) {
 
 TEST(CriticalPath, WithoutRecordedWaitsFollowsStreamsAndMatching) {
   // An import: no "after". c on rank 0 then follows b alone, and nothing ties ar to a.
-  std::vector<RankTimeline> ranks = two_ranks();
+  std::vector<RankTimeline> ranks = test::two_rank_step();
   for (RankTimeline& t : ranks) {
     for (OpRecord& o : t.steps[0].ops) o.after.clear();
   }
@@ -142,7 +106,7 @@ TEST(CriticalPath, WithoutRecordedWaitsFollowsStreamsAndMatching) {
 }
 
 TEST(Replay, MeasuredModelGivesTheMeasuredStep) {
-  const StepGraph g = graph_of(two_ranks());
+  const StepGraph g = graph_of(test::two_rank_step());
   const GraphTimes measured = measured_times(g);
   const GraphTimes replayed = replay(g, measured_model(g));
   EXPECT_EQ(replayed.start_ns, measured.start_ns);
@@ -160,7 +124,7 @@ TEST(Replay, AFasterStragglerMovesThePath) {
   // rank 1's c keeps its host gap of 1 and runs [21,26]; the step ends at 30 and its path is
   // rank 0's own. Its c waited for b and ar, both ending at 20: a tie goes to the stream's own
   // order (b, then a, with b's host gap of 2).
-  const StepGraph g = graph_of(two_ranks());
+  const StepGraph g = graph_of(test::two_rank_step());
   ReplayModel m = measured_model(g);
   m.op_ns[4] = 10;  // rank 1's a
   const GraphTimes t = replay(g, m);
@@ -180,8 +144,8 @@ TEST(Replay, CollectivesInDifferentOrdersCannotBeReplayed) {
   // Rank 0 issues dp0's then tp0's collective on one stream, rank 1 the other way round: each
   // waits for the other forever.
   const StepGraph g =
-      graph_of({rank_of(0, {allreduce("dp0", 0, 0, 10), allreduce("tp0", 0, 10, 20)}),
-                rank_of(1, {allreduce("tp0", 0, 0, 10), allreduce("dp0", 0, 10, 20)})});
+      graph_of({one_step_rank(0, {allreduce_op("dp0", 0, 0, 10), allreduce_op("tp0", 0, 10, 20)}),
+                one_step_rank(1, {allreduce_op("tp0", 0, 0, 10), allreduce_op("dp0", 0, 10, 20)})});
   try {
     replay(g, measured_model(g));
     FAIL() << "replayed a deadlock";
@@ -214,7 +178,7 @@ TEST(WhatIf, RulesScaleTheirOpsAndACollectiveByItsSlowestMember) {
   // for 10: [56,66], the step's end: its host gap of 1 (ready at 30, started at 31) is absorbed,
   // as c is ready 26 later than measured and the host had issued it by 31. Path: rank 1's a, b,
   // c.
-  const StepGraph g = graph_of(two_ranks());
+  const StepGraph g = graph_of(test::two_rank_step());
   const ReplayModel slow = scaled_model(g, measured_model(g), {parse_scale_rule("rank1:comp=2")});
   EXPECT_EQ(slow.op_ns[4], 40);  // rank 1's a
   EXPECT_EQ(slow.op_ns[0], 10);  // rank 0's a, untouched
@@ -248,7 +212,7 @@ TEST(WhatIf, SerializedRunsEachRanksOpsInFileOrderWithTheMeasuredGaps) {
   // measured, which absorbs its gap of 2 (the host issued it at 12): [30,38], and c [38,48].
   // Rank 1's b runs [30,38] and its c, ready at 38, 8 later than measured (its gap of 1
   // absorbed): [38,43]. The step: 48, against 40.
-  const StepGraph g = graph_of(two_ranks());
+  const StepGraph g = graph_of(test::two_rank_step());
   const WhatIf w = what_if({g}, {}, true);
   EXPECT_DOUBLE_EQ(w.replayed.step_ns, 40.0);
   EXPECT_DOUBLE_EQ(w.predicted.step_ns, 48.0);
@@ -267,19 +231,19 @@ TEST(WhatIf, SerializedRunsEachRanksOpsInFileOrderWithTheMeasuredGaps) {
 // and the receive pair (send_to 1, recv_from 0): both end 4 after the last side arrived (rank 0,
 // at 10). The path: rank 0's f (10), its send (4, the side that arrived last), rank 1's g (10).
 std::vector<RankTimeline> transfer_ranks() {
-  OpRecord send = op("send_act", Category::kComm, 10, 14, {0});
+  OpRecord send = timed_op("send_act", Category::kComm, 10, 14, {0});
   send.collective = "send";
   send.comm = "pp0";
   send.comm_size = 2;
   send.send_to = {1};
-  OpRecord recv = op("recv_act", Category::kComm, 2, 14);
+  OpRecord recv = timed_op("recv_act", Category::kComm, 2, 14);
   recv.collective = "recv";
   recv.comm = "pp0";
   recv.comm_size = 2;
   recv.recv_from = {0};
-  return {
-      rank_of(0, {op("f", Category::kComp, 0, 10), send}),
-      rank_of(1, {op("x", Category::kComp, 0, 2), recv, op("g", Category::kComp, 14, 24, {1})})};
+  return {one_step_rank(0, {timed_op("f", Category::kComp, 0, 10), send}),
+          one_step_rank(1, {timed_op("x", Category::kComp, 0, 2), recv,
+                            timed_op("g", Category::kComp, 14, 24, {1})})};
 }
 
 TEST(StepGraph, SendsPairWithTheirReceivesAndThePathCrossesThem) {
@@ -291,6 +255,21 @@ TEST(StepGraph, SendsPairWithTheirReceivesAndThePathCrossesThem) {
   const CriticalPath p = critical_path(g, measured_times(g));
   EXPECT_EQ(described(g, p),
             (Segments{{"0:COMP:f", 10}, {"0:COMM:send_act", 4}, {"1:COMP:g", 10}}));
+  // Rank 1's receive waited for rank 0's send: rank 0 arrived 8 after it (10 against 2), late
+  // because of its f (10; no other rank runs an f, so all of it counts as excess).
+  ASSERT_TRUE(p.straggler.has_value());
+  EXPECT_EQ(p.straggler->collective, -1);
+  EXPECT_EQ(p.straggler->transfer, 3);
+  EXPECT_EQ(p.straggler->rank, 0);
+  EXPECT_EQ(p.straggler->late_ns, 8);
+  EXPECT_EQ(g.ops[static_cast<std::size_t>(p.straggler->op)].name, "f");
+  EXPECT_DOUBLE_EQ(p.straggler->excess_ns, 10.0);
+  Report r;
+  add_critical_paths(r, {g});
+  ASSERT_EQ(r.critical_steps.size(), 1u);
+  EXPECT_EQ(r.critical_steps[0].straggler_rank, 0);
+  EXPECT_EQ(r.critical_steps[0].straggler_at, "recv_act on rank 1 (with rank 0)");
+  EXPECT_EQ(r.critical_steps[0].straggler_cause, "f (COMP)");
   // Replayed unchanged: the measured times. Rank 0's compute twice as long: f [0,20], the send
   // arrives at 20, the receive ends 4 later, and rank 1's g runs [24,34]. Without the pairing,
   // rank 1 would not wait for rank 0 at all and the step would stay at 24.
@@ -317,7 +296,7 @@ TEST(StepGraph, ATransferWithoutItsOtherSideOrWithoutPeersIsCounted) {
 }
 
 TEST(StepGraph, RefusesAWaitOnAnOpNotInTheStep) {
-  std::vector<RankTimeline> ranks = two_ranks();
+  std::vector<RankTimeline> ranks = test::two_rank_step();
   ranks[1].steps[0].ops[2].after = {9};
   StepGraphBuilder b;
   b.add(ranks[0]);

@@ -20,6 +20,7 @@
 #include "analysis/three_ranks.hpp"
 #include "analysis/tools/synthetic_timeline.hpp"
 #include "src/core/errors.hpp"
+#include "support/hand_timelines.hpp"
 
 namespace commprof {
 namespace {
@@ -178,52 +179,12 @@ TEST(ReportHtml, DataBlockKnownAnswers) {
   EXPECT_TRUE(d["peak_busbw_gbps"].is_null());
 }
 
-// The step of tests/analysis/graph/step_graph_test.cpp (every rank's step starts at 0):
+// The step of tests/support/hand_timelines.hpp (every rank's step starts at 0):
 //   rank 0: a COMP [0,10]  ar COMM [10,30] after a  b COMP [12,20]  c COMP [30,40] after ar
 //   rank 1: a COMP [0,20]  ar COMM [20,30] after a  b COMP [20,28]  c COMP [31,36] after ar
 // Its critical path: rank 1's a (20 ns), ar through rank 1, the last to arrive (10), rank 0's c
 // (10). With rank 1's c at [31,45] instead, the path ends there: a, ar, the host gap before c
 // (1), c (14), all on rank 1.
-OpRecord graph_op(const std::string& name, Category c, std::int64_t start, std::int64_t end,
-                  std::vector<std::int32_t> after = {}) {
-  OpRecord r;
-  r.name = name;
-  r.category = c;
-  r.stream = category_name(c);
-  r.start_ns = start;
-  r.end_ns = end;
-  r.after = std::move(after);
-  if (c == Category::kComm) {
-    r.collective = "allreduce";
-    r.comm = "dp0";
-    r.comm_size = 2;
-    r.seq = 0;
-    r.bytes = 1024;
-  }
-  return r;
-}
-
-std::vector<RankTimeline> two_ranks(std::int64_t rank1_c_end) {
-  std::vector<RankTimeline> out;
-  for (int rank = 0; rank < 2; ++rank) {
-    RankTimeline t;
-    t.rank = rank;
-    t.world_size = 2;
-    t.host = "node" + std::to_string(rank);
-    StepRecord s;
-    s.index = 3;
-    const std::int64_t a = rank == 0 ? 10 : 20;
-    s.ops = {graph_op("a", Category::kComp, 0, a), graph_op("ar", Category::kComm, a, 30, {0}),
-             graph_op("b", Category::kComp, rank == 0 ? 12 : 20, rank == 0 ? 20 : 28),
-             rank == 0 ? graph_op("c", Category::kComp, 30, 40, {1})
-                       : graph_op("c", Category::kComp, 31, rank1_c_end, {1})};
-    for (const OpRecord& o : s.ops) s.end_ns = std::max(s.end_ns, o.end_ns);
-    t.steps.push_back(std::move(s));
-    out.push_back(std::move(t));
-  }
-  return out;
-}
-
 // Per drawn rank, the names of its ops the data block marks as on the critical path.
 std::map<int, std::multiset<std::string>> outlined(const json& tl) {
   std::map<int, std::multiset<std::string>> out;
@@ -252,7 +213,7 @@ std::vector<std::tuple<std::int64_t, std::int64_t, int, int, std::string>> segme
 TEST(ReportHtml, CriticalPathOnTheTimeline) {
   using Segs = std::vector<std::tuple<std::int64_t, std::int64_t, int, int, std::string>>;
   {
-    const json tl = data_of(page(two_ranks(36), TimelineOptions{}, true))["timeline"];
+    const json tl = data_of(page(test::two_rank_step(36), TimelineOptions{}, true))["timeline"];
     EXPECT_EQ(tl["step"], 3);
     EXPECT_EQ(segments(tl), (Segs{{0, 20, 0, 1, "a"}, {20, 10, 1, 1, "ar"}, {30, 10, 0, 0, "c"}}));
     EXPECT_EQ(tl["path"]["length"], 40);
@@ -263,7 +224,7 @@ TEST(ReportHtml, CriticalPathOnTheTimeline) {
               (std::map<int, std::multiset<std::string>>{{0, {"c"}}, {1, {"a", "ar"}}}));
   }
   {
-    const json tl = data_of(page(two_ranks(45), TimelineOptions{}, true))["timeline"];
+    const json tl = data_of(page(test::two_rank_step(45), TimelineOptions{}, true))["timeline"];
     EXPECT_EQ(
         segments(tl),
         (Segs{{0, 20, 0, 1, "a"}, {20, 10, 1, 1, "ar"}, {30, 1, 3, 1, "c"}, {31, 14, 0, 1, "c"}}));
@@ -273,7 +234,7 @@ TEST(ReportHtml, CriticalPathOnTheTimeline) {
               (std::map<int, std::multiset<std::string>>{{0, {}}, {1, {"a", "ar", "c"}}}));
   }
   // Without the critical path (--no-critical-path), no lane and no outline.
-  const json tl = data_of(page(two_ranks(36), TimelineOptions{}))["timeline"];
+  const json tl = data_of(page(test::two_rank_step(36), TimelineOptions{}))["timeline"];
   EXPECT_TRUE(tl["path"].is_null());
   EXPECT_EQ(outlined(tl), (std::map<int, std::multiset<std::string>>{{0, {}}, {1, {}}}));
 }
