@@ -36,7 +36,8 @@ GemmProbeResult run_gemm_probe(const GemmProbeConfig& config, Backend& backend, 
   backend.fill(a.data(), r.dtype, mm * kk, normal_fill(ctx.rank(), 1, 1.0));
   backend.fill(b.data(), r.dtype, kk * nn, normal_fill(ctx.rank(), 2, 1.0));
 
-  const GemmCall call{r.m, r.n, r.k, r.dtype, a.data(), b.data(), c.data()};
+  const GemmCall call{r.m,      r.n,      r.k,       r.dtype,   a.data(),
+                      b.data(), c.data(), a.bytes(), b.bytes(), c.bytes()};
   const OpLabel label{log::cat("gemm ", r.m, "x", r.n, "x", r.k), 0, call.flops()};
   for (int i = 0; i < config.warmup; ++i) backend.submit(Category::kComp, call, label);
   backend.synchronize();

@@ -104,7 +104,9 @@ inline constexpr std::uint64_t elementwise_span(std::uint64_t bytes) {
   return (bytes + kElementwiseVector - 1) / kElementwiseVector * kElementwiseVector;
 }
 
-/// C = A·B, column-major as cuBLAS: A is m×k, B is k×n, C is m×n.
+/// C = A·B, column-major as cuBLAS: A is m×k, B is k×n, C is m×n. The buffers' sizes travel
+/// with them: a backend refuses a call whose operands do not fit (bounds_problem), before any
+/// arithmetic.
 struct GemmCall {
   int m = 0;
   int n = 0;
@@ -113,7 +115,28 @@ struct GemmCall {
   const void* a = nullptr;
   const void* b = nullptr;
   void* c = nullptr;
+  std::uint64_t a_bytes = 0;
+  std::uint64_t b_bytes = 0;
+  std::uint64_t c_bytes = 0;
   double flops() const { return 2.0 * m * n * k; }
+  /// Why the operands do not fit their buffers ("" when they do): A needs m·k elements, B k·n,
+  /// C m·n. A dimension below zero is a problem too; an empty product needs no memory.
+  std::string bounds_problem() const {
+    if (m < 0 || n < 0 || k < 0) return "GEMM with negative dimension";
+    if (m == 0 || n == 0) return "";  // no output: cuBLAS allows null operands then
+    const auto need = [&](int rows, int cols) {
+      return static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(cols) *
+             dtype_size(dtype);
+    };
+    const auto short_of = [](const char* what, std::uint64_t needed, std::uint64_t has) {
+      return std::string("GEMM operand ") + what + " needs " + std::to_string(needed) +
+             " B, its buffer has " + std::to_string(has) + " B";
+    };
+    if (need(m, k) > a_bytes) return short_of("A (m x k)", need(m, k), a_bytes);
+    if (need(k, n) > b_bytes) return short_of("B (k x n)", need(k, n), b_bytes);
+    if (need(m, n) > c_bytes) return short_of("C (m x n)", need(m, n), c_bytes);
+    return "";
+  }
 };
 
 /// Arithmetic for a set time, where only a step's compute time is known, not its shapes (a mock

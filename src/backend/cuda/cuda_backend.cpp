@@ -172,6 +172,7 @@ void CudaBackend::bind_cublas(Category c) {
 }
 
 void CudaBackend::run_gemm(const GemmCall& g) {
+  if (const std::string problem = g.bounds_problem(); !problem.empty()) throw ConfigError(problem);
   // Column-major C(m×n) = A(m×k)·B(k×n). fp32 runs on tensor cores (TF32), as frameworks
   // allow by default for matmuls; bf16/fp16 accumulate in fp32.
   cudaDataType_t type = CUDA_R_32F;

@@ -3,13 +3,16 @@
 
 #include <cmath>
 
+#include "src/backend/host/uninstrumented.hpp"
 #include "src/core/errors.hpp"
 
 namespace commprof {
 namespace {
 
+// Uninstrumented (uninstrumented.hpp): every index wraps within the regions taken from the
+// buffers' sizes.
 template <class T>
-void update(const AdamwCall& call) {
+COMMPROF_UNINSTRUMENTED void update(const AdamwCall& call) {
   const std::uint64_t in_len = adamw_region(call.src_bytes, 4, sizeof(T));
   const std::uint64_t out_len = adamw_region(call.dst_bytes, 3, sizeof(T));
   if (in_len == 0 || out_len == 0) throw Error("AdamW buffers too small for one group of four");

@@ -7,15 +7,17 @@
 #include <cstdint>
 #include <cstring>
 
+#include "src/backend/host/uninstrumented.hpp"
 #include "src/core/errors.hpp"
 
 namespace commprof {
 namespace {
 
 // Blocked so a tile of A and a column strip of C stay in L1/L2; the inner loop runs down a
-// column (unit stride in column-major), which the compiler vectorises.
+// column (unit stride in column-major), which the compiler vectorises. Uninstrumented: host_gemm
+// checked the operands against their buffers (see uninstrumented.hpp).
 template <class T>
-void gemm_blocked(int m, int n, int k, const T* a, const T* b, T* c) {
+COMMPROF_UNINSTRUMENTED void gemm_blocked(int m, int n, int k, const T* a, const T* b, T* c) {
   if (m == 0 || n == 0) return;  // C may be null then, as cuBLAS allows
   constexpr int kBlockK = 128;
   constexpr int kBlockM = 256;
@@ -38,7 +40,8 @@ void gemm_blocked(int m, int n, int k, const T* a, const T* b, T* c) {
 
 }  // namespace
 
-void host_elementwise(const ElementwiseCall& call) {
+// Uninstrumented: every index wraps within the caps taken from the buffers' sizes.
+COMMPROF_UNINSTRUMENTED void host_elementwise(const ElementwiseCall& call) {
   const std::uint64_t in_words = elementwise_span(call.read_bytes) / sizeof(std::uint64_t);
   const std::uint64_t out_words = elementwise_span(call.write_bytes) / sizeof(std::uint64_t);
   const std::uint64_t in_cap = std::max<std::uint64_t>(call.src_bytes / 8, 1);
@@ -69,7 +72,9 @@ void host_compute(const ComputeCall& call) {
 }
 
 void host_gemm(const GemmCall& call) {
-  if (call.m < 0 || call.n < 0 || call.k < 0) throw ConfigError("GEMM with negative dimension");
+  if (const std::string problem = call.bounds_problem(); !problem.empty()) {
+    throw ConfigError(problem);
+  }
   switch (call.dtype) {
     case DType::kFloat32:
       gemm_blocked(call.m, call.n, call.k, static_cast<const float*>(call.a),

@@ -103,7 +103,8 @@ class BackendConformance : public ::testing::Test {
     Buffer bm = constant(kElems, 1.0);
     Buffer c = constant(kElems, 0.0);
     GemmCall call() const {
-      return GemmCall{kDim, kDim, kDim, DType::kFloat32, a.data(), bm.data(), c.data()};
+      return GemmCall{kDim,      kDim,     kDim,      DType::kFloat32, a.data(),
+                      bm.data(), c.data(), a.bytes(), bm.bytes(),      c.bytes()};
     }
   };
 

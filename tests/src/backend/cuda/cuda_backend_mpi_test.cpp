@@ -127,8 +127,10 @@ TEST_F(CudaBackendTest, GemmMatchesHostReference) {
     const FillPattern fb{FillKind::kReduceInput, 1, 0, 2, 0, 0.0};
     backend_->fill(a.data(), t, static_cast<std::size_t>(m) * k, fa);
     backend_->fill(b.data(), t, static_cast<std::size_t>(k) * n, fb);
-    backend_->submit(Category::kComp, GemmCall{m, n, k, t, a.data(), b.data(), c.data()},
-                     {"gemm", 0});
+    backend_->submit(
+        Category::kComp,
+        GemmCall{m, n, k, t, a.data(), b.data(), c.data(), a.bytes(), b.bytes(), c.bytes()},
+        {"gemm", 0});
     backend_->synchronize();
     // Expected C as float, then checked on the device through a float copy of C.
     std::vector<float> expected(static_cast<std::size_t>(m) * n, 0.0f);
@@ -190,7 +192,10 @@ TEST_F(CudaBackendTest, ActivitySpansOfKernelsCopiesAndCollectivesLieInsideTheir
     backend_->submit(stream, work, label);
     timed.push_back({stream, before, backend_->stamp(stream), label.activity_tag});
   };
-  run(Category::kComp, GemmCall{s, s, s, DType::kBFloat16, a.data(), a.data(), c.data()}, "gemm");
+  run(Category::kComp,
+      GemmCall{s, s, s, DType::kBFloat16, a.data(), a.data(), c.data(), a.bytes(), a.bytes(),
+               c.bytes()},
+      "gemm");
   run(Category::kComm,
       CollectiveCall{CollectiveKind::kAllReduce, &backend_->world(), send.data(), recv.data(),
                      count, DType::kFloat32, 0},

@@ -52,7 +52,8 @@ class HostBackendTest : public ::testing::Test {
     std::vector<float> b = std::vector<float>(kDim * kDim, 1.0f);
     std::vector<float> c = std::vector<float>(kDim * kDim, 0.0f);
     GemmCall call() {
-      return GemmCall{kDim, kDim, kDim, DType::kFloat32, a.data(), b.data(), c.data()};
+      return GemmCall{kDim,     kDim,     kDim,         DType::kFloat32, a.data(),
+                      b.data(), c.data(), a.size() * 4, b.size() * 4,    c.size() * 4};
     }
   };
 
@@ -250,9 +251,10 @@ TEST_F(HostBackendTest, FailedWorkIsRethrownBySynchronizeAndControlTasksStillRun
   std::vector<std::uint8_t> skipped(64, 0);
   std::vector<std::uint8_t> source(64, 0x5A);
   std::vector<std::uint8_t> copied(64, 0);
-  backend_->submit(Category::kComp,
-                   GemmCall{4, 4, 4, DType::kBFloat16, bf16.data(), bf16.data(), bf16.data()},
-                   {"gemm"});
+  backend_->submit(
+      Category::kComp,
+      GemmCall{4, 4, 4, DType::kBFloat16, bf16.data(), bf16.data(), bf16.data(), 32, 32, 32},
+      {"gemm"});
   // Work after the failure on the same stream is skipped...
   backend_->submit(Category::kComp, MemsetCall{skipped.data(), 1, skipped.size()}, {"set"});
   // ...but its event is still recorded, so the MEM stream waiting on it does not hang.

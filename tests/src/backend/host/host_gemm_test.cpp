@@ -60,6 +60,9 @@ void check_shape(const Shape& s, DType dtype) {
   call.a = a.data();
   call.b = b.data();
   call.c = c.data();
+  call.a_bytes = a.size() * sizeof(T);
+  call.b_bytes = b.size() * sizeof(T);
+  call.c_bytes = c.size() * sizeof(T);
   host_gemm(call);
   EXPECT_EQ(c, naive_gemm(s, a, b));
 }
@@ -87,7 +90,7 @@ TEST(HostGemm, EmptyOutputTouchesNoMemory) {
 TEST(HostGemm, OtherTypesAreConfigErrorsNamingTheType) {
   std::vector<std::uint16_t> buffer(16);
   for (DType t : {DType::kBFloat16, DType::kFloat16, DType::kInt32, DType::kInt64}) {
-    GemmCall call{2, 2, 2, t, buffer.data(), buffer.data(), buffer.data()};
+    GemmCall call{2, 2, 2, t, buffer.data(), buffer.data(), buffer.data(), 32, 32, 32};
     try {
       host_gemm(call);
       ADD_FAILURE() << dtype_name(t) << " accepted";
@@ -101,6 +104,32 @@ TEST(HostGemm, NegativeDimensionsAreRejected) {
   float x = 0;
   EXPECT_THROW(host_gemm(GemmCall{-1, 2, 2, DType::kFloat32, &x, &x, &x}), ConfigError);
   EXPECT_THROW(host_gemm(GemmCall{2, 2, -3, DType::kFloat32, &x, &x, &x}), ConfigError);
+}
+
+// The kernel runs uninstrumented under the sanitizers (uninstrumented.hpp): operands that do
+// not fit their buffers are refused before it runs, naming the operand and both sizes.
+TEST(HostGemm, OperandsLargerThanTheirBuffersAreRejected) {
+  std::vector<float> a(6), b(12), c(8);  // A 2x3, B 3x4, C 2x4 in float
+  GemmCall call{2, 4, 3, DType::kFloat32, a.data(), b.data(), c.data(), 24, 48, 32};
+  EXPECT_NO_THROW(host_gemm(call));
+  for (std::uint64_t GemmCall::*bytes :
+       {&GemmCall::a_bytes, &GemmCall::b_bytes, &GemmCall::c_bytes}) {
+    GemmCall shorter = call;
+    shorter.*bytes -= 4;
+    try {
+      host_gemm(shorter);
+      ADD_FAILURE() << "a buffer 4 B short accepted";
+    } catch (const ConfigError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("needs " + std::to_string(call.*bytes) + " B, its buffer has " +
+                          std::to_string(call.*bytes - 4) + " B"),
+                std::string::npos)
+          << what;
+    }
+  }
+  // Without sizes (a caller that did not say) nothing is run either.
+  EXPECT_THROW(host_gemm(GemmCall{2, 4, 3, DType::kFloat32, a.data(), b.data(), c.data()}),
+               ConfigError);
 }
 
 TEST(GemmCall, FlopsAreTwoMnk) {
