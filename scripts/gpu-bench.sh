@@ -32,7 +32,10 @@
 #   moe        mixtures of experts on NP >= 2 GPUs (issue #30): mixtral-8x7b (MOE_LAYERS, default 2)
 #              and deepseek-v3-gqa (4 layers: 3 dense, 1 MoE) with --workload dp --ep NP, 10 steps
 #              after 3, the default (Zipf) routing and uniform; each run's report (dispatch and
-#              combine all-to-allvs over EP, the routing counts, expert-DP gradients) in the log
+#              combine all-to-allvs over EP, the routing counts, expert-DP gradients) in the log;
+#              then PyTorch replays the Zipf Mixtral run's all-to-allvs with the same bytes per
+#              peer (scripts/torch/alltoall_replay.py under torchrun): each instance's time beside
+#              the run's (EP_REPLAY=0 skips it)
 #   cp         context parallelism on NP >= 2 GPUs (issue #30): llama-1b, 4 layers, --cp NP with each
 #              --cp-mode (p2p, a2a, allgather), 10 steps after 3; each report's groups in the log
 #   timing     what op timing costs: gpt-1.3b dp jobs with --op-timing step / activity / pair /
@@ -725,6 +728,19 @@ moe_run() {
       "$PD/$name-report.txt"; } >>"$LOG"
 }
 
+# ep_replay NAME: PyTorch's all_to_all_single with the same bytes per peer as run NAME's
+# all-to-allvs, on the same GPUs; each step's instances timed on both sides.
+ep_replay() {
+  local name=$1 py=${PYTHON:-python3}
+  run_to "$name: PyTorch replay of its all-to-allvs (torchrun, $NP ranks)" \
+    "$PD/$name-torch-replay.txt" env NCCL_NVLS_ENABLE=0 NCCL_DEBUG=WARN "$py" \
+    -m torch.distributed.run --nproc-per-node "$NP" --master-port 29561 \
+    "$COMMPROF_ROOT/scripts/torch/alltoall_replay.py" --run "$PD/$name" \
+    --out "$PD/$name-torch-replay.json" || return
+  { echo "## $name: its all-to-allvs replayed by PyTorch"
+    grep -v "^W[0-9]" "$PD/$name-torch-replay.txt" | grep -E "^#|^ *[0-9]|^      " ; } >>"$LOG"
+}
+
 phase_moe() {
   need_commprof || return
   if [ "$NP" -lt 2 ]; then
@@ -734,6 +750,7 @@ phase_moe() {
   fi
   local layers=${MOE_LAYERS:-2}
   moe_run mixtral-zipf --model mixtral-8x7b --layers "$layers"
+  [ "${EP_REPLAY:-1}" = 1 ] && ep_replay mixtral-zipf
   moe_run mixtral-uniform --model mixtral-8x7b --layers "$layers" --routing uniform
   moe_run deepseek-zipf --model deepseek-v3-gqa --layers 4
 }
