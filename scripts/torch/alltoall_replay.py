@@ -52,8 +52,8 @@ def instances(rank_file, world):
                 continue
             send, recv = op.get("peer_send_bytes"), op.get("peer_recv_bytes")
             if not send or not recv:
-                sys.exit("alltoall_replay.py: an all-to-all without peer_send_bytes/peer_recv_bytes "
-                         f"({op.get('name')}): the run's files predate them")
+                sys.exit("alltoall_replay.py: an all-to-all without peer_send_bytes and "
+                         f"peer_recv_bytes ({op.get('name')}): the run's files predate them")
             if len(send) != world or len(recv) != world:
                 sys.exit(f"alltoall_replay.py: {op.get('name')} spans {len(send)} ranks, the job "
                          f"{world}: replay runs whose all-to-alls span every rank (--ep N on N)")
@@ -103,11 +103,11 @@ def main():
             timed.append(statistics.median(samples))
         rows[step] = timed
     gathered = [None] * world
-    dist.all_gather_object(gathered, {"torch": rows,
-                                      "run": {s: [c[4] for c in calls] for s, calls in mine.items()},
-                                      "sent": {s: [sum(c[2]) - c[2][rank] for c in calls]
-                                               for s, calls in mine.items()},
-                                      "names": {s: [c[1] for c in calls] for s, calls in mine.items()}})
+    dist.all_gather_object(gathered, {
+        "torch": rows,
+        "run": {s: [c[4] for c in calls] for s, calls in mine.items()},
+        "sent": {s: [sum(c[2]) - c[2][rank] for c in calls] for s, calls in mine.items()},
+        "names": {s: [c[1] for c in calls] for s, calls in mine.items()}})
     if rank == 0:
         report(gathered, args.out)
     dist.barrier()
