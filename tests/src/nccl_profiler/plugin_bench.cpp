@@ -271,8 +271,7 @@ Round run_round(Driver& d, const Args& a, std::int64_t pair) {
   if (a.threads == 2) {
     proxy = std::thread([&] {
       for (long i = 0; i < a.ops; ++i) {
-        while (issued.load(std::memory_order_acquire) <= i) {
-        }
+        while (issued.load(std::memory_order_acquire) <= i) std::this_thread::yield();
         const std::int64_t t0 = now_ns();
         d.channels(calls[static_cast<std::size_t>(i % ring)]);
         r.proxy_ns += now_ns() - t0 - pair;
@@ -283,6 +282,7 @@ Round run_round(Driver& d, const Args& a, std::int64_t pair) {
   for (long i = 0; i < a.ops; ++i) {
     if (a.threads == 2) {
       while (i - consumed.load(std::memory_order_acquire) >= a.in_flight) {
+        std::this_thread::yield();  // a host of few cores: the other thread needs this one's
       }
     }
     Call& c = calls[static_cast<std::size_t>(i % ring)];
