@@ -88,7 +88,7 @@ TEST(NcclProfilerCore, AnOperationSpansItsChannelsOnTheHostClock) {
   EXPECT_EQ(r.category, Category::kComm);
   EXPECT_EQ(r.comm, "dp0");
   EXPECT_EQ(r.comm_size, 4);
-  EXPECT_EQ(r.seq, 7);
+  EXPECT_EQ(r.seq, 0) << "the communicator's first collective, whatever NCCL's number";
   EXPECT_EQ(r.bytes, 2048u);
   EXPECT_EQ(r.start_ns, 1'010'000);  // the earlier channel's start
   EXPECT_EQ(r.end_ns, 1'090'000);    // the later channel's stop
@@ -162,7 +162,8 @@ TEST(NcclProfilerCore, UnfinishedAndRecordlessOperationsAreNamedNotTimed) {
   const auto& cfg = t.config.json();
   ASSERT_EQ(cfg.at("unfinished").size(), 1u);
   EXPECT_EQ(cfg.at("unfinished").at(0).at("comm"), "dp0");
-  EXPECT_EQ(cfg.at("unfinished").at(0).at("seq"), 4);
+  EXPECT_EQ(cfg.at("unfinished").at(0).at("seq"), 0);
+  EXPECT_EQ(cfg.at("unfinished").at(0).at("nccl_seq"), 4);
   EXPECT_EQ(cfg.at("unfinished").at(0).at("collective"), "allreduce");
   EXPECT_EQ(cfg.at("without_kernel_records"), 1);
   EXPECT_EQ(cfg.at("communicators").at(0).at("name"), "dp0");
@@ -182,6 +183,38 @@ TEST(NcclProfilerCore, ATimerOffTheHostClockFallsBackToWhatTheHostSaw) {
   EXPECT_EQ(t.steps[0].ops[0].start_ns, 1'000'000);  // the call
   EXPECT_EQ(t.steps[0].ops[0].end_ns, 1'070'000);    // the stop's arrival
   EXPECT_EQ(t.config.json().at("clock_fallbacks"), 1);
+}
+
+// NCCL numbers a communicator's collectives per function (comm->seqNumber[func]): DDP's first
+// calls on its group are an all-gather #0 (the parameter count), broadcasts #0 and #1 (shapes,
+// then the module's state) and all-reduces #0 and #1 (gradients). Matched across ranks by
+// (communicator, NCCL's number), three different calls would meet at #0. The plugin numbers
+// them in the order they are called, which every rank shares: 0 to 4.
+TEST(NcclProfilerCore, CollectivesAreNumberedPerCommunicatorNotPerFunction) {
+  Clocks c;
+  Process p(test_options(c));
+  Comm* world = p.init_comm({"world", 7, 1, 2, 0});
+  Comm* other = p.init_comm({"other", 8, 1, 2, 0});
+  const std::pair<const char*, std::uint64_t> calls[] = {
+      {"AllGather", 0}, {"Broadcast", 0}, {"Broadcast", 1}, {"AllReduce", 0}, {"AllReduce", 1}};
+  for (const auto& [func, nccl_seq] : calls) {
+    OpInfo op = allreduce(nccl_seq, 1);
+    op.func = func;
+    complete_one(p, world, op, c);
+  }
+  complete_one(p, other, allreduce(0, 1), c);  // another communicator counts from 0
+  const RankTimeline t = p.timeline();
+  ASSERT_EQ(t.steps.at(0).ops.size(), 6u);
+  for (std::size_t i = 0; i < 5; ++i) {
+    const OpRecord& r = t.steps[0].ops[i];
+    EXPECT_EQ(r.comm, "world");
+    EXPECT_EQ(r.seq, static_cast<std::int64_t>(i)) << r.collective;
+  }
+  EXPECT_EQ(t.steps[0].ops[0].collective, "allgather");
+  EXPECT_EQ(t.steps[0].ops[2].collective, "broadcast");
+  EXPECT_EQ(t.steps[0].ops[4].collective, "allreduce");
+  EXPECT_EQ(t.steps[0].ops[5].comm, "other");
+  EXPECT_EQ(t.steps[0].ops[5].seq, 0);
 }
 
 // A send is matched with its receive as a collective of the pair: the k-th transfer from rank s
