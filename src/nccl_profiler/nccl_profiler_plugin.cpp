@@ -96,27 +96,25 @@ NcclResult start(void* context, void** handle, std::uint64_t type, void* parent,
   return kNcclSuccess;
 }
 
+// NCCL's stop of an operation: enqueued. A kernel channel's stop needs nothing (its
+// KernelChStop state came just before).
 NcclResult stop_event(void* handle) {
-  if (handle == nullptr || is_api_handle(handle)) return kNcclSuccess;
+  if (handle == nullptr || is_api_handle(handle) || is_channel(handle)) return kNcclSuccess;
   try {
     auto* e = static_cast<Event*>(handle);
-    if (e->kind == Event::Kind::kOp) {
-      process().op_enqueued(e);
-    } else {
-      process().release_channel(e);
-    }
+    e->comm->process->op_enqueued(e);
   } catch (...) {
   }
   return kNcclSuccess;
 }
 
 NcclResult record_state(void* handle, int state, NcclEventStateArgs* args) {
-  if (handle == nullptr || args == nullptr || is_api_handle(handle)) return kNcclSuccess;
+  if (handle == nullptr || args == nullptr || is_api_handle(handle) || !is_channel(handle) ||
+      state != kNcclProfilerKernelChStop) {
+    return kNcclSuccess;
+  }
   try {
-    auto* e = static_cast<Event*>(handle);
-    if (e->kind == Event::Kind::kChannel && state == kNcclProfilerKernelChStop) {
-      process().channel_stopped(e, args->kernelCh.pTimer);
-    }
+    process().channel_stopped(static_cast<Channel*>(handle), args->kernelCh.pTimer);
   } catch (...) {
   }
   return kNcclSuccess;

@@ -180,7 +180,7 @@ Process::Process(Options options) : options_(std::move(options)) {
 
 Process::~Process() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(stop_mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
@@ -193,7 +193,7 @@ Process::~Process() {
 }
 
 void Process::flush_loop() {
-  std::unique_lock<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(stop_mutex_);
   std::chrono::duration<double> period(options_.flush_seconds);
   while (!stopping_) {
     wake_.wait_for(lock, period, [this] { return stopping_; });
@@ -218,7 +218,7 @@ Comm* Process::init_comm(const CommInfo& info) {
   comm->process = this;
   comm->info = info;
   comm->name = comm_name(info);
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<HotMutex> lock(mutex_);
   if (rank_ < 0) rank_ = info.rank;
   if (world_ < 0) world_ = info.nranks;
   comms_.push_back(std::move(comm));
@@ -228,7 +228,7 @@ Comm* Process::init_comm(const CommInfo& info) {
 
 void Process::finalize_comm(Comm* comm) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<HotMutex> lock(mutex_);
     comm->finalized = true;
     dirty_ = true;
   }
@@ -245,9 +245,7 @@ Event* Process::take_event_locked() {
   }
   Event* e = free_;
   free_ = e->next;
-  const std::uint64_t use = e->use + 1;
   *e = Event{};
-  e->use = use;
   return e;
 }
 
@@ -258,27 +256,27 @@ void Process::free_event_locked(Event* e) {
 
 // NCCL's names (of functions, types, algorithms, protocols) are a few dozen: each is kept once,
 // and an event holds its index.
-std::uint16_t Process::name_locked(std::string_view name) {
+std::uint16_t Process::name_locked(std::string_view name, std::uint16_t& hint) {
+  if (names_[hint] == name) return hint;  // the same as this field's last, mostly
   for (std::size_t i = 0; i < names_.size(); ++i) {
-    if (names_[i] == name) return static_cast<std::uint16_t>(i);
+    if (names_[i] == name) return hint = static_cast<std::uint16_t>(i);
   }
   if (names_.size() > 0xffff) return 0;  // not NCCL's: no more names are kept
   names_.emplace_back(name);
-  return static_cast<std::uint16_t>(names_.size() - 1);
+  return hint = static_cast<std::uint16_t>(names_.size() - 1);
 }
 
 Event* Process::start_op(Comm* comm, const OpInfo& op) {
   const std::int64_t now = options_.steady_ns();
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<HotMutex> lock(mutex_);
   Event* e = take_event_locked();
-  e->kind = Event::Kind::kOp;
   e->comm = comm;
   e->p2p = op.p2p;
   e->graph = op.graph_captured;
-  e->func = name_locked(op.func);
-  e->datatype = name_locked(op.datatype);
-  e->algo = name_locked(op.algo);
-  e->proto = name_locked(op.proto);
+  e->func = name_locked(op.func, hints_[0]);
+  e->datatype = name_locked(op.datatype, hints_[1]);
+  e->algo = name_locked(op.algo, hints_[2]);
+  e->proto = name_locked(op.proto, hints_[3]);
   e->count = op.count;
   e->peer = op.peer;
   e->channels = op.channels;
@@ -304,7 +302,7 @@ Event* Process::start_op(Comm* comm, const OpInfo& op) {
 }
 
 void Process::op_enqueued(Event* op) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<HotMutex> lock(mutex_);
   if (op->done) return;
   op->enqueued = true;
   if (op->channels_stopped >= std::max(op->channels, op->channels_started) &&
@@ -329,44 +327,33 @@ std::int64_t Process::realtime_minus_steady() const {
   return offset;
 }
 
-Event* Process::start_channel(Event* parent, std::uint64_t ptimer) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  Event* e = take_event_locked();
-  e->kind = Event::Kind::kChannel;
-  e->start_ptimer = static_cast<std::int64_t>(ptimer);
+namespace {
+// The handle of every channel reported after its operation was complete: odd, as channels' are.
+alignas(8) char ignored_channels[2];
+Channel* ignored_channel() { return reinterpret_cast<Channel*>(&ignored_channels[1]); }
+}  // namespace
+
+Channel* Process::start_channel(Event* parent, std::uint64_t ptimer) {
+  if (parent == nullptr) return ignored_channel();
+  const auto start = static_cast<std::int64_t>(ptimer);
+  std::lock_guard<HotMutex> lock(mutex_);
   // A channel reported after its operation was complete has nothing to add.
-  if (parent != nullptr && !parent->done) {
-    e->parent = parent;
-    e->parent_use = parent->use;
-    ++parent->channels_started;
-  }
-  return e;
+  if (parent->done) return ignored_channel();
+  if (parent->channels_started == 0 || start < parent->first_ptimer) parent->first_ptimer = start;
+  ++parent->channels_started;
+  return reinterpret_cast<Channel*>(reinterpret_cast<std::uintptr_t>(parent) | 1u);
 }
 
-void Process::channel_stopped(Event* channel, std::uint64_t ptimer) {
-  const std::int64_t now = options_.steady_ns();
-  std::lock_guard<std::mutex> lock(mutex_);
-  Event* op = channel->parent;
-  if (op == nullptr || op->done || op->use != channel->parent_use) return;
-  // The GPU's globaltimer counts ns on the host's realtime clock (the driver keeps them in step):
-  // on the steady clock a timer is its value minus the clocks' difference. That is read again
-  // once a second (NTP slews the realtime clock by microseconds per second at most), so the
-  // channels of one operation all see the same difference.
-  if (offset_read_ns_ == 0 || now - offset_read_ns_ > 1'000'000'000) {
-    offset_ = realtime_minus_steady();
-    offset_read_ns_ = now;
-  }
-  std::int64_t start = channel->start_ptimer - offset_;
-  std::int64_t end = static_cast<std::int64_t>(ptimer) - offset_;
-  // A timer that does not fall between the call and now (a GPU whose globaltimer is not on the
-  // host's clock) is replaced by what the host saw: the call and the stop's arrival.
-  if (start < op->enqueue_ns - 1'000'000'000 || end > now + 1'000'000'000 || end < start) {
-    ++clock_fallbacks_;
-    start = op->enqueue_ns;
-    end = now;
-  }
-  if (op->channels_stopped == 0 || start < op->gpu_start_ns) op->gpu_start_ns = start;
-  if (op->channels_stopped == 0 || end > op->gpu_end_ns) op->gpu_end_ns = end;
+void Process::channel_stopped(Channel* channel, std::uint64_t ptimer) {
+  if (channel == ignored_channel()) return;
+  auto* op =
+      reinterpret_cast<Event*>(reinterpret_cast<std::uintptr_t>(channel) & ~std::uintptr_t{1});
+  const auto stop = static_cast<std::int64_t>(ptimer);
+  std::lock_guard<HotMutex> lock(mutex_);
+  // An operation completes only once every channel that started has stopped: one whose channel
+  // stops is in flight (the check is for a stop NCCL would report twice).
+  if (op->done) return;
+  if (op->channels_stopped == 0 || stop > op->last_ptimer) op->last_ptimer = stop;
   ++op->channels_stopped;
   dirty_ = true;
   if (op->enqueued && op->channels_stopped >= std::max(op->channels, op->channels_started)) {
@@ -374,18 +361,31 @@ void Process::channel_stopped(Event* channel, std::uint64_t ptimer) {
   }
 }
 
-void Process::release_channel(Event* channel) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  free_event_locked(channel);
-}
-
 void Process::complete_locked(Event* op) {
   if (op->channels_stopped == 0) {
     ++without_kernel_records_;  // enqueued, but its kernel's channels never reported
   } else {
+    const std::int64_t now = options_.steady_ns();
+    // The GPU's globaltimer counts ns on the host's realtime clock (the driver keeps them in
+    // step): on the steady clock a timer is its value minus the clocks' difference. That is read
+    // again once a second (NTP slews the realtime clock by microseconds per second at most), and
+    // an operation's channels are moved by one reading.
+    if (offset_read_ns_ == 0 || now - offset_read_ns_ > 1'000'000'000) {
+      offset_ = realtime_minus_steady();
+      offset_read_ns_ = now;
+    }
+    std::int64_t start = op->first_ptimer - offset_;
+    std::int64_t end = op->last_ptimer - offset_;
+    // Timers that do not fall between the call and now (a GPU whose globaltimer is not on the
+    // host's clock) are replaced by what the host saw: the call and the last stop's arrival.
+    if (end < start || start < op->enqueue_ns - 1'000'000'000 || end > now + 1'000'000'000) {
+      ++clock_fallbacks_;
+      start = op->enqueue_ns;
+      end = now;
+    }
     done_.push_back({op->comm, op->p2p, op->send, op->graph, op->func, op->datatype, op->algo,
                      op->proto, op->peer, std::max(op->channels, op->channels_stopped), op->count,
-                     op->seq, op->gpu_start_ns, op->gpu_end_ns, op->enqueue_ns});
+                     op->seq, start, end, op->enqueue_ns});
   }
   op->done = true;
   op->prev->next = op->next;
@@ -404,7 +404,7 @@ void Process::complete_locked(Event* op) {
 }
 
 std::string Process::path() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<HotMutex> lock(mutex_);
   return rank_file_path(options_.out_dir, std::max(rank_, 0), options_.format);
 }
 
@@ -522,7 +522,7 @@ RankTimeline Process::timeline() {
   std::lock_guard<std::mutex> writing(write_mutex_);
   Snapshot s;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<HotMutex> lock(mutex_);
     s = snapshot_locked(false);
   }
   std::vector<OpRecord> more;
@@ -541,7 +541,7 @@ void Process::flush() {
   std::lock_guard<std::mutex> writing(write_mutex_);
   Snapshot s;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<HotMutex> lock(mutex_);
     if (!dirty_) return;
     s = snapshot_locked(true);
     dirty_ = false;  // what changes from here on is written by the next flush
@@ -557,7 +557,7 @@ void Process::flush() {
     write_rank_file(options_.out_dir, t, options_.format);
   } catch (...) {
     written_ = std::move(t.steps[0].ops);
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<HotMutex> lock(mutex_);
     dirty_ = true;  // not written: the next flush tries again
     s.done.clear();
     spare_.swap(s.done);
@@ -565,7 +565,7 @@ void Process::flush() {
   }
   written_ = std::move(t.steps[0].ops);
   s.done.clear();
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<HotMutex> lock(mutex_);
   spare_.swap(s.done);
 }
 

@@ -6,6 +6,7 @@
 // them directly with event sequences.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -69,6 +70,27 @@ struct Options {
 
 class Process;
 
+/// The lock NCCL's threads share in the plugin: a spin lock. Every hold on NCCL's path is a few
+/// tens of nanoseconds, less than a system call, let alone the wake-up of a thread that went to
+/// sleep on a mutex; a waiter that has spun a while yields its core (a holder may be preempted).
+class HotMutex {
+ public:
+  void lock() {
+    while (locked_.exchange(true, std::memory_order_acquire)) {
+      for (int spins = 0; locked_.load(std::memory_order_relaxed);) {
+        if (++spins == 128) {
+          std::this_thread::yield();
+          spins = 0;
+        }
+      }
+    }
+  }
+  void unlock() { locked_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> locked_{false};
+};
+
 /// A communicator's context (init's `context`).
 struct Comm {
   Process* process = nullptr;
@@ -80,11 +102,10 @@ struct Comm {
   std::vector<std::int64_t> sends, recvs;
 };
 
-/// An event handle: a collective or p2p operation, or one of its kernel channels. Handles come
-/// from a pool and go back to it (a channel's at NCCL's stop, an operation's 4096 completions
-/// after its own), so they stay valid memory for the life of the process.
+/// An operation's handle: a collective or point-to-point call. Handles come from a pool and go
+/// back to it 4096 completions after their own, so they stay valid memory for the life of the
+/// process (NCCL may name a completed operation as a channel's parent).
 struct Event {
-  enum class Kind { kOp, kChannel } kind = Kind::kOp;
   Comm* comm = nullptr;
   // The operation, as NCCL described it; names as indices into the process's name table.
   bool p2p = false;
@@ -97,17 +118,23 @@ struct Event {
   std::uint64_t nccl_seq = 0;   ///< NCCL's number (per communicator and function)
   std::int64_t seq = 0;         ///< the plugin's: per communicator, or per pair for transfers
   std::int64_t enqueue_ns = 0;  ///< host steady clock
-  std::int64_t gpu_start_ns = 0, gpu_end_ns = 0;  ///< host steady clock, from the channels
+  /// The channels' first start and last stop as the GPU's globaltimer gave them (moved onto the
+  /// host's clock once, at completion).
+  std::int64_t first_ptimer = 0, last_ptimer = 0;
   int channels_started = 0, channels_stopped = 0;
-  bool enqueued = false;         ///< NCCL's stopEvent on the op: its host call has returned
-  bool done = false;             ///< recorded (or counted); the handle is kept a while, then reused
-  Event* parent = nullptr;       ///< a channel's operation
-  std::uint64_t parent_use = 0;  ///< which use of `parent`'s slot the channel belongs to
-  std::uint64_t use = 0;         ///< how many times this slot was handed out
-  std::int64_t start_ptimer = 0;  ///< a channel's GPU start, as the GPU's globaltimer gave it
-  Event* prev = nullptr;          ///< in flight: the neighbours in Process's list; free: next
+  bool enqueued = false;  ///< NCCL's stopEvent on the op: its host call has returned
+  bool done = false;      ///< recorded (or counted); the handle is kept a while, then reused
+  Event* prev = nullptr;  ///< in flight: the neighbours in Process's list; free: next
   Event* next = nullptr;
 };
+
+/// A kernel channel's handle, never dereferenced: its operation's address with the low bit set
+/// (an Event is aligned to 8), or one fixed odd address for a channel reported after its
+/// operation was complete. A channel so costs no allocation and nothing to release.
+struct Channel;
+inline bool is_channel(const void* handle) {
+  return (reinterpret_cast<std::uintptr_t>(handle) & 1u) != 0;
+}
 
 /// The plugin's ranks run in jobs commprof does not launch, so it cannot measure how far their
 /// hosts' clocks are apart as `commprof run` does. Its files put every rank on its host's
@@ -132,10 +159,9 @@ class Process {
   /// NCCL's stopEvent of an operation: enqueued (its end is its channels' last stop).
   void op_enqueued(Event* op);
   /// A kernel channel of `parent` started at `ptimer` (the GPU's globaltimer, ns).
-  Event* start_channel(Event* parent, std::uint64_t ptimer);
-  void channel_stopped(Event* channel, std::uint64_t ptimer);
-  /// NCCL's stopEvent of a channel: the handle is released.
-  void release_channel(Event* channel);
+  Channel* start_channel(Event* parent, std::uint64_t ptimer);
+  /// Its KernelChStop state: stopped at `ptimer`. NCCL's stopEvent of a channel needs nothing.
+  void channel_stopped(Channel* channel, std::uint64_t ptimer);
 
   /// Writes the rank file now (atomically) if anything changed since the last write; after a
   /// failed write, the next flush tries again.
@@ -160,7 +186,8 @@ class Process {
 
   Event* take_event_locked();
   void free_event_locked(Event* e);
-  std::uint16_t name_locked(std::string_view name);
+  /// The index of `name` in names_, added if new; `hint`: where the same field's last name was.
+  std::uint16_t name_locked(std::string_view name, std::uint16_t& hint);
   void complete_locked(Event* op);
   Snapshot snapshot_locked(bool take_done);
   RankTimeline build(Snapshot& s, std::vector<OpRecord>& ops) const;
@@ -169,8 +196,8 @@ class Process {
   void flush_loop();
 
   Options options_;
-  mutable std::mutex mutex_;  // the shared state below, held briefly by NCCL's threads
-  std::mutex write_mutex_;    // held by flush() and timeline() around written_; before mutex_
+  mutable HotMutex mutex_;  // the shared state below, held briefly by NCCL's threads
+  std::mutex write_mutex_;  // held by flush() and timeline() around written_; before mutex_
   std::vector<std::unique_ptr<Comm>> comms_;
   std::vector<std::unique_ptr<Event[]>> slabs_;  // every event handle ever handed out
   Event* free_ = nullptr;                        // reusable handles, linked by `next`
@@ -178,10 +205,11 @@ class Process {
   static constexpr std::size_t kRetiredHandles = 4096;
   std::vector<Event*> retired_;  // completed operations, a ring: the oldest is reused next
   std::size_t retired_next_ = 0;
-  std::vector<std::string> names_{""};  // functions, types, algorithms, protocols; 0: ""
-  std::vector<Done> done_;              // completed since the last flush
-  std::vector<Done> spare_;             // done_'s other buffer: the flush gives it back emptied
-  std::vector<OpRecord> written_;       // every recorded operation, by start (write_mutex_)
+  std::vector<std::string> names_{""};     // functions, types, algorithms, protocols; 0: ""
+  std::uint16_t hints_[4] = {0, 0, 0, 0};  // the last function, type, algorithm, protocol
+  std::vector<Done> done_;                 // completed since the last flush
+  std::vector<Done> spare_;                // done_'s other buffer: the flush gives it back emptied
+  std::vector<OpRecord> written_;          // every recorded operation, by start (write_mutex_)
   std::int64_t without_kernel_records_ = 0;
   std::int64_t clock_fallbacks_ = 0;
   std::int64_t offset_ = 0;          // realtime minus steady clock (ns)
@@ -189,6 +217,7 @@ class Process {
   int rank_ = -1;
   int world_ = -1;
   bool dirty_ = false;
+  std::mutex stop_mutex_;  // the flush thread's sleep and its end
   bool stopping_ = false;
   std::condition_variable wake_;
   std::thread flusher_;

@@ -57,10 +57,9 @@ std::string own_dir(const std::string& name) {
 void complete_one(Process& p, Comm* comm, const OpInfo& op, Clocks& c) {
   Event* e = p.start_op(comm, op);
   p.op_enqueued(e);
-  Event* ch = p.start_channel(e, static_cast<std::uint64_t>(c.gpu(c.steady)));
+  Channel* ch = p.start_channel(e, static_cast<std::uint64_t>(c.gpu(c.steady)));
   c.steady += 1'000;
   p.channel_stopped(ch, static_cast<std::uint64_t>(c.gpu(c.steady)));
-  p.release_channel(ch);
 }
 
 TEST(NcclProfilerCore, AnOperationSpansItsChannelsOnTheHostClock) {
@@ -70,13 +69,11 @@ TEST(NcclProfilerCore, AnOperationSpansItsChannelsOnTheHostClock) {
   Event* op = p.start_op(dp, allreduce(7, 2));  // enqueued at steady 1 ms
   p.op_enqueued(op);
   c.steady += 50'000;
-  Event* ch0 = p.start_channel(op, static_cast<std::uint64_t>(c.gpu(1'020'000)));
-  Event* ch1 = p.start_channel(op, static_cast<std::uint64_t>(c.gpu(1'010'000)));
+  Channel* ch0 = p.start_channel(op, static_cast<std::uint64_t>(c.gpu(1'020'000)));
+  Channel* ch1 = p.start_channel(op, static_cast<std::uint64_t>(c.gpu(1'010'000)));
   c.steady += 100'000;
   p.channel_stopped(ch1, static_cast<std::uint64_t>(c.gpu(1'090'000)));
-  p.release_channel(ch1);
   p.channel_stopped(ch0, static_cast<std::uint64_t>(c.gpu(1'080'000)));
-  p.release_channel(ch0);
   const RankTimeline t = p.timeline();
   EXPECT_EQ(t.rank, 3);
   EXPECT_EQ(t.world_size, 8);
@@ -115,10 +112,9 @@ TEST(NcclProfilerCore, RanksOfTwoHostsMeetOnTheRealtimeClock) {
     Event* op = p.start_op(world, allreduce(0, 1));
     p.op_enqueued(op);
     steady += 10'000;
-    Event* ch = p.start_channel(op, static_cast<std::uint64_t>(kUtc + 5'000));
+    Channel* ch = p.start_channel(op, static_cast<std::uint64_t>(kUtc + 5'000));
     steady += 30'000;
     p.channel_stopped(ch, static_cast<std::uint64_t>(kUtc + 25'000));
-    p.release_channel(ch);
     const RankTimeline t = p.timeline();
     ASSERT_EQ(t.steps.at(0).ops.size(), 1u);
     EXPECT_EQ(t.clock_offset_ns, kUtc - boot - kRealtimeEpochNs) << "host " << host;
@@ -136,10 +132,9 @@ TEST(NcclProfilerCore, ChannelsBeforeTheEnqueueAndAllGathersBytes) {
   ag.func = "AllGather";
   ag.datatype = "ncclFloat32";
   Event* op = p.start_op(tp, ag);
-  Event* ch = p.start_channel(op, static_cast<std::uint64_t>(c.gpu(1'000'100)));
+  Channel* ch = p.start_channel(op, static_cast<std::uint64_t>(c.gpu(1'000'100)));
   c.steady += 10'000;
   p.channel_stopped(ch, static_cast<std::uint64_t>(c.gpu(1'005'000)));
-  p.release_channel(ch);
   EXPECT_EQ(p.timeline().steps[0].ops.size(), 0u) << "not complete before NCCL's stop";
   p.op_enqueued(op);
   const RankTimeline t = p.timeline();
@@ -175,7 +170,7 @@ TEST(NcclProfilerCore, ATimerOffTheHostClockFallsBackToWhatTheHostSaw) {
   Comm* dp = p.init_comm({"dp0", 1, 1, 2, 0});
   Event* op = p.start_op(dp, allreduce(0, 1));
   p.op_enqueued(op);
-  Event* ch = p.start_channel(op, 12345);  // a globaltimer on another epoch
+  Channel* ch = p.start_channel(op, 12345);  // a globaltimer on another epoch
   c.steady += 70'000;
   p.channel_stopped(ch, 12999);
   const RankTimeline t = p.timeline();
@@ -232,7 +227,7 @@ TEST(NcclProfilerCore, PointToPointIsAPairsCollective) {
   send.channels = 1;
   Event* op = p.start_op(pp, send);
   p.op_enqueued(op);
-  Event* ch = p.start_channel(op, static_cast<std::uint64_t>(c.gpu(1'000'000)));
+  Channel* ch = p.start_channel(op, static_cast<std::uint64_t>(c.gpu(1'000'000)));
   p.channel_stopped(ch, static_cast<std::uint64_t>(c.gpu(1'000'500)));
   const RankTimeline t = p.timeline();
   ASSERT_EQ(t.steps[0].ops.size(), 1u);
@@ -250,7 +245,7 @@ TEST(NcclProfilerCore, PointToPointIsAPairsCollective) {
   p.op_enqueued(again);
   std::int64_t at = 1'001'000;
   for (Event* e : {r, again}) {
-    Event* ch2 = p.start_channel(e, static_cast<std::uint64_t>(c.gpu(at)));
+    Channel* ch2 = p.start_channel(e, static_cast<std::uint64_t>(c.gpu(at)));
     p.channel_stopped(ch2, static_cast<std::uint64_t>(c.gpu(at + 1'000)));
     at += 2'000;
   }
@@ -312,19 +307,17 @@ TEST(NcclProfilerCore, AChannelReportedAfterItsOperationCompletedChangesNothing)
   p.op_enqueued(bare);
   Event* timed = p.start_op(dp, allreduce(1, 1));
   p.op_enqueued(timed);
-  Event* ch = p.start_channel(timed, static_cast<std::uint64_t>(c.gpu(1'000'100)));
+  Channel* ch = p.start_channel(timed, static_cast<std::uint64_t>(c.gpu(1'000'100)));
   c.steady += 1'000;
   p.channel_stopped(ch, static_cast<std::uint64_t>(c.gpu(1'000'900)));
-  p.release_channel(ch);
   // 4094 operations more complete: `bare` is the oldest of the newest 4096.
   for (int i = 0; i < 4094; ++i) p.op_enqueued(p.start_op(dp, allreduce(2 + i, 0)));
 
   c.steady += 10'000;
   for (Event* parent : {bare, timed}) {
-    Event* late = p.start_channel(parent, static_cast<std::uint64_t>(c.gpu(1'005'000)));
+    Channel* late = p.start_channel(parent, static_cast<std::uint64_t>(c.gpu(1'005'000)));
     c.steady += 1'000;
     p.channel_stopped(late, static_cast<std::uint64_t>(c.gpu(1'006'000)));
-    p.release_channel(late);
     p.op_enqueued(parent);
   }
   const RankTimeline t = p.timeline();
