@@ -268,6 +268,56 @@ TEST(NcclProfilerPlugin, DdpsFirstCollectivesMatchOnTwoRanks) {
   EXPECT_EQ(at(10)->collective, "allreduce");
 }
 
+// COMMPROF_PLUGIN_EVENTS: what the plugin asks NCCL for, to measure what NCCL's delivery of the
+// events costs by difference. `calls`: the calls without their kernel channels (nothing timed:
+// each call counted as without kernel records, none left unfinished); `none`: nothing.
+TEST(NcclProfilerPlugin, EventsNarrowWhatNcclIsAskedFor) {
+  struct Case {
+    const char* events;
+    int mask;
+  };
+  const int calls = static_cast<int>(kNcclProfileColl | kNcclProfileP2p | kNcclProfileCollApi |
+                                     kNcclProfileP2pApi);
+  const Case cases[] = {
+      {"kernels", calls | static_cast<int>(kNcclProfileKernelCh)}, {"calls", calls}, {"none", 0}};
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.events);
+    const std::string dir = fresh_dir(std::string("plugin_events_") + k.events);
+    const int code = run_child([&] {
+      setenv("COMMPROF_PLUGIN_OUT", dir.c_str(), 1);
+      setenv("COMMPROF_PLUGIN_EVENTS", k.events, 1);
+      setenv("RANK", "0", 1);
+      void* so = open_plugin();
+      auto* p = static_cast<NcclProfilerV5*>(dlsym(so, "ncclProfiler_v5"));
+      CHILD_CHECK(p != nullptr, 60);
+      void* ctx = nullptr;
+      int mask = -1;
+      CHILD_CHECK(p->init(&ctx, 0x3, &mask, "dp0", 1, 2, 0, nullptr) == kNcclSuccess, 61);
+      CHILD_CHECK(mask == k.mask, 62);
+      if ((mask & kNcclProfileKernelCh) != 0) {
+        collective_v5(p, ctx, "AllReduce", 1024, "ncclFloat32", 0, 2, false);
+      } else if (mask != 0) {  // the call on 2 channels, which NCCL then does not report
+        NcclEventDescrV5 d{};
+        d.type = kNcclProfileColl;
+        d.coll.v4.func = "AllReduce";
+        d.coll.v4.count = 1024;
+        d.coll.v4.datatype = "ncclFloat32";
+        d.coll.v4.nChannels = 2;
+        void* op = nullptr;
+        CHILD_CHECK(p->startEvent(ctx, &op, &d) == kNcclSuccess && op != nullptr, 64);
+        CHILD_CHECK(p->stopEvent(op) == kNcclSuccess, 65);
+      }
+      CHILD_CHECK(p->finalize(ctx) == kNcclSuccess, 63);
+    });
+    ASSERT_EQ(code, 0);
+    const RankTimeline t = read_rank_file(dir + "/rank-0.json");
+    const std::string events = k.events;
+    EXPECT_EQ(t.steps.at(0).ops.size(), events == "kernels" ? 1u : 0u);
+    EXPECT_EQ(t.config.json().at("without_kernel_records"), events == "calls" ? 1 : 0);
+    EXPECT_EQ(t.config.json().at("unfinished").size(), 0u);
+  }
+}
+
 TEST(NcclProfilerPlugin, V4TakesItsOwnInitOrder) {
   const std::string dir = fresh_dir("plugin_v4");
   const int code = run_child([&] {
