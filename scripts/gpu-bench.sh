@@ -79,7 +79,11 @@
 #              libnccl-profiler-commprof.so) on NP >= 2 ranks: nccl-tests (NCCL_TESTS) all_reduce,
 #              all_gather and sendrecv (PLUGIN_OPS) without and with it, ROUNDS (2) interleaved;
 #              commprof report of its files against nccl-tests' own busbw and the cost
-#              (scripts/compare-plugin.py); then commprof run and a PyTorch DDP job under it
+#              (scripts/compare-plugin.py); with PLUGIN_EVENTS="calls none" (or either), rounds
+#              of the plugin asking NCCL for less (COMMPROF_PLUGIN_EVENTS) beside them, their
+#              cost against the same plain rounds: what NCCL's delivery of the events costs apart
+#              from the plugin's work; then commprof run and a PyTorch DDP job under it, each
+#              with the calls that do not match across ranks (scripts/plugin-mismatches.py)
 #   dist       PyTorch's data-parallel step against the mock's on NP >= 2 GPUs (issue #33): for each
 #              preset of DIST_PRESETS (default "gpt-1.3b llama-1b"; layers from DIST_LAYERS, default
 #              "24 16": the whole presets with their ends, which under DDP on 2 H100 peaked at 19
@@ -826,6 +830,14 @@ phase_plugin() {
         env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$under" \
         "${MPIRUN[@]}" -x NCCL_PROFILER_PLUGIN -x COMMPROF_PLUGIN_OUT \
         "$nt" "${SWEEP[@]}" -c 0 -J "$PD/$op-plugin-$round.json"
+      for events in ${PLUGIN_EVENTS:-}; do
+        run_to "$op round $round, plugin, COMMPROF_PLUGIN_EVENTS=$events" \
+          "$PD/$op-events-$events-$round.txt" \
+          env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$PD/$op-events-$events-$round" \
+          COMMPROF_PLUGIN_EVENTS="$events" "${MPIRUN[@]}" -x NCCL_PROFILER_PLUGIN \
+          -x COMMPROF_PLUGIN_OUT -x COMMPROF_PLUGIN_EVENTS \
+          "$nt" "${SWEEP[@]}" -c 0 -J "$PD/$op-events-$events-$round.json"
+      done
     done
     run_to "$op: commprof report of the plugin's files" "$PD/$op-report.txt" \
       "$COMMPROF" report "$PD/$op-plugin-1"
@@ -835,6 +847,15 @@ phase_plugin() {
       --report "$PD/$op-report.json" --plain "$PD/$op"-plain-*.json \
       --with "$PD/$op"-plugin-*.json --json "$PD/$op-compare.json"
     cat "$PD/$op-compare.txt" >>"$LOG"
+    for events in ${PLUGIN_EVENTS:-}; do
+      # The same table, its cost column the plugin's with COMMPROF_PLUGIN_EVENTS=$events (its
+      # busbw columns are the default rounds'; those rounds record nothing).
+      run_to "$op: cost with COMMPROF_PLUGIN_EVENTS=$events" "$PD/$op-events-$events.txt" \
+        python3 scripts/compare-plugin.py --op "$op" --nccl-tests "$PD/$op-plugin-1.json" \
+        --plugin "$PD/$op-plugin-1" --report "$PD/$op-report.json" \
+        --plain "$PD/$op"-plain-*.json --with "$PD/$op-events-$events"-*.json
+      cat "$PD/$op-events-$events.txt" >>"$LOG"
+    done
   done
   run_to "commprof run dp under the plugin" "$PD/run-plugin.txt" \
     env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$PD/run-plugin" \
@@ -843,6 +864,9 @@ phase_plugin() {
   run_to "commprof report of the plugin's files of that run" "$PD/run-plugin-report.txt" \
     "$COMMPROF" report "$PD/run-plugin"
   head -n 40 "$PD/run-plugin-report.txt" >>"$LOG"
+  run_to "calls of that run that do not match across ranks" "$PD/run-plugin-mismatches.txt" \
+    python3 scripts/plugin-mismatches.py "$PD/run-plugin"
+  cat "$PD/run-plugin-mismatches.txt" >>"$LOG"
   run_to "PyTorch DDP (torchrun, $NP ranks) under the plugin" "$PD/ddp-plugin.txt" \
     env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$PD/ddp-plugin" \
     "${PYTHON:-python3}" -m torch.distributed.run --nproc-per-node "$NP" --master-port 29546 \
@@ -850,6 +874,9 @@ phase_plugin() {
   run_to "commprof report of the DDP job's plugin files" "$PD/ddp-plugin-report.txt" \
     "$COMMPROF" report "$PD/ddp-plugin"
   head -n 40 "$PD/ddp-plugin-report.txt" >>"$LOG"
+  run_to "calls of the DDP job that do not match across ranks" "$PD/ddp-plugin-mismatches.txt" \
+    python3 scripts/plugin-mismatches.py "$PD/ddp-plugin"
+  cat "$PD/ddp-plugin-mismatches.txt" >>"$LOG"
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -10,11 +10,20 @@
 namespace commprof::nccl_profiler {
 namespace {
 
-constexpr int kActivationV4 =
-    static_cast<int>(kNcclProfileColl | kNcclProfileP2p | kNcclProfileKernelCh);
+// The events the plugin asks NCCL for: each collective and point-to-point call (Coll, P2p: what
+// was called, on which communicator) and its kernel channels (KernelCh: the GPU's start and
+// stop of the call's work on each channel, the times the rank file holds). None of the proxy's
+// events (ProxyOp, ProxyStep, ProxyCtrl, NetPlugin), which come per channel and per network step.
 // v5 also: the API calls' events, for one fact only: whether the call was captured into a graph.
-constexpr int kActivationV5 =
-    kActivationV4 | static_cast<int>(kNcclProfileCollApi | kNcclProfileP2pApi);
+// COMMPROF_PLUGIN_EVENTS=calls leaves out the kernel channels and =none everything (what NCCL's
+// delivery of the events costs, measured by difference; nothing is recorded then).
+int activation(EventSet events, bool v5) {
+  if (events == EventSet::kNone) return 0;
+  std::uint64_t mask = kNcclProfileColl | kNcclProfileP2p;
+  if (events == EventSet::kKernels) mask |= kNcclProfileKernelCh;
+  if (v5) mask |= kNcclProfileCollApi | kNcclProfileP2pApi;
+  return static_cast<int>(mask);
+}
 
 // The handle of a v5 Coll or P2p API event. NCCL names it again as the parent of the operation's
 // Coll or P2p event, after it has stopped it, and for a graph-captured call at every replay of
@@ -25,8 +34,8 @@ char captured_call;
 char uncaptured_call;
 bool is_api_handle(const void* h) { return h == &captured_call || h == &uncaptured_call; }
 
-NcclResult init_comm(void** context, int* mask, int activation, const char* name,
-                     std::uint64_t hash, int nnodes, int nranks, int rank) {
+NcclResult init_comm(void** context, int* mask, bool v5, const char* name, std::uint64_t hash,
+                     int nnodes, int nranks, int rank) {
   try {
     CommInfo info;
     info.name = name != nullptr ? name : "";
@@ -35,32 +44,36 @@ NcclResult init_comm(void** context, int* mask, int activation, const char* name
     info.nranks = nranks;
     info.rank = rank;
     *context = process().init_comm(info);
-    *mask = activation;
+    *mask = activation(process().events(), v5);
     return kNcclSuccess;
   } catch (...) {
     return kNcclInternalError;
   }
 }
 
+std::string_view view(const char* s) {
+  return s != nullptr ? std::string_view(s) : std::string_view();
+}
+
 OpInfo coll_info(const NcclCollFieldsV4& c) {
   OpInfo op;
-  op.func = c.func != nullptr ? c.func : "";
+  op.func = view(c.func);
   op.seq = c.seqNumber;
   op.count = c.count;
-  op.datatype = c.datatype != nullptr ? c.datatype : "";
+  op.datatype = view(c.datatype);
   op.root = c.root;
   op.channels = c.nChannels;
-  op.algo = c.algo != nullptr ? c.algo : "";
-  op.proto = c.proto != nullptr ? c.proto : "";
+  op.algo = view(c.algo);
+  op.proto = view(c.proto);
   return op;
 }
 
 OpInfo p2p_info(const NcclP2pFieldsV4& p) {
   OpInfo op;
   op.p2p = true;
-  op.func = p.func != nullptr ? p.func : "";
+  op.func = view(p.func);
   op.count = p.count;
-  op.datatype = p.datatype != nullptr ? p.datatype : "";
+  op.datatype = view(p.datatype);
   op.peer = p.peer;
   op.channels = p.nChannels;
   return op;
@@ -83,27 +96,25 @@ NcclResult start(void* context, void** handle, std::uint64_t type, void* parent,
   return kNcclSuccess;
 }
 
+// NCCL's stop of an operation: enqueued. A kernel channel's stop needs nothing (its
+// KernelChStop state came just before).
 NcclResult stop_event(void* handle) {
-  if (handle == nullptr || is_api_handle(handle)) return kNcclSuccess;
+  if (handle == nullptr || is_api_handle(handle) || is_channel(handle)) return kNcclSuccess;
   try {
     auto* e = static_cast<Event*>(handle);
-    if (e->kind == Event::Kind::kOp) {
-      process().op_enqueued(e);
-    } else {
-      process().release_channel(e);
-    }
+    e->comm->process->op_enqueued(e);
   } catch (...) {
   }
   return kNcclSuccess;
 }
 
 NcclResult record_state(void* handle, int state, NcclEventStateArgs* args) {
-  if (handle == nullptr || args == nullptr || is_api_handle(handle)) return kNcclSuccess;
+  if (handle == nullptr || args == nullptr || is_api_handle(handle) || !is_channel(handle) ||
+      state != kNcclProfilerKernelChStop) {
+    return kNcclSuccess;
+  }
   try {
-    auto* e = static_cast<Event*>(handle);
-    if (e->kind == Event::Kind::kChannel && state == kNcclProfilerKernelChStop) {
-      process().channel_stopped(e, args->kernelCh.pTimer);
-    }
+    process().channel_stopped(static_cast<Channel*>(handle), args->kernelCh.pTimer);
   } catch (...) {
   }
   return kNcclSuccess;
@@ -119,11 +130,11 @@ NcclResult finalize(void* context) {
 
 NcclResult init_v5(void** context, std::uint64_t comm_id, int* mask, const char* name, int nnodes,
                    int nranks, int rank, NcclDebugLogger) {
-  return init_comm(context, mask, kActivationV5, name, comm_id, nnodes, nranks, rank);
+  return init_comm(context, mask, true, name, comm_id, nnodes, nranks, rank);
 }
 NcclResult init_v4(void** context, int* mask, const char* name, std::uint64_t hash, int nnodes,
                    int nranks, int rank, NcclDebugLogger) {
-  return init_comm(context, mask, kActivationV4, name, hash, nnodes, nranks, rank);
+  return init_comm(context, mask, false, name, hash, nnodes, nranks, rank);
 }
 
 NcclResult start_v5(void* context, void** handle, NcclEventDescrV5* d) {

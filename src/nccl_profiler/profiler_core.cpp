@@ -71,15 +71,16 @@ constexpr NcclFunc kNcclFuncs[] = {{"AllReduce", CollectiveKind::kAllReduce},
 // elements of its larger buffer (all-gather: n x count received; reduce-scatter: n x count
 // sent; all-to-all: n x count each way; the others: count), NCCL's type their size. The spec's
 // element counts do not depend on the type it is given. A call without a spec moves count.
-std::uint64_t s_bytes(const OpInfo& op, int nranks) {
-  const std::uint64_t bytes = element_bytes(op.datatype);
+std::uint64_t s_bytes(const std::string& func, const std::string& datatype, std::uint64_t count,
+                      int nranks) {
+  const std::uint64_t bytes = element_bytes(datatype);
   for (const NcclFunc& f : kNcclFuncs) {
-    if (op.func != f.name) continue;
+    if (func != f.name) continue;
     const CollectiveSizes sizes =
-        collective_spec(f.kind).sizes_for_count(op.count, DType::kFloat32, nranks);
+        collective_spec(f.kind).sizes_for_count(count, DType::kFloat32, nranks);
     return std::max(sizes.send_count, sizes.recv_count) * bytes;
   }
-  return op.count * bytes;
+  return count * bytes;
 }
 
 std::optional<int> env_int(const char* name) {
@@ -91,7 +92,8 @@ std::optional<int> env_int(const char* name) {
   return static_cast<int>(x);
 }
 
-std::string log_pair(const std::string& comm, int from, int to) {
+// A transfer's communicator as both its ends name it: "<comm>/<from>><to>".
+std::string pair_name(const std::string& comm, int from, int to) {
   return comm + "/" + std::to_string(from) + ">" + std::to_string(to);
 }
 
@@ -102,7 +104,27 @@ std::string comm_name(const CommInfo& c) {
   return buf;
 }
 
+// The counter of transfers with `peer` (NCCL's peers are ranks of the communicator; anything
+// below -1 shares -1's counter).
+std::int64_t& transfers_with(std::vector<std::int64_t>& counters, int peer) {
+  const std::size_t i = static_cast<std::size_t>(std::max(peer, -1) + 1);
+  if (i >= counters.size()) counters.resize(i + 1, 0);
+  return counters[i];
+}
+
 }  // namespace
+
+// What a flush or a query needs of the shared state, copied (or, for a flush, taken) under the
+// lock; everything else of the rank file is made outside it.
+struct Process::Snapshot {
+  std::vector<Done> done;
+  std::vector<std::string> names;
+  nlohmann::ordered_json comms = nlohmann::ordered_json::array();
+  nlohmann::ordered_json unfinished = nlohmann::ordered_json::array();
+  std::int64_t without_kernel_records = 0, clock_fallbacks = 0, offset = 0;
+  bool offset_read = false;
+  int rank = -1, world = -1;
+};
 
 Options options_from_environment() {
   Options o;
@@ -118,6 +140,17 @@ Options options_from_environment() {
     } catch (const Error& e) {
       // Inside NCCL, nothing to refuse to: say so and keep the readable default.
       log::warn(std::string("COMMPROF_PLUGIN_RANK_FILE_FORMAT: ") + e.what() + "; writing json");
+    }
+  }
+  if (const char* e = std::getenv("COMMPROF_PLUGIN_EVENTS"); e != nullptr && *e != '\0') {
+    const std::string v = e;
+    if (v == "calls") {
+      o.events = EventSet::kCalls;
+    } else if (v == "none") {
+      o.events = EventSet::kNone;
+    } else if (v != "kernels") {
+      log::warn("COMMPROF_PLUGIN_EVENTS: '" + v +
+                "' is none of kernels, calls, none; asking for kernels");
     }
   }
   for (const char* v : {"RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
@@ -140,12 +173,14 @@ Process::Process(Options options) : options_(std::move(options)) {
   if (!options_.realtime_ns) options_.realtime_ns = [] { return clock_ns(CLOCK_REALTIME); };
   rank_ = options_.global_rank;
   world_ = options_.world_size;
+  in_flight_.prev = in_flight_.next = &in_flight_;
+  retired_.reserve(kRetiredHandles);
   if (options_.flush_thread) flusher_ = std::thread([this] { flush_loop(); });
 }
 
 Process::~Process() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(stop_mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
@@ -158,7 +193,7 @@ Process::~Process() {
 }
 
 void Process::flush_loop() {
-  std::unique_lock<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(stop_mutex_);
   std::chrono::duration<double> period(options_.flush_seconds);
   while (!stopping_) {
     wake_.wait_for(lock, period, [this] { return stopping_; });
@@ -179,10 +214,11 @@ void Process::flush_loop() {
 }
 
 Comm* Process::init_comm(const CommInfo& info) {
-  std::lock_guard<std::mutex> lock(mutex_);
   auto comm = std::make_unique<Comm>();
   comm->process = this;
   comm->info = info;
+  comm->name = comm_name(info);
+  std::lock_guard<HotMutex> lock(mutex_);
   if (rank_ < 0) rank_ = info.rank;
   if (world_ < 0) world_ = info.nranks;
   comms_.push_back(std::move(comm));
@@ -192,39 +228,85 @@ Comm* Process::init_comm(const CommInfo& info) {
 
 void Process::finalize_comm(Comm* comm) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<HotMutex> lock(mutex_);
     comm->finalized = true;
     dirty_ = true;
   }
   flush();  // a rank that finalizes early leaves its file whole
 }
 
+// The pool: handles in slabs that live as long as the process, handed out from a free list.
+Event* Process::take_event_locked() {
+  if (free_ == nullptr) {
+    constexpr std::size_t kSlab = 256;
+    slabs_.push_back(std::make_unique<Event[]>(kSlab));
+    Event* slab = slabs_.back().get();
+    for (std::size_t i = 0; i < kSlab; ++i) free_event_locked(&slab[i]);
+  }
+  Event* e = free_;
+  free_ = e->next;
+  *e = Event{};
+  return e;
+}
+
+void Process::free_event_locked(Event* e) {
+  e->next = free_;
+  free_ = e;
+}
+
+// NCCL's names (of functions, types, algorithms, protocols) are a few dozen: each is kept once,
+// and an event holds its index.
+std::uint16_t Process::name_locked(std::string_view name, std::uint16_t& hint) {
+  if (names_[hint] == name) return hint;  // the same as this field's last, mostly
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    if (names_[i] == name) return hint = static_cast<std::uint16_t>(i);
+  }
+  if (names_.size() > 0xffff) return 0;  // not NCCL's: no more names are kept
+  names_.emplace_back(name);
+  return hint = static_cast<std::uint16_t>(names_.size() - 1);
+}
+
 Event* Process::start_op(Comm* comm, const OpInfo& op) {
-  auto e = std::make_unique<Event>();
-  e->kind = Event::Kind::kOp;
+  const std::int64_t now = options_.steady_ns();
+  std::lock_guard<HotMutex> lock(mutex_);
+  Event* e = take_event_locked();
   e->comm = comm;
-  e->op = op;
-  e->enqueue_ns = options_.steady_ns();
-  std::lock_guard<std::mutex> lock(mutex_);
+  e->p2p = op.p2p;
+  e->graph = op.graph_captured;
+  e->func = name_locked(op.func, hints_[0]);
+  e->datatype = name_locked(op.datatype, hints_[1]);
+  e->algo = name_locked(op.algo, hints_[2]);
+  e->proto = name_locked(op.proto, hints_[3]);
+  e->count = op.count;
+  e->peer = op.peer;
+  e->channels = op.channels;
+  e->nccl_seq = op.seq;
+  e->enqueue_ns = now;
   if (op.p2p) {
     // A transfer is matched across its two ranks as a collective of the pair: the k-th send from
     // s to d on this communicator with the k-th receive at d from s.
-    const bool send = lower(op.func) == "send";
-    const int self = comm->info.rank;
-    e->pair_comm = log_pair(comm_name(comm->info), send ? self : op.peer, send ? op.peer : self);
-    e->op.seq = static_cast<std::uint64_t>(p2p_seq_[e->pair_comm]++);
+    e->send = op.func.size() == 4 && (op.func[0] == 'S' || op.func[0] == 's');
+    e->seq = transfers_with(e->send ? comm->sends : comm->recvs, op.peer)++;
+  } else {
+    // Every rank starts a communicator's collectives in the same order (NCCL requires it).
+    e->seq = comm->collectives++;
   }
-  in_flight_.push_back(std::move(e));
+  // In flight: the list's tail.
+  e->prev = in_flight_.prev;
+  e->next = &in_flight_;
+  in_flight_.prev->next = e;
+  in_flight_.prev = e;
   dirty_ = true;
-  return in_flight_.back().get();
+  if (options_.events == EventSet::kCalls) e->channels = 0;  // none will be reported
+  return e;
 }
 
 void Process::op_enqueued(Event* op) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<HotMutex> lock(mutex_);
   if (op->done) return;
   op->enqueued = true;
-  if (op->channels_stopped >= std::max(op->op.channels, op->channels_started) &&
-      (op->op.channels == 0 || op->channels_stopped > 0)) {
+  if (op->channels_stopped >= std::max(op->channels, op->channels_started) &&
+      (op->channels == 0 || op->channels_stopped > 0)) {
     complete_locked(op);
   }
 }
@@ -245,154 +327,172 @@ std::int64_t Process::realtime_minus_steady() const {
   return offset;
 }
 
-Event* Process::start_channel(Event* parent, std::uint64_t ptimer) {
-  auto e = std::make_unique<Event>();
-  e->kind = Event::Kind::kChannel;
-  e->parent = parent;
-  e->start_ptimer = static_cast<std::int64_t>(ptimer);
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (parent != nullptr && parent->done) {
-    e->parent = nullptr;  // a channel reported after its operation was complete: nothing to add
-  } else if (parent != nullptr) {
-    ++parent->channels_started;
-  }
-  in_flight_.push_back(std::move(e));
-  return in_flight_.back().get();
+namespace {
+// The handle of every channel reported after its operation was complete: odd, as channels' are.
+alignas(8) char ignored_channels[2];
+Channel* ignored_channel() { return reinterpret_cast<Channel*>(&ignored_channels[1]); }
+}  // namespace
+
+Channel* Process::start_channel(Event* parent, std::uint64_t ptimer) {
+  if (parent == nullptr) return ignored_channel();
+  const auto start = static_cast<std::int64_t>(ptimer);
+  std::lock_guard<HotMutex> lock(mutex_);
+  // A channel reported after its operation was complete has nothing to add.
+  if (parent->done) return ignored_channel();
+  if (parent->channels_started == 0 || start < parent->first_ptimer) parent->first_ptimer = start;
+  ++parent->channels_started;
+  return reinterpret_cast<Channel*>(reinterpret_cast<std::uintptr_t>(parent) | 1u);
 }
 
-void Process::channel_stopped(Event* channel, std::uint64_t ptimer) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  Event* op = channel->parent;
-  if (op == nullptr || op->done) return;
-  // The GPU's globaltimer counts ns on the host's realtime clock (the driver keeps them in step):
-  // on the steady clock a timer is its value minus the clocks' difference. That is read again
-  // once a second (NTP slews the realtime clock by microseconds per second at most), so the
-  // channels of one operation all see the same difference.
-  if (offset_read_ns_ == 0 || options_.steady_ns() - offset_read_ns_ > 1'000'000'000) {
-    offset_ = realtime_minus_steady();
-    offset_read_ns_ = options_.steady_ns();
-  }
-  const std::int64_t offset = offset_;
-  std::int64_t start = channel->start_ptimer - offset;
-  std::int64_t end = static_cast<std::int64_t>(ptimer) - offset;
-  const std::int64_t now = options_.steady_ns();
-  // A timer that does not fall between the call and now (a GPU whose globaltimer is not on the
-  // host's clock) is replaced by what the host saw: the call and the stop's arrival.
-  if (start < op->enqueue_ns - 1'000'000'000 || end > now + 1'000'000'000 || end < start) {
-    ++clock_fallbacks_;
-    start = op->enqueue_ns;
-    end = now;
-  }
-  if (op->channels_stopped == 0 || start < op->gpu_start_ns) op->gpu_start_ns = start;
-  if (op->channels_stopped == 0 || end > op->gpu_end_ns) op->gpu_end_ns = end;
+void Process::channel_stopped(Channel* channel, std::uint64_t ptimer) {
+  if (channel == ignored_channel()) return;
+  auto* op =
+      reinterpret_cast<Event*>(reinterpret_cast<std::uintptr_t>(channel) & ~std::uintptr_t{1});
+  const auto stop = static_cast<std::int64_t>(ptimer);
+  std::lock_guard<HotMutex> lock(mutex_);
+  // An operation completes only once every channel that started has stopped: one whose channel
+  // stops is in flight (the check is for a stop NCCL would report twice).
+  if (op->done) return;
+  if (op->channels_stopped == 0 || stop > op->last_ptimer) op->last_ptimer = stop;
   ++op->channels_stopped;
   dirty_ = true;
-  if (op->enqueued && op->channels_stopped >= std::max(op->op.channels, op->channels_started)) {
+  if (op->enqueued && op->channels_stopped >= std::max(op->channels, op->channels_started)) {
     complete_locked(op);
   }
 }
 
-void Process::release_channel(Event* channel) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
-                         [&](const std::unique_ptr<Event>& e) { return e.get() == channel; });
-  if (it != in_flight_.end()) in_flight_.erase(it);
-}
-
 void Process::complete_locked(Event* op) {
-  // Channels that are still to be released point at this op: detach them first.
-  for (const auto& e : in_flight_) {
-    if (e->parent == op) e->parent = nullptr;
-  }
   if (op->channels_stopped == 0) {
     ++without_kernel_records_;  // enqueued, but its kernel's channels never reported
   } else {
-    OpRecord r;
-    const std::string f = lower(op->op.func);
-    r.name = f;
-    r.category = Category::kComm;
-    r.stream = "nccl";
-    r.collective = op->op.p2p ? "sendrecv" : f;
-    r.comm = op->op.p2p ? op->pair_comm : comm_name(op->comm->info);
-    r.comm_size = op->op.p2p ? 2 : op->comm->info.nranks;
-    r.seq = static_cast<std::int64_t>(op->op.seq);
-    r.bytes = s_bytes(op->op, op->comm->info.nranks);
-    r.start_ns = op->gpu_start_ns;
-    r.end_ns = op->gpu_end_ns;
-    r.dtype = op->op.datatype;
-    r.count = op->op.count;
-    r.algo = op->op.algo;
-    r.proto = op->op.proto;
-    r.channels = std::max(op->op.channels, op->channels_stopped);
-    r.enqueue_ns = op->enqueue_ns;
-    r.graph = op->op.graph_captured;
-    done_.push_back(std::move(r));
+    const std::int64_t now = options_.steady_ns();
+    // The GPU's globaltimer counts ns on the host's realtime clock (the driver keeps them in
+    // step): on the steady clock a timer is its value minus the clocks' difference. That is read
+    // again once a second (NTP slews the realtime clock by microseconds per second at most), and
+    // an operation's channels are moved by one reading.
+    if (offset_read_ns_ == 0 || now - offset_read_ns_ > 1'000'000'000) {
+      offset_ = realtime_minus_steady();
+      offset_read_ns_ = now;
+    }
+    std::int64_t start = op->first_ptimer - offset_;
+    std::int64_t end = op->last_ptimer - offset_;
+    // Timers that do not fall between the call and now (a GPU whose globaltimer is not on the
+    // host's clock) are replaced by what the host saw: the call and the last stop's arrival.
+    if (end < start || start < op->enqueue_ns - 1'000'000'000 || end > now + 1'000'000'000) {
+      ++clock_fallbacks_;
+      start = op->enqueue_ns;
+      end = now;
+    }
+    done_.push_back({op->comm, op->p2p, op->send, op->graph, op->func, op->datatype, op->algo,
+                     op->proto, op->peer, std::max(op->channels, op->channels_stopped), op->count,
+                     op->seq, start, end, op->enqueue_ns});
   }
-  // The handle stays valid a while: NCCL may still name it as a channel's parent (an operation
-  // that reported no channels, then some). The oldest retired handles go.
   op->done = true;
-  auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
-                         [&](const std::unique_ptr<Event>& e) { return e.get() == op; });
-  if (it != in_flight_.end()) {
-    retired_.push_back(std::move(*it));
-    in_flight_.erase(it);
-    if (retired_.size() > kRetiredHandles) retired_.pop_front();
+  op->prev->next = op->next;
+  op->next->prev = op->prev;
+  op->prev = op->next = nullptr;
+  // The handle stays valid a while: NCCL may still name it as a channel's parent (an operation
+  // that reported no channels, then some). The oldest retired handle is reused.
+  if (retired_.size() < kRetiredHandles) {
+    retired_.push_back(op);
+  } else {
+    free_event_locked(retired_[retired_next_]);
+    retired_[retired_next_] = op;
+    retired_next_ = (retired_next_ + 1) % kRetiredHandles;
   }
   dirty_ = true;
 }
 
 std::string Process::path() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<HotMutex> lock(mutex_);
   return rank_file_path(options_.out_dir, std::max(rank_, 0), options_.format);
 }
 
-RankTimeline Process::timeline() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return timeline_locked();
+Process::Snapshot Process::snapshot_locked(bool take_done) {
+  Snapshot s;
+  if (take_done) {
+    s.done.swap(done_);
+    done_.swap(spare_);  // empty, with the room (and the memory) a flush period needed before
+  } else {
+    s.done = done_;
+  }
+  s.names = names_;
+  for (const auto& c : comms_) {
+    s.comms.push_back({{"name", c->name},
+                       {"hash", c->info.hash},
+                       {"nranks", c->info.nranks},
+                       {"rank", c->info.rank},
+                       {"nnodes", c->info.nnodes},
+                       {"finalized", c->finalized}});
+  }
+  // Operations enqueued that have not finished: at the end of a hung job, what it waits for.
+  for (const Event* e = in_flight_.next; e != &in_flight_; e = e->next) {
+    const std::string func = lower(names_[e->func]);
+    const int self = e->comm->info.rank;
+    s.unfinished.push_back({{"comm", e->p2p ? pair_name(e->comm->name, e->send ? self : e->peer,
+                                                        e->send ? e->peer : self)
+                                            : e->comm->name},
+                            {"collective", e->p2p ? std::string("sendrecv") : func},
+                            {"seq", e->seq},
+                            {"nccl_seq", e->nccl_seq},
+                            {"enqueue_ns", e->enqueue_ns},
+                            {"graph", e->graph},
+                            {"channels_stopped", e->channels_stopped},
+                            {"channels", e->channels}});
+  }
+  s.without_kernel_records = without_kernel_records_;
+  s.clock_fallbacks = clock_fallbacks_;
+  s.offset_read = offset_read_ns_ != 0;
+  s.offset = offset_;
+  s.rank = rank_;
+  s.world = world_;
+  return s;
 }
 
-RankTimeline Process::timeline_locked() const {
+OpRecord Process::record(const Done& d, const std::vector<std::string>& names) const {
+  OpRecord r;
+  const std::string f = lower(names[d.func]);
+  const int self = d.comm->info.rank;
+  r.name = f;
+  r.category = Category::kComm;
+  r.stream = "nccl";
+  r.collective = d.p2p ? "sendrecv" : f;
+  r.comm = d.p2p ? pair_name(d.comm->name, d.send ? self : d.peer, d.send ? d.peer : self)
+                 : d.comm->name;
+  r.comm_size = d.p2p ? 2 : d.comm->info.nranks;
+  r.seq = d.seq;
+  r.bytes = s_bytes(names[d.func], names[d.datatype], d.count, d.comm->info.nranks);
+  r.start_ns = d.start_ns;
+  r.end_ns = d.end_ns;
+  r.dtype = names[d.datatype];
+  r.count = d.count;
+  r.algo = names[d.algo];
+  r.proto = names[d.proto];
+  r.channels = d.channels;
+  r.enqueue_ns = d.enqueue_ns;
+  r.graph = d.graph;
+  return r;
+}
+
+// The rank file from a snapshot and every recorded operation (by start).
+RankTimeline Process::build(Snapshot& s, std::vector<OpRecord>& ops) const {
   RankTimeline t;
   // The offset the kernels' times were moved by, so that start + offset is their globaltimer
   // reading less the epoch; read now if no kernel has been seen yet.
-  t.clock_offset_ns = (offset_read_ns_ != 0 ? offset_ : realtime_minus_steady()) - kRealtimeEpochNs;
-  t.rank = std::max(rank_, 0);
-  t.world_size = std::max({world_, t.rank + 1, 1});
+  t.clock_offset_ns = (s.offset_read ? s.offset : realtime_minus_steady()) - kRealtimeEpochNs;
+  t.rank = std::max(s.rank, 0);
+  t.world_size = std::max({s.world, t.rank + 1, 1});
   t.backend = "nccl-profiler";
   t.device = "";
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) t.host = host;
-  nlohmann::ordered_json comms = nlohmann::ordered_json::array();
-  for (const auto& c : comms_) {
-    comms.push_back({{"name", comm_name(c->info)},
-                     {"hash", c->info.hash},
-                     {"nranks", c->info.nranks},
-                     {"rank", c->info.rank},
-                     {"nnodes", c->info.nnodes},
-                     {"finalized", c->finalized}});
-  }
-  // Operations enqueued that have not finished: at the end of a hung job, what it waits for.
-  nlohmann::ordered_json pending = nlohmann::ordered_json::array();
-  for (const auto& e : in_flight_) {
-    if (e->kind != Event::Kind::kOp) continue;
-    pending.push_back({{"comm", e->op.p2p ? e->pair_comm : comm_name(e->comm->info)},
-                       {"collective", e->op.p2p ? std::string("sendrecv") : lower(e->op.func)},
-                       {"seq", static_cast<std::int64_t>(e->op.seq)},
-                       {"enqueue_ns", e->enqueue_ns},
-                       {"graph", e->op.graph_captured},
-                       {"channels_stopped", e->channels_stopped},
-                       {"channels", e->op.channels}});
-  }
   t.config = JsonObject(nlohmann::ordered_json{{"command", "nccl-profiler-plugin"},
-                                               {"communicators", comms},
-                                               {"unfinished", pending},
-                                               {"without_kernel_records", without_kernel_records_},
-                                               {"clock_fallbacks", clock_fallbacks_}});
+                                               {"communicators", std::move(s.comms)},
+                                               {"unfinished", std::move(s.unfinished)},
+                                               {"without_kernel_records", s.without_kernel_records},
+                                               {"clock_fallbacks", s.clock_fallbacks}});
   StepRecord step;
   step.index = 0;
-  std::vector<OpRecord> ops = done_;
-  std::sort(ops.begin(), ops.end(),
-            [](const OpRecord& a, const OpRecord& b) { return a.start_ns < b.start_ns; });
   if (!ops.empty()) {
     step.start_ns = ops.front().start_ns;
     step.end_ns = ops.front().end_ns;
@@ -403,26 +503,70 @@ RankTimeline Process::timeline_locked() const {
   return t;
 }
 
+namespace {
+
+// Appends `more` to `ops`, keeping them ordered by start.
+void merge_by_start(std::vector<OpRecord>& ops, std::vector<OpRecord> more) {
+  const auto by_start = [](const OpRecord& a, const OpRecord& b) {
+    return a.start_ns < b.start_ns;
+  };
+  std::stable_sort(more.begin(), more.end(), by_start);
+  const auto middle = static_cast<std::ptrdiff_t>(ops.size());
+  ops.insert(ops.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  std::inplace_merge(ops.begin(), ops.begin() + middle, ops.end(), by_start);
+}
+
+}  // namespace
+
+RankTimeline Process::timeline() {
+  std::lock_guard<std::mutex> writing(write_mutex_);
+  Snapshot s;
+  {
+    std::lock_guard<HotMutex> lock(mutex_);
+    s = snapshot_locked(false);
+  }
+  std::vector<OpRecord> more;
+  more.reserve(s.done.size());
+  for (const Done& d : s.done) more.push_back(record(d, s.names));
+  std::vector<OpRecord> ops = written_;
+  merge_by_start(ops, std::move(more));
+  return build(s, ops);
+}
+
 void Process::flush() {
   // One flush at a time (the flusher and a communicator's finalize may both flush): otherwise an
   // older snapshot could be written over a newer one and stay, nothing being dirty any more.
+  // NCCL's threads wait for the lock only while the new operations are taken (a swap) and the
+  // few in flight listed; they are made into records and written outside it.
   std::lock_guard<std::mutex> writing(write_mutex_);
-  RankTimeline t;
+  Snapshot s;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<HotMutex> lock(mutex_);
     if (!dirty_) return;
-    t = timeline_locked();
+    s = snapshot_locked(true);
     dirty_ = false;  // what changes from here on is written by the next flush
   }
+  std::vector<OpRecord> more;
+  more.reserve(s.done.size());
+  for (const Done& d : s.done) more.push_back(record(d, s.names));
+  merge_by_start(written_, std::move(more));
+  RankTimeline t = build(s, written_);  // lends written_ to the timeline
   try {
     std::error_code ec;
     std::filesystem::create_directories(options_.out_dir, ec);  // a failure shows in the write
     write_rank_file(options_.out_dir, t, options_.format);
   } catch (...) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    written_ = std::move(t.steps[0].ops);
+    std::lock_guard<HotMutex> lock(mutex_);
     dirty_ = true;  // not written: the next flush tries again
+    s.done.clear();
+    spare_.swap(s.done);
     throw;
   }
+  written_ = std::move(t.steps[0].ops);
+  s.done.clear();
+  std::lock_guard<HotMutex> lock(mutex_);
+  spare_.swap(s.done);
 }
 
 Process& process() {

@@ -6,14 +6,14 @@
 // them directly with event sequences.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -31,18 +31,28 @@ struct CommInfo {
   int rank = 0;  ///< in the communicator
 };
 
-/// A collective or point-to-point call as NCCL's Coll or P2p event describes it.
+/// A collective or point-to-point call as NCCL's Coll or P2p event describes it. The names
+/// are read during start_op only (NCCL's own strings, or the caller's).
 struct OpInfo {
   bool p2p = false;
-  std::string func;       ///< "AllReduce", "Send", ...
-  std::uint64_t seq = 0;  ///< the collective's sequence number in its communicator
+  std::string_view func;  ///< "AllReduce", "Send", ...
+  /// NCCL's sequence number: NCCL counts each communicator's collectives per function (its
+  /// first all-gather and its first broadcast are both #0), so the plugin numbers them itself.
+  std::uint64_t seq = 0;
   std::size_t count = 0;
-  std::string datatype;  ///< "ncclBfloat16", ...
+  std::string_view datatype;  ///< "ncclBfloat16", ...
   int root = -1;
   int peer = -1;
   int channels = 0;  ///< nChannels: kernel channel events to expect
-  std::string algo, proto;
+  std::string_view algo, proto;
   bool graph_captured = false;
+};
+
+/// Which of NCCL's events the plugin asks for (COMMPROF_PLUGIN_EVENTS).
+enum class EventSet {
+  kKernels,  ///< calls and their kernel channels: the GPU's times (the default)
+  kCalls,    ///< calls only: no GPU times, nothing recorded (what NCCL's delivery costs)
+  kNone,     ///< nothing: the plugin loaded and idle (what loading it costs)
 };
 
 struct Options {
@@ -51,6 +61,7 @@ struct Options {
   RankFileFormat format = RankFileFormat::kJson;
   int global_rank = -1;  ///< from the launcher's environment; -1: the first communicator's
   int world_size = -1;
+  EventSet events = EventSet::kKernels;
   /// Host steady-clock and realtime clock readings (ns); tests replace them.
   std::function<std::int64_t()> steady_ns;
   std::function<std::int64_t()> realtime_ns;
@@ -59,27 +70,71 @@ struct Options {
 
 class Process;
 
+/// The lock NCCL's threads share in the plugin: a spin lock. Every hold on NCCL's path is a few
+/// tens of nanoseconds, less than a system call, let alone the wake-up of a thread that went to
+/// sleep on a mutex; a waiter that has spun a while yields its core (a holder may be preempted).
+class HotMutex {
+ public:
+  void lock() {
+    while (locked_.exchange(true, std::memory_order_acquire)) {
+      for (int spins = 0; locked_.load(std::memory_order_relaxed);) {
+        if (++spins == 128) {
+          std::this_thread::yield();
+          spins = 0;
+        }
+      }
+    }
+  }
+  void unlock() { locked_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> locked_{false};
+};
+
 /// A communicator's context (init's `context`).
 struct Comm {
   Process* process = nullptr;
   CommInfo info;
+  std::string name;  ///< as the rank file names it: info.name, or "comm-<hash>"
   bool finalized = false;
+  std::int64_t collectives = 0;  ///< started so far: the next collective's sequence number
+  /// Transfers so far to (sends) and from (recvs) each peer, by peer rank + 1.
+  std::vector<std::int64_t> sends, recvs;
 };
 
-/// An event handle: a collective or p2p operation, or one of its kernel channels.
+/// An operation's handle: a collective or point-to-point call. Handles come from a pool and go
+/// back to it 4096 completions after their own, so they stay valid memory for the life of the
+/// process (NCCL may name a completed operation as a channel's parent).
 struct Event {
-  enum class Kind { kOp, kChannel } kind = Kind::kOp;
   Comm* comm = nullptr;
-  OpInfo op;
-  std::int64_t enqueue_ns = 0;                    ///< host steady clock
-  std::int64_t gpu_start_ns = 0, gpu_end_ns = 0;  ///< host steady clock, from the channels
+  // The operation, as NCCL described it; names as indices into the process's name table.
+  bool p2p = false;
+  bool send = false;  ///< a point-to-point send (else a receive)
+  bool graph = false;
+  std::uint16_t func = 0, datatype = 0, algo = 0, proto = 0;
+  std::uint64_t count = 0;
+  int peer = -1;
+  int channels = 0;             ///< NCCL's nChannels
+  std::uint64_t nccl_seq = 0;   ///< NCCL's number (per communicator and function)
+  std::int64_t seq = 0;         ///< the plugin's: per communicator, or per pair for transfers
+  std::int64_t enqueue_ns = 0;  ///< host steady clock
+  /// The channels' first start and last stop as the GPU's globaltimer gave them (moved onto the
+  /// host's clock once, at completion).
+  std::int64_t first_ptimer = 0, last_ptimer = 0;
   int channels_started = 0, channels_stopped = 0;
-  bool enqueued = false;          ///< NCCL's stopEvent on the op: its host call has returned
-  bool done = false;              ///< recorded (or counted); the handle is kept a while, then freed
-  Event* parent = nullptr;        ///< a channel's operation
-  std::string pair_comm;          ///< point-to-point: "<comm>/<from>><to>", what both ends match on
-  std::int64_t start_ptimer = 0;  ///< a channel's GPU start, as the GPU's globaltimer gave it
+  bool enqueued = false;  ///< NCCL's stopEvent on the op: its host call has returned
+  bool done = false;      ///< recorded (or counted); the handle is kept a while, then reused
+  Event* prev = nullptr;  ///< in flight: the neighbours in Process's list; free: next
+  Event* next = nullptr;
 };
+
+/// A kernel channel's handle, never dereferenced: its operation's address with the low bit set
+/// (an Event is aligned to 8), or one fixed odd address for a channel reported after its
+/// operation was complete. A channel so costs no allocation and nothing to release.
+struct Channel;
+inline bool is_channel(const void* handle) {
+  return (reinterpret_cast<std::uintptr_t>(handle) & 1u) != 0;
+}
 
 /// The plugin's ranks run in jobs commprof does not launch, so it cannot measure how far their
 /// hosts' clocks are apart as `commprof run` does. Its files put every rank on its host's
@@ -97,39 +152,64 @@ class Process {
   Process& operator=(const Process&) = delete;
 
   Comm* init_comm(const CommInfo& info);
+  EventSet events() const { return options_.events; }
   void finalize_comm(Comm* comm);
 
   Event* start_op(Comm* comm, const OpInfo& op);
   /// NCCL's stopEvent of an operation: enqueued (its end is its channels' last stop).
   void op_enqueued(Event* op);
   /// A kernel channel of `parent` started at `ptimer` (the GPU's globaltimer, ns).
-  Event* start_channel(Event* parent, std::uint64_t ptimer);
-  void channel_stopped(Event* channel, std::uint64_t ptimer);
-  /// NCCL's stopEvent of a channel: the handle is released.
-  void release_channel(Event* channel);
+  Channel* start_channel(Event* parent, std::uint64_t ptimer);
+  /// Its KernelChStop state: stopped at `ptimer`. NCCL's stopEvent of a channel needs nothing.
+  void channel_stopped(Channel* channel, std::uint64_t ptimer);
 
   /// Writes the rank file now (atomically) if anything changed since the last write; after a
   /// failed write, the next flush tries again.
   void flush();
   /// The rank file as it would be written now (tests); changes nothing.
-  RankTimeline timeline() const;
+  RankTimeline timeline();
   std::string path() const;
 
  private:
+  /// A completed operation, kept compact until a flush turns it into an OpRecord.
+  struct Done {
+    const Comm* comm;
+    bool p2p, send, graph;
+    std::uint16_t func, datatype, algo, proto;
+    int peer, channels;
+    std::uint64_t count;
+    std::int64_t seq, start_ns, end_ns, enqueue_ns;
+  };
+  /// What a flush or a query takes from the shared state under the lock; turned into the rank
+  /// file outside it.
+  struct Snapshot;
+
+  Event* take_event_locked();
+  void free_event_locked(Event* e);
+  /// The index of `name` in names_, added if new; `hint`: where the same field's last name was.
+  std::uint16_t name_locked(std::string_view name, std::uint16_t& hint);
   void complete_locked(Event* op);
-  RankTimeline timeline_locked() const;
+  Snapshot snapshot_locked(bool take_done);
+  RankTimeline build(Snapshot& s, std::vector<OpRecord>& ops) const;
+  OpRecord record(const Done& d, const std::vector<std::string>& names) const;
   std::int64_t realtime_minus_steady() const;
   void flush_loop();
 
   Options options_;
-  mutable std::mutex mutex_;
-  std::mutex write_mutex_;  // held by flush() around its snapshot and write; taken before mutex_
+  mutable HotMutex mutex_;  // the shared state below, held briefly by NCCL's threads
+  std::mutex write_mutex_;  // held by flush() and timeline() around written_; before mutex_
   std::vector<std::unique_ptr<Comm>> comms_;
-  std::vector<std::unique_ptr<Event>> in_flight_;
+  std::vector<std::unique_ptr<Event[]>> slabs_;  // every event handle ever handed out
+  Event* free_ = nullptr;                        // reusable handles, linked by `next`
+  Event in_flight_;                              // the list's head: operations not yet complete
   static constexpr std::size_t kRetiredHandles = 4096;
-  std::deque<std::unique_ptr<Event>> retired_;  // completed operations, newest last
-  std::vector<OpRecord> done_;
-  std::map<std::string, std::int64_t> p2p_seq_;  // transfers so far per (communicator, from, to)
+  std::vector<Event*> retired_;  // completed operations, a ring: the oldest is reused next
+  std::size_t retired_next_ = 0;
+  std::vector<std::string> names_{""};     // functions, types, algorithms, protocols; 0: ""
+  std::uint16_t hints_[4] = {0, 0, 0, 0};  // the last function, type, algorithm, protocol
+  std::vector<Done> done_;                 // completed since the last flush
+  std::vector<Done> spare_;                // done_'s other buffer: the flush gives it back emptied
+  std::vector<OpRecord> written_;          // every recorded operation, by start (write_mutex_)
   std::int64_t without_kernel_records_ = 0;
   std::int64_t clock_fallbacks_ = 0;
   std::int64_t offset_ = 0;          // realtime minus steady clock (ns)
@@ -137,6 +217,7 @@ class Process {
   int rank_ = -1;
   int world_ = -1;
   bool dirty_ = false;
+  std::mutex stop_mutex_;  // the flush thread's sleep and its end
   bool stopping_ = false;
   std::condition_variable wake_;
   std::thread flusher_;
@@ -147,7 +228,8 @@ class Process {
 /// COMMPROF_PLUGIN_FLUSH_S (default 5), COMMPROF_PLUGIN_RANK_FILE_FORMAT (json, the default, or
 /// zstd: rank_file.hpp's RankFileFormat), the rank from RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK,
 /// PMI_RANK or SLURM_PROCID and the world size from WORLD_SIZE, OMPI_COMM_WORLD_SIZE or
-/// SLURM_NTASKS.
+/// SLURM_NTASKS, and the events to ask NCCL for from COMMPROF_PLUGIN_EVENTS (kernels, the
+/// default; calls; none).
 Process& process();
 Options options_from_environment();
 

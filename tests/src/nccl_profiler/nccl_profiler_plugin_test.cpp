@@ -73,15 +73,17 @@ void channels_v5(NcclProfilerV5* p, void* ctx, void* op, int channels, std::uint
   }
 }
 
-// One collective through the v5 table: its Coll event, NCCL's stop at enqueue, then `channels`
-// kernel channels that start and (unless `hang`) stop 20 µs later.
-void allreduce_v5(NcclProfilerV5* p, void* ctx, std::uint64_t seq, int channels, bool hang) {
+// One collective through the v5 table: its Coll event (NCCL's function, count, type and its
+// sequence number, which NCCL counts per communicator and function), NCCL's stop at enqueue,
+// then `channels` kernel channels that start and (unless `hang`) stop 20 µs later.
+void collective_v5(NcclProfilerV5* p, void* ctx, const char* func, std::size_t count,
+                   const char* datatype, std::uint64_t nccl_seq, int channels, bool hang) {
   NcclEventDescrV5 d{};
   d.type = kNcclProfileColl;
-  d.coll.v4.seqNumber = seq;
-  d.coll.v4.func = "AllReduce";
-  d.coll.v4.count = 1 << 20;
-  d.coll.v4.datatype = "ncclFloat32";
+  d.coll.v4.seqNumber = nccl_seq;
+  d.coll.v4.func = func;
+  d.coll.v4.count = count;
+  d.coll.v4.datatype = datatype;
   d.coll.v4.nChannels = static_cast<std::uint8_t>(channels);
   d.coll.v4.algo = "RING";
   d.coll.v4.proto = "SIMPLE";
@@ -89,6 +91,10 @@ void allreduce_v5(NcclProfilerV5* p, void* ctx, std::uint64_t seq, int channels,
   CHILD_CHECK(p->startEvent(ctx, &op, &d) == kNcclSuccess && op != nullptr, 11);
   CHILD_CHECK(p->stopEvent(op) == kNcclSuccess, 12);
   channels_v5(p, ctx, op, channels, gpu_now(), 20'000, hang);  // channels start with the kernel
+}
+
+void allreduce_v5(NcclProfilerV5* p, void* ctx, std::uint64_t seq, int channels, bool hang) {
+  collective_v5(p, ctx, "AllReduce", 1 << 20, "ncclFloat32", seq, channels, hang);
 }
 
 // Rank `rank` of 3: dp0 all-reduces #0..#3; ranks 0 and 1 also start #4, whose kernel never
@@ -208,6 +214,110 @@ TEST(NcclProfilerPlugin, ThreeRanksThroughV5AndAHangNamedByReport) {
       << "warnings: " << ::testing::PrintToString(report.warnings);
 }
 
+// The first collectives of PyTorch DDP on its process group, with NCCL's numbers: the
+// parameter count all-gathered (one int64 per rank, all-gather #0), the shapes and the module's
+// state broadcast (broadcasts #0 and #1), the bucket order broadcast twice when DDP rebuilds its
+// buckets (#2, #3), then the gradients' all-reduces (#0, #1, ...). A DDP job's report warned of
+// "4 collectives that differ across ranks (the first an all-gather of 16 B on seq 0)": the
+// files had numbered them NCCL's way, and each of #0..#3 met calls of two or three kinds.
+TEST(NcclProfilerPlugin, DdpsFirstCollectivesMatchOnTwoRanks) {
+  const std::string dir = fresh_dir("plugin_ddp");
+  for (int rank = 0; rank < 2; ++rank) {
+    const int code = run_child([&] {
+      setenv("COMMPROF_PLUGIN_OUT", dir.c_str(), 1);
+      setenv("RANK", std::to_string(rank).c_str(), 1);
+      setenv("WORLD_SIZE", "2", 1);
+      void* so = open_plugin();
+      auto* p = static_cast<NcclProfilerV5*>(dlsym(so, "ncclProfiler_v5"));
+      CHILD_CHECK(p != nullptr, 50);
+      void* ctx = nullptr;
+      int mask = 0;
+      CHILD_CHECK(p->init(&ctx, 0xddb, &mask, nullptr, 1, 2, rank, nullptr) == kNcclSuccess, 51);
+      collective_v5(p, ctx, "AllGather", 1, "ncclInt64", 0, 1, false);
+      collective_v5(p, ctx, "Broadcast", 24, "ncclInt64", 0, 1, false);
+      collective_v5(p, ctx, "Broadcast", 400'000, "ncclBfloat16", 1, 2, false);
+      collective_v5(p, ctx, "Broadcast", 17, "ncclInt32", 2, 1, false);
+      collective_v5(p, ctx, "Broadcast", 2, "ncclInt32", 3, 1, false);
+      for (std::uint64_t seq = 0; seq < 6; ++seq) {
+        collective_v5(p, ctx, "AllReduce", 200'000, "ncclBfloat16", seq, 2, false);
+      }
+      CHILD_CHECK(p->finalize(ctx) == kNcclSuccess, 52);
+    });
+    ASSERT_EQ(code, 0) << "rank " << rank;
+  }
+  const Report report = reduce_rank_files(expand_rank_inputs({dir}), ReduceOptions{});
+  for (const std::string& w : report.warnings) {
+    EXPECT_EQ(w.find("differ across ranks"), std::string::npos) << w;
+  }
+  ASSERT_EQ(report.instances.size(), 11u);
+  for (const CollectiveInstance& in : report.instances) {
+    EXPECT_EQ(in.comm, "comm-0000000000000ddb");
+    EXPECT_EQ(in.ranks_seen, 2) << "#" << in.seq;
+    EXPECT_TRUE(in.consistent) << "#" << in.seq;
+  }
+  const auto at = [&](std::int64_t seq) {
+    return std::find_if(report.instances.begin(), report.instances.end(),
+                        [&](const CollectiveInstance& in) { return in.seq == seq; });
+  };
+  ASSERT_NE(at(0), report.instances.end());
+  EXPECT_EQ(at(0)->collective, "allgather");
+  EXPECT_EQ(at(0)->bytes, 16u) << "one int64 from each of 2 ranks";
+  ASSERT_NE(at(4), report.instances.end());
+  EXPECT_EQ(at(4)->collective, "broadcast");
+  ASSERT_NE(at(10), report.instances.end());
+  EXPECT_EQ(at(10)->collective, "allreduce");
+}
+
+// COMMPROF_PLUGIN_EVENTS: what the plugin asks NCCL for, to measure what NCCL's delivery of the
+// events costs by difference. `calls`: the calls without their kernel channels (nothing timed:
+// each call counted as without kernel records, none left unfinished); `none`: nothing.
+TEST(NcclProfilerPlugin, EventsNarrowWhatNcclIsAskedFor) {
+  struct Case {
+    const char* events;
+    int mask;
+  };
+  const int calls = static_cast<int>(kNcclProfileColl | kNcclProfileP2p | kNcclProfileCollApi |
+                                     kNcclProfileP2pApi);
+  const Case cases[] = {
+      {"kernels", calls | static_cast<int>(kNcclProfileKernelCh)}, {"calls", calls}, {"none", 0}};
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.events);
+    const std::string dir = fresh_dir(std::string("plugin_events_") + k.events);
+    const int code = run_child([&] {
+      setenv("COMMPROF_PLUGIN_OUT", dir.c_str(), 1);
+      setenv("COMMPROF_PLUGIN_EVENTS", k.events, 1);
+      setenv("RANK", "0", 1);
+      void* so = open_plugin();
+      auto* p = static_cast<NcclProfilerV5*>(dlsym(so, "ncclProfiler_v5"));
+      CHILD_CHECK(p != nullptr, 60);
+      void* ctx = nullptr;
+      int mask = -1;
+      CHILD_CHECK(p->init(&ctx, 0x3, &mask, "dp0", 1, 2, 0, nullptr) == kNcclSuccess, 61);
+      CHILD_CHECK(mask == k.mask, 62);
+      if ((mask & kNcclProfileKernelCh) != 0) {
+        collective_v5(p, ctx, "AllReduce", 1024, "ncclFloat32", 0, 2, false);
+      } else if (mask != 0) {  // the call on 2 channels, which NCCL then does not report
+        NcclEventDescrV5 d{};
+        d.type = kNcclProfileColl;
+        d.coll.v4.func = "AllReduce";
+        d.coll.v4.count = 1024;
+        d.coll.v4.datatype = "ncclFloat32";
+        d.coll.v4.nChannels = 2;
+        void* op = nullptr;
+        CHILD_CHECK(p->startEvent(ctx, &op, &d) == kNcclSuccess && op != nullptr, 64);
+        CHILD_CHECK(p->stopEvent(op) == kNcclSuccess, 65);
+      }
+      CHILD_CHECK(p->finalize(ctx) == kNcclSuccess, 63);
+    });
+    ASSERT_EQ(code, 0);
+    const RankTimeline t = read_rank_file(dir + "/rank-0.json");
+    const std::string events = k.events;
+    EXPECT_EQ(t.steps.at(0).ops.size(), events == "kernels" ? 1u : 0u);
+    EXPECT_EQ(t.config.json().at("without_kernel_records"), events == "calls" ? 1 : 0);
+    EXPECT_EQ(t.config.json().at("unfinished").size(), 0u);
+  }
+}
+
 TEST(NcclProfilerPlugin, V4TakesItsOwnInitOrder) {
   const std::string dir = fresh_dir("plugin_v4");
   const int code = run_child([&] {
@@ -251,7 +361,7 @@ TEST(NcclProfilerPlugin, V4TakesItsOwnInitOrder) {
   ASSERT_EQ(t.steps.at(0).ops.size(), 1u);
   const OpRecord& op = t.steps[0].ops[0];
   EXPECT_EQ(op.comm, "tp1");
-  EXPECT_EQ(op.seq, 9);
+  EXPECT_EQ(op.seq, 0) << "tp1's first collective (NCCL's 9 counts its all-gathers alone)";
   EXPECT_EQ(op.bytes, 100u * 2 * 2);
   EXPECT_EQ(op.dtype, "ncclBfloat16");
   EXPECT_EQ(op.count, 100u);

@@ -57,10 +57,9 @@ std::string own_dir(const std::string& name) {
 void complete_one(Process& p, Comm* comm, const OpInfo& op, Clocks& c) {
   Event* e = p.start_op(comm, op);
   p.op_enqueued(e);
-  Event* ch = p.start_channel(e, static_cast<std::uint64_t>(c.gpu(c.steady)));
+  Channel* ch = p.start_channel(e, static_cast<std::uint64_t>(c.gpu(c.steady)));
   c.steady += 1'000;
   p.channel_stopped(ch, static_cast<std::uint64_t>(c.gpu(c.steady)));
-  p.release_channel(ch);
 }
 
 TEST(NcclProfilerCore, AnOperationSpansItsChannelsOnTheHostClock) {
@@ -70,13 +69,11 @@ TEST(NcclProfilerCore, AnOperationSpansItsChannelsOnTheHostClock) {
   Event* op = p.start_op(dp, allreduce(7, 2));  // enqueued at steady 1 ms
   p.op_enqueued(op);
   c.steady += 50'000;
-  Event* ch0 = p.start_channel(op, static_cast<std::uint64_t>(c.gpu(1'020'000)));
-  Event* ch1 = p.start_channel(op, static_cast<std::uint64_t>(c.gpu(1'010'000)));
+  Channel* ch0 = p.start_channel(op, static_cast<std::uint64_t>(c.gpu(1'020'000)));
+  Channel* ch1 = p.start_channel(op, static_cast<std::uint64_t>(c.gpu(1'010'000)));
   c.steady += 100'000;
   p.channel_stopped(ch1, static_cast<std::uint64_t>(c.gpu(1'090'000)));
-  p.release_channel(ch1);
   p.channel_stopped(ch0, static_cast<std::uint64_t>(c.gpu(1'080'000)));
-  p.release_channel(ch0);
   const RankTimeline t = p.timeline();
   EXPECT_EQ(t.rank, 3);
   EXPECT_EQ(t.world_size, 8);
@@ -88,7 +85,7 @@ TEST(NcclProfilerCore, AnOperationSpansItsChannelsOnTheHostClock) {
   EXPECT_EQ(r.category, Category::kComm);
   EXPECT_EQ(r.comm, "dp0");
   EXPECT_EQ(r.comm_size, 4);
-  EXPECT_EQ(r.seq, 7);
+  EXPECT_EQ(r.seq, 0) << "the communicator's first collective, whatever NCCL's number";
   EXPECT_EQ(r.bytes, 2048u);
   EXPECT_EQ(r.start_ns, 1'010'000);  // the earlier channel's start
   EXPECT_EQ(r.end_ns, 1'090'000);    // the later channel's stop
@@ -115,10 +112,9 @@ TEST(NcclProfilerCore, RanksOfTwoHostsMeetOnTheRealtimeClock) {
     Event* op = p.start_op(world, allreduce(0, 1));
     p.op_enqueued(op);
     steady += 10'000;
-    Event* ch = p.start_channel(op, static_cast<std::uint64_t>(kUtc + 5'000));
+    Channel* ch = p.start_channel(op, static_cast<std::uint64_t>(kUtc + 5'000));
     steady += 30'000;
     p.channel_stopped(ch, static_cast<std::uint64_t>(kUtc + 25'000));
-    p.release_channel(ch);
     const RankTimeline t = p.timeline();
     ASSERT_EQ(t.steps.at(0).ops.size(), 1u);
     EXPECT_EQ(t.clock_offset_ns, kUtc - boot - kRealtimeEpochNs) << "host " << host;
@@ -136,10 +132,9 @@ TEST(NcclProfilerCore, ChannelsBeforeTheEnqueueAndAllGathersBytes) {
   ag.func = "AllGather";
   ag.datatype = "ncclFloat32";
   Event* op = p.start_op(tp, ag);
-  Event* ch = p.start_channel(op, static_cast<std::uint64_t>(c.gpu(1'000'100)));
+  Channel* ch = p.start_channel(op, static_cast<std::uint64_t>(c.gpu(1'000'100)));
   c.steady += 10'000;
   p.channel_stopped(ch, static_cast<std::uint64_t>(c.gpu(1'005'000)));
-  p.release_channel(ch);
   EXPECT_EQ(p.timeline().steps[0].ops.size(), 0u) << "not complete before NCCL's stop";
   p.op_enqueued(op);
   const RankTimeline t = p.timeline();
@@ -162,7 +157,8 @@ TEST(NcclProfilerCore, UnfinishedAndRecordlessOperationsAreNamedNotTimed) {
   const auto& cfg = t.config.json();
   ASSERT_EQ(cfg.at("unfinished").size(), 1u);
   EXPECT_EQ(cfg.at("unfinished").at(0).at("comm"), "dp0");
-  EXPECT_EQ(cfg.at("unfinished").at(0).at("seq"), 4);
+  EXPECT_EQ(cfg.at("unfinished").at(0).at("seq"), 0);
+  EXPECT_EQ(cfg.at("unfinished").at(0).at("nccl_seq"), 4);
   EXPECT_EQ(cfg.at("unfinished").at(0).at("collective"), "allreduce");
   EXPECT_EQ(cfg.at("without_kernel_records"), 1);
   EXPECT_EQ(cfg.at("communicators").at(0).at("name"), "dp0");
@@ -174,7 +170,7 @@ TEST(NcclProfilerCore, ATimerOffTheHostClockFallsBackToWhatTheHostSaw) {
   Comm* dp = p.init_comm({"dp0", 1, 1, 2, 0});
   Event* op = p.start_op(dp, allreduce(0, 1));
   p.op_enqueued(op);
-  Event* ch = p.start_channel(op, 12345);  // a globaltimer on another epoch
+  Channel* ch = p.start_channel(op, 12345);  // a globaltimer on another epoch
   c.steady += 70'000;
   p.channel_stopped(ch, 12999);
   const RankTimeline t = p.timeline();
@@ -182,6 +178,38 @@ TEST(NcclProfilerCore, ATimerOffTheHostClockFallsBackToWhatTheHostSaw) {
   EXPECT_EQ(t.steps[0].ops[0].start_ns, 1'000'000);  // the call
   EXPECT_EQ(t.steps[0].ops[0].end_ns, 1'070'000);    // the stop's arrival
   EXPECT_EQ(t.config.json().at("clock_fallbacks"), 1);
+}
+
+// NCCL numbers a communicator's collectives per function (comm->seqNumber[func]): DDP's first
+// calls on its group are an all-gather #0 (the parameter count), broadcasts #0 and #1 (shapes,
+// then the module's state) and all-reduces #0 and #1 (gradients). Matched across ranks by
+// (communicator, NCCL's number), three different calls would meet at #0. The plugin numbers
+// them in the order they are called, which every rank shares: 0 to 4.
+TEST(NcclProfilerCore, CollectivesAreNumberedPerCommunicatorNotPerFunction) {
+  Clocks c;
+  Process p(test_options(c));
+  Comm* world = p.init_comm({"world", 7, 1, 2, 0});
+  Comm* other = p.init_comm({"other", 8, 1, 2, 0});
+  const std::pair<const char*, std::uint64_t> calls[] = {
+      {"AllGather", 0}, {"Broadcast", 0}, {"Broadcast", 1}, {"AllReduce", 0}, {"AllReduce", 1}};
+  for (const auto& [func, nccl_seq] : calls) {
+    OpInfo op = allreduce(nccl_seq, 1);
+    op.func = func;
+    complete_one(p, world, op, c);
+  }
+  complete_one(p, other, allreduce(0, 1), c);  // another communicator counts from 0
+  const RankTimeline t = p.timeline();
+  ASSERT_EQ(t.steps.at(0).ops.size(), 6u);
+  for (std::size_t i = 0; i < 5; ++i) {
+    const OpRecord& r = t.steps[0].ops[i];
+    EXPECT_EQ(r.comm, "world");
+    EXPECT_EQ(r.seq, static_cast<std::int64_t>(i)) << r.collective;
+  }
+  EXPECT_EQ(t.steps[0].ops[0].collective, "allgather");
+  EXPECT_EQ(t.steps[0].ops[2].collective, "broadcast");
+  EXPECT_EQ(t.steps[0].ops[4].collective, "allreduce");
+  EXPECT_EQ(t.steps[0].ops[5].comm, "other");
+  EXPECT_EQ(t.steps[0].ops[5].seq, 0);
 }
 
 // A send is matched with its receive as a collective of the pair: the k-th transfer from rank s
@@ -199,7 +227,7 @@ TEST(NcclProfilerCore, PointToPointIsAPairsCollective) {
   send.channels = 1;
   Event* op = p.start_op(pp, send);
   p.op_enqueued(op);
-  Event* ch = p.start_channel(op, static_cast<std::uint64_t>(c.gpu(1'000'000)));
+  Channel* ch = p.start_channel(op, static_cast<std::uint64_t>(c.gpu(1'000'000)));
   p.channel_stopped(ch, static_cast<std::uint64_t>(c.gpu(1'000'500)));
   const RankTimeline t = p.timeline();
   ASSERT_EQ(t.steps[0].ops.size(), 1u);
@@ -217,7 +245,7 @@ TEST(NcclProfilerCore, PointToPointIsAPairsCollective) {
   p.op_enqueued(again);
   std::int64_t at = 1'001'000;
   for (Event* e : {r, again}) {
-    Event* ch2 = p.start_channel(e, static_cast<std::uint64_t>(c.gpu(at)));
+    Channel* ch2 = p.start_channel(e, static_cast<std::uint64_t>(c.gpu(at)));
     p.channel_stopped(ch2, static_cast<std::uint64_t>(c.gpu(at + 1'000)));
     at += 2'000;
   }
@@ -279,19 +307,17 @@ TEST(NcclProfilerCore, AChannelReportedAfterItsOperationCompletedChangesNothing)
   p.op_enqueued(bare);
   Event* timed = p.start_op(dp, allreduce(1, 1));
   p.op_enqueued(timed);
-  Event* ch = p.start_channel(timed, static_cast<std::uint64_t>(c.gpu(1'000'100)));
+  Channel* ch = p.start_channel(timed, static_cast<std::uint64_t>(c.gpu(1'000'100)));
   c.steady += 1'000;
   p.channel_stopped(ch, static_cast<std::uint64_t>(c.gpu(1'000'900)));
-  p.release_channel(ch);
   // 4094 operations more complete: `bare` is the oldest of the newest 4096.
   for (int i = 0; i < 4094; ++i) p.op_enqueued(p.start_op(dp, allreduce(2 + i, 0)));
 
   c.steady += 10'000;
   for (Event* parent : {bare, timed}) {
-    Event* late = p.start_channel(parent, static_cast<std::uint64_t>(c.gpu(1'005'000)));
+    Channel* late = p.start_channel(parent, static_cast<std::uint64_t>(c.gpu(1'005'000)));
     c.steady += 1'000;
     p.channel_stopped(late, static_cast<std::uint64_t>(c.gpu(1'006'000)));
-    p.release_channel(late);
     p.op_enqueued(parent);
   }
   const RankTimeline t = p.timeline();
