@@ -8,11 +8,11 @@
 # source run's own collectives); every output under $OUT.
 #
 #   scripts/project-bench.sh                     BUILD=build/host OUT=./project-bench-out
-#   BACKEND=cuda BUILD=build/cuda FIT_NPS="1 2" SRC_NP=2 DST_NP=8 scripts/project-bench.sh
+#   BACKEND=cuda BUILD=build/cuda FIT_NPS=2 SRC_NP=2 DST_NP=8 scripts/project-bench.sh
 #
 # Environment: BACKEND (host or cuda, default host), BUILD (a build with bin commprof, default
 # build/$BACKEND), OUT (default ./project-bench-out, emptied first), FIT_NPS (the ranks of each
-# link-model sweep, default "2 4"), SRC_NP (ranks of the measured runs, default 4), DST_NP (ranks
+# link-model sweep, default "2 4"; 2 or more each, as bench --fit-links needs), SRC_NP (ranks of the measured runs, default 4), DST_NP (ranks
 # predicted and run, default 8), STEPS and WARMUP (measured and warm-up steps of every run,
 # default 5 and 2), CASES (default "dp tp pp hybrid"), MODEL_ARGS (default the tiny model, h 128,
 # FFN 512, seq 64, float, with 8 layers, 8 heads and 8 micro-batches, so that tp 8 and pp 8 divide
@@ -55,6 +55,12 @@ fi
 for v in SRC_NP DST_NP; do
   if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
     echo "project-bench.sh: $v must be a whole number of ranks, not '${!v}'" >&2
+    exit 2
+  fi
+done
+for np in $FIT_NPS; do
+  if ! [[ $np =~ ^[1-9][0-9]*$ ]] || [ "$np" -lt 2 ]; then
+    echo "project-bench.sh: FIT_NPS holds '$np': each sweep needs 2 ranks or more" >&2
     exit 2
   fi
 done
