@@ -216,8 +216,17 @@ SlowdownReplay replay_with_slowdown(const StepGraph& g, std::vector<std::int64_t
   }
   std::int64_t step = r.step_alone_ns;
   r.settled = false;
+  bool first = true;
   while (r.replays < max_replays) {
-    r.overlap = overlap_fractions(g, r.times, r.model.op_ns);
+    // From the second replay on, each op takes the mean of the overlap it was given and the one
+    // it got: undamped, a step can swing between two states (an op slowed out of its overlap,
+    // then sped back into it).
+    std::vector<double> phi = overlap_fractions(g, r.times, r.model.op_ns);
+    if (!first) {
+      for (std::size_t i = 0; i < phi.size(); ++i) phi[i] = (phi[i] + r.overlap[i]) / 2;
+    }
+    first = false;
+    r.overlap = std::move(phi);
     set_times(r.overlap);
     r.times = replay(g, r.model);
     ++r.replays;

@@ -103,7 +103,8 @@ struct OverlapSlowdown {
 /// A graph replayed with the slowdown: each op takes base × (1 + slope × φ), φ its overlap in the
 /// replay itself (a collective's members all take their longest member's time: it ends with its
 /// slowest). The overlap moves with the times it decides, so the replay is repeated from every op
-/// alone until the step moves by no more than 0.1%, at most `max_replays` times.
+/// alone until the step moves by no more than 0.1%, at most `max_replays` times; from the second
+/// replay on, each op is given the mean of its last two overlaps (damped, so that it settles).
 struct SlowdownReplay {
   ReplayModel model;  ///< the last durations
   GraphTimes times;
@@ -115,7 +116,7 @@ struct SlowdownReplay {
 /// `gaps` by op; `base` and `slope` by op. Throws as replay() does.
 SlowdownReplay replay_with_slowdown(const StepGraph& g, std::vector<std::int64_t> gaps,
                                     const std::vector<double>& base,
-                                    const std::vector<double>& slope, int max_replays = 8);
+                                    const std::vector<double>& slope, int max_replays = 16);
 
 /// Measures the factors from `ops` (the run's, and a baseline's), COMM against `links`.
 OverlapSlowdown measure_slowdown(const std::vector<OpObservation>& ops, const LinkModel& links);
