@@ -1,39 +1,83 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The projection's own error on the host backend (commprof project, docs/analysis.md
-# "Projection"): a link model fitted to sweeps on 2 and 4 ranks, a 4-rank run of each workload,
-# the step of 8 ranks predicted from it and measured by running it (--validate), for dp, tp, pp
-# (1F1B) and a hybrid (tp 2 x pp 2 x dp 2). Prints, per case, predicted and measured step,
-# exposed communication and overlap with the error (with the link model of the sweeps, and the
-# step once more with a link model fitted to the 4-rank run's own collectives); every output
-# under $OUT.
+# The projection's own error (commprof project, docs/analysis.md "Projection"): a link model
+# fitted to bench sweeps on FIT_NPS ranks, a SRC_NP-rank run of each workload, the step of DST_NP
+# ranks predicted from it and measured by running it (--validate), for dp, tp, pp (1F1B) and a
+# hybrid. Prints, per case, predicted and measured step, exposed communication and overlap with the
+# error (with the link model of the sweeps, and the step once more with a link model fitted to the
+# source run's own collectives); every output under $OUT.
 #
 #   scripts/project-bench.sh                     BUILD=build/host OUT=./project-bench-out
+#   BACKEND=cuda BUILD=build/cuda FIT_NPS=2 SRC_NP=2 DST_NP=8 scripts/project-bench.sh
 #
-# Environment: BUILD (a host build with bin commprof, default build/host), OUT (default
-# ./project-bench-out, emptied first), STEPS and WARMUP (measured and warm-up steps of every run,
-# default 5 and 2), CASES (default "dp tp pp hybrid"). The model: tiny (h 128, FFN 512, seq 64,
-# float) with 8 layers, 8 heads and 8 micro-batches, so that tp 8 and pp 8 divide it. Exit 0
-# when every case ran (whatever its error: the error is the measurement), 1 when a step failed
-# (its log is named), 2 without a build.
+# Environment: BACKEND (host or cuda, default host), BUILD (a build with bin commprof, default
+# build/$BACKEND), OUT (default ./project-bench-out, emptied first), FIT_NPS (the ranks of each
+# link-model sweep, default "2 4"; 2 or more each, as bench --fit-links needs), SRC_NP (ranks of the measured runs, default 4), DST_NP (ranks
+# predicted and run, default 8), STEPS and WARMUP (measured and warm-up steps of every run,
+# default 5 and 2), CASES (default "dp tp pp hybrid"), MODEL_ARGS (default the tiny model, h 128,
+# FFN 512, seq 64, float, with 8 layers, 8 heads and 8 micro-batches, so that tp 8 and pp 8 divide
+# it), OP_TIMING (default pair), BENCH_SIZES (the sweep's sizes, default "-b 1K -e 4M" on host
+# and "-b 1K -e 64M" on cuda, where a GEMM-sized gradient bucket reaches tens of MiB).
+# The cases' layouts, from the rank counts (each degree must divide the model):
+#   dp      dp=SRC_NP                          -> dp=DST_NP
+#   tp      tp=SRC_NP                          -> tp=DST_NP
+#   pp      pp=SRC_NP, 1F1B                    -> pp=DST_NP
+#   hybrid  tp=2,pp=SRC_NP/2 (tp=2 when 2)     -> tp=2,pp=2,dp=DST_NP/4 (tp=2,pp=DST_NP/2 when
+#           DST_NP is 2 mod 4, tp=2 when 2)
+# Exit 0 when every case ran (whatever its error: the error is the measurement), 1 when a step
+# failed (its log is named), 2 without a build or with settings that do not fit.
 set -euo pipefail
 
-BUILD=${BUILD:-build/host}
+BACKEND=${BACKEND:-host}
+BUILD=${BUILD:-build/$BACKEND}
 OUT=${OUT:-./project-bench-out}
 STEPS=${STEPS:-5}
 WARMUP=${WARMUP:-2}
 CASES=${CASES:-dp tp pp hybrid}
+FIT_NPS=${FIT_NPS:-2 4}
+SRC_NP=${SRC_NP:-4}
+DST_NP=${DST_NP:-8}
+MODEL_ARGS=${MODEL_ARGS:---model tiny --layers 8 --heads 8 --micro-batches 8}
+OP_TIMING=${OP_TIMING:-pair}
+case $BACKEND in
+  host) BENCH_SIZES=${BENCH_SIZES:--b 1K -e 4M} ;;
+  cuda) BENCH_SIZES=${BENCH_SIZES:--b 1K -e 64M} ;;
+  *) echo "project-bench.sh: BACKEND must be host or cuda, not '$BACKEND'" >&2; exit 2 ;;
+esac
 here=$(cd "$(dirname "$0")" && pwd)
 commprof=$BUILD/commprof
 mpi=$here/mpirun-local.sh
 if [ ! -x "$commprof" ]; then
-  echo "project-bench.sh: no $commprof: build first (cmake --preset host &&" \
-    "cmake --build --preset host) or set BUILD" >&2
+  echo "project-bench.sh: no $commprof: build first (cmake --preset $BACKEND &&" \
+    "cmake --build --preset $BACKEND) or set BUILD" >&2
   exit 2
 fi
+for v in SRC_NP DST_NP; do
+  if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
+    echo "project-bench.sh: $v must be a whole number of ranks, not '${!v}'" >&2
+    exit 2
+  fi
+done
+for np in $FIT_NPS; do
+  if ! [[ $np =~ ^[1-9][0-9]*$ ]] || [ "$np" -lt 2 ]; then
+    echo "project-bench.sh: FIT_NPS holds '$np': each sweep needs 2 ranks or more" >&2
+    exit 2
+  fi
+done
+case " $CASES " in
+  *" hybrid "*)
+    if [ $((SRC_NP % 2)) -ne 0 ] || [ $((DST_NP % 2)) -ne 0 ]; then
+      echo "project-bench.sh: the hybrid case (tp 2) needs even SRC_NP and DST_NP" \
+        "($SRC_NP, $DST_NP): set CASES without it" >&2
+      exit 2
+    fi ;;
+esac
 
-model=(--model tiny --layers 8 --heads 8 --micro-batches 8)
-run_opts=(--backend host "${model[@]}" --steps "$STEPS" --warmup-steps "$WARMUP" --op-timing pair)
+read -r -a model <<<"$MODEL_ARGS"
+read -r -a sizes <<<"$BENCH_SIZES"
+read -r -a fit_nps <<<"$FIT_NPS"
+run_opts=(--backend "$BACKEND" "${model[@]}" --steps "$STEPS" --warmup-steps "$WARMUP"
+  --op-timing "$OP_TIMING")
 rm -rf "$OUT"
 mkdir -p "$OUT"
 started=$(date +%s)
@@ -50,44 +94,58 @@ step() {
   fi
 }
 
-# 1. The link model: sweeps on 2 and 4 ranks into one file (the second keeps the first's points).
-for np in 2 4; do
-  step "bench-np$np" "$mpi" -np "$np" "$commprof" bench --backend host \
-    --ops allreduce,allgather,reducescatter,sendrecv -b 1K -e 4M -n 10 -w 3 \
+# 1. The link model: a sweep on each of FIT_NPS ranks into one file (each keeps the earlier
+# sweeps' points).
+last_fit=
+for np in "${fit_nps[@]}"; do
+  step "bench-np$np" "$mpi" -np "$np" "$commprof" bench --backend "$BACKEND" \
+    --ops allreduce,allgather,reducescatter,sendrecv "${sizes[@]}" -n 10 -w 3 \
     --fit-links "$OUT/links.json"
+  last_fit=$OUT/bench-np$np.log
 done
-sed -n '/^# link model/,$p' "$OUT/bench-np4.log" | grep '^#'
+[ -n "$last_fit" ] && { sed -n '/^# link model/,$p' "$last_fit" | grep '^#' || true; }
 
-# 2. Per case: a 4-rank run, then 8 ranks predicted and run.
+# 2. Per case: a SRC_NP-rank run, then DST_NP ranks predicted and run.
 source_args() {
   case $1 in
     dp) echo "--workload dp" ;;
     tp) echo "--workload tp" ;;
     pp) echo "--workload pp --schedule 1f1b" ;;
-    hybrid) echo "--workload hybrid --tp 2 --pp 2" ;;
+    hybrid)
+      echo "--workload hybrid --tp 2 --pp $((SRC_NP / 2))" ;;
     *) echo "project-bench.sh: unknown case '$1' (dp, tp, pp, hybrid)" >&2; exit 2 ;;
   esac
 }
 target_layout() {
   case $1 in
-    dp) echo "dp=8" ;;
-    tp) echo "tp=8" ;;
-    pp) echo "pp=8" ;;
-    hybrid) echo "tp=2,pp=2,dp=2" ;;
+    dp) echo "dp=$DST_NP" ;;
+    tp) echo "tp=$DST_NP" ;;
+    pp) echo "pp=$DST_NP" ;;
+    hybrid)
+      local rest=$((DST_NP / 2))
+      if [ $((rest % 2)) -eq 0 ]; then
+        echo "tp=2,pp=2,dp=$((rest / 2))"
+      else
+        echo "tp=2,pp=$rest"
+      fi ;;
   esac
 }
 for c in $CASES; do
   read -r -a args <<<"$(source_args "$c")"
-  step "$c-run4" "$mpi" -np 4 "$commprof" run "${run_opts[@]}" "${args[@]}" --out "$OUT/$c-4"
-  step "$c-project8" "$mpi" -np 8 "$commprof" project "$OUT/$c-4" --layout "$(target_layout "$c")" \
-    --links "$OUT/links.json" --validate --validate-out "$OUT/$c-8" --backend host
-  # The same prediction with the link model fitted to the 4-rank run's own collectives instead.
-  step "$c-own8" "$commprof" project "$OUT/$c-4" --layout "$(target_layout "$c")"
+  target=$(target_layout "$c")
+  step "$c-run$SRC_NP" "$mpi" -np "$SRC_NP" "$commprof" run "${run_opts[@]}" "${args[@]}" \
+    --out "$OUT/$c-$SRC_NP"
+  step "$c-project$DST_NP" "$mpi" -np "$DST_NP" "$commprof" project "$OUT/$c-$SRC_NP" \
+    --layout "$target" --links "$OUT/links.json" --validate --validate-out "$OUT/$c-$DST_NP" \
+    --backend "$BACKEND"
+  # The same prediction with the link model fitted to the source run's own collectives instead.
+  step "$c-own$DST_NP" "$commprof" project "$OUT/$c-$SRC_NP" --layout "$target"
 done
 
 # 3. The table: each case's validation rows.
 echo
-echo "# commprof project on the host backend: fitted on 2 and 4 ranks (links), 4-rank runs, 8 ranks"
+echo "# commprof project on the $BACKEND backend: fitted on ${FIT_NPS// / and } ranks (links)," \
+  "$SRC_NP-rank runs, $DST_NP ranks"
 echo "# predicted against measured ($STEPS steps after $WARMUP warm-up each; $(nproc) cores)"
 printf '%-8s %-16s %-18s %12s %12s %10s\n' case target figure predicted measured error
 for c in $CASES; do
@@ -109,6 +167,6 @@ for c in $CASES; do
         printf "%-8s %-16s %-18s %12s %12s %+9.1f%%\n", c, t, "step, own fit (ms)", p, measured,
                100 * (p - measured) / measured
       }
-    }' own="$OUT/$c-own8.log" "$OUT/$c-project8.log"
+    }' own="$OUT/$c-own$DST_NP.log" "$OUT/$c-project$DST_NP.log"
 done
 echo "# $(($(date +%s) - started)) s in all; logs and rank files in $OUT"

@@ -147,9 +147,8 @@ void match_collectives(StepGraph& g) {
   }
 }
 
-// Pairs each rank's sends with their receives: per (sender, receiver), the k-th op of the sender
-// that sends to the receiver with the k-th op of the receiver that receives from the sender,
-// each in its file's order.
+}  // namespace
+
 void match_transfers(StepGraph& g) {
   std::map<std::pair<int, int>, std::pair<std::vector<int>, std::vector<int>>> pairs;
   for (const GraphRank& r : g.ranks) {
@@ -173,8 +172,6 @@ void match_transfers(StepGraph& g) {
     g.unmatched_transfers += static_cast<std::int64_t>(std::max(sends.size(), recvs.size()) - n);
   }
 }
-
-}  // namespace
 
 std::vector<StepGraph> StepGraphBuilder::finish() {
   std::vector<StepGraph> out;

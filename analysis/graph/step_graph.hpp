@@ -83,6 +83,13 @@ struct StepGraph {
   const GraphRank& rank_of(const GraphOp& op) const;
 };
 
+/// Pairs the sends of `g` with their receives (GraphOp::partners): per (sender, receiver), the
+/// k-th op of the sender that sends to the receiver with the k-th op of the receiver that receives
+/// from the sender, each rank's ops in their order in `g`. Counts the sides left without a
+/// partner in `unmatched_transfers`. StepGraphBuilder::finish calls it; a graph built otherwise
+/// (a projection's plans) calls it once its ops hold their send_to and recv_from.
+void match_transfers(StepGraph& g);
+
 /// Builds the graphs of the measured steps with per-op timing, rank by rank.
 class StepGraphBuilder {
  public:

@@ -38,6 +38,9 @@ struct ProjectConfig {
   std::optional<ParallelLayout> layout;
   int sweep = 0;
   std::string links;
+  std::vector<std::string> baseline;
+  bool overlap_slowdown = true;
+  bool rank_spread = true;
   int gpus_per_node = -1;  // -1: from the run
   std::string format = "text";
   std::string output;
@@ -81,6 +84,15 @@ class ProjectCommand final : public Command {
         "links", po::value<std::string>(),
         "the link model for collectives (commprof bench --fit-links FILE); default: fitted "
         "from the run's own collectives per communicator kind")(
+        "baseline", po::value<std::string>(),
+        "DIR: a second run of the same source (model, options, layout), typically with "
+        "--no-overlap: "
+        "its ops count as alone when the overlap slowdown is measured")(
+        "no-overlap-slowdown", po::bool_switch(),
+        "do not apply the measured overlap slowdown: every op of the target takes its time "
+        "alone")("no-rank-spread", po::bool_switch(),
+                 "do not give target ranks the compute speeds the run's ranks measured on the "
+                 "same work: every rank computes at the class rates")(
         "gpus-per-node", po::value<int>(),
         "ranks per node of the target (a communicator whose ranks span nodes takes the "
         "inter_node fit); default: the run's ranks per host where it had several hosts, else "
@@ -119,6 +131,9 @@ class ProjectCommand final : public Command {
       throw ConfigError("give one of --layout tp=N,pp=N,dp=N and --sweep N");
     }
     if (vm.count("links") != 0) cfg_.links = vm["links"].as<std::string>();
+    if (vm.count("baseline") != 0) cfg_.baseline = {vm["baseline"].as<std::string>()};
+    cfg_.overlap_slowdown = !vm["no-overlap-slowdown"].as<bool>();
+    cfg_.rank_spread = !vm["no-rank-spread"].as<bool>();
     if (vm.count("gpus-per-node") != 0) {
       cfg_.gpus_per_node = vm["gpus-per-node"].as<int>();
       if (cfg_.gpus_per_node < 1) throw ConfigError("--gpus-per-node must be at least 1");
@@ -185,6 +200,9 @@ class ProjectCommand final : public Command {
   Prepared prepare() const {
     Prepared p;
     p.run = load_measured_run(cfg_.inputs);
+    if (!cfg_.baseline.empty()) add_baseline(p.run, cfg_.baseline);
+    p.options.overlap_slowdown = cfg_.overlap_slowdown;
+    p.options.rank_spread = cfg_.rank_spread;
     if (!cfg_.links.empty()) p.links = read_link_model(cfg_.links);
     p.basis.inputs = cfg_.inputs;
     p.basis.links = cfg_.links;

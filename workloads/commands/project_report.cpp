@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "workloads/commands/project_report.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -28,7 +29,10 @@ std::string source_line(const MeasuredRun& run) {
                   run.rates.steps, " measured step(s) with per-op timing\n");
 }
 
-void basis_lines(std::ostream& os, const MeasuredRun& run, const ProjectionBasis& b) {
+// `p`: any of the projections printed (they share their options), or nullptr.
+void basis_lines(std::ostream& os, const MeasuredRun& run, const ProjectionBasis& b,
+                 const Projection* p) {
+  const bool spread = p != nullptr && p->rank_spread_applied;
   const MeasuredRates& r = run.rates;
   os << source_line(run);
   os << "# compute: the run's measured rate per op class (" << r.by_class.size()
@@ -48,13 +52,132 @@ void basis_lines(std::ostream& os, const MeasuredRun& run, const ProjectionBasis
      << format_number("%.1f", static_cast<double>(r.gap_ns[0]) / 1e3) << " us, COMM "
      << format_number("%.1f", static_cast<double>(r.gap_ns[1]) / 1e3) << " us, MEM "
      << format_number("%.1f", static_cast<double>(r.gap_ns[2]) / 1e3) << " us)\n";
-  os << "# not applied: compute slowed by concurrent communication (the rates are as the run "
-        "measured them, under its own overlap; no baseline without overlap is read); the ranks' "
-        "step spread (measured: the slowest rank's mean step "
+  if (!run.baseline_files.empty()) {
+    os << "# baseline: " << run.baseline_files.size() << " rank file(s) from "
+       << run.baseline_files.front() << ", " << run.baseline_steps
+       << " measured step(s): its ops count as alone in the overlap slowdown\n";
+  }
+  if (spread && !r.rank_compute.empty()) {
+    const auto [lo, hi] = std::minmax_element(r.rank_compute.begin(), r.rank_compute.end());
+    os << "# applied: each rank's compute speed on the same work (COMP time over every rank's "
+          "class rates), target rank r as the run's rank r mod "
+       << r.rank_compute.size() << ": from " << format_number("%+.1f", 100.0 * (*lo - 1)) << "% to "
+       << format_number("%+.1f", 100.0 * (*hi - 1)) << "%\n";
+  }
+  os << "# not applied: " << (spread ? "" : "the ranks' compute spread (--no-rank-spread); ")
+     << "the ranks' step spread as such (measured: the slowest rank's mean step "
      << format_number("%.1f", 100.0 * r.step_spread)
-     << "% above the fastest's; the replay starts every rank together)\n";
+     << "% above the fastest's; the replay starts every rank together); CPU or link contention "
+        "that grows with the ranks per node\n";
   os << "# the run itself: measured step " << ms(run.figures.measured.step_ns)
      << " ms, replayed from its own graph " << ms(run.figures.replayed.step_ns) << " ms\n";
+}
+
+std::string factor_text(double x) { return format_number("%.3f", x); }
+
+// The measured factors and what they did to the predicted step.
+void slowdown_text(std::ostream& os, const Projection& p) {
+  if (!p.slowdown_applied) {
+    os << "\n# overlap slowdown: not applied (--no-overlap-slowdown): every op takes its time "
+          "alone\n";
+    return;
+  }
+  const OverlapSlowdown& s = p.slowdown;
+  os << "\n## Overlap slowdown: measured on the run, applied in the replay\n"
+        "# t = reference x alone x (1 + slowdown x overlap); overlap = share of the op's time "
+        "beside the other kind of work on its rank (COMP beside COMM, COMM from its last arrival "
+        "beside COMP); ops under "
+     << format_number("%.0f", 100.0 * kAloneOverlap)
+     << "% overlap count as alone. COMP's reference: its class's rate when alone; COMM's: the "
+        "link model\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"ops", "alone ops", "overlapped ops", "mean overlap(%)", "alone x", "slowdown", "applied"}};
+  auto signed_factor = [](const SlowdownFactor& f) {
+    return f.measured_slowdown ? format_number("%+.3f", f.slowdown) : std::string("n/a");
+  };
+  for (const auto& [kind, f] : s.comp_pooled) {
+    rows.push_back({"COMP, every " + kind + " class (pooled)", "-",
+                    std::to_string(f.overlapped_ops), format_number("%.1f", 100.0 * f.mean_overlap),
+                    "1.000", signed_factor(f), "below " + std::to_string(kMinClassOps) + " ops"});
+  }
+  for (const auto& [cls, f] : s.comp) {
+    if (f.overlapped_ops == 0) continue;
+    const bool own = &s.comp_factor(cls) == &f;
+    rows.push_back({"COMP " + cls, std::to_string(f.alone_ops), std::to_string(f.overlapped_ops),
+                    format_number("%.1f", 100.0 * f.mean_overlap), "1.000", signed_factor(f),
+                    own ? "own" : "pooled"});
+  }
+  for (const auto& [k, f] : s.comm) {
+    rows.push_back({log::cat("COMM ", k.collective, " ", k.group, " ",
+                             size_class_name(k.size_class), k.inter_node ? " inter_node" : ""),
+                    std::to_string(f.alone_ops), std::to_string(f.overlapped_ops),
+                    format_number("%.1f", 100.0 * f.mean_overlap), factor_text(f.alone),
+                    format_number("%+.3f", f.slowdown),
+                    f.measured_slowdown ? "own" : "slowdown from its kind"});
+  }
+  write_table(os, rows);
+  if (s.comm_without_fit > 0) {
+    os << "# " << s.comm_without_fit << " COMM op(s) no link fit covers were left out\n";
+  }
+  os << "# applied in the target's replay (" << p.iterations << " replay(s)"
+     << (p.converged ? ", settled" : ", not settled") << "): step with every op alone "
+     << ms(static_cast<double>(p.step_alone_ns)) << " ms, with the slowdown "
+     << ms(static_cast<double>(p.outcome.step_ns)) << " ms\n";
+  std::vector<std::vector<std::string>> applied = {
+      {"target ops", "ops", "overlapped", "mean overlap(%)", "alone(ms)", "applied(ms)"}};
+  for (const auto& [name, a] : {std::pair{"COMP", &p.applied_comp}, {"COMM", &p.applied_comm}}) {
+    applied.push_back({name, std::to_string(a->ops), std::to_string(a->overlapped),
+                       format_number("%.1f", 100.0 * a->mean_overlap), ms(a->base_ns),
+                       ms(a->applied_ns)});
+  }
+  write_table(os, applied);
+}
+
+nlohmann::ordered_json factor_json(const SlowdownFactor& f) {
+  return {{"alone_ops", f.alone_ops},       {"overlapped_ops", f.overlapped_ops},
+          {"mean_overlap", f.mean_overlap}, {"alone", f.alone},
+          {"slowdown", f.slowdown},         {"slowdown_measured", f.measured_slowdown}};
+}
+
+nlohmann::ordered_json slowdown_json(const Projection& p) {
+  nlohmann::ordered_json j;
+  j["applied"] = p.slowdown_applied;
+  if (!p.slowdown_applied) return j;
+  const OverlapSlowdown& s = p.slowdown;
+  j["alone_below_overlap"] = kAloneOverlap;
+  j["comp_min_class_ops"] = kMinClassOps;
+  nlohmann::ordered_json pooled = nlohmann::ordered_json::object();
+  for (const auto& [kind, f] : s.comp_pooled) pooled[kind] = factor_json(f);
+  j["comp_pooled"] = pooled;
+  nlohmann::ordered_json comp = nlohmann::ordered_json::object();
+  for (const auto& [cls, f] : s.comp) {
+    comp[cls] = factor_json(f);
+    comp[cls]["applied"] = &s.comp_factor(cls) == &f ? "own" : "pooled";
+  }
+  j["comp"] = comp;
+  nlohmann::ordered_json comm = nlohmann::ordered_json::array();
+  for (const auto& [k, f] : s.comm) {
+    nlohmann::ordered_json e = {{"collective", k.collective},
+                                {"group", k.group},
+                                {"size_class", size_class_name(k.size_class)},
+                                {"link", k.inter_node ? "inter_node" : "intra_node"}};
+    e.update(factor_json(f));
+    comm.push_back(e);
+  }
+  j["comm"] = comm;
+  j["comm_without_fit"] = s.comm_without_fit;
+  j["replays"] = p.iterations;
+  j["settled"] = p.converged;
+  j["step_time_alone_ns"] = p.step_alone_ns;
+  for (const auto& [name, a] :
+       {std::pair{"applied_comp", &p.applied_comp}, {"applied_comm", &p.applied_comm}}) {
+    j[name] = {{"ops", a->ops},
+               {"overlapped", a->overlapped},
+               {"mean_overlap", a->mean_overlap},
+               {"alone_ns", a->base_ns},
+               {"applied_ns", a->applied_ns}};
+  }
+  return j;
 }
 
 nlohmann::ordered_json json_or_null(const std::optional<double>& v) {
@@ -87,25 +210,27 @@ nlohmann::ordered_json projection_json(const Projection& p) {
                      {"link", c.inter_node ? "inter_node" : "intra_node"}});
   }
   j["communicators"] = comms;
+  j["overlap_slowdown"] = slowdown_json(p);
   j["notes"] = p.notes;
   return j;
 }
 
 nlohmann::ordered_json basis_json(const MeasuredRun& run, const ProjectionBasis& b) {
   const MeasuredRates& r = run.rates;
-  return {{"inputs", b.inputs},
-          {"measured_layout", layout_text(run.config.workload.layout)},
-          {"measured_steps", r.steps},
-          {"links", b.links.empty() ? nlohmann::ordered_json("the run's own collectives")
-                                    : nlohmann::ordered_json(b.links)},
-          {"gpus_per_node", b.gpus_per_node},
-          {"applied",
-           {{"host_gap_ns", {{"COMP", r.gap_ns[0]}, {"COMM", r.gap_ns[1]}, {"MEM", r.gap_ns[2]}}}}},
-          {"not_applied",
-           {{"compute_slowed_by_communication", "rates as measured, under the run's overlap"},
-            {"rank_step_spread", r.step_spread}}},
-          {"run_measured_step_time_ns", run.figures.measured.step_ns},
-          {"run_replayed_step_time_ns", run.figures.replayed.step_ns}};
+  return {
+      {"inputs", b.inputs},
+      {"measured_layout", layout_text(run.config.workload.layout)},
+      {"measured_steps", r.steps},
+      {"links", b.links.empty() ? nlohmann::ordered_json("the run's own collectives")
+                                : nlohmann::ordered_json(b.links)},
+      {"gpus_per_node", b.gpus_per_node},
+      {"applied",
+       {{"host_gap_ns", {{"COMP", r.gap_ns[0]}, {"COMM", r.gap_ns[1]}, {"MEM", r.gap_ns[2]}}}}},
+      {"baseline", run.baseline_files},
+      {"not_applied",
+       {{"rank_step_spread", r.step_spread}, {"contention_with_ranks_per_node", "not modelled"}}},
+      {"run_measured_step_time_ns", run.figures.measured.step_ns},
+      {"run_replayed_step_time_ns", run.figures.replayed.step_ns}};
 }
 
 }  // namespace
@@ -119,7 +244,7 @@ void write_projection_text(std::ostream& os, const MeasuredRun& run, const Proje
                            const Projection& p, const Validation* v) {
   os << "# commprof project: " << layout_text(p.layout) << " (" << describe(p.layout) << ", "
      << p.ranks << " ranks on " << p.nodes << " node(s)), one step replayed: " << p.ops << " ops\n";
-  basis_lines(os, run, b);
+  basis_lines(os, run, b, &p);
   for (const std::string& n : p.notes) os << "# borrowed: " << n << '\n';
   std::vector<std::vector<std::string>> rows = {{"figure", "predicted"}};
   rows.push_back({"step (ms)", ms(static_cast<double>(p.outcome.step_ns))});
@@ -139,6 +264,7 @@ void write_projection_text(std::ostream& os, const MeasuredRun& run, const Proje
     }
     write_table(os, comms);
   }
+  slowdown_text(os, p);
   if (v == nullptr) return;
   os << "\n## Validation: `commprof run` at " << layout_text(p.layout) << ", " << v->steps
      << " measured steps after " << v->warmup_steps << " warm-up, rank files in " << v->out_dir
@@ -197,7 +323,7 @@ void write_sweep_text(std::ostream& os, const MeasuredRun& run, const Projection
                       const std::vector<std::string>& refused) {
   os << "# commprof project --sweep " << gpus << ": every tp x pp x dp layout of " << gpus
      << " ranks, fastest predicted step first\n";
-  basis_lines(os, run, b);
+  basis_lines(os, run, b, ranked.empty() ? nullptr : &ranked.front());
   std::vector<std::vector<std::string>> rows = {
       {"rank", "layout", "step(ms)", "exposed comm(ms)", "overlap(%)", "nodes"}};
   int i = 0;

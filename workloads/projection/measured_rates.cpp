@@ -122,6 +122,52 @@ MeasuredRates learn_rates(const std::vector<RankTimeline>& ranks,
     }
     m.rank_step_ns.push_back(n > 0 ? sum / n : 0.0);
   }
+  // Each rank's compute against every rank's class rates.
+  for (const RankTimeline& t : ranks) {
+    double ns = 0, expected = 0;
+    for (const StepRecord& s : t.steps) {
+      if (s.warmup || s.ops.empty()) continue;
+      for (const OpRecord& op : s.ops) {
+        if (op.category != Category::kComp || op.duration_ns() <= 0) continue;
+        const bool flops = op.flops > 0;
+        const double work = flops ? op.flops : static_cast<double>(op.bytes);
+        const auto it = m.by_class.find(op_class(op.name) + (flops ? "/flop" : "/byte"));
+        if (work <= 0 || it == m.by_class.end() || it->second.per_ns() <= 0) continue;
+        ns += static_cast<double>(op.duration_ns());
+        expected += work / it->second.per_ns();
+      }
+    }
+    m.rank_compute.push_back(expected > 0 ? ns / expected : 1.0);
+  }
+  // Host gaps, and transfers timed from their pairs (the step graph's partners, where the files
+  // record the peers): each side's time from the last side's arrival, as the replay gives it.
+  std::vector<std::int64_t> gaps[3];
+  std::map<int, std::string> hosts;
+  for (const RankTimeline& t : ranks) hosts[t.rank] = t.host;
+  std::vector<Instance> paired;
+  for (const StepGraph& g : graphs) {
+    const ReplayModel model = measured_model(g);
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+      gaps[index_of(g.ops[i].category)].push_back(model.gap_ns[i]);
+      const GraphOp& op = g.ops[i];
+      if (op.partners.empty() || op.category != Category::kComm || op.comm.empty() ||
+          model.op_ns[i] <= 0) {
+        continue;
+      }
+      Instance x;
+      x.collective = "p2p";
+      x.comm = op.comm;
+      x.comm_size = 2;
+      x.bytes = op.bytes;
+      x.min_ns = model.op_ns[i];  // time_ns() of a p2p instance
+      x.members = 1;
+      x.hosts.insert(hosts[op.rank]);
+      for (const int k : op.partners)
+        x.hosts.insert(hosts[g.ops[static_cast<std::size_t>(k)].rank]);
+      paired.push_back(std::move(x));
+    }
+    ++m.steps;
+  }
   // One point per communicator kind, size and link class: the mean of its instances' times (the
   // fit weighs points by relative error; repeated calls of one size are one measurement).
   std::map<std::tuple<std::string, std::string, LinkClass, int, std::uint64_t>,
@@ -138,7 +184,12 @@ MeasuredRates learn_rates(const std::vector<RankTimeline>& ranks,
   for (const auto& [key, i] : instances) {
     if (std::get<2>(key) >= 0) add_point(i);
   }
-  for (const auto& [key, i] : p2p) add_point(i);
+  // Transfers: from their pairs where the files recorded peers, else each size's shortest op.
+  if (!paired.empty()) {
+    for (const Instance& i : paired) add_point(i);
+  } else {
+    for (const auto& [key, i] : p2p) add_point(i);
+  }
   for (const auto& [key, sum_count] : points) {
     LinkSample p;
     std::tie(p.collective, p.group, p.link, p.ranks, p.bytes) = key;
@@ -146,13 +197,6 @@ MeasuredRates learn_rates(const std::vector<RankTimeline>& ranks,
     m.collectives.push_back(p);
   }
 
-  std::vector<std::int64_t> gaps[3];
-  for (const StepGraph& g : graphs) {
-    const ReplayModel model = measured_model(g);
-    for (std::size_t i = 0; i < g.ops.size(); ++i)
-      gaps[index_of(g.ops[i].category)].push_back(model.gap_ns[i]);
-    ++m.steps;
-  }
   if (m.steps == 0) {
     throw ConfigError(
         "the run holds no measured step with per-op timing (a run with --op-timing step, or "

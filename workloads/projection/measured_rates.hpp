@@ -45,6 +45,10 @@ struct MeasuredRates {
   /// Each rank's mean measured step, ns (by rank), and their spread: max / min − 1.
   std::vector<double> rank_step_ns;
   double step_spread = 0.0;
+  /// Each rank's compute speed (by rank, in the order of the timelines sorted by rank): the time
+  /// its COMP ops took over the time its class rates (every rank's) give them; 1 where it did
+  /// no such op. The spread of the same work across ranks, apart from what each rank ran.
+  std::vector<double> rank_compute;
 };
 
 /// Learns the rates from every rank's timeline and the step graphs built from them. Throws

@@ -37,81 +37,6 @@ MeasuredRun load_measured_run(const std::vector<std::string>& inputs) {
   return run;
 }
 
-namespace {
-
-// The run's send/receive ops carry no sequence number, so learn_rates keeps each size's shortest.
-// The run's own plans match them (target_graph.hpp's matching, on the layout that ran): where
-// every rank's measured step lists its plan's ops, each matched set's time is its members' mean
-// end − last arrival, as for collectives, and replaces those points. Steps that do not list the
-// plan (another version's names, sampled steps) leave the shortest-op points as they are.
-void matched_transfers(const WorkloadConfig& w, const std::vector<RankTimeline>& ranks,
-                       std::vector<LinkSample>& points) {
-  TargetGraph plan;
-  try {
-    plan = build_target_graph(w, 0);
-  } catch (const Error&) {
-    return;
-  }
-  const StepGraph& g = plan.graph;
-  std::map<std::tuple<std::string, std::uint64_t, bool>, std::pair<double, int>> sums;
-  std::map<int, const RankTimeline*> by_rank;
-  for (const RankTimeline& t : ranks) by_rank[t.rank] = &t;
-  for (const GraphCollective& c : g.collectives) {
-    if (c.collective != "p2p" || c.members.empty()) continue;
-    const TargetOp& first = plan.ops[static_cast<std::size_t>(c.members.front())];
-    // Every measured step: the set's members by (rank, index in the step).
-    std::map<int, std::pair<std::int64_t, std::pair<double, int>>> per_step;  // last start, ends
-    std::set<std::string> hosts;
-    bool complete = true;
-    for (const int m : c.members) {
-      const GraphOp& op = g.ops[static_cast<std::size_t>(m)];
-      const auto it = by_rank.find(op.rank);
-      if (it == by_rank.end()) return;
-      for (const StepRecord& s : it->second->steps) {
-        if (s.warmup || s.ops.empty()) continue;
-        if (s.ops.size() !=
-            static_cast<std::size_t>(g.ranks[static_cast<std::size_t>(op.rank)].ops)) {
-          complete = false;
-          continue;
-        }
-        const OpRecord& r = s.ops[static_cast<std::size_t>(op.index)];
-        hosts.insert(it->second->host);
-        if (r.name != op.name) return;  // not the plan this code makes: keep the shortest ops
-        auto& [last, ends] = per_step[s.index];
-        const std::int64_t start = r.start_ns + it->second->clock_offset_ns;
-        last = ends.second == 0 ? start : std::max(last, start);
-        ends.first += static_cast<double>(r.end_ns + it->second->clock_offset_ns);
-        ++ends.second;
-      }
-    }
-    if (!complete) continue;
-    for (const auto& [step, v] : per_step) {
-      if (v.second.second != static_cast<int>(c.members.size())) continue;
-      const double ns = v.second.first / v.second.second - static_cast<double>(v.first);
-      if (ns <= 0) continue;
-      auto& [sum, count] = sums[{first.group, first.bytes, hosts.size() > 1}];
-      sum += ns / 1e3;
-      ++count;
-    }
-  }
-  if (sums.empty()) return;
-  points.erase(std::remove_if(points.begin(), points.end(),
-                              [](const LinkSample& p) { return p.collective == "p2p"; }),
-               points.end());
-  for (const auto& [key, sum_count] : sums) {
-    LinkSample p;
-    p.collective = "p2p";
-    p.group = std::get<0>(key);
-    p.ranks = 2;
-    p.bytes = std::get<1>(key);
-    p.link = std::get<2>(key) ? LinkClass::kInterNode : LinkClass::kIntraNode;
-    p.time_us = sum_count.first / sum_count.second;
-    points.push_back(p);
-  }
-}
-
-}  // namespace
-
 MeasuredRun measured_run(std::vector<RankTimeline> ranks, const std::string& first) {
   MeasuredRun run;
   if (ranks.empty()) throw ConfigError("no rank files in the input");
@@ -140,12 +65,58 @@ MeasuredRun measured_run(std::vector<RankTimeline> ranks, const std::string& fir
   for (const RankTimeline& t : ranks) builder.add(t);
   const std::vector<StepGraph> graphs = builder.finish();
   run.rates = learn_rates(ranks, graphs);
-  matched_transfers(run.config.workload, ranks, run.rates.collectives);
+  std::map<int, std::string> hosts;
+  for (const RankTimeline& t : ranks) hosts[t.rank] = t.host;
+  for (const StepGraph& g : graphs) {
+    std::vector<OpObservation> seen = observe_ops(g, hosts);
+    run.observations.insert(run.observations.end(), seen.begin(), seen.end());
+  }
   if (!run.rates.collectives.empty()) {
     run.own_links = fit_link_model(run.rates.collectives, "the run's own collectives");
   }
   run.figures = what_if(graphs, {});
   return run;
+}
+
+void add_baseline(MeasuredRun& run, const std::vector<std::string>& inputs) {
+  std::vector<std::string> files;
+  std::vector<RankTimeline> ranks;
+  try {
+    files = expand_rank_inputs(inputs);
+    for (const std::string& f : files) ranks.push_back(read_rank_file(f));
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string("--baseline: ") + e.what());
+  } catch (const Error& e) {
+    throw ConfigError(std::string("--baseline: ") + e.what());
+  }
+  if (ranks.empty()) throw ConfigError("--baseline: no rank files in the input");
+  add_baseline(run, std::move(ranks), files.front());
+  run.baseline_files = files;
+}
+
+void add_baseline(MeasuredRun& run, std::vector<RankTimeline> ranks, const std::string& first) {
+  const std::string where = "--baseline " + first + ": ";
+  MeasuredRun base;
+  try {
+    base = measured_run(std::move(ranks), first);
+  } catch (const ConfigError& e) {
+    throw ConfigError(where + e.what());
+  }
+  // The same source: model, options and layout alike but for --no-overlap.
+  WorkloadConfig a = run.config.workload, b = base.config.workload;
+  a.no_overlap = b.no_overlap = false;
+  const RunSettings settings;
+  if (run_config_json(a, settings) != run_config_json(b, settings)) {
+    throw ConfigError(where + "not a run of the same source (" + workload_name(b.kind) + " at " +
+                      layout_text(b.layout) + " against the run's " + workload_name(a.kind) +
+                      " at " + layout_text(a.layout) +
+                      ", or another model or option): run the same command again, with "
+                      "--no-overlap for an un-overlapped reference");
+  }
+  run.observations.insert(run.observations.end(), base.observations.begin(),
+                          base.observations.end());
+  run.baseline_steps = base.rates.steps;
+  if (run.baseline_files.empty()) run.baseline_files = {first};
 }
 
 ParallelLayout parse_layout(const std::string& text) {
@@ -230,14 +201,20 @@ std::string format_rate(double per_ns, bool flops) {
 }
 
 // An op's duration from the run's rates, or ConfigError naming its class.
-std::int64_t compute_ns(const MeasuredRates& r, const TargetOp& t, Category cat,
-                        std::set<std::string>& notes) {
+// `alone` (where given) holds each class's rate when alone, which takes the place of its rate over
+// every op.
+std::int64_t compute_ns(const MeasuredRates& r, const std::map<std::string, double>* alone,
+                        const TargetOp& t, Category cat, std::set<std::string>& notes) {
   if (t.work == TargetOp::Work::kFixed) return static_cast<std::int64_t>(t.fixed_ns);
   const bool flops = t.work == TargetOp::Work::kFlops;
   const double work = flops ? t.flops : static_cast<double>(t.bytes);
   if (work <= 0) return 0;
-  const auto it = r.by_class.find(t.cls + (flops ? "/flop" : "/byte"));
+  const std::string cls = t.cls + (flops ? "/flop" : "/byte");
+  const auto it = r.by_class.find(cls);
   double rate = it != r.by_class.end() ? it->second.per_ns() : 0.0;
+  if (alone != nullptr) {
+    if (const auto a = alone->find(cls); a != alone->end() && a->second > 0) rate = a->second;
+  }
   if (rate <= 0) {
     // Its kind's mean, else the nearest kind's: copies and memory-bound passes both move bytes
     // through memory, attention and GEMMs both do matrix FLOPs.
@@ -290,32 +267,72 @@ Projection project(const MeasuredRun& run, const ParallelLayout& layout,
   TargetGraph tg = build_target_graph(w, options.gpus_per_node);
   const StepGraph& g = tg.graph;
   std::set<std::string> notes;
-  ReplayModel model;
-  model.op_ns.resize(g.ops.size());
-  model.gap_ns.resize(g.ops.size());
+  Projection p;
+  p.slowdown_applied = options.overlap_slowdown;
+  if (p.slowdown_applied) p.slowdown = measure_slowdown(run.observations, links);
+  const std::vector<double>& spread = run.rates.rank_compute;
+  p.rank_spread_applied = options.rank_spread && !spread.empty();
+  // Each op's time alone (base) and its slowdown per unit of overlap (slope).
+  std::vector<double> base(g.ops.size(), 0.0), slope(g.ops.size(), 0.0);
+  std::vector<std::int64_t> gaps(g.ops.size(), 0);
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     const TargetOp& t = tg.ops[i];
-    model.gap_ns[i] = run.rates.gap_ns[index_of(g.ops[i].category)];
+    gaps[i] = run.rates.gap_ns[index_of(g.ops[i].category)];
     if (t.work == TargetOp::Work::kCollective) {
       if (own && links.fits.empty()) {
         throw ConfigError(
             "the run measured no collective to fit a link model to: pass --links FILE (commprof "
             "bench --fit-links FILE writes one)");
       }
-      model.op_ns[i] = collective_ns(links, t, own, notes);
+      base[i] = static_cast<double>(collective_ns(links, t, own, notes));
+      if (p.slowdown_applied) {
+        const SlowdownFactor* f =
+            p.slowdown.comm_factor({t.collective, t.group, size_class(t.bytes), t.inter_node});
+        if (f != nullptr) {
+          base[i] *= f->alone;
+          slope[i] = f->slowdown;
+        }
+      }
     } else {
-      model.op_ns[i] = compute_ns(run.rates, t, g.ops[i].category, notes);
+      base[i] = static_cast<double>(
+          compute_ns(run.rates, p.slowdown_applied ? &p.slowdown.alone_rate : nullptr, t,
+                     g.ops[i].category, notes));
+      if (p.rank_spread_applied && g.ops[i].category == Category::kComp) {
+        base[i] *= spread[static_cast<std::size_t>(g.ops[i].rank) % spread.size()];
+      }
+      if (p.slowdown_applied && g.ops[i].category == Category::kComp &&
+          t.work != TargetOp::Work::kFixed) {
+        slope[i] = p.slowdown.comp_factor(t.cls + (t.flops > 0 ? "/flop" : "/byte")).slowdown;
+      }
     }
   }
-  // A P2P set ends with its slowest transfer: every member takes the longest member's time.
-  for (const GraphCollective& c : g.collectives) {
-    std::int64_t longest = 0;
-    for (const int m : c.members)
-      longest = std::max(longest, model.op_ns[static_cast<std::size_t>(m)]);
-    for (const int m : c.members) model.op_ns[static_cast<std::size_t>(m)] = longest;
+  const SlowdownReplay r = replay_with_slowdown(g, std::move(gaps), base, slope);
+  const ReplayModel& model = r.model;
+  const GraphTimes& times = r.times;
+  p.step_alone_ns = r.step_alone_ns;
+  p.iterations = r.replays;
+  p.converged = r.settled;
+  if (!r.settled) {
+    notes.insert(log::cat("the overlap slowdown did not settle in ", r.replays,
+                          " replays (the step still moved by more than 0.1%): the last is "
+                          "printed"));
   }
-  const GraphTimes times = replay(g, model);
-  Projection p;
+  if (p.slowdown_applied) {
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+      if (g.ops[i].category == Category::kMem) continue;
+      AppliedSlowdown& a = g.ops[i].category == Category::kComp ? p.applied_comp : p.applied_comm;
+      ++a.ops;
+      a.base_ns += base[i];
+      a.applied_ns += static_cast<double>(model.op_ns[i]);
+      if (r.overlap[i] >= kAloneOverlap) {
+        ++a.overlapped;
+        a.mean_overlap += r.overlap[i];
+      }
+    }
+    for (AppliedSlowdown* a : {&p.applied_comp, &p.applied_comm}) {
+      if (a->overlapped > 0) a->mean_overlap /= static_cast<double>(a->overlapped);
+    }
+  }
   p.layout = layout;
   p.ranks = layout.world();
   p.nodes = tg.nodes;
@@ -324,17 +341,30 @@ Projection project(const MeasuredRun& run, const ParallelLayout& layout,
   p.path_ns = critical_path(g, times).length_ns();
   std::map<std::string, ProjectedComm> comms;
   std::map<std::string, std::set<std::string>> names;
+  auto count = [&](std::size_t op, double bus_bytes) {
+    const TargetOp& t = tg.ops[op];
+    ProjectedComm& pc = comms[t.group];
+    pc.group = t.group;
+    ++pc.calls;
+    pc.time_ns += static_cast<double>(model.op_ns[op]);
+    pc.bus_bytes += bus_bytes;
+    pc.inter_node = pc.inter_node || t.inter_node;
+    names[t.group].insert(t.collective);
+  };
   for (const GraphCollective& c : g.collectives) {
     if (c.members.empty()) continue;
     const auto first = static_cast<std::size_t>(c.members.front());
     const TargetOp& t = tg.ops[first];
-    ProjectedComm& pc = comms[t.group];
-    pc.group = t.group;
-    ++pc.calls;
-    pc.time_ns += static_cast<double>(model.op_ns[first]);
-    pc.bus_bytes += static_cast<double>(t.bytes) * link_bus_factor(t.collective, t.comm_size);
-    pc.inter_node = pc.inter_node || t.inter_node;
-    names[t.group].insert(t.collective);
+    count(first, static_cast<double>(t.bytes) * link_bus_factor(t.collective, t.comm_size));
+  }
+  // A P2P op counts once, on its sending side, with the bytes it sends (its bytes are those of
+  // every transfer it holds, sent and received).
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    const GraphOp& op = g.ops[i];
+    if (op.send_to.empty()) continue;
+    const double share = static_cast<double>(op.send_to.size()) /
+                         static_cast<double>(op.send_to.size() + op.recv_from.size());
+    count(i, static_cast<double>(tg.ops[i].bytes) * share);
   }
   for (auto& [group, pc] : comms) {
     for (const std::string& n : names[group])

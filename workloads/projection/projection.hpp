@@ -15,6 +15,7 @@
 #include "analysis/graph/what_if.hpp"
 #include "collectives/links/link_model.hpp"
 #include "workloads/projection/measured_rates.hpp"
+#include "workloads/projection/overlap_slowdown.hpp"
 #include "workloads/run_config_json.hpp"
 
 namespace commprof {
@@ -26,6 +27,10 @@ struct MeasuredRun {
   /// Fitted from the run's own collectives, one fit per collective and communicator kind.
   LinkModel own_links;
   WhatIf figures;  ///< measured and replayed as measured (what_if with no change)
+  /// Every measured op with its overlap (overlap_slowdown.hpp), the baseline's after the run's.
+  std::vector<OpObservation> observations;
+  std::vector<std::string> baseline_files;  ///< --baseline's rank files, if one was read
+  std::int64_t baseline_steps = 0;
 };
 
 /// Reads a `commprof run` result (a directory or rank files). Throws ConfigError when the inputs
@@ -34,6 +39,13 @@ struct MeasuredRun {
 MeasuredRun load_measured_run(const std::vector<std::string>& inputs);
 /// The same from timelines already read; `source` names the first file in errors.
 MeasuredRun measured_run(std::vector<RankTimeline> ranks, const std::string& source);
+
+/// Adds a baseline: the same source (model, options and layout) run again, typically with
+/// --no-overlap, whose ops are all alone: their times are the reference an overlapped op of the
+/// run is measured against. Throws ConfigError when it is not a run of the same source.
+void add_baseline(MeasuredRun& run, const std::vector<std::string>& inputs);
+/// The same from timelines already read; `source` names the first file in errors.
+void add_baseline(MeasuredRun& run, std::vector<RankTimeline> ranks, const std::string& source);
 
 /// "tp=2,pp=2,dp=2[,cp=…,ep=…,etp=…]" → a layout; missing degrees are 1. Throws ConfigError.
 ParallelLayout parse_layout(const std::string& text);
@@ -47,6 +59,21 @@ WorkloadConfig target_workload(const MeasuredRun& run, const ParallelLayout& lay
 struct ProjectionOptions {
   int gpus_per_node = 0;             ///< 0: every target rank on one node
   const LinkModel* links = nullptr;  ///< nullptr: the run's own collectives' fit
+  /// Apply the measured overlap slowdown (overlap_slowdown.hpp) to the ops that overlap in the
+  /// target's replay; false: every op its alone time.
+  bool overlap_slowdown = true;
+  /// Give target rank r the compute speed the run measured on its rank r mod (the run's ranks)
+  /// (MeasuredRates::rank_compute): a rank slower on the same work holds up what waits for it.
+  bool rank_spread = true;
+};
+
+/// What the overlap slowdown did to one category's ops in the predicted step.
+struct AppliedSlowdown {
+  std::int64_t ops = 0;         ///< with a factor
+  std::int64_t overlapped = 0;  ///< of them, overlapped in the target (φ ≥ kAloneOverlap)
+  double mean_overlap = 0.0;    ///< over the overlapped
+  double base_ns = 0.0;         ///< Σ their times without the slowdown (alone ratio included)
+  double applied_ns = 0.0;      ///< Σ with it
 };
 
 /// One communicator kind's collectives in the predicted step.
@@ -68,6 +95,15 @@ struct Projection {
   StepOutcome outcome;   ///< step, exposed communication, COMM busy, overlap
   std::int64_t path_ns = 0;
   std::vector<ProjectedComm> comms;
+  /// The measured factors (empty where overlap_slowdown was off) and what they did: the step
+  /// replayed with every op alone, the fixed-point iterations, the ops they changed.
+  OverlapSlowdown slowdown;
+  bool slowdown_applied = false;
+  bool rank_spread_applied = false;
+  std::int64_t step_alone_ns = 0;
+  int iterations = 0;
+  bool converged = true;
+  AppliedSlowdown applied_comp, applied_comm;
   /// Where a rate or a link fit was borrowed (a class the run did not measure, a collective
   /// from another communicator kind's fit).
   std::vector<std::string> notes;

@@ -2,9 +2,7 @@
 #include "workloads/projection/target_graph.hpp"
 
 #include <map>
-#include <numeric>
 #include <set>
-#include <tuple>
 
 #include "collectives/links/link_model.hpp"
 #include "src/core/errors.hpp"
@@ -47,20 +45,6 @@ CommOf comm_of(const RankPlace& p, Group g) {
   throw Error("projection: a communication op without a group");
 }
 
-// Union-find over graph ops: P2P ops joined by matched transfers.
-struct Joined {
-  std::vector<int> parent;
-  int find(int x) {
-    while (parent[static_cast<std::size_t>(x)] != x) {
-      parent[static_cast<std::size_t>(x)] =
-          parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(x)])];
-      x = parent[static_cast<std::size_t>(x)];
-    }
-    return x;
-  }
-  void join(int a, int b) { parent[static_cast<std::size_t>(find(a))] = find(b); }
-};
-
 }  // namespace
 
 TargetGraph build_target_graph(const WorkloadConfig& target, int gpus_per_node) {
@@ -71,16 +55,14 @@ TargetGraph build_target_graph(const WorkloadConfig& target, int gpus_per_node) 
   out.nodes = node_of(world - 1) + 1;
   StepGraph& g = out.graph;
   g.step = 0;
-  // Collectives by (comm, seq); transfers by (comm, from, to, k-th of that pair) → graph op.
+  // Collectives by (comm, seq) → their graph collective.
   std::map<std::pair<std::string, std::int64_t>, int> collective_at;
-  std::map<std::tuple<std::string, int, int, int>, int> sends, recvs;
   for (int r = 0; r < world; ++r) {
     const RankPlace place = place_rank(l, r);
     const OpPlan plan = build_plan(target, place);
     const int base = static_cast<int>(g.ops.size());
     g.ranks.push_back({r, 0, base, static_cast<int>(plan.ops.size())});
     std::map<std::string, std::int64_t> seq;
-    std::map<std::tuple<std::string, int, int>, int> sent, received;
     int last_on[3] = {-1, -1, -1};
     int host_wait = -1;  // the last op the host waited for: every later op follows it
     for (const PlannedOp& op : plan.ops) {
@@ -101,7 +83,6 @@ TargetGraph build_target_graph(const WorkloadConfig& target, int gpus_per_node) 
       t.bytes = op.bytes;
       t.flops = op.flops;
       t.work = op.flops > 0 ? TargetOp::Work::kFlops : TargetOp::Work::kBytes;
-      const int at = base + op.id;
       if (const auto* fixed = std::get_if<PlannedCompute>(&op.call)) {
         t.work = TargetOp::Work::kFixed;
         t.fixed_ns = fixed->ns;
@@ -130,21 +111,18 @@ TargetGraph build_target_graph(const WorkloadConfig& target, int gpus_per_node) 
             g.collectives.push_back(gc);
           }
           v.collective_id = it->second;
-          g.collectives[static_cast<std::size_t>(it->second)].members.push_back(at);
+          g.collectives[static_cast<std::size_t>(it->second)].members.push_back(base + op.id);
         } else {
           const PlannedP2P& p = op.as<PlannedP2P>();
           v.collective = p.name();
           t.collective = "p2p";
           t.comm_size = 2;
+          // The peers' world ranks, as the executor records them: match_transfers pairs them.
           for (const P2PTransfer& s : p.sends) {
-            if (s.peer < 0) continue;
-            const int to = (*comm.ranks)[static_cast<std::size_t>(s.peer)];
-            sends[{comm.name, r, to, sent[{comm.name, r, to}]++}] = at;
+            if (s.peer >= 0) v.send_to.push_back((*comm.ranks)[static_cast<std::size_t>(s.peer)]);
           }
           for (const P2PTransfer& s : p.recvs) {
-            if (s.peer < 0) continue;
-            const int from = (*comm.ranks)[static_cast<std::size_t>(s.peer)];
-            recvs[{comm.name, from, r, received[{comm.name, from, r}]++}] = at;
+            if (s.peer >= 0) v.recv_from.push_back((*comm.ranks)[static_cast<std::size_t>(s.peer)]);
           }
         }
       }
@@ -152,42 +130,13 @@ TargetGraph build_target_graph(const WorkloadConfig& target, int gpus_per_node) 
       out.ops.push_back(t);
     }
   }
-  // Transfers matched: each joins a send's op with its receive's; each set of joined ops is one
-  // "collective" of the graph, ending together once its last op has arrived.
-  Joined joined;
-  joined.parent.resize(g.ops.size());
-  std::iota(joined.parent.begin(), joined.parent.end(), 0);
-  std::vector<bool> matched(g.ops.size(), false);
-  for (const auto& [key, from_op] : sends) {
-    const auto it = recvs.find(key);
-    if (it == recvs.end()) {
-      throw Error(log::cat("projection: rank ", std::get<1>(key), "'s send ", std::get<3>(key),
-                           " to rank ", std::get<2>(key), " on ", std::get<0>(key),
-                           " has no matching receive in the target's plans"));
-    }
-    joined.join(from_op, it->second);
-    matched[static_cast<std::size_t>(from_op)] = matched[static_cast<std::size_t>(it->second)] =
-        true;
-  }
-  if (sends.size() != recvs.size()) {
-    throw Error("projection: the target's plans receive more than they send (" +
-                std::to_string(recvs.size()) + " receives, " + std::to_string(sends.size()) +
-                " sends)");
-  }
-  std::map<int, int> set_of;
-  for (std::size_t i = 0; i < g.ops.size(); ++i) {
-    if (!matched[i]) continue;
-    const int root = joined.find(static_cast<int>(i));
-    const auto [it, fresh] = set_of.try_emplace(root, static_cast<int>(g.collectives.size()));
-    if (fresh) {
-      GraphCollective gc;
-      gc.comm = g.ops[i].comm;
-      gc.collective = "p2p";
-      gc.comm_size = 2;
-      g.collectives.push_back(gc);
-    }
-    g.ops[i].collective_id = it->second;
-    g.collectives[static_cast<std::size_t>(it->second)].members.push_back(static_cast<int>(i));
+  // Each send with its receive, pairwise: a transfer ends once both its sides have arrived, and
+  // a grouped op once every transfer it holds has (a chain of grouped ops does not end together).
+  match_transfers(g);
+  if (g.unmatched_transfers > 0) {
+    throw Error(log::cat("projection: ", g.unmatched_transfers,
+                         " transfer(s) of the target's plans have no other side (a send without "
+                         "its receive, or the reverse)"));
   }
   return out;
 }

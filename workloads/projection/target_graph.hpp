@@ -2,9 +2,11 @@
 // The step graph of a layout nobody ran: the workload generator's plan of every target rank,
 // as one StepGraph (analysis/graph): each op follows the op before it on its stream and the ops
 // its plan waits for, as the executor would run it; a collective's members are matched by
-// communicator and sequence number as the executor numbers them; a send and its receive are
-// matched by communicator, the two ranks and their order, and a P2P op (up to two sends and two
-// receives in one group) ends with every transfer it is matched to.
+// communicator and sequence number as the executor numbers them; a P2P op (up to two sends and two
+// receives in one group) records its peers' world ranks as the executor does, and the step
+// graph's own pairing (match_transfers) pairs each send with its receive: an op ends once every
+// side of its own transfers has arrived, each transfer pairwise (no chain of grouped ops ends as
+// one).
 #pragma once
 
 #include <cstdint>

@@ -125,13 +125,32 @@ TEST(Projection, SerialDpRunProjectsToDp4Exactly) {
   ParallelLayout dp4;
   dp4.dp = 4;
   const std::int64_t want = serial_step_ns(serial_dp(4));
-  // Given the link model: the sum of the dp4 plan's times.
+  // Given the link model: the sum of the dp4 plan's times (every op alone, as measured).
   const LinkModel links = known_links();
   ProjectionOptions with_links;
   with_links.links = &links;
+  with_links.overlap_slowdown = false;
+  with_links.rank_spread = false;
   const Projection p = project(run, dp4, with_links);
   EXPECT_EQ(p.outcome.step_ns, want);
   EXPECT_EQ(p.ranks, 4);
+  // With the overlap slowdown and the ranks' spread: nothing overlapped in the run, so nothing
+  // slows; the all-reduces' alone ratio is the measured times over the model's, and each rank's
+  // compute speed its time over the class rates: 1 but for the records' whole ns.
+  with_links.overlap_slowdown = true;
+  with_links.rank_spread = true;
+  for (const double c : run.rates.rank_compute) EXPECT_NEAR(c, 1.0, 1e-6);
+  const Projection slowed = project(run, dp4, with_links);
+  EXPECT_TRUE(slowed.slowdown.comp_pooled.empty());
+  EXPECT_EQ(slowed.applied_comp.overlapped, 0);
+  EXPECT_EQ(slowed.applied_comm.overlapped, 0);
+  ASSERT_FALSE(slowed.slowdown.comm.empty());
+  for (const auto& [key, f] : slowed.slowdown.comm) {
+    EXPECT_EQ(f.overlapped_ops, 0) << key.collective;
+    EXPECT_NEAR(f.alone, 1.0, 1e-4) << key.collective;
+  }
+  EXPECT_EQ(slowed.step_alone_ns, slowed.outcome.step_ns);
+  EXPECT_NEAR(static_cast<double>(slowed.outcome.step_ns), static_cast<double>(want), 50.0);
   // Serial: no overlap, every COMM ns exposed.
   ASSERT_TRUE(p.outcome.overlap.has_value());
   EXPECT_DOUBLE_EQ(*p.outcome.overlap, 0.0);
@@ -224,8 +243,9 @@ TEST(Projection, OpClassesDropIndexes) {
 
 // A pipeline run written from its own graph's replay, each transfer's two sides ending 30 and 50
 // µs after the last arrived: the run's own fit gives each send/receive size their mean, 40 µs,
-// matched through the run's plans (each side's shortest op would give 30 µs).
-TEST(Projection, PipelineTransfersAreMatchedThroughThePlans) {
+// timed from their pairs (the records' peers, as the executor writes them; each side's shortest
+// op would give 30 µs).
+TEST(Projection, PipelineTransfersAreTimedFromTheirPairs) {
   WorkloadConfig w;
   w.kind = WorkloadKind::kPp;
   w.shape = model_preset("tiny");
@@ -262,6 +282,8 @@ TEST(Projection, PipelineTransfersAreMatchedThroughThePlans) {
       r.comm = g.comm;
       r.comm_size = g.comm_size;
       r.seq = g.seq;
+      r.send_to = g.send_to;
+      r.recv_from = g.recv_from;
       r.bytes = target.bytes;
       r.flops = target.flops;
       r.start_ns = times.start_ns[static_cast<std::size_t>(k)];
