@@ -8,7 +8,8 @@
 
 namespace commprof {
 
-StepBuilder::StepBuilder(const WorkloadConfig& c, const RankPlace& place) : c_(c), place_(place) {
+StepBuilder::StepBuilder(const WorkloadConfig& c, const RankPlace& place, std::uint64_t step)
+    : c_(c), place_(place), step_(step) {
   plan_.dtype = c.shape.dtype;
   t_ = c.layout.tp;
   cp_ = c.layout.cp;

@@ -33,7 +33,7 @@ bool tied_across_stages(const WorkloadConfig& c);
 /// last stage, and the optimizer step at the end.
 class StepBuilder {
  public:
-  StepBuilder(const WorkloadConfig& c, const RankPlace& place);
+  StepBuilder(const WorkloadConfig& c, const RankPlace& place, std::uint64_t step);
 
   OpPlan build();
 
@@ -135,6 +135,7 @@ class StepBuilder {
 
   const WorkloadConfig& c_;
   const RankPlace& place_;
+  std::uint64_t step_ = 0;  // the training step: MoE layers route each step anew
   OpPlan plan_;
   // with_world's copies, one per group (keyed by the place's vector).
   std::map<const std::vector<int>*, std::shared_ptr<const std::vector<int>>> group_world_;

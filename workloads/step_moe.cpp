@@ -10,7 +10,7 @@ const MoeDispatch& StepBuilder::dispatch_of(int l) {
   if (it == dispatch_.end()) {
     it = dispatch_
              .emplace(l, moe_dispatch(c_.shape, *routing_, l, c_.layout.ep, place_.ep_rank,
-                                      moe_tokens(c_)))
+                                      moe_tokens(c_), step_))
              .first;
   }
   return it->second;

@@ -155,8 +155,10 @@ std::vector<GradParam> stage_expert_gradients_reversed(const WorkloadConfig& c, 
   return out;
 }
 
-OpPlan build_plan(const WorkloadConfig& config, const RankPlace& place) {
-  return StepBuilder(config, place).build();
+OpPlan build_plan(const WorkloadConfig& config, const RankPlace& place, std::uint64_t step) {
+  return StepBuilder(config, place, step).build();
 }
+
+bool plan_moves_between_steps(const WorkloadConfig& config) { return config.shape.moe(); }
 
 }  // namespace commprof

@@ -176,5 +176,56 @@ TEST(Moe, PlanOfAnMoeLayer) {
   EXPECT_EQ(expert_bytes, 3U * 4U * (128U * 512U + 256U * 128U) * 4U);
 }
 
+// Each training step routes anew (the Zipf routing's per-step factors): the default routing's
+// splits and the experts' rows move from step to step, every rank agreeing on them (what rank 0
+// sends rank 1 at a step is what rank 1 receives from rank 0 at that step), and a step's plan is
+// the same however often it is built. Uniform routing is the same every step.
+TEST(Moe, LoadsMoveBetweenSteps) {
+  WorkloadConfig c;
+  c.kind = WorkloadKind::kDp;
+  c.shape = model_preset("tiny-moe");
+  c.layout.dp = 2;
+  c.layout.ep = 2;
+  c.layout.etp = 1;
+  validate_workload(c);
+  EXPECT_TRUE(plan_moves_between_steps(c));
+  const RankPlace r0 = place_rank(c.layout, 0), r1 = place_rank(c.layout, 1);
+  auto splits = [&](const RankPlace& place, std::uint64_t step, int layer) {
+    const OpPlan plan = build_plan(c, place, step);
+    const PlannedOp* op = find(plan, "l" + std::to_string(layer) + ".dispatch.mb0");
+    EXPECT_NE(op, nullptr);
+    return *op->as<PlannedCollective>().splits;
+  };
+  int moved = 0;
+  for (int layer = 1; layer < c.shape.layers; ++layer) {
+    for (std::uint64_t step = 0; step < 4; ++step) {
+      const PeerSplits a = splits(r0, step, layer), b = splits(r1, step, layer);
+      EXPECT_EQ(a.send_counts[1], b.recv_counts[0]) << "layer " << layer << " step " << step;
+      EXPECT_EQ(b.send_counts[0], a.recv_counts[1]) << "layer " << layer << " step " << step;
+      EXPECT_EQ(splits(r0, step, layer).recv_counts, a.recv_counts) << "built twice";
+      if (step > 0 && splits(r0, step - 1, layer).recv_counts != a.recv_counts) ++moved;
+    }
+  }
+  EXPECT_GT(moved, 0) << "the default routing gave every step the same loads";
+  // The experts' rows follow the dispatch: the bytes of each local expert's activation (exact
+  // rows, where the GEMMs round them up to 8) change too.
+  auto expert_bytes = [&](std::uint64_t step) {
+    std::vector<std::uint64_t> out;
+    for (const PlannedOp& op : build_plan(c, r0, step).ops) {
+      if (op.name.find(".act.mb0.fwd") != std::string::npos &&
+          op.name.find("expert") != op.name.npos)
+        out.push_back(op.as<PlannedElementwise>().read_bytes);
+    }
+    return out;
+  };
+  EXPECT_FALSE(expert_bytes(0).empty());
+  EXPECT_NE(expert_bytes(0), expert_bytes(1));
+
+  c.routing = uniform();
+  for (std::uint64_t step = 1; step < 4; ++step) {
+    EXPECT_EQ(splits(r0, step, 2).recv_counts, splits(r0, 0, 2).recv_counts) << step;
+  }
+}
+
 }  // namespace
 }  // namespace commprof
