@@ -34,13 +34,15 @@ StepBuilder::StepBuilder(const WorkloadConfig& c, const RankPlace& place, std::u
   for (const ModelChunk& ch : chunks_) stage_layers_ += ch.layers;
   if (c.shape.moe()) {
     routing_ = std::make_unique<Routing>(c.routing, c.shape.experts);
-    std::uint64_t params = 0;
-    for (std::uint64_t n : moe_layer_dense_tensors(c.shape, t_)) params += n;
-    for (std::uint64_t n : moe_layer_expert_tensors(c.shape, c.layout.ep, 1)) params += n;
+    for (std::uint64_t n : moe_layer_dense_tensors(c.shape, t_)) moe_dense_params_ += n;
+    for (std::uint64_t n : moe_layer_expert_tensors(c.shape, c.layout.ep, 1)) {
+      moe_expert_params_ += n;
+    }
+    const std::uint64_t params = moe_dense_params_ + moe_expert_params_;
     moe_grad_accum_ = {2 * params * elem_, params * elem_};
   }
-  const int edp = c.layout.expert_dp();
-  if (c.shape.moe() && edp > 1 && c.dp_mode == DpMode::kDdp) {
+  edp_ = c.layout.expert_dp();
+  if (c.shape.moe() && edp_ > 1 && c.dp_mode == DpMode::kDdp) {
     // Megatron-Core's DDP keeps the experts' gradients in buffers of their own, reduced over
     // the expert-data-parallel group.
     expert_grads_ = stage_expert_gradients_reversed(c, place.pp_rank, place.ep_rank);
@@ -112,17 +114,15 @@ int StepBuilder::tp_gather(const std::string& name, int after) {
 int StepBuilder::forward(const ModelChunk& chunk, int mb, int input) {
   std::map<int, int> gathered;
   const int first = chunk.first_layer, end = chunk.first_layer + chunk.layers;
-  if (zero() && chunk.layers > 0) {
-    gathered[first] = zero_gather(log::cat("l", first), layer_params(), "fwd", mb);
+  if (zero_any() && chunk.layers > 0) {
+    gathered[first] = zero_gather_layer(first, "fwd", mb);
   }
   int x = input;
   if (chunk.embedding) x = embedding_forward(mb, x);
   for (int l = first; l < end; ++l) {
     // FSDP's forward prefetch: the next layer's parameters are gathered while this one runs.
-    if (zero() && l + 1 < end) {
-      gathered[l + 1] = zero_gather(log::cat("l", l + 1), layer_params(), "fwd", mb);
-    }
-    const int params = zero() ? gathered[l] : -1;
+    if (zero_any() && l + 1 < end) gathered[l + 1] = zero_gather_layer(l + 1, "fwd", mb);
+    const int params = zero_any() ? gathered[l] : -1;
     x = c_.compute ? forward_calibrated(l, mb, x, params) : layer_forward(l, mb, x, params);
     offload(l, mb, x);
   }
@@ -174,8 +174,8 @@ int StepBuilder::backward(const ModelChunk& chunk, int mb, int grad_in, bool las
   int dy = grad_in;
   if (chunk.head) dy = head_backward(mb, dy, last_pass);
   std::map<int, int> gathered;
-  if (zero() && chunk.layers > 0) {
-    gathered[top] = zero_gather(log::cat("l", top), layer_params(), "bwd", mb);
+  if (zero_any() && chunk.layers > 0) {
+    gathered[top] = zero_gather_layer(top, "bwd", mb);
   }
   int prefetch_after = -1;
   for (int l = top; l >= first; --l) {
@@ -186,14 +186,12 @@ int StepBuilder::backward(const ModelChunk& chunk, int mb, int grad_in, bool las
       h2d = plan_.copy(lname(l, "act", mb) + ".h2d", CopyKind::kHostToDevice,
                        activation_bytes(local_), {offloaded_[{l, mb}], prefetch_after});
     }
-    if (zero() && l - 1 >= first) {
-      gathered[l - 1] = zero_gather(log::cat("l", l - 1), layer_params(), "bwd", mb);
-    }
-    const int params = zero() ? gathered[l] : -1;
+    if (zero_any() && l - 1 >= first) gathered[l - 1] = zero_gather_layer(l - 1, "bwd", mb);
+    const int params = zero_any() ? gathered[l] : -1;
     const Calibrated b = c_.compute ? backward_calibrated(l, mb, dy, params, h2d, last_pass)
                                     : layer_backward(l, mb, dy, params, h2d, last_pass);
     dy = b.dy;
-    if (zero() && last_pass) zero_reduce(log::cat("l", l), layer_params(), b.last);
+    if (last_pass) zero_reduce_layer(l, b.last);
     prefetch_after = b.first;
   }
   if (chunk.embedding) dy = embedding_backward(mb, dy, last_pass);

@@ -46,6 +46,9 @@ class StepBuilder {
 
   bool sp() const { return t_ > 1 && c_.sequence_parallel; }
   bool zero() const { return d_ > 1 && c_.dp_mode == DpMode::kZero; }
+  // ZeRO of the MoE layers' experts, sharded over expert DP (their own group).
+  bool zero_experts() const { return c_.shape.moe() && edp_ > 1 && c_.dp_mode == DpMode::kZero; }
+  bool zero_any() const { return zero() || zero_experts(); }
   std::string lname(int layer, const char* what, int mb) const {
     return log::cat("l", layer, ".", what, ".mb", mb);
   }
@@ -103,6 +106,11 @@ class StepBuilder {
   PassBytes shared_act(bool backward) const;
   int moe_backward(int l, int mb, int dy, int h2d, bool last_pass);
   void expert_grad_ready(const std::string& param, int wgrad);
+  // ZeRO: the gather of layer l's local experts their GEMMs wait for (-1: not sharded).
+  int expert_params(int l) const {
+    const auto it = expert_gathered_.find(l);
+    return zero_experts() && it != expert_gathered_.end() ? it->second : -1;
+  }
 
   // step_cp.cpp: attention under context parallelism.
   int attention_forward(int l, int mb, int after);
@@ -124,6 +132,12 @@ class StepBuilder {
   // step_gradients.cpp: gradient synchronisation and the optimizer.
   int zero_gather(const std::string& unit, std::uint64_t params, const char* phase, int mb);
   void zero_reduce(const std::string& unit, std::uint64_t params, int after);
+  int zero_gather_layer(int l, const char* phase, int mb);
+  void zero_reduce_layer(int l, int after);
+  // A layer's parameters sharded over DP x CP: an MoE layer's dense ones.
+  std::uint64_t dense_params(int l) const {
+    return c_.shape.moe_layer(l) ? moe_dense_params_ : layer_params();
+  }
   std::uint64_t layer_params() const { return layer_parameters(c_.shape, t_); }
   void grad_ready(const std::string& param, int wgrad);
   void bucket_ready(const std::string& param, int wgrad,
@@ -143,6 +157,7 @@ class StepBuilder {
   int cp_ = 1;
   ModelShape local_;  // the shape outside attention: s/cp tokens per micro-batch
   int d_ = 1;
+  int edp_ = 1;  // expert DP: the ranks that sum an expert's gradients
   std::size_t elem_ = 4;
   std::vector<LayerGemm> gemms_;
   LayerPasses passes_;
@@ -160,6 +175,9 @@ class StepBuilder {
   std::unique_ptr<Routing> routing_;     // MoE layers: the routing of --routing
   PassBytes moe_grad_accum_;             // an MoE layer's gradients accumulated: read 2P, write P
   std::map<int, MoeDispatch> dispatch_;  // per MoE layer
+  std::uint64_t moe_dense_params_ = 0;   // an MoE layer's dense parameters on the rank
+  std::uint64_t moe_expert_params_ = 0;  // its local experts'
+  std::map<int, int> expert_gathered_;   // ZeRO: per MoE layer, the experts' last gather
   std::vector<GradParam> expert_grads_;
   std::vector<Bucket> expert_buckets_;
   std::map<std::string, std::size_t> expert_closing_;

@@ -15,6 +15,33 @@ int StepBuilder::zero_gather(const std::string& unit, std::uint64_t params, cons
                           Group::kDp, shard, shard * static_cast<std::uint64_t>(d_) * elem_, {});
 }
 
+// ZeRO of one layer: its dense parameters' gather over DP x CP (the op its compute waits for; -1
+// where they are not sharded) and, in an MoE layer, its local experts' over expert DP, each
+// group sharding its own set as Megatron-Core's distributed optimizer does.
+int StepBuilder::zero_gather_layer(int l, const char* phase, int mb) {
+  if (zero_experts() && c_.shape.moe_layer(l)) {
+    const auto edp = static_cast<std::uint64_t>(edp_);
+    const std::uint64_t shard = moe_expert_params_ / edp;
+    expert_gathered_[l] =
+        plan_.collective(log::cat("l", l, ".experts.zero.", phase, ".ag.mb", mb),
+                         CollectiveKind::kAllGather, Group::kEdp, shard, shard * edp * elem_, {});
+  }
+  return zero() ? zero_gather(log::cat("l", l), dense_params(l), phase, mb) : -1;
+}
+
+// After a layer's last backward: its dense gradients reduce-scattered over DP x CP, an MoE
+// layer's experts' over expert DP.
+void StepBuilder::zero_reduce_layer(int l, int after) {
+  if (zero()) zero_reduce(log::cat("l", l), dense_params(l), after);
+  if (zero_experts() && c_.shape.moe_layer(l)) {
+    const auto edp = static_cast<std::uint64_t>(edp_);
+    const std::uint64_t shard = moe_expert_params_ / edp;
+    zero_reduce_ =
+        plan_.collective(log::cat("l", l, ".experts.zero.grad.rs"), CollectiveKind::kReduceScatter,
+                         Group::kEdp, shard, shard * edp * elem_, {after});
+  }
+}
+
 void StepBuilder::zero_reduce(const std::string& unit, std::uint64_t params, int after) {
   const std::uint64_t shard = params / static_cast<std::uint64_t>(d_);
   zero_reduce_ =
@@ -80,26 +107,34 @@ std::vector<std::uint64_t> StepBuilder::optimizer_tensors(int shards) const {
   bool last = false;
   for (const ModelChunk& ch : chunks_) last = last || ch.head;
   std::vector<std::uint64_t> tensors;
-  auto unit = [&](const std::vector<std::uint64_t>& unit_tensors) {
+  auto unit = [&](const std::vector<std::uint64_t>& unit_tensors, int over) {
     std::uint64_t total = 0;
     for (std::uint64_t n : unit_tensors) total += n;
     if (total == 0) return;
-    if (shards > 1) {
-      tensors.push_back(total / static_cast<std::uint64_t>(shards));
+    if (over > 1) {
+      tensors.push_back(total / static_cast<std::uint64_t>(over));
     } else {
       for (std::uint64_t n : unit_tensors)
         if (n > 0) tensors.push_back(n);
     }
   };
-  if (first) unit({e.embedding});
-  std::vector<std::uint64_t> moe;
+  if (first) unit({e.embedding}, shards);
+  // An MoE layer's dense parameters and its local experts' (each set sharded over its own group
+  // under ZeRO: DP x CP and expert DP).
+  std::vector<std::uint64_t> moe_dense, moe_experts;
   if (c_.shape.moe()) {
-    moe = moe_layer_dense_tensors(c_.shape, t_);
-    for (std::uint64_t n : moe_layer_expert_tensors(c_.shape, c_.layout.ep, 1)) moe.push_back(n);
+    moe_dense = moe_layer_dense_tensors(c_.shape, t_);
+    moe_experts = moe_layer_expert_tensors(c_.shape, c_.layout.ep, 1);
   }
+  const int expert_shards = zero_experts() ? edp_ : 1;
   for (const ModelChunk& ch : chunks_) {
     for (int l = ch.first_layer; l < ch.first_layer + ch.layers; ++l) {
-      unit(c_.shape.moe_layer(l) ? moe : layer);
+      if (!c_.shape.moe_layer(l)) {
+        unit(layer, shards);
+        continue;
+      }
+      unit(moe_dense, shards);
+      unit(moe_experts, expert_shards);
     }
   }
   if (last) {
@@ -107,7 +142,7 @@ std::vector<std::uint64_t> StepBuilder::optimizer_tensors(int shards) const {
     std::vector<std::uint64_t> head = {e.final_norm};
     if (!c_.shape.gated_ffn) head = {e.final_norm / 2, e.final_norm / 2};
     head.push_back(tied_across_stages(c_) ? e.embedding : e.head);
-    unit(head);
+    unit(head, shards);
   }
   return tensors;
 }

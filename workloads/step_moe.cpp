@@ -56,12 +56,13 @@ int StepBuilder::moe_forward(int l, int mb, int x, int params) {
   y = pass(lname(l, "permute", mb) + ".fwd", p.permute_fwd, y);
   y = alltoallv(lname(l, "dispatch", mb), d.dispatch, d.send_elements, y);
   const int first_expert = place_.ep_rank * static_cast<int>(d.expert_rows.size());
+  const int experts = expert_params(l);
   for (std::size_t e = 0; e < d.expert_rows.size(); ++e) {
     const auto rows = d.expert_rows[e];
     if (rows == 0) continue;  // no token routed here: no kernel, as a grouped GEMM skips it
     const std::string ex = log::cat("expert", first_expert + static_cast<int>(e));
     y = plan_.gemm(lname(l, (ex + ".up").c_str(), mb) + ".fwd", gemm_rows(rows), g.expert_up_n,
-                   s.hidden, {y});
+                   s.hidden, {y, experts});
     y = pass(lname(l, (ex + ".act").c_str(), mb) + ".fwd", expert_act_fwd(s, rows, 1), y);
     y = plan_.gemm(lname(l, (ex + ".down").c_str(), mb) + ".fwd", gemm_rows(rows), s.hidden,
                    g.expert_down_k, {y});
@@ -106,6 +107,7 @@ int StepBuilder::moe_backward(int l, int mb, int dy, int h2d, bool last_pass) {
   const MoeDispatch& d = dispatch_of(l);
   int y = pass(lname(l, "unpermute", mb) + ".bwd", p.unpermute_bwd, dy, h2d);
   y = alltoallv(lname(l, "combine.bwd", mb), d.dispatch, d.send_elements, y);
+  const int experts = expert_params(l);
   const int first_expert = place_.ep_rank * static_cast<int>(d.expert_rows.size());
   for (std::size_t i = d.expert_rows.size(); i-- > 0;) {
     const auto rows = d.expert_rows[i];
@@ -117,7 +119,7 @@ int StepBuilder::moe_backward(int l, int mb, int dy, int h2d, bool last_pass) {
     }
     const int m = gemm_rows(rows);
     y = plan_.gemm(lname(l, (ex + ".down").c_str(), mb) + ".dgrad", m, g.expert_down_k, s.hidden,
-                   {y});
+                   {y, experts});
     int w = plan_.gemm(lname(l, (ex + ".down").c_str(), mb) + ".wgrad", g.expert_down_k, s.hidden,
                        m, {y});
     if (last_pass) expert_grad_ready(log::cat("l", l, ".", ex, ".down"), w);

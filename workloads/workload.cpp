@@ -54,9 +54,6 @@ void validate_workload(const WorkloadConfig& c) {
           "MoE layers with --tp > 1 need --sequence-parallel (Megatron-Core "
           "requires it: each TP rank routes its part of the sequence)");
     }
-    if (l.grad_dp() > 1 && c.dp_mode == DpMode::kZero) {
-      throw ConfigError("--dp-mode zero with MoE layers is not modelled yet: use ddp");
-    }
     if (c.compute) throw ConfigError("--compute-from with MoE layers is not modelled yet");
   }
   virtual_stage_layers(c.shape.layers, c.layout.pp, c.virtual_stages, c.split);
