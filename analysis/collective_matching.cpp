@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "analysis/byte_codec.hpp"
+#include "analysis/group_time.hpp"
 #include "analysis/saturating_sum.hpp"
 #include "collectives/collective_spec.hpp"
 #include "src/backend/kinds/collective_kind.hpp"
@@ -98,6 +99,9 @@ void CollectiveMatcher::add_op(int rank, const Op& op, std::int64_t offset, std:
     c.comm = std::string(op.comm);
     c.seq = op.seq;
     c.collective = std::string(op.collective);
+    if (c.collective == "alltoall" || c.collective == "alltoallv") {
+      c.phase = std::string(alltoall_phase(op.name));
+    }
     c.comm_size = op.comm_size;
     c.bytes = op.bytes;
     c.order = order;
@@ -151,6 +155,7 @@ void CollectiveMatcher::write_instance(ByteWriter& out, const CollectiveInstance
   out.put(c.comm_size);
   out.put(c.bytes);
   out.put_string(c.algo);
+  out.put_string(c.phase);
   out.put(c.ranks_seen);
   out.put(c.consistent);
   out.put(c.first_start_ns);
@@ -175,6 +180,7 @@ CollectiveInstance CollectiveMatcher::read_instance(ByteReader& in) {
   c.comm_size = in.get<int>();
   c.bytes = in.get<std::uint64_t>();
   c.algo = in.get_string();
+  c.phase = in.get_string();
   c.ranks_seen = in.get<int>();
   c.consistent = in.get<bool>();
   c.first_start_ns = in.get<std::int64_t>();

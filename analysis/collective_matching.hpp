@@ -26,6 +26,7 @@ struct CollectiveInstance {
   int comm_size = 0;
   std::uint64_t bytes = 0;  ///< alltoallv: the most any rank sent
   std::string algo;         ///< NCCL's "algorithm/protocol" where a rank's file says (plugin)
+  std::string phase;        ///< an MoE all-to-all's, told by its first op's name (alltoall_phase)
   int ranks_seen = 0;       ///< ranks that recorded it (< comm_size: incomplete)
   bool consistent = true;   ///< ranks agreed on collective, bytes (but alltoallv) and comm_size
   std::int64_t first_start_ns = 0;

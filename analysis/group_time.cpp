@@ -3,6 +3,8 @@
 
 #include <cctype>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "analysis/saturating_sum.hpp"
 #include "src/timeline/category.hpp"
@@ -18,10 +20,63 @@ std::string_view group_of(std::string_view comm) {
   return n == 0 ? comm : comm.substr(0, n);
 }
 
+std::string_view alltoall_phase(std::string_view op_name) {
+  bool dispatch = false, combine = false;
+  while (!op_name.empty()) {
+    const std::size_t dot = op_name.find('.');
+    const std::string_view word = op_name.substr(0, dot);
+    op_name = dot == std::string_view::npos ? std::string_view() : op_name.substr(dot + 1);
+    if (!dispatch && !combine) {
+      dispatch = word == "dispatch";
+      combine = word == "combine";
+    } else if (word == "bwd") {
+      std::swap(dispatch, combine);  // the backward runs the other way, with the other's splits
+      break;
+    }
+  }
+  return dispatch ? "dispatch" : combine ? "combine" : "";
+}
+
+std::string phase_group(std::string_view group, std::string_view phase) {
+  std::string out(group);
+  out += ':';
+  out += phase;
+  return out;
+}
+
 namespace {
 
 bool is_alltoall(std::string_view collective) {
   return collective == "alltoall" || collective == "alltoallv";
+}
+
+// The index of `name` in `groups`, added (with its scratch) if new.
+std::size_t group_index(std::string_view name, std::vector<GroupTime>& groups,
+                        GroupScratch& scratch) {
+  std::size_t i = 0;
+  while (i < groups.size() && groups[i].group != name) ++i;
+  if (i == groups.size()) {
+    groups.push_back(GroupTime{std::string(name)});
+    scratch.touched.push_back(false);
+  }
+  if (scratch.spans.size() <= i) scratch.spans.resize(i + 1);
+  return i;
+}
+
+void add_op(const OpView& op, std::size_t i, std::vector<GroupTime>& groups,
+            GroupScratch& scratch) {
+  scratch.touched[i] = true;
+  if (op.end_ns > op.start_ns) scratch.spans[i].push_back({op.start_ns, op.end_ns});
+  GroupTime& t = groups[i];
+  if (!is_alltoall(op.collective)) return;
+  ++t.alltoalls;
+  if (op.recv_bytes > 0) {
+    // Saturates, as the times do: a sum of absurd but valid counts stays at the limit.
+    if (__builtin_add_overflow(t.recv_bytes, op.recv_bytes, &t.recv_bytes)) {
+      t.recv_bytes = std::numeric_limits<std::uint64_t>::max();
+    }
+    ++t.recv_calls;
+  }
 }
 
 }  // namespace
@@ -36,26 +91,12 @@ void add_group_times(const StepView& step, const std::vector<Interval>& comp,
   for (const OpView& op : *step.ops) {
     if (op.category != Category::kComm || op.comm.empty()) continue;
     const std::string_view g = group_of(op.comm);
-    std::size_t i = 0;
-    while (i < groups.size() && groups[i].group != g) ++i;
-    if (i == groups.size()) {
-      groups.push_back(GroupTime{std::string(g)});
-      scratch.touched.push_back(false);
-    }
-    if (scratch.spans.size() <= i) scratch.spans.resize(i + 1);
-    scratch.touched[i] = true;
-    if (op.end_ns > op.start_ns) scratch.spans[i].push_back({op.start_ns, op.end_ns});
-    GroupTime& t = groups[i];
-    if (is_alltoall(op.collective)) {
-      ++t.alltoalls;
-      if (op.recv_bytes > 0) {
-        // Saturates, as the times do: a sum of absurd but valid counts stays at the limit.
-        if (__builtin_add_overflow(t.recv_bytes, op.recv_bytes, &t.recv_bytes)) {
-          t.recv_bytes = std::numeric_limits<std::uint64_t>::max();
-        }
-        ++t.recv_calls;
-      }
-    }
+    add_op(op, group_index(g, groups, scratch), groups, scratch);
+    if (!is_alltoall(op.collective)) continue;
+    const std::string_view phase = alltoall_phase(op.name);
+    if (phase.empty()) continue;
+    // A name per MoE all-to-all: built only for those (a handful per layer and micro-batch).
+    add_op(op, group_index(phase_group(g, phase), groups, scratch), groups, scratch);
   }
   for (std::size_t i = 0; i < groups.size(); ++i) {
     if (!scratch.touched[i]) continue;

@@ -18,7 +18,19 @@ namespace commprof {
 /// "dp3" → "dp", "tp0_1" → "tp", "world" → "world": the kind of a communicator from its name.
 std::string_view group_of(std::string_view comm);
 
-/// One group's totals over a rank's steps with per-op timing. Times in ns, bytes in B.
+/// Which way an MoE all-to-all moves tokens, told by its op name: "dispatch" for those that carry
+/// rows to the experts (a name with the dot-separated word "dispatch", or "combine" followed by
+/// "bwd": the combine's backward sends the rows' gradients the dispatch's way, with its splits),
+/// "combine" for those that bring them back (the combine, the dispatch's backward); "" when the
+/// name has neither word. "l3.dispatch.mb0" → dispatch, "l3.combine.bwd.mb0" → dispatch.
+std::string_view alltoall_phase(std::string_view op_name);
+/// The row of the group time table that holds `group`'s all-to-alls of `phase` alone:
+/// "ep" and "dispatch" → "ep:dispatch".
+std::string phase_group(std::string_view group, std::string_view phase);
+
+/// One group's totals over a rank's steps with per-op timing. Times in ns, bytes in B. A group's
+/// MoE all-to-alls are also counted, by phase, under phase_group's names ("ep:dispatch",
+/// "ep:combine"): the dispatch's balance is not the combine's.
 struct GroupTime {
   std::string group;
   std::int64_t comm_ns = 0;      ///< Σ per step of |∪ the group's COMM ops|

@@ -121,6 +121,8 @@ void add(Digest& d, const CollectiveInstance& c) {
   add_saturating(bus.time_ns, c.time_ns());
   if (c.collective == "alltoall" || c.collective == "alltoallv") {
     add_saturating(d.alltoall_waits[group], c.wait_caused_ns);
+    if (!c.phase.empty())
+      add_saturating(d.alltoall_waits[phase_group(group, c.phase)], c.wait_caused_ns);
   }
   d.min_start_ns = std::min(d.min_start_ns, c.first_start_ns);
   d.max_start_ns = std::max(d.max_start_ns, c.first_start_ns);

@@ -3,7 +3,7 @@
 // CP rank holds s/cp tokens of every micro-batch, and attention is the one place the ranks of a
 // CP group meet. What this file holds is the schedule's arithmetic: which sequence chunks a rank
 // holds, which attention blocks it computes at each step, and what it sends; the StepBuilder
-// (workloads/workload.cpp) turns them into ops. Formulas and citations: docs/workloads.md,
+// (workloads/step_cp.cpp) turns them into ops. Formulas and citations: docs/workloads.md,
 // "Context parallelism".
 #pragma once
 

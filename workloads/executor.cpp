@@ -2,8 +2,10 @@
 #include "workloads/executor.hpp"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 #include "collectives/collective_spec.hpp"
@@ -65,6 +67,9 @@ OpTimingMode resolve_op_timing(OpTimingMode requested, Backend& backend, const R
 /// One set of buffers per kind of op, each as large as the largest op of that kind. Ops of one
 /// stream run in order, so they can share; ops of different streams never share a buffer.
 struct PlanExecutor::Buffers {
+  // What each buffer holds (elements, or bytes for those made by size), so that a plan that
+  // needs no more reuses it.
+  std::map<const Buffer*, std::uint64_t> held;
   Buffer gemm_a, gemm_b, gemm_c;  // COMP
   Buffer pass_src, pass_dst;      // COMP, memory-bound passes
   Buffer coll_send, coll_recv;    // COMM
@@ -86,11 +91,19 @@ constexpr double kGradientScale = 1e-3;
 
 }  // namespace
 
+PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, OpPlan first, StepPlans plan_of,
+                           GroupComms comms, OpTimingMode timing, int sample_every)
+    : PlanExecutor(backend, ctx, first, comms, timing, sample_every) {
+  owned_ = std::move(first);
+  plan_of_ = std::move(plan_of);
+  plan_ = &owned_;
+}
+
 PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& plan, GroupComms comms,
                            OpTimingMode timing, int sample_every)
     : backend_(backend),
       ctx_(ctx),
-      plan_(plan),
+      plan_(&plan),
       comms_(comms),
       timing_(timing),
       sample_every_(sample_every),
@@ -103,6 +116,10 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
                       " is unavailable: " + backend.unavailable_reason(Capability::kActivity));
   }
   if (sample_every < 1) throw ConfigError("--sample-every must be at least 1");
+  fit(plan);
+}
+
+void PlanExecutor::fit(const OpPlan& plan) {
   const std::size_t elem = dtype_size(plan.dtype);
   std::uint64_t a = 1, b = 1, c = 1, pass_read = 16, pass_write = 16, send = 1, recv = 1, p2p = 1,
                 copy = 1, host = 1, attention = 0, attention_kv = 0, attention_qkv = 0,
@@ -161,44 +178,52 @@ PlanExecutor::PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& pla
         op.call);
   }
   Buffers& B = *buffers_;
-  std::uint64_t buffer_number = 0;  // each buffer its own values
-  auto device = [&](std::uint64_t elems, double scale) {
-    Buffer buf = backend.allocate(elems * elem, MemorySpace::kDevice);
-    ++buffer_number;
+  // A buffer is (re)made only where this plan needs more than it holds; each has its own number,
+  // so its values are the same whenever it is made.
+  auto device = [&](Buffer& buf, std::uint64_t elems, std::uint64_t number, double scale) {
+    std::uint64_t& held = B.held[&buf];
+    if (elems <= held) return;
+    buf = backend_.allocate(elems * elem, MemorySpace::kDevice);
+    held = elems;
     if (scale > 0) {
-      backend.fill(buf.data(), plan.dtype, elems, normal_fill(ctx.rank(), buffer_number, scale));
+      backend_.fill(buf.data(), plan.dtype, elems, normal_fill(ctx_.rank(), number, scale));
     }
-    return buf;
   };
-  B.gemm_a = device(a, kActivationScale);
-  B.gemm_b = device(b, kWeightScale);
-  B.gemm_c = device(c, 0);
+  auto sized = [&](Buffer& buf, std::uint64_t n, MemorySpace space) {
+    std::uint64_t& held = B.held[&buf];
+    if (n <= held) return;
+    buf = backend_.allocate(n, space);
+    held = n;
+  };
+  device(B.gemm_a, a, 1, kActivationScale);
+  device(B.gemm_b, b, 2, kWeightScale);
+  device(B.gemm_c, c, 3, 0);
   // A pass wraps around buffers smaller than itself (the optimizer streams tens of GB); 256 MiB
   // is larger than any GPU's L2 cache, so every byte of it still comes from memory.
   constexpr std::uint64_t kPassBufferCap = std::uint64_t{256} << 20;
   pass_read = std::min(pass_read, kPassBufferCap);
   pass_write = std::min(pass_write, kPassBufferCap);
-  B.pass_src = device((pass_read + elem - 1) / elem, kActivationScale);
-  B.pass_dst = device((pass_write + elem - 1) / elem, 0);
-  B.coll_send = device(send, kGradientScale);
-  B.coll_recv = device(recv, 0);
-  B.p2p_send = device(p2p, kActivationScale);
-  B.p2p_recv = device(p2p * p2p_recvs, 0);  // each receive of a group into its own part
+  device(B.pass_src, (pass_read + elem - 1) / elem, 4, kActivationScale);
+  device(B.pass_dst, (pass_write + elem - 1) / elem, 5, 0);
+  device(B.coll_send, send, 6, kGradientScale);
+  device(B.coll_recv, recv, 7, 0);
+  device(B.p2p_send, p2p, 8, kActivationScale);
+  device(B.p2p_recv, p2p * p2p_recvs, 9, 0);  // each receive of a group into its own part
   if (attention > 0) {
     // Q, K and V of one projection side by side; O and dO with activation-like values (the
     // forward's O is overwritten by each forward, which the backward then reads with the
     // statistics that forward wrote: the backward's softmax is that of real scores).
-    B.attn_qkv = device(attention_qkv, kActivationScale);
-    B.attn_o = device(attention, kActivationScale);
-    B.attn_do = device(attention, kGradientScale);
-    B.attn_dq = device(attention, 0);
-    B.attn_dk = device(attention_kv, 0);
-    B.attn_dv = device(attention_kv, 0);
-    B.attn_stats = backend.allocate(attention_rows * sizeof(float), MemorySpace::kDevice);
+    device(B.attn_qkv, attention_qkv, 10, kActivationScale);
+    device(B.attn_o, attention, 11, kActivationScale);
+    device(B.attn_do, attention, 12, kGradientScale);
+    device(B.attn_dq, attention, 13, 0);
+    device(B.attn_dk, attention_kv, 14, 0);
+    device(B.attn_dv, attention_kv, 15, 0);
+    sized(B.attn_stats, attention_rows * sizeof(float), MemorySpace::kDevice);
   }
-  B.copy_src = backend.allocate(copy, MemorySpace::kDevice);
-  B.copy_dst = backend.allocate(copy, MemorySpace::kDevice);
-  B.host_pinned = backend.allocate(host, MemorySpace::kHostPinned);
+  sized(B.copy_src, copy, MemorySpace::kDevice);
+  sized(B.copy_dst, copy, MemorySpace::kDevice);
+  sized(B.host_pinned, host, MemorySpace::kHostPinned);
 }
 
 PlanExecutor::~PlanExecutor() = default;
@@ -248,6 +273,11 @@ std::vector<StepRecord> PlanExecutor::run(
   // stop its capture on it, so warm-up and setup stay out of the report.
   std::optional<MeasuredStepsRange> measured;
   for (int i = 0; i < warmup + steps; ++i) {
+    // The step's own plan, built before the ranks meet for it (so its building is in no step).
+    if (plan_of_ && i > 0) {
+      owned_ = plan_of_(i);
+      fit(owned_);
+    }
     // One small allreduce per step: a signal seen by any rank stops every rank at the same
     // step boundary, so none is left waiting in the next step's collectives.
     int mine = stop_signal();
@@ -286,7 +316,7 @@ OpTimingMode PlanExecutor::timing_of_step(int index, int warmup) const {
 
 Work PlanExecutor::work_of(const PlannedOp& op) const {
   const Buffers& B = *buffers_;
-  const DType dtype = plan_.dtype;
+  const DType dtype = plan_->dtype;
   return std::visit(
       [&](const auto& call) -> Work {
         using Call = std::decay_t<decltype(call)>;
@@ -366,7 +396,7 @@ StepRecord PlanExecutor::run_step(int index, bool warmup) {
 }
 
 PlanExecutor::IssuedStep PlanExecutor::issue_step(bool warmup) {
-  const std::size_t n = plan_.ops.size();
+  const std::size_t n = plan_->ops.size();
   IssuedStep out{std::vector<StampId>(n, 0), std::vector<StampId>(n, 0),
                  std::vector<std::int64_t>(n, -1), std::vector<std::uint64_t>(n, 0)};
   std::vector<EventId> events(n, 0);
@@ -376,7 +406,7 @@ PlanExecutor::IssuedStep PlanExecutor::issue_step(bool warmup) {
   StampId last_end[3] = {0, 0, 0};
   bool fresh[3] = {true, true, true};
 
-  for (const PlannedOp& op : plan_.ops) {
+  for (const PlannedOp& op : plan_->ops) {
     const std::size_t i = static_cast<std::size_t>(op.id);
     const std::size_t s = index_of(op.stream);
     for (int d : op.deps) {
@@ -415,10 +445,10 @@ PlanExecutor::IssuedStep PlanExecutor::issue_step(bool warmup) {
 
 void PlanExecutor::record_ops(const IssuedStep& issued, std::int64_t origin, bool warmup,
                               StepRecord& step) {
-  step.ops.reserve(plan_.ops.size());
+  step.ops.reserve(plan_->ops.size());
   // Where each planned op landed among the step's records (-1: not recorded), for "after".
-  std::vector<std::int32_t> recorded(plan_.ops.size(), -1);
-  for (const PlannedOp& op : plan_.ops) {
+  std::vector<std::int32_t> recorded(plan_->ops.size(), -1);
+  for (const PlannedOp& op : plan_->ops) {
     const std::size_t i = static_cast<std::size_t>(op.id);
     OpRecord r;
     // The events issue_step waited on: what the step graph and the critical path follow.
@@ -434,10 +464,15 @@ void PlanExecutor::record_ops(const IssuedStep& issued, std::int64_t origin, boo
     r.seq = issued.seqs[i];
     if (const auto* c = std::get_if<PlannedCollective>(&op.call)) {
       r.collective = collective_name(c->kind);
-      // What an MoE dispatch delivers to this rank's experts: the report's all-to-all balance.
+      // What an MoE dispatch delivers to this rank's experts (the report's all-to-all balance),
+      // and its splits: the bytes to and from each peer.
       if (c->splits) {
-        for (const std::size_t n : c->splits->recv_counts) r.recv_bytes += n;
-        r.recv_bytes *= dtype_size(plan_.dtype);
+        const std::uint64_t elem = dtype_size(plan_->dtype);
+        for (const std::size_t n : c->splits->send_counts) r.peer_send_bytes.push_back(n * elem);
+        for (const std::size_t n : c->splits->recv_counts) {
+          r.peer_recv_bytes.push_back(n * elem);
+          r.recv_bytes += n * elem;
+        }
       }
     } else if (const auto* p = std::get_if<PlannedP2P>(&op.call)) {
       r.collective = p->name();

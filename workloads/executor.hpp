@@ -65,13 +65,21 @@ struct GroupComms {
   Communicator* tp_ep = nullptr;
 };
 
-/// Owns the buffers a plan needs (sized to its largest op of each kind, allocated once) and
-/// runs it. Not copyable.
+/// Builds the plan of step `index` of a run (counted from the first warm-up step).
+using StepPlans = std::function<OpPlan(int index)>;
+
+/// Owns the buffers a plan needs (sized to its largest op of each kind) and runs it. Not copyable.
 class PlanExecutor {
  public:
-  /// `sample_every`: with kSampled, every how many measured steps one carries per-op timing.
+  /// Every step runs `plan`. `sample_every`: with kSampled, every how many measured steps one
+  /// carries per-op timing.
   PlanExecutor(Backend& backend, RankContext& ctx, const OpPlan& plan, GroupComms comms,
                OpTimingMode timing, int sample_every = 4);
+  /// Each step runs a plan of its own (MoE layers route each step anew): `first` is step 0's,
+  /// `plan_of` builds each later one between steps, outside any step's time; a buffer grows there
+  /// where a step's plan needs more than the steps before.
+  PlanExecutor(Backend& backend, RankContext& ctx, OpPlan first, StepPlans plan_of,
+               GroupComms comms, OpTimingMode timing, int sample_every = 4);
   ~PlanExecutor();
   PlanExecutor(const PlanExecutor&) = delete;
   PlanExecutor& operator=(const PlanExecutor&) = delete;
@@ -92,6 +100,9 @@ class PlanExecutor {
 
  private:
   struct Buffers;
+  /// Sizes the buffers for `plan` (growing those it needs larger) and marks the ops whose
+  /// completion another stream waits for.
+  void fit(const OpPlan& plan);
   /// What issuing one step left to read once it has run, per op.
   struct IssuedStep {
     std::vector<StampId> starts, ends;  // pair and shared timing
@@ -113,7 +124,9 @@ class PlanExecutor {
 
   Backend& backend_;
   RankContext& ctx_;
-  const OpPlan& plan_;
+  OpPlan owned_;        // the running step's plan, where each step has its own
+  StepPlans plan_of_;   // builds them; empty: every step runs the plan given
+  const OpPlan* plan_;  // the running step's
   GroupComms comms_;
   OpTimingMode timing_;
   int sample_every_ = 4;

@@ -10,7 +10,7 @@
 namespace commprof {
 
 MoeDispatch moe_dispatch(const ModelShape& s, const Routing& routing, int layer, int ep,
-                         int ep_rank, std::uint64_t tokens) {
+                         int ep_rank, std::uint64_t tokens, std::uint64_t step) {
   if (ep < 1 || s.experts % ep != 0) {
     throw ConfigError(log::cat("--ep ", ep, " does not divide --experts ", s.experts));
   }
@@ -18,8 +18,7 @@ MoeDispatch moe_dispatch(const ModelShape& s, const Routing& routing, int layer,
   const int local = s.experts / ep;
   const auto n = static_cast<std::size_t>(ep);
   const U h = static_cast<U>(s.hidden);
-  // rows[source][expert]: what each rank of the group routes to each expert (step 0: the plan
-  // is built once; docs/workloads.md says what that leaves out).
+  // rows[source][expert]: what each rank of the group routes to each expert at this step.
   std::vector<std::vector<U>> rows(n);
   MoeDispatch d;
   if (s.capacity_factor > 0) {
@@ -27,7 +26,7 @@ MoeDispatch moe_dispatch(const ModelShape& s, const Routing& routing, int layer,
     d.capacity = static_cast<U>(std::ceil(s.capacity_factor * mean));
   }
   for (std::size_t r = 0; r < n; ++r) {
-    rows[r] = routing.expert_counts(tokens, s.top_k, 0, layer, static_cast<int>(r));
+    rows[r] = routing.expert_counts(tokens, s.top_k, step, layer, static_cast<int>(r));
     if (d.capacity == 0) continue;
     for (U& c : rows[r]) {
       if (static_cast<int>(r) == ep_rank && c > d.capacity) d.dropped += c - d.capacity;

@@ -31,11 +31,12 @@ struct MoeDispatch {
   double imbalance = 1.0;                  ///< max over mean of what the EP ranks receive
 };
 
-/// The dispatch of layer `layer` on EP rank `ep_rank` of `ep`, each rank routing `tokens` tokens
-/// (its part of the micro-batch) to shape.top_k of shape.experts experts; rank p holds experts
-/// [p·E/ep, (p+1)·E/ep). Throws ConfigError when ep does not divide the experts.
+/// The dispatch of layer `layer` at training step `step` on EP rank `ep_rank` of `ep`, each rank
+/// routing `tokens` tokens (its part of the micro-batch) to shape.top_k of shape.experts experts;
+/// rank p holds experts [p·E/ep, (p+1)·E/ep). The routing of each step is its own (the loads
+/// move between steps). Throws ConfigError when ep does not divide the experts.
 MoeDispatch moe_dispatch(const ModelShape& shape, const Routing& routing, int layer, int ep,
-                         int ep_rank, std::uint64_t tokens);
+                         int ep_rank, std::uint64_t tokens, std::uint64_t step = 0);
 
 /// Megatron-Core's MoE layer (its router, then the experts) needs: the router's forward GEMM
 /// tokens × E × h; each expert's FFN on `rows` rows: up rows × F·(2 if gated) × h, down

@@ -44,6 +44,10 @@ struct OpRecord {
   /// An all-to-all(v): the bytes this rank received, from every rank of the communicator (itself
   /// included: the load of its experts in an MoE dispatch); 0: not recorded.
   std::uint64_t recv_bytes = 0;
+  /// An all-to-all(v): the bytes this rank sent to and received from each rank of the
+  /// communicator, in the communicator's rank order (itself included): an MoE dispatch's splits.
+  /// Optional: empty when unknown.
+  std::vector<std::uint64_t> peer_send_bytes, peer_recv_bytes;
   /// The ops of the same step this op's stream waited for before it (indices into the step's
   /// ops): the cross-stream waits its plan made (commprof's executor writes them). Optional in
   /// the file: imports and earlier files have none, and stream order alone then orders the op.

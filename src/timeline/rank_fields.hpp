@@ -94,7 +94,9 @@ inline constexpr auto kOp = std::make_tuple(
     optional_field("recv_bytes", &OpRecord::recv_bytes, &OpView::recv_bytes),
     optional_field("after", &OpRecord::after, &OpView::after, Check::kNonNegative),
     optional_field("send_to", &OpRecord::send_to, &OpView::send_to, Check::kNonNegative),
-    optional_field("recv_from", &OpRecord::recv_from, &OpView::recv_from, Check::kNonNegative));
+    optional_field("recv_from", &OpRecord::recv_from, &OpView::recv_from, Check::kNonNegative),
+    optional_field("peer_send_bytes", &OpRecord::peer_send_bytes, &OpView::peer_send_bytes),
+    optional_field("peer_recv_bytes", &OpRecord::peer_recv_bytes, &OpView::peer_recv_bytes));
 
 template <class Table>
 inline constexpr std::size_t kCount = std::tuple_size_v<Table>;
@@ -147,6 +149,10 @@ constexpr unsigned required_mask(const Table& table) {
 template <class V>
 inline constexpr bool kIsIndexList =
     std::is_same_v<V, std::vector<std::int32_t>> || std::is_same_v<V, OpIndices>;
+/// Any list field: the index lists and the bytes per peer.
+template <class V>
+inline constexpr bool kIsList = kIsIndexList<V> || std::is_same_v<V, std::vector<std::uint64_t>> ||
+                                std::is_same_v<V, PeerBytes>;
 
 template <class V>
 bool any_negative(const V& list) {

@@ -42,12 +42,13 @@ void append_value(std::string& out, const std::string& s) {
   append_value(out, std::string_view(s));
 }
 
-// An index list as a JSON array: [3,7].
-void append_value(std::string& out, const std::vector<std::int32_t>& list) {
+// A list (op indices, ranks, bytes per peer) as a JSON array: [3,7].
+template <class T>
+void append_value(std::string& out, const std::vector<T>& list) {
   out += '[';
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (i > 0) out += ',';
-    char buf[16];
+    char buf[24];
     const auto r = std::to_chars(buf, buf + sizeof buf, list[i]);
     out.append(buf, r.ptr);
   }

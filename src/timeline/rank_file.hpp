@@ -14,9 +14,11 @@
 //
 // An op may also carry the optional fields dtype, count, algo, proto, channels, enqueue_ns and
 // graph (what NCCL's profiler plugin reports of a collective), recv_bytes (what a rank received
-// in an all-to-all(v)), "after": [i, j], the indices within its step of the ops its stream
-// waited for (commprof's executor), and of a send or receive "send_to" and "recv_from": [r, ...],
-// the world ranks it sent to and received from; each is written only when known.
+// in an all-to-all(v)) and "peer_send_bytes", "peer_recv_bytes": [B, ...] (what it sent to and
+// received from each rank of the communicator, in its rank order), "after": [i, j], the indices
+// within its step of the ops its stream waited for (commprof's executor), and of a send or receive
+// "send_to" and "recv_from": [r, ...], the world ranks it sent to and received from; each is
+// written only when known.
 //
 // commprof writes it compact, one step to a line: the header up to `"steps":[`, a newline, each
 // step followed by a newline, then `]}` and a newline. Strings escape their control characters, so
@@ -73,23 +75,28 @@ RankTimeline parse_rank_json(const std::string& text, const std::string& source)
 /// name); a zstd file cut short in its last frame is read without that frame, with a warning.
 RankTimeline read_rank_file(const std::string& path);
 
-/// Op indices as read ("after"), pointing into the reader's storage or a record's vector.
-class OpIndices {
+/// A list of numbers as read, pointing into the reader's storage or a record's vector.
+template <class T>
+class ListView {
  public:
-  OpIndices() = default;
-  OpIndices(const std::int32_t* data, std::size_t size) : data_(data), size_(size) {}
+  ListView() = default;
+  ListView(const T* data, std::size_t size) : data_(data), size_(size) {}
   // Implicit, as a string_view from a string: a record's list seen as a view.
-  OpIndices(const std::vector<std::int32_t>& v)  // NOLINT(google-explicit-constructor)
+  ListView(const std::vector<T>& v)  // NOLINT(google-explicit-constructor)
       : data_(v.data()), size_(v.size()) {}
-  const std::int32_t* begin() const { return data_; }
-  const std::int32_t* end() const { return data_ + size_; }
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
 
  private:
-  const std::int32_t* data_ = nullptr;
+  const T* data_ = nullptr;
   std::size_t size_ = 0;
 };
+/// Op indices ("after") or world ranks ("send_to", "recv_from").
+using OpIndices = ListView<std::int32_t>;
+/// Bytes per peer ("peer_send_bytes", "peer_recv_bytes").
+using PeerBytes = ListView<std::uint64_t>;
 
 /// One op as read, its strings pointing into the file's text (valid during RankStepSink::step).
 struct OpView {
@@ -109,6 +116,7 @@ struct OpView {
   std::uint64_t recv_bytes = 0;
   OpIndices after;               ///< valid as long as the strings are
   OpIndices send_to, recv_from;  ///< world ranks (not op indices), as long as the strings are
+  PeerBytes peer_send_bytes, peer_recv_bytes;  ///< as long as the strings are
   std::int64_t duration_ns() const { return end_ns - start_ns; }
 };
 

@@ -141,6 +141,15 @@ void read_value(const Where& w, std::string_view key, sj::value v, rank_fields::
       if (element.get(index)) w.fail("field '" + std::string(key) + "' is not valid JSON");
       out.push_back(get_int(w, key, index));
     }
+  } else if constexpr (std::is_same_v<T, std::vector<std::uint64_t>>) {
+    sj::array list;
+    if (v.get_array().get(list)) wrong_type(w, key, v, "an array of byte counts");
+    out.clear();
+    for (auto element : list) {
+      sj::value count;
+      if (element.get(count)) w.fail("field '" + std::string(key) + "' is not valid JSON");
+      out.push_back(get_u64(w, key, count));
+    }
   } else {
     static_assert(std::is_same_v<T, Category>, "a rank-file field of a type no reader knows");
     const std::string_view name = get_str(w, key, v);

@@ -98,14 +98,28 @@ class Reader {
   const char* end_;
   RankStepSink& sink_;
   std::vector<OpView> ops_;
-  // The step's lists ("after", "send_to", "recv_from"), one after another; each op's span is set
-  // once the step's ops are read (the storage may move while they are).
-  struct AfterList {
-    std::size_t op, begin, size;
-    OpIndices OpView::*member;
+  // The step's lists ("after", "send_to", "recv_from"; "peer_send_bytes", "peer_recv_bytes"),
+  // one after another in the storage of their element type; each op's span is set once the
+  // step's ops are read (the storage may move while they are).
+  template <class T>
+  struct Lists {
+    struct List {
+      std::size_t op, begin, size;
+      ListView<T> OpView::*member;
+    };
+    std::vector<T> values;
+    std::vector<List> lists;
+    void clear() {
+      values.clear();
+      lists.clear();
+    }
+    void place(std::vector<OpView>& ops) const {
+      for (const List& a : lists)
+        ops[a.op].*(a.member) = ListView<T>(values.data() + a.begin, a.size);
+    }
   };
-  std::vector<std::int32_t> after_;
-  std::vector<AfterList> after_lists_;
+  Lists<std::int32_t> indices_;
+  Lists<std::uint64_t> peer_bytes_;
 
   bool lit(char c) {
     if (p_ < end_ && *p_ == c) {
@@ -324,8 +338,8 @@ class Reader {
 
   bool ops() {
     ops_.clear();
-    after_.clear();
-    after_lists_.clear();
+    indices_.clear();
+    peer_bytes_.clear();
     if (!lit('[')) return false;
     if (lit(']')) return true;
     do {
@@ -333,9 +347,8 @@ class Reader {
       if (!op(o)) return false;
       ops_.push_back(o);
     } while (lit(','));
-    for (const AfterList& a : after_lists_) {
-      ops_[a.op].*(a.member) = OpIndices(after_.data() + a.begin, a.size);
-    }
+    indices_.place(ops_);
+    peer_bytes_.place(ops_);
     return lit(']');
   }
 
@@ -358,8 +371,11 @@ class Reader {
   template <class Table, class R>
   bool fields_value(const Table& table, std::string_view k, R& r, unsigned& seen, bool& ok) {
     return rank_fields::find(table, k, [&](const auto& f, std::size_t i) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(r.*(f.view))>, OpIndices>) {
-        ok = list(f.view);
+      using V = std::decay_t<decltype(r.*(f.view))>;
+      if constexpr (std::is_same_v<V, OpIndices>) {
+        ok = list(f.view, indices_, [this](std::int32_t& x) { return int32(x); });
+      } else if constexpr (std::is_same_v<V, PeerBytes>) {
+        ok = list(f.view, peer_bytes_, [this](std::uint64_t& x) { return u64(x); });
       } else {
         ok = value(r.*(f.view));
       }
@@ -380,20 +396,21 @@ class Reader {
   bool value(int& out) { return int32(out); }
   bool value(double& out) { return f64(out); }
   bool value(bool& out) { return boolean(out); }
-  // [i,j,...] of the op being read (ops_.size()) into `member`: its span is set when the step's
-  // ops are read.
-  bool list(OpIndices OpView::*member) {
+  // [i,j,...] of the op being read (ops_.size()) into `member`, each element read by `element`:
+  // its span is set when the step's ops are read.
+  template <class T, class Element>
+  bool list(ListView<T> OpView::*member, Lists<T>& into, Element element) {
     if (!lit('[')) return false;
-    const std::size_t begin = after_.size();
+    const std::size_t begin = into.values.size();
     if (!lit(']')) {
       do {
-        int i = 0;
-        if (!int32(i)) return false;
-        after_.push_back(i);
+        T x{};
+        if (!element(x)) return false;
+        into.values.push_back(x);
       } while (lit(','));
       if (!lit(']')) return false;
     }
-    after_lists_.push_back({ops_.size(), begin, after_.size() - begin, member});
+    into.lists.push_back({ops_.size(), begin, into.values.size() - begin, member});
     return true;
   }
   bool value(Category& out) {
@@ -441,7 +458,7 @@ StepRecord to_step_record(const StepView& view) {
     rank_fields::for_each(rank_fields::kOp, [&](const auto& f, std::size_t) {
       auto& to = s.ops[i].*(f.record);
       const auto& from = (*view.ops)[i].*(f.view);
-      if constexpr (rank_fields::kIsIndexList<std::decay_t<decltype(from)>>) {
+      if constexpr (rank_fields::kIsList<std::decay_t<decltype(from)>>) {
         to.assign(from.begin(), from.end());
       } else {
         to = from;

@@ -176,6 +176,7 @@ std::vector<std::string> write_tangled_run(const std::string& dir) {
           op.collective = "alltoallv";
           op.bytes = 1000 + static_cast<std::uint64_t>(r) * 10;
           op.recv_bytes = 900 + static_cast<std::uint64_t>(r) * 30;  // the per-group balance
+          op.name += ".dispatch";  // and its row of its own, its phase matched across processes
         }
       }
     }
@@ -197,7 +198,10 @@ TEST(DistributedReduction, SameReportAsOneProcessInEveryFormat) {
   const std::string expected = all_formats(one);
   ASSERT_NE(expected.find("alltoallv"), std::string::npos);
   ASSERT_NE(expected.find("Tree/LL128"), std::string::npos);
-  ASSERT_EQ(one.group_times.size(), 2u);  // tp and world, the latter with its balance
+  // tp and world, the latter with its balance, and world's dispatches alone
+  ASSERT_EQ(one.group_times.size(), 3u);
+  EXPECT_EQ(one.group_times[2].group, "world:dispatch");
+  EXPECT_GE(one.group_times[2].alltoall_wait_ns, 0.0);
   ASSERT_GT(one.group_times[1].recv_imbalance, 1.0);
   for (int processes : {1, 2, 3, 5}) {
     SCOPED_TRACE("processes " + std::to_string(processes));

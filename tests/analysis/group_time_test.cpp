@@ -109,6 +109,78 @@ TEST(GroupTime, ReportRowsGiveTheDispatchImbalanceAndItsWait) {
   EXPECT_DOUBLE_EQ(g.alltoall_wait_ns, 15.0);
 }
 
+// The way an MoE all-to-all moves rows, from its op name: the combine's backward goes the
+// dispatch's way, the dispatch's backward the combine's; other names have no phase.
+TEST(GroupTime, AllToAllPhaseFromTheOpName) {
+  EXPECT_EQ(alltoall_phase("l3.dispatch.mb0"), "dispatch");
+  EXPECT_EQ(alltoall_phase("l3.combine.bwd.mb1"), "dispatch");
+  EXPECT_EQ(alltoall_phase("l3.combine.mb0"), "combine");
+  EXPECT_EQ(alltoall_phase("l3.dispatch.bwd.mb0"), "combine");
+  EXPECT_EQ(alltoall_phase("dispatch"), "dispatch");
+  EXPECT_EQ(alltoall_phase("l0.cp.a2a_q.fwd"), "");
+  EXPECT_EQ(alltoall_phase("l0.redispatch.mb0"), "");   // a word, not a substring
+  EXPECT_EQ(alltoall_phase("bwd.combine"), "combine");  // "bwd" before the word says nothing
+  EXPECT_EQ(phase_group("ep", "dispatch"), "ep:dispatch");
+}
+
+// Two ranks, one step each, a dispatch then a combine on ep0 (names as commprof's MoE layers
+// give them). Dispatch: rank 0 arrives at 100 and receives 1000 B, rank 1 at 130 and 3000 B,
+// both end at 200. Combine [300,350) on both, 2000 B each (each rank's own rows back).
+//   ep:dispatch: recv mean 2000, max 3000 (rank 1), max/mean 1.5; rank 0 waits 30 ns: 15 ns per
+//     rank and step; COMM 100 and 70 ns: mean 85.
+//   ep:combine: recv 2000 each, max/mean 1; no wait; COMM 50.
+//   ep (both): recv 3000 and 5000, mean 4000, max/mean 1.25, the excess over 1 half the
+//     dispatch's; a2a 2; COMM 135; wait 15.
+TEST(GroupTime, DispatchAndCombineHaveRowsOfTheirOwn) {
+  Reducer reducer({});
+  for (int rank = 0; rank < 2; ++rank) {
+    RankTimeline t;
+    t.rank = rank;
+    t.world_size = 2;
+    t.host = "h";
+    StepRecord st;
+    st.start_ns = 0;
+    st.end_ns = 400;
+    OpRecord dispatch = comm("alltoallv", "ep0", 0, rank == 0 ? 100 : 130, 200);
+    dispatch.name = "l0.dispatch.mb0";
+    dispatch.recv_bytes = rank == 0 ? 1000 : 3000;
+    st.ops.push_back(dispatch);
+    OpRecord combine = comm("alltoallv", "ep0", 1, 300, 350);
+    combine.name = "l0.combine.mb0";
+    combine.recv_bytes = 2000;
+    st.ops.push_back(combine);
+    t.steps.push_back(st);
+    reducer.add(std::move(t), "rank-" + std::to_string(rank));
+  }
+  const Report r = reducer.finish();
+  ASSERT_EQ(r.group_times.size(), 3u);
+  const GroupTimeRow& all = r.group_times[0];
+  EXPECT_EQ(all.group, "ep");
+  EXPECT_DOUBLE_EQ(all.comm_ns, 135.0);
+  EXPECT_DOUBLE_EQ(all.alltoalls, 2.0);
+  EXPECT_DOUBLE_EQ(all.recv_mean_bytes, 4000.0);
+  EXPECT_DOUBLE_EQ(all.recv_imbalance, 1.25);
+  EXPECT_EQ(all.recv_busiest_rank, 1);
+  EXPECT_DOUBLE_EQ(all.alltoall_wait_ns, 15.0);
+  const GroupTimeRow& combine = r.group_times[1];
+  EXPECT_EQ(combine.group, "ep:combine");
+  EXPECT_EQ(combine.ranks, 2);
+  EXPECT_DOUBLE_EQ(combine.comm_ns, 50.0);
+  EXPECT_DOUBLE_EQ(combine.alltoalls, 1.0);
+  EXPECT_DOUBLE_EQ(combine.recv_mean_bytes, 2000.0);
+  EXPECT_DOUBLE_EQ(combine.recv_imbalance, 1.0);
+  EXPECT_DOUBLE_EQ(combine.alltoall_wait_ns, 0.0);
+  const GroupTimeRow& dispatch = r.group_times[2];
+  EXPECT_EQ(dispatch.group, "ep:dispatch");
+  EXPECT_DOUBLE_EQ(dispatch.comm_ns, 85.0);
+  EXPECT_DOUBLE_EQ(dispatch.alltoalls, 1.0);
+  EXPECT_DOUBLE_EQ(dispatch.recv_mean_bytes, 2000.0);
+  EXPECT_DOUBLE_EQ(dispatch.recv_max_bytes, 3000.0);
+  EXPECT_DOUBLE_EQ(dispatch.recv_imbalance, 1.5);
+  EXPECT_EQ(dispatch.recv_busiest_rank, 1);
+  EXPECT_DOUBLE_EQ(dispatch.alltoall_wait_ns, 15.0);
+}
+
 // Files without recv_bytes (imports, earlier runs) leave the balance unknown, not zero.
 TEST(GroupTime, BalanceIsUnknownWithoutRecordedBytes) {
   Reducer reducer({});

@@ -8,7 +8,11 @@
 // overlap, and the steps that carry ops are the command line's: none with step timing; with
 // sampled timing the last warm-up step and every k-th measured step, k and the warm-up count
 // given as COMMPROF_RUN_SAMPLE_EVERY and COMMPROF_RUN_WARMUP_STEPS (never read from the files
-// under check); every step otherwise.
+// under check); every step otherwise. An alltoallv's bytes per peer (peer_send_bytes,
+// peer_recv_bytes) add up to its bytes and recv_bytes, and what rank A says it sent rank B is
+// what B says it received from A (peers in world-rank order, as commprof's groups rank them).
+// With COMMPROF_RUN_LOADS_MOVE set (an MoE run routed anew each step), some all-to-allv's bytes
+// per peer differ from one step to another.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -41,7 +45,13 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
       instances;
   std::map<std::pair<std::string, std::int64_t>, std::pair<std::uint64_t, std::uint64_t>>
       alltoallv_bytes;  // (comm, seq) -> Σ sent, Σ received over its ranks
+  // (comm, seq) -> world rank -> its bytes to and from each peer
+  std::map<std::pair<std::string, std::int64_t>,
+           std::map<int, std::pair<std::vector<std::uint64_t>, std::vector<std::uint64_t>>>>
+      alltoallv_peers;
   bool any_comm = false;
+  // (rank, alltoallv op name) -> the distinct bytes received per peer over the steps
+  std::map<std::pair<int, std::string>, std::set<std::vector<std::uint64_t>>> loads;
   for (int r = 0; r < nranks; ++r) {
     const RankTimeline t = read_rank_file(dir + "/rank-" + std::to_string(r) + ".json");
     EXPECT_EQ(t.rank, r);
@@ -117,6 +127,15 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
           auto& [sent, received] = alltoallv_bytes[{op.comm, op.seq}];
           sent += op.bytes;
           received += op.recv_bytes;
+          ASSERT_EQ(op.peer_send_bytes.size(), static_cast<std::size_t>(op.comm_size)) << op.name;
+          ASSERT_EQ(op.peer_recv_bytes.size(), static_cast<std::size_t>(op.comm_size)) << op.name;
+          std::uint64_t to = 0, from = 0;
+          for (const std::uint64_t b : op.peer_send_bytes) to += b;
+          for (const std::uint64_t b : op.peer_recv_bytes) from += b;
+          EXPECT_EQ(to, op.bytes) << op.name << ": bytes per peer against bytes";
+          EXPECT_EQ(from, op.recv_bytes) << op.name << ": bytes per peer against recv_bytes";
+          alltoallv_peers[{op.comm, op.seq}][r] = {op.peer_send_bytes, op.peer_recv_bytes};
+          loads[{r, op.name}].insert(op.peer_recv_bytes);
         }
         seen.insert(r);
       }
@@ -127,6 +146,22 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
   // What an alltoallv's ranks sent is what they received: the recorded splits agree.
   for (const auto& [key, bytes] : alltoallv_bytes) {
     EXPECT_EQ(bytes.first, bytes.second) << key.first << " #" << key.second << ": sent, received";
+  }
+  if (!env("COMMPROF_RUN_LOADS_MOVE").empty()) {
+    std::size_t moved = 0;
+    for (const auto& [key, seen] : loads) moved += seen.size() > 1 ? 1 : 0;
+    EXPECT_GT(moved, 0u) << "every all-to-allv received the same bytes per peer at every step";
+  }
+  for (const auto& [key, ranks] : alltoallv_peers) {
+    std::vector<const std::pair<std::vector<std::uint64_t>, std::vector<std::uint64_t>>*> by_peer;
+    for (const auto& [rank, lists] : ranks) by_peer.push_back(&lists);  // world-rank order
+    for (std::size_t a = 0; a < by_peer.size(); ++a) {
+      for (std::size_t b = 0; b < by_peer.size() && b < by_peer[a]->first.size(); ++b) {
+        ASSERT_LT(a, by_peer[b]->second.size());
+        EXPECT_EQ(by_peer[a]->first[b], by_peer[b]->second[a])
+            << key.first << " #" << key.second << ": peer " << a << " to peer " << b;
+      }
+    }
   }
   for (const auto& [key, value] : instances) {
     const auto& [coll, bytes, size, seen] = value;

@@ -176,5 +176,102 @@ TEST(Moe, PlanOfAnMoeLayer) {
   EXPECT_EQ(expert_bytes, 3U * 4U * (128U * 512U + 256U * 128U) * 4U);
 }
 
+// Each training step routes anew (the Zipf routing's per-step factors): the default routing's
+// splits and the experts' rows move from step to step, every rank agreeing on them (what rank 0
+// sends rank 1 at a step is what rank 1 receives from rank 0 at that step), and a step's plan is
+// the same however often it is built. Uniform routing is the same every step.
+TEST(Moe, LoadsMoveBetweenSteps) {
+  WorkloadConfig c;
+  c.kind = WorkloadKind::kDp;
+  c.shape = model_preset("tiny-moe");
+  c.layout.dp = 2;
+  c.layout.ep = 2;
+  c.layout.etp = 1;
+  validate_workload(c);
+  EXPECT_TRUE(plan_moves_between_steps(c));
+  const RankPlace r0 = place_rank(c.layout, 0), r1 = place_rank(c.layout, 1);
+  auto splits = [&](const RankPlace& place, std::uint64_t step, int layer) {
+    const OpPlan plan = build_plan(c, place, step);
+    const PlannedOp* op = find(plan, "l" + std::to_string(layer) + ".dispatch.mb0");
+    EXPECT_NE(op, nullptr);
+    return *op->as<PlannedCollective>().splits;
+  };
+  int moved = 0;
+  for (int layer = 1; layer < c.shape.layers; ++layer) {
+    for (std::uint64_t step = 0; step < 4; ++step) {
+      const PeerSplits a = splits(r0, step, layer), b = splits(r1, step, layer);
+      EXPECT_EQ(a.send_counts[1], b.recv_counts[0]) << "layer " << layer << " step " << step;
+      EXPECT_EQ(b.send_counts[0], a.recv_counts[1]) << "layer " << layer << " step " << step;
+      EXPECT_EQ(splits(r0, step, layer).recv_counts, a.recv_counts) << "built twice";
+      if (step > 0 && splits(r0, step - 1, layer).recv_counts != a.recv_counts) ++moved;
+    }
+  }
+  EXPECT_GT(moved, 0) << "the default routing gave every step the same loads";
+  // The experts' rows follow the dispatch: the bytes of each local expert's activation (exact
+  // rows, where the GEMMs round them up to 8) change too.
+  auto expert_bytes = [&](std::uint64_t step) {
+    std::vector<std::uint64_t> out;
+    for (const PlannedOp& op : build_plan(c, r0, step).ops) {
+      if (op.name.find(".act.mb0.fwd") != std::string::npos &&
+          op.name.find("expert") != op.name.npos)
+        out.push_back(op.as<PlannedElementwise>().read_bytes);
+    }
+    return out;
+  };
+  EXPECT_FALSE(expert_bytes(0).empty());
+  EXPECT_NE(expert_bytes(0), expert_bytes(1));
+
+  c.routing = uniform();
+  for (std::uint64_t step = 1; step < 4; ++step) {
+    EXPECT_EQ(splits(r0, step, 2).recv_counts, splits(r0, 0, 2).recv_counts) << step;
+  }
+}
+
+// ZeRO with experts (--dp-mode zero): tiny-moe on dp 4 with EP 2 (expert DP 2), float. Each MoE
+// layer's dense parameters (two RMSNorm weights 2 x 128, qkv 384 x 128, out_proj 128 x 128,
+// router 8 x 128: 66,816) are sharded over DP (16,704 a rank, 267,264 B gathered); its 4 local
+// experts' (each up 512 x 128 and down 128 x 256: 393,216) over expert DP (196,608 a rank,
+// 1,572,864 B gathered), each gathered before the layer and reduce-scattered after its last
+// backward over its own group; the experts' GEMMs wait for their gather, and the optimizer steps
+// both shards.
+TEST(Moe, ZeroShardsTheExpertsOverExpertDp) {
+  WorkloadConfig c;
+  c.kind = WorkloadKind::kDp;
+  c.shape = model_preset("tiny-moe");
+  c.layout.dp = 4;
+  c.layout.ep = 2;
+  c.layout.etp = 1;
+  c.dp_mode = DpMode::kZero;
+  validate_workload(c);
+  ASSERT_EQ(c.layout.expert_dp(), 2);
+  const OpPlan plan = build_plan(c, place_rank(c.layout, 3));
+  auto collective = [&](const std::string& name, Group group, std::uint64_t count,
+                        std::uint64_t bytes) {
+    const PlannedOp* op = find(plan, name);
+    ASSERT_NE(op, nullptr) << name;
+    EXPECT_EQ(op->group(), group) << name;
+    EXPECT_EQ(op->as<PlannedCollective>().count, count) << name;
+    EXPECT_EQ(op->bytes, bytes) << name;
+  };
+  collective("l1.zero.fwd.ag.mb0", Group::kDp, 16704, 267264);
+  collective("l1.experts.zero.fwd.ag.mb1", Group::kEdp, 196608, 1572864);
+  collective("l3.experts.zero.bwd.ag.mb0", Group::kEdp, 196608, 1572864);
+  collective("l2.zero.grad.rs", Group::kDp, 16704, 267264);
+  collective("l2.experts.zero.grad.rs", Group::kEdp, 196608, 1572864);
+  EXPECT_EQ(find(plan, "l0.experts.zero.fwd.ag.mb0"), nullptr);  // layer 0 is dense
+  EXPECT_EQ(find(plan, "edp.bucket0.allreduce"), nullptr);       // no DDP buckets under ZeRO
+  const int gather = find(plan, "l1.experts.zero.fwd.ag.mb0")->id;
+  bool waits = false;
+  for (const PlannedOp& op : plan.ops) {
+    if (op.name.rfind("l1.expert", 0) == 0 && op.name.find(".up.mb0.fwd") != std::string::npos) {
+      waits = waits || std::find(op.deps.begin(), op.deps.end(), gather) != op.deps.end();
+    }
+  }
+  EXPECT_TRUE(waits) << "the experts' GEMMs ran before their parameters were gathered";
+  const auto& tensors = find(plan, "optimizer.adamw")->as<PlannedAdamw>().tensors;
+  EXPECT_EQ(std::count(tensors.begin(), tensors.end(), std::uint64_t{16704}), 3);
+  EXPECT_EQ(std::count(tensors.begin(), tensors.end(), std::uint64_t{196608}), 3);
+}
+
 }  // namespace
 }  // namespace commprof

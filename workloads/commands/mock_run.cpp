@@ -51,7 +51,18 @@ MockRunResult run_mock(RankContext& ctx, Backend& backend, const MockRun& run) {
   comms.etp = etp.get();
   comms.edp = edp.get();
   comms.tp_ep = tp_ep.get();
-  PlanExecutor executor(backend, ctx, out.plan, comms, out.timing, settings.sample_every);
+  // MoE layers route each step anew: each step its own plan (out.plan stays step 0's).
+  std::optional<PlanExecutor> executor;
+  if (plan_moves_between_steps(run.workload)) {
+    executor.emplace(
+        backend, ctx, out.plan,
+        [&run, place](int step) {
+          return build_plan(run.workload, place, static_cast<std::uint64_t>(step));
+        },
+        comms, out.timing, settings.sample_every);
+  } else {
+    executor.emplace(backend, ctx, out.plan, comms, out.timing, settings.sample_every);
+  }
   RankTimeline& timeline = out.timeline;
   timeline.rank = ctx.rank();
   timeline.world_size = ctx.size();
@@ -64,17 +75,17 @@ MockRunResult run_mock(RankContext& ctx, Backend& backend, const MockRun& run) {
   // on rank 0's host, whose CLOCK_MONOTONIC all its processes share), so the reducer can
   // line up ranks of different hosts.
   timeline.clock_offset_ns = estimate_clock_offset_ns(ctx.comm(), ctx.host());
-  executor.set_test_hang_rank(run.test_hang_rank);
+  executor->set_test_hang_rank(run.test_hang_rank);
   // Each step is appended to the rank file as it completes (the first creates it): whatever
   // ends the job later (a dead peer, a timeout, SIGKILL), the steps measured so far remain.
   std::optional<RankFileAppender> file;
   if (!run.out_dir.empty()) file.emplace(run.out_dir, timeline, run.rank_file_format);
-  timeline.steps = executor.run(settings.steps, settings.warmup_steps,
-                                [&](const std::vector<StepRecord>& so_far) {
-                                  if (file) file->append(so_far.back());
-                                });
+  timeline.steps = executor->run(settings.steps, settings.warmup_steps,
+                                 [&](const std::vector<StepRecord>& so_far) {
+                                   if (file) file->append(so_far.back());
+                                 });
   if (file) file->close();
-  out.stopped_by = executor.stopped_by();
+  out.stopped_by = executor->stopped_by();
   return out;
 }
 

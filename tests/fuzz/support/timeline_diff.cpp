@@ -22,10 +22,11 @@ bool differ(std::ostringstream& out, const std::string& where, double x, double 
   out << where << ": " << x << " vs " << y;
   return true;
 }
-bool differ(std::ostringstream& out, const std::string& where, const std::vector<std::int32_t>& x,
-            const std::vector<std::int32_t>& y) {
+template <class T>
+bool differ(std::ostringstream& out, const std::string& where, const std::vector<T>& x,
+            const std::vector<T>& y) {
   if (x == y) return false;
-  out << where << ": " << x.size() << " vs " << y.size() << " indices, or different ones";
+  out << where << ": " << x.size() << " vs " << y.size() << " elements, or different ones";
   return true;
 }
 bool differ(std::ostringstream& out, const std::string& where, Category x, Category y) {

@@ -185,6 +185,51 @@ TEST(RankFile, RecordedWaitsOnlyWhereAnOpWaited) {
   EXPECT_THAT(error_of(bad), HasSubstr("steps[1].ops[2]: field 'after' has the wrong type"));
 }
 
+// An all-to-all(v)'s bytes per peer: two lists of bytes written only where known, read back by
+// both readers (bytes above 2^32 too, which an index list could not hold); a negative or
+// fractional count, or a list of strings, is refused.
+TEST(RankFile, BytesPerPeerOnlyWhereKnown) {
+  RankTimeline t = make_synthetic_rank(SyntheticSpec::sized(1, 0, 1), 0);
+  ASSERT_GE(t.steps.at(0).ops.size(), 3u);
+  const std::vector<std::uint64_t> sent = {4096, 0, 6000000000};
+  const std::vector<std::uint64_t> received = {4096, 8192, 12288};
+  t.steps[0].ops[1].peer_send_bytes = sent;
+  t.steps[0].ops[1].peer_recv_bytes = received;
+  const std::string text = to_json(t);
+  EXPECT_THAT(text, HasSubstr(R"("peer_send_bytes":[4096,0,6000000000],)"
+                              R"("peer_recv_bytes":[4096,8192,12288]})"));
+  EXPECT_EQ(text.find("peer_send_bytes"), text.rfind("peer_send_bytes"))
+      << "written for an op without";
+
+  const auto check = [&](const std::vector<StepRecord>& steps, const char* reader) {
+    ASSERT_EQ(steps.size(), 1u) << reader;
+    EXPECT_EQ(steps[0].ops.at(1).peer_send_bytes, sent) << reader;
+    EXPECT_EQ(steps[0].ops[1].peer_recv_bytes, received) << reader;
+    EXPECT_TRUE(steps[0].ops[0].peer_send_bytes.empty()) << reader;
+    EXPECT_TRUE(steps[0].ops[2].peer_recv_bytes.empty()) << reader;
+  };
+  check(parse_rank_json(text, "x").steps, "complete reader");
+  const std::string dir = testing::TempDir() + "/peer_bytes";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = write_rank_file(dir, t);
+  struct Keep : RankStepSink {
+    std::vector<StepRecord> steps;
+    void header(const RankTimeline&) override {}
+    void step(const StepView& s) override { steps.push_back(to_step_record(s)); }
+    void end() override {}
+    void restart() override { steps.clear(); }
+  } sink;
+  stream_rank_file(path, sink);
+  check(sink.steps, "one-pass reader");
+
+  for (const char* wrong : {"[4096,-8192,12288]", "[4096,8192.5,12288]", "[\"4096\"]"}) {
+    std::string bad = text;
+    bad.replace(bad.find("[4096,8192,12288]"), 17, wrong);
+    EXPECT_THAT(error_of(bad), HasSubstr("peer_recv_bytes")) << wrong;
+  }
+}
+
 TEST(RankFile, UnknownFieldsAreSkipped) {
   const SyntheticSpec spec = SyntheticSpec::sized(1, 0, 1);
   std::string text = to_json(make_synthetic_rank(spec, 0));
