@@ -228,6 +228,23 @@ void PlanExecutor::fit(const OpPlan& plan) {
 
 PlanExecutor::~PlanExecutor() = default;
 
+std::map<std::string, GroupEstimate> PlanExecutor::estimate_collectives(CostModel& model) const {
+  std::map<std::string, GroupEstimate> out;
+  for (const PlannedOp& op : plan_->ops) {
+    const auto* planned = std::get_if<PlannedCollective>(&op.call);
+    if (planned == nullptr) continue;
+    const Work work = work_of(op);
+    GroupEstimate& e = out[group_name(planned->group)];
+    e.ranks = comm_of(planned->group)->size();
+    ++e.calls;
+    if (const std::optional<double> ns = model.estimate_ns(std::get<CollectiveCall>(work))) {
+      ++e.estimated;
+      e.ns += *ns;
+    }
+  }
+  return out;
+}
+
 Communicator* PlanExecutor::comm_of(Group g) const {
   Communicator* c = nullptr;
   switch (g) {

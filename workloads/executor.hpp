@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -65,6 +66,14 @@ struct GroupComms {
   Communicator* tp_ep = nullptr;
 };
 
+/// What a cost model (Backend::cost_model) says of one group's collectives in a plan's step.
+struct GroupEstimate {
+  int ranks = 0;               ///< the group's communicator's
+  std::int64_t calls = 0;      ///< the plan's collectives on the group
+  std::int64_t estimated = 0;  ///< of them, those the model estimated
+  double ns = 0.0;             ///< Σ of its estimates, each call on its own
+};
+
 /// Builds the plan of step `index` of a run (counted from the first warm-up step).
 using StepPlans = std::function<OpPlan(int index)>;
 
@@ -93,6 +102,11 @@ class PlanExecutor {
       int steps, int warmup,
       const std::function<void(const std::vector<StepRecord>&)>& after_step = {});
   int stopped_by() const { return stopped_by_; }
+
+  /// The cost model's estimate of each collective of the last step's plan, one call at a time,
+  /// by group name ("dp", "tp", …). Collective on each group, as the model may need: every rank
+  /// asks for its plan's collectives in plan order, as it issued them. Call after run().
+  std::map<std::string, GroupEstimate> estimate_collectives(CostModel& model) const;
 
   /// Test hook: this rank stops taking part in collectives and send/recv from the first
   /// measured step on, as a hung or dead peer would; the others must time out, not hang.

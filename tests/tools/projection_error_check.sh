@@ -5,6 +5,8 @@
 # measured time (ms) and an error that is (predicted - measured) / measured of those two figures
 # (within the rounding of the printed figures), and the overlap row its difference in
 # percentage points. The error itself is not held to any bound: it is a benchmark, not a test.
+# The communication library's own estimate follows: on the host backend, which has no cost
+# model, one line saying so and why; on a GPU, its table per communicator kind.
 out=$("$@" 2>&1)
 status=$?
 printf '%s\n' "$out"
@@ -38,4 +40,8 @@ printf '%s\n' "$out" | awk '
     if (rows != 3) { print "FAILED: " rows + 0 " of the 3 validation rows found"; exit 1 }
     exit bad
   }' || { echo "projection_error_check.sh: FAILED"; exit 1; }
+if ! printf '%s\n' "$out" | grep -Eq "^# the library's own estimate: none \(.+\)$|^## Collectives per communicator kind \(one step\): the projection, "; then
+  echo "projection_error_check.sh: FAILED: neither the library's estimate nor why it has none"
+  exit 1
+fi
 echo "projection_error_check.sh: OK"

@@ -86,6 +86,14 @@ MockRunResult run_mock(RankContext& ctx, Backend& backend, const MockRun& run) {
                                  });
   if (file) file->close();
   out.stopped_by = executor->stopped_by();
+  if (run.estimate_collectives && out.stopped_by == 0) {
+    if (CostModel* model = backend.cost_model()) {
+      out.estimate_model = model->model_name();
+      out.estimates = executor->estimate_collectives(*model);
+    } else {
+      out.no_estimate_why = backend.unavailable_reason(Capability::kCostModel);
+    }
+  }
   return out;
 }
 

@@ -4,11 +4,13 @@
 // `commprof project --validate` run the mock this way.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "src/backend/backend.hpp"
 #include "src/runtime/rank_context.hpp"
 #include "src/timeline/rank_file.hpp"
+#include "workloads/executor.hpp"
 #include "workloads/op_plan.hpp"
 #include "workloads/run_config_json.hpp"
 
@@ -20,6 +22,9 @@ struct MockRun {
   std::string out_dir;      ///< rank files here; "" none
   RankFileFormat rank_file_format = RankFileFormat::kJson;
   int test_hang_rank = -1;
+  /// After the steps: the backend's cost model asked for the last step's collectives
+  /// (MockRunResult::estimates). Collective over the world.
+  bool estimate_collectives = false;
 };
 
 struct MockRunResult {
@@ -27,6 +32,10 @@ struct MockRunResult {
   RankTimeline timeline;
   OpTimingMode timing = OpTimingMode::kAuto;  ///< as resolved
   int stopped_by = 0;                         ///< the signal that stopped it, 0 none
+  /// With MockRun::estimate_collectives: this rank's collectives by group as the cost model
+  /// estimates them, and its name; or why the backend has none.
+  std::map<std::string, GroupEstimate> estimates;
+  std::string estimate_model, no_estimate_why;
 };
 
 /// Collective over the world: every rank calls it with the same run.

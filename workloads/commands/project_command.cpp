@@ -8,12 +8,18 @@
 // runs on rank 0 only under mpirun.
 #include "workloads/commands/project_command.hpp"
 
+#include <mpi.h>
+
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <iterator>
+#include <map>
 #include <optional>
 
 #include "analysis/graph/step_graph.hpp"
+#include "analysis/group_time.hpp"
 #include "analysis/reducer.hpp"
 #include "src/cli/common_options.hpp"
 #include "src/cli/parse.hpp"
@@ -63,6 +69,61 @@ int resolve_gpus_per_node(const ProjectConfig& cfg, const MeasuredRun& run, std:
   }
   why = "every target rank on one node, as the run's ranks were (--gpus-per-node sets it)";
   return 0;
+}
+
+// Every rank's estimates, summed at rank 0 over the step's instances: each rank holds a
+// group's calls once for each of its communicator's ranks, so it adds its share (1 / ranks).
+// Collective over the world, in the order of kGroups on every rank.
+std::map<std::string, GroupEstimate> summed_estimates(
+    RankContext& ctx, const std::map<std::string, GroupEstimate>& mine) {
+  static constexpr Group kGroups[] = {Group::kTp,        Group::kDp,  Group::kPp,
+                                      Group::kEmbedding, Group::kCp,  Group::kEp,
+                                      Group::kEtp,       Group::kEdp, Group::kTpEp};
+  std::vector<double> shares;
+  for (const Group g : kGroups) {
+    const auto it = mine.find(group_name(g));
+    const GroupEstimate e = it == mine.end() ? GroupEstimate{} : it->second;
+    const double share = e.ranks > 0 ? 1.0 / e.ranks : 0.0;
+    shares.insert(shares.end(), {static_cast<double>(e.calls) * share,
+                                 static_cast<double>(e.estimated) * share, e.ns * share});
+  }
+  std::vector<double> sums(shares.size(), 0.0);
+  MPI_Reduce(shares.data(), sums.data(), static_cast<int>(shares.size()), MPI_DOUBLE, MPI_SUM, 0,
+             ctx.comm());
+  std::map<std::string, GroupEstimate> out;
+  for (std::size_t i = 0; i < std::size(kGroups); ++i) {
+    const auto calls = static_cast<std::int64_t>(std::llround(sums[3 * i]));
+    if (calls == 0) continue;
+    GroupEstimate& e = out[group_name(kGroups[i])];
+    e.calls = calls;
+    e.estimated = static_cast<std::int64_t>(std::llround(sums[3 * i + 1]));
+    e.ns = sums[3 * i + 2];
+  }
+  return out;
+}
+
+// The estimates beside the validation run's own collectives: per communicator kind, the
+// instances' times (each its shortest member's, from the last arrival), mean over the steps.
+std::vector<EstimateRow> estimate_rows(const std::map<std::string, GroupEstimate>& estimates,
+                                       const std::vector<StepGraph>& graphs) {
+  std::map<std::string, double> measured;
+  for (const StepGraph& g : graphs) {
+    for (const GraphCollective& c : g.collectives) {
+      measured[std::string(group_of(c.comm))] += static_cast<double>(c.time_ns);
+    }
+  }
+  std::vector<EstimateRow> rows;
+  for (const auto& [group, e] : estimates) {
+    EstimateRow r;
+    r.group = group;
+    r.calls = e.calls;
+    r.estimated = e.estimated;
+    r.estimate_ns = e.ns;
+    const auto it = measured.find(group);
+    if (it != measured.end()) r.measured_ns = it->second / static_cast<double>(graphs.size());
+    rows.push_back(r);
+  }
+  return rows;
 }
 
 class ProjectCommand final : public Command {
@@ -297,9 +358,11 @@ class ProjectCommand final : public Command {
     if (cfg_.steps > 0) mock.settings.steps = cfg_.steps;
     if (cfg_.warmup_steps >= 0) mock.settings.warmup_steps = cfg_.warmup_steps;
     mock.out_dir = cfg_.validate_out.empty() ? default_validate_out() : cfg_.validate_out;
+    mock.estimate_collectives = true;
     prepare_output_directory(ctx, mock.out_dir, runtime_.force);
     const MockRunResult result = run_mock(ctx, backend, mock);
     if (result.stopped_by != 0) return 128 + result.stopped_by;
+    const std::map<std::string, GroupEstimate> estimates = summed_estimates(ctx, result.estimates);
     ctx.barrier();  // every rank's file is closed before rank 0 reads them
     return on_rank_zero(ctx, [&] {
       std::vector<std::string> files;
@@ -313,6 +376,9 @@ class ProjectCommand final : public Command {
       v.steps = mock.settings.steps;
       v.warmup_steps = mock.settings.warmup_steps;
       v.measured = what_if(graphs, {}).measured;
+      v.estimate_model = result.estimate_model;
+      v.no_estimate_why = result.no_estimate_why;
+      v.estimates = estimate_rows(estimates, graphs);
       emit([&](std::ostream& os) { write(os, *prepared, *projection, &v); });
       return kExitOk;
     });

@@ -240,6 +240,64 @@ std::optional<double> error_pct(double predicted, double measured) {
   return 100.0 * (predicted - measured) / measured;
 }
 
+namespace {
+
+// The projection's time of a communicator kind's collectives in the step (0: none there).
+double projected_ns(const Projection& p, const std::string& group) {
+  for (const ProjectedComm& c : p.comms) {
+    if (c.group == group) return c.time_ns;
+  }
+  return 0.0;
+}
+
+// The communication library's own estimate of the validation run's collectives, beside the
+// projection's link model and what the run measured.
+void estimates_text(std::ostream& os, const Projection& p, const Validation& v) {
+  if (v.estimate_model.empty()) {
+    os << "# the library's own estimate: none (" << v.no_estimate_why << ")\n";
+    return;
+  }
+  os << "\n## Collectives per communicator kind (one step): the projection, " << v.estimate_model
+     << " (each call on its own) and the validation run\n"
+     << "# times summed over the step's instances, each from its last arrival; error against "
+        "measured\n";
+  std::vector<std::vector<std::string>> rows = {{"group", "calls", "estimated", "projected(ms)",
+                                                 "library(ms)", "measured(ms)", "projected err",
+                                                 "library err"}};
+  for (const EstimateRow& r : v.estimates) {
+    const double proj = projected_ns(p, r.group);
+    auto err = [&](double predicted, bool known) {
+      const std::optional<double> e = error_pct(predicted, r.measured_ns);
+      return known && e ? format_number("%+.1f", *e) + "%" : std::string("n/a");
+    };
+    rows.push_back({r.group, std::to_string(r.calls), std::to_string(r.estimated), ms(proj),
+                    r.estimated > 0 ? ms(r.estimate_ns) : "n/a", ms(r.measured_ns),
+                    err(proj, proj > 0), err(r.estimate_ns, r.estimated == r.calls)});
+  }
+  write_table(os, rows);
+}
+
+nlohmann::ordered_json estimates_json(const Projection& p, const Validation& v) {
+  nlohmann::ordered_json j;
+  j["model"] = v.estimate_model.empty() ? nlohmann::ordered_json(nullptr)
+                                        : nlohmann::ordered_json(v.estimate_model);
+  if (v.estimate_model.empty()) j["none_because"] = v.no_estimate_why;
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const EstimateRow& r : v.estimates) {
+    rows.push_back({{"group", r.group},
+                    {"calls", r.calls},
+                    {"estimated_calls", r.estimated},
+                    {"projected_ns", projected_ns(p, r.group)},
+                    {"estimate_ns", r.estimated > 0 ? nlohmann::ordered_json(r.estimate_ns)
+                                                    : nlohmann::ordered_json(nullptr)},
+                    {"measured_ns", r.measured_ns}});
+  }
+  j["groups"] = rows;
+  return j;
+}
+
+}  // namespace
+
 void write_projection_text(std::ostream& os, const MeasuredRun& run, const ProjectionBasis& b,
                            const Projection& p, const Validation* v) {
   os << "# commprof project: " << layout_text(p.layout) << " (" << describe(p.layout) << ", "
@@ -283,6 +341,7 @@ void write_projection_text(std::ostream& os, const MeasuredRun& run, const Proje
   cmp.push_back({"overlap (%)", pct(a), pct(m),
                  a && m ? format_number("%+.1f", 100.0 * (*a - *m)) + " pp" : "n/a"});
   write_table(os, cmp);
+  estimates_text(os, p, *v);
 }
 
 void write_projection_json(std::ostream& os, const MeasuredRun& run, const ProjectionBasis& b,
@@ -313,7 +372,8 @@ void write_projection_json(std::ostream& os, const MeasuredRun& run, const Proje
         {"overlap_error_pp",
          p.outcome.overlap && v->measured.overlap
              ? nlohmann::ordered_json(100.0 * (*p.outcome.overlap - *v->measured.overlap))
-             : nlohmann::ordered_json(nullptr)}};
+             : nlohmann::ordered_json(nullptr)},
+        {"library_estimate", estimates_json(p, *v)}};
   }
   os << j.dump(1) << '\n';
 }

@@ -3,6 +3,7 @@
 // v1), the sweep's ranking, and the validation's predicted against measured figures.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -20,11 +21,25 @@ struct ProjectionBasis {
   std::string gpus_per_node_why;
 };
 
+/// One communicator kind's collectives in the validation run's step: the communication
+/// library's own estimate (NCCL's ncclGroupSimulateEnd), beside the projection's and what the
+/// run measured. Times are sums over the step's instances, each from its last arrival.
+struct EstimateRow {
+  std::string group;
+  std::int64_t calls = 0;      ///< instances in the step
+  std::int64_t estimated = 0;  ///< of them, those the model estimated
+  double estimate_ns = 0.0;    ///< Σ of the model's estimates
+  double measured_ns = 0.0;    ///< Σ of their measured times, mean over the measured steps
+};
+
 /// The run measured at the target (--validate): its figures, and where its files are.
 struct Validation {
   std::string out_dir;
   int steps = 0, warmup_steps = 0;
   WhatIfFigures measured;
+  std::string estimate_model;          ///< "" where the backend has none
+  std::string no_estimate_why;         ///< then why
+  std::vector<EstimateRow> estimates;  ///< by communicator kind
 };
 
 /// (predicted − measured) / measured in %, nullopt where measured is 0.
