@@ -140,8 +140,9 @@ class ProjectCommand final : public Command {
         "layout", po::value<std::string>(),
         "the target: tp=N,pp=N,dp=N[,cp=N,ep=N,etp=N] (missing degrees 1), the run's model and "
         "options otherwise")("sweep", po::value<int>(),
-                             "instead of --layout: every tp x pp x dp layout of this many ranks "
-                             "(cp, ep as the run's), ranked by predicted step")(
+                             "instead of --layout: every tp x pp x cp x dp layout of this many "
+                             "ranks (and ep, for a model with experts), ranked by predicted "
+                             "step")(
         "links", po::value<std::string>(),
         "the link model for collectives (commprof bench --fit-links FILE); default: fitted "
         "from the run's own collectives per communicator kind")(

@@ -381,7 +381,7 @@ void write_projection_json(std::ostream& os, const MeasuredRun& run, const Proje
 void write_sweep_text(std::ostream& os, const MeasuredRun& run, const ProjectionBasis& b, int gpus,
                       const std::vector<Projection>& ranked,
                       const std::vector<std::string>& refused) {
-  os << "# commprof project --sweep " << gpus << ": every tp x pp x dp layout of " << gpus
+  os << "# commprof project --sweep " << gpus << ": every tp x pp x cp x dp layout of " << gpus
      << " ranks, fastest predicted step first\n";
   basis_lines(os, run, b, ranked.empty() ? nullptr : &ranked.front());
   std::vector<std::vector<std::string>> rows = {

@@ -380,21 +380,30 @@ std::vector<Projection> sweep_layouts(const MeasuredRun& run, int gpus,
                                       std::vector<std::string>* refused) {
   if (gpus < 1) throw ConfigError("--sweep needs at least 1 GPU");
   const ParallelLayout measured = run.config.workload.layout;
+  // Expert parallelism only where the model has experts; the experts' tensor parallelism as the
+  // run set it.
+  const bool experts = run.config.workload.shape.moe();
   std::vector<Projection> out;
   for (int tp = 1; tp <= gpus; ++tp) {
     for (int pp = 1; tp * pp <= gpus; ++pp) {
-      const int rest = gpus / (tp * pp);
-      if (tp * pp * rest != gpus || rest % measured.cp != 0) continue;
-      ParallelLayout l;
-      l.tp = tp;
-      l.pp = pp;
-      l.cp = measured.cp;
-      l.dp = rest / measured.cp;
-      l.ep = measured.ep;
-      try {
-        out.push_back(project(run, l, options));
-      } catch (const ConfigError& e) {
-        if (refused != nullptr) refused->push_back(e.what());
+      for (int cp = 1; tp * pp * cp <= gpus; ++cp) {
+        const int dp = gpus / (tp * pp * cp);
+        if (tp * pp * cp * dp != gpus) continue;
+        for (int ep = 1; ep <= (experts ? tp * cp * dp : 1); ++ep) {
+          if ((tp * cp * dp) % ep != 0) continue;
+          ParallelLayout l;
+          l.tp = tp;
+          l.pp = pp;
+          l.cp = cp;
+          l.dp = dp;
+          l.ep = ep;
+          l.etp = measured.etp;
+          try {
+            out.push_back(project(run, l, options));
+          } catch (const ConfigError& e) {
+            if (refused != nullptr) refused->push_back(e.what());
+          }
+        }
       }
     }
   }

@@ -114,8 +114,9 @@ struct Projection {
 Projection project(const MeasuredRun& run, const ParallelLayout& layout,
                    const ProjectionOptions& options);
 
-/// Every tp × pp × dp layout of `gpus` ranks (cp and ep as the run's), each projected, fastest
-/// first; those that do not fit the model are returned in `refused` with the reason.
+/// Every tp × pp × cp × dp layout of `gpus` ranks, and for a model with experts every ep that
+/// divides tp × cp × dp (etp as the run's), each projected, fastest first; those that do not fit
+/// the model, or whose communication no fit covers, are returned in `refused` with the reason.
 std::vector<Projection> sweep_layouts(const MeasuredRun& run, int gpus,
                                       const ProjectionOptions& options,
                                       std::vector<std::string>* refused);
