@@ -12,12 +12,13 @@
 #
 # Environment: BACKEND (host or cuda, default host), BUILD (a build with bin commprof, default
 # build/$BACKEND), OUT (default ./project-bench-out, emptied first), FIT_NPS (the ranks of each
-# link-model sweep, default "2 4"; 2 or more each, as bench --fit-links needs), SRC_NP (ranks
-# of the measured runs, default 4), DST_NP (ranks predicted and run, default 8), STEPS and
-# WARMUP (measured and warm-up steps of every run, default 5 and 2), CASES (default "dp tp pp hybrid"), MODEL_ARGS (default the tiny model, h 128,
-# FFN 512, seq 64, float, with 8 layers, 8 heads and 8 micro-batches, so that tp 8 and pp 8 divide
-# it), OP_TIMING (default pair), BENCH_SIZES (the sweep's sizes, default "-b 1K -e 4M" on host
-# and "-b 1K -e 64M" on cuda, where a GEMM-sized gradient bucket reaches tens of MiB).
+# link-model sweep, default "2 4"; 2 or more each, as bench --fit-links needs), SRC_NP (ranks of the
+# measured runs, default 4), DST_NP (ranks predicted and run, default 8), STEPS and WARMUP (measured
+# and warm-up steps of every run, default 5 and 2), CASES (default "dp tp pp hybrid"), MODEL_ARGS
+# (default the tiny model, h 128, FFN 512, seq 64, float, with 8 layers, 8 heads and 8 micro-
+# batches, so that tp 8 and pp 8 divide it), OP_TIMING (default pair), BENCH_SIZES (the sweep's
+# sizes, default "-b 1K -e 4M" on host and "-b 1K -e 64M" on cuda, where a GEMM-sized gradient
+# bucket reaches tens of MiB).
 # The cases' layouts, from the rank counts (each degree must divide the model):
 #   dp      dp=SRC_NP                          -> dp=DST_NP
 #   tp      tp=SRC_NP                          -> tp=DST_NP
