@@ -739,7 +739,7 @@ ep_replay() {
   run_to "$name: PyTorch replay of its all-to-allvs (torchrun, $NP ranks)" \
     "$PD/$name-torch-replay.txt" env NCCL_NVLS_ENABLE=0 NCCL_DEBUG=WARN "$py" \
     -m torch.distributed.run --nproc-per-node "$NP" --master-port 29561 \
-    "$COMMPROF_ROOT/scripts/torch/alltoall_replay.py" --run "$PD/$name" \
+    "$COMMPROF_ROOT/scripts/torch/alltoall_replay.py" --from "$PD/$name" \
     --out "$PD/$name-torch-replay.json" || return
   { echo "## $name: its all-to-allvs replayed by PyTorch"
     grep -v "^W[0-9]" "$PD/$name-torch-replay.txt" | grep -E "^#|^ *[0-9]|^      " ; } >>"$LOG"

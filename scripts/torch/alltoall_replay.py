@@ -4,7 +4,7 @@
 per peer, through torch.distributed's all_to_all_single on NCCL, on the same GPUs, and sets the
 time of each beside the one the run measured (issue #30 item 7, #33 item 3).
 
-    torchrun --nproc-per-node N scripts/torch/alltoall_replay.py --run DIR [--iters 5]
+    torchrun --nproc-per-node N scripts/torch/alltoall_replay.py --from DIR [--iters 5]
 
 DIR is a `commprof run` directory of N ranks whose all-to-alls span all of them (an MoE run at
 --ep N: the dispatch and combine of every layer, forward and backward, with the routing's
@@ -66,7 +66,7 @@ def instances(rank_file, world):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--run", required=True, help="a commprof run directory")
+    ap.add_argument("--from", dest="run", required=True, help="a commprof run directory")
     ap.add_argument("--iters", type=int, default=5, help="timed calls per instance (median)")
     ap.add_argument("--warmup", type=int, default=2, help="untimed calls per instance first")
     ap.add_argument("--out", help="rank 0 writes a JSON summary here")
