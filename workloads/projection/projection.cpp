@@ -401,7 +401,10 @@ std::vector<Projection> sweep_layouts(const MeasuredRun& run, int gpus,
           try {
             out.push_back(project(run, l, options));
           } catch (const ConfigError& e) {
-            if (refused != nullptr) refused->push_back(e.what());
+            // Each refusal names its layout (a missing link fit does not say which one).
+            std::string why = e.what();
+            if (why.rfind("--layout ", 0) != 0) why = "--layout " + layout_text(l) + ": " + why;
+            if (refused != nullptr) refused->push_back(why);
           }
         }
       }
