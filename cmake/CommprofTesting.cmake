@@ -91,7 +91,7 @@ function(commprof_test_needs labels)
 endfunction()
 
 # Test code compiles at -O1 with line tables only (-g1) in RelWithDebInfo builds, while the code
-# under test keeps the preset's -O2 -g: the test sources are mostly gtest, gmock and nlohmann
+# under test keeps the preset's -O2: the test sources are mostly gtest, gmock and nlohmann
 # templates, and this halves their compile time on CI's two cores (a 350-line test: 22.7 s at
 # -O2 -g, 11.6 s at -O1 -g1). The last -O and -g of a GCC or Clang command line win.
 # Under AddressSanitizer test code builds at -O0 (a third less compile time again; ASan's usual
