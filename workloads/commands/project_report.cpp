@@ -242,6 +242,12 @@ std::optional<double> error_pct(double predicted, double measured) {
 
 namespace {
 
+// (predicted − measured) / measured as "+1.2%", or "n/a" where it has no value.
+std::string error_text(double predicted, double measured) {
+  const std::optional<double> e = error_pct(predicted, measured);
+  return e ? format_number("%+.1f", *e) + "%" : std::string("n/a");
+}
+
 // The projection's time of a communicator kind's collectives in the step (0: none there).
 double projected_ns(const Projection& p, const std::string& group) {
   for (const ProjectedComm& c : p.comms) {
@@ -266,13 +272,10 @@ void estimates_text(std::ostream& os, const Projection& p, const Validation& v) 
                                                  "library err"}};
   for (const EstimateRow& r : v.estimates) {
     const double proj = projected_ns(p, r.group);
-    auto err = [&](double predicted, bool known) {
-      const std::optional<double> e = error_pct(predicted, r.measured_ns);
-      return known && e ? format_number("%+.1f", *e) + "%" : std::string("n/a");
-    };
     rows.push_back({r.group, std::to_string(r.calls), std::to_string(r.estimated), ms(proj),
                     r.estimated > 0 ? ms(r.estimate_ns) : "n/a", ms(r.measured_ns),
-                    err(proj, proj > 0), err(r.estimate_ns, r.estimated == r.calls)});
+                    proj > 0 ? error_text(proj, r.measured_ns) : "n/a",
+                    r.estimated == r.calls ? error_text(r.estimate_ns, r.measured_ns) : "n/a"});
   }
   write_table(os, rows);
 }
@@ -328,15 +331,12 @@ void write_projection_text(std::ostream& os, const MeasuredRun& run, const Proje
      << " measured steps after " << v->warmup_steps << " warm-up, rank files in " << v->out_dir
      << "\n# error = (predicted - measured) / measured; overlap's in percentage points\n";
   std::vector<std::vector<std::string>> cmp = {{"figure", "predicted", "measured", "error"}};
-  auto err = [](double a, double m) {
-    const std::optional<double> e = error_pct(a, m);
-    return e ? format_number("%+.1f", *e) + "%" : std::string("n/a");
-  };
   const double step = static_cast<double>(p.outcome.step_ns);
-  cmp.push_back({"step (ms)", ms(step), ms(v->measured.step_ns), err(step, v->measured.step_ns)});
+  cmp.push_back(
+      {"step (ms)", ms(step), ms(v->measured.step_ns), error_text(step, v->measured.step_ns)});
   cmp.push_back({"exposed comm (ms)", ms(p.outcome.exposed_comm_ns),
                  ms(v->measured.exposed_comm_ns),
-                 err(p.outcome.exposed_comm_ns, v->measured.exposed_comm_ns)});
+                 error_text(p.outcome.exposed_comm_ns, v->measured.exposed_comm_ns)});
   const std::optional<double> a = p.outcome.overlap, m = v->measured.overlap;
   cmp.push_back({"overlap (%)", pct(a), pct(m),
                  a && m ? format_number("%+.1f", 100.0 * (*a - *m)) + " pp" : "n/a"});
