@@ -35,7 +35,8 @@
 #              combine all-to-allvs over EP, the routing counts, expert-DP gradients) in the log;
 #              then PyTorch replays the Zipf Mixtral run's all-to-allvs with the same bytes per
 #              peer (scripts/torch/alltoall_replay.py under torchrun): each instance's time beside
-#              the run's (EP_REPLAY=0 skips it)
+#              the run's, by CUDA events around the call and by NCCL's kernel record (EP_REPLAY=0
+#              skips it)
 #   cp         context parallelism on NP >= 2 GPUs (issue #30): llama-1b, 4 layers, --cp NP with each
 #              --cp-mode (p2p, a2a, allgather), 10 steps after 3; each report's groups in the log
 #   timing     what op timing costs: gpt-1.3b dp jobs with --op-timing step / activity / pair /
@@ -752,10 +753,10 @@ phase_moe() {
     PHASE_RC=1
     return
   fi
-  local layers=${MOE_LAYERS:-2}
-  moe_run mixtral-zipf --model mixtral-8x7b --layers "$layers"
+  local moe_layers=${MOE_LAYERS:-2}
+  moe_run mixtral-zipf --model mixtral-8x7b --layers "$moe_layers"
   [ "${EP_REPLAY:-1}" = 1 ] && ep_replay mixtral-zipf
-  moe_run mixtral-uniform --model mixtral-8x7b --layers "$layers" --routing uniform
+  moe_run mixtral-uniform --model mixtral-8x7b --layers "$moe_layers" --routing uniform
   moe_run deepseek-zipf --model deepseek-v3-gqa --layers 4
 }
 

@@ -15,7 +15,10 @@ An instance's time, on both sides, is its shortest member's duration: the rank t
 last barely waited, so its duration is the transfer's own time (the report's collective time).
 commprof's come from the run's files (every measured step that recorded ops); PyTorch's from
 --iters calls per instance after a barrier, each rank's median, in the order the run issued
-them. Bytes are moved as uint8, so the splits are the files' byte counts exactly. Rank 0 prints
+them, measured twice: by CUDA events recorded around the call on the current stream (what a
+PyTorch user times: it includes the wait of PyTorch's NCCL stream on the current one and the
+kernel's launch), and by the profiler's record of NCCL's kernel itself (what commprof's activity
+timing records for its own calls: the kernel's start to its end). Bytes are moved as uint8, so the splits are the files' byte counts exactly. Rank 0 prints
 per step the instances, the bytes sent to other ranks, both times and their ratio, and a JSON
 summary with --out.
 """
@@ -28,6 +31,7 @@ import sys
 
 import torch
 import torch.distributed as dist
+from torch.profiler import ProfilerActivity, profile
 
 
 def load_rank_file(run, rank):
@@ -64,6 +68,22 @@ def instances(rank_file, world):
     return out
 
 
+def kernel_medians(prof, calls, warmup, iters):
+    """Per instance, the median duration (ns) of NCCL's send/receive kernel over its timed calls,
+    from the profiler's records in launch order (the barriers' kernels are all-reduces, left
+    out); None when the records do not come one per call (then the kernel time is missing)."""
+    kernels = sorted((e for e in prof.events() if "SendRecv" in e.name),
+                     key=lambda e: e.time_range.start)
+    per = warmup + iters
+    if len(kernels) != calls * per:
+        print(f"alltoall_replay.py: {len(kernels)} send/receive kernels recorded for "
+              f"{calls * per} calls: no kernel times for this step", file=sys.stderr)
+        return None
+    return [statistics.median(k.time_range.elapsed_us() * 1e3
+                              for k in kernels[c * per + warmup:(c + 1) * per])
+            for c in range(calls)]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--from", dest="run", required=True, help="a commprof run directory")
@@ -85,26 +105,30 @@ def main():
     inp = torch.empty(max(largest_send, 1), dtype=torch.uint8, device=dev)
     out = torch.empty(max(largest_recv, 1), dtype=torch.uint8, device=dev)
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    rows = {}
+    rows, kernel_rows = {}, {}
     for step, calls in sorted(mine.items()):
         timed = []
-        for _, _, send, recv, _ in calls:
-            i, o = inp[:sum(send)], out[:sum(recv)]
-            samples = []
-            for it in range(args.warmup + args.iters):
-                torch.cuda.synchronize()
-                dist.barrier()
-                start.record()
-                dist.all_to_all_single(o, i, output_split_sizes=recv, input_split_sizes=send)
-                end.record()
-                end.synchronize()
-                if it >= args.warmup:
-                    samples.append(start.elapsed_time(end) * 1e6)  # ms -> ns
-            timed.append(statistics.median(samples))
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _, _, send, recv, _ in calls:
+                i, o = inp[:sum(send)], out[:sum(recv)]
+                samples = []
+                for it in range(args.warmup + args.iters):
+                    torch.cuda.synchronize()
+                    dist.barrier()
+                    start.record()
+                    dist.all_to_all_single(o, i, output_split_sizes=recv,
+                                           input_split_sizes=send)
+                    end.record()
+                    end.synchronize()
+                    if it >= args.warmup:
+                        samples.append(start.elapsed_time(end) * 1e6)  # ms -> ns
+                timed.append(statistics.median(samples))
         rows[step] = timed
+        kernel_rows[step] = kernel_medians(prof, len(calls), args.warmup, args.iters)
     gathered = [None] * world
     dist.all_gather_object(gathered, {
         "torch": rows,
+        "kernel": kernel_rows,
         "run": {s: [c[4] for c in calls] for s, calls in mine.items()},
         "sent": {s: [sum(c[2]) - c[2][rank] for c in calls] for s, calls in mine.items()},
         "names": {s: [c[1] for c in calls] for s, calls in mine.items()}})
@@ -118,22 +142,31 @@ def report(gathered, out_path):
     steps = sorted(gathered[0]["torch"])
     summary = {"steps": []}
     print(f"# all-to-all(v) replay: {len(gathered)} ranks; an instance's time is its shortest "
-          "member's duration (ms); sent: bytes to other ranks, summed over ranks")
+          "member's duration (ms); sent: bytes to other ranks, summed over ranks; PyTorch's "
+          "time by CUDA events around the call, and by the profiler's NCCL kernel record")
     print(f"{'step':>5} {'calls':>6} {'sent (GB)':>10} {'commprof (ms)':>14} {'PyTorch (ms)':>13} "
-          f"{'commprof/PyTorch':>17}")
+          f"{'commprof/PyTorch':>17} {'PyTorch kernel (ms)':>20} {'commprof/kernel':>16}")
     for s in steps:
         n = len(gathered[0]["torch"][s])
         run_ns = [min(g["run"][s][i] for g in gathered) for i in range(n)]
         torch_ns = [min(g["torch"][s][i] for g in gathered) for i in range(n)]
+        have_kernels = all(g["kernel"].get(s) is not None for g in gathered)
+        kernel_ns = ([min(g["kernel"][s][i] for g in gathered) for i in range(n)]
+                     if have_kernels else None)
         sent = sum(sum(g["sent"][s]) for g in gathered)
         r, t = sum(run_ns) / 1e6, sum(torch_ns) / 1e6
-        print(f"{s:>5} {n:>6} {sent / 1e9:>10.3f} {r:>14.3f} {t:>13.3f} {r / t:>17.3f}")
+        k = sum(kernel_ns) / 1e6 if kernel_ns else None
+        kernel_cols = (f"{k:>20.3f} {r / k:>16.3f}" if k else f"{'missing':>20} {'n/a':>16}")
+        print(f"{s:>5} {n:>6} {sent / 1e9:>10.3f} {r:>14.3f} {t:>13.3f} {r / t:>17.3f} "
+              f"{kernel_cols}")
         worst = sorted(range(n), key=lambda i: -abs(run_ns[i] - torch_ns[i]))[:3]
         for i in worst:
+            kernel_us = f", its kernel {kernel_ns[i] / 1e3:.1f} us" if kernel_ns else ""
             print(f"      {gathered[0]['names'][s][i]}: commprof {run_ns[i] / 1e3:.1f} us, "
-                  f"PyTorch {torch_ns[i] / 1e3:.1f} us")
+                  f"PyTorch {torch_ns[i] / 1e3:.1f} us{kernel_us}")
         summary["steps"].append({"step": s, "calls": n, "sent_bytes": sent, "commprof_ms": r,
-                                 "torch_ms": t, "ratio": r / t})
+                                 "torch_ms": t, "ratio": r / t, "torch_kernel_ms": k,
+                                 "kernel_ratio": r / k if k else None})
     if out_path:
         with open(out_path + ".tmp", "w") as f:
             json.dump(summary, f, indent=1)
