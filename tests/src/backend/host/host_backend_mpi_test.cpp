@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The host backend under real MPI (1 rank and 4 ranks), beyond the contract every backend meets
-// (tests/src/backend/backend_conformance_mpi_test.cpp): its description, allocation, stream order
+// (tests/src/backend/backend_*_mpi_test.cpp): its description, allocation, stream order
 // of its worker threads, activity spans, epochs, collectives against the reference model, and
 // failure propagation.
 //
