@@ -18,7 +18,8 @@
 # (default the tiny model, h 128, FFN 512, seq 64, float, with 8 layers, 8 heads and 8 micro-
 # batches, so that tp 8 and pp 8 divide it), OP_TIMING (default pair), BENCH_SIZES (the sweep's
 # sizes, default "-b 1K -e 4M" on host and "-b 1K -e 64M" on cuda, where a GEMM-sized gradient
-# bucket reaches tens of MiB).
+# bucket reaches tens of MiB), VALIDATE_RUNS (runs of each target, default 1; above 1 the table
+# compares with the run of median step and each case's runs follow it, with their spread).
 # The cases' layouts, from the rank counts (each degree must divide the model):
 #   dp      dp=SRC_NP                          -> dp=DST_NP
 #   tp      tp=SRC_NP                          -> tp=DST_NP
@@ -40,6 +41,7 @@ SRC_NP=${SRC_NP:-4}
 DST_NP=${DST_NP:-8}
 MODEL_ARGS=${MODEL_ARGS:---model tiny --layers 8 --heads 8 --micro-batches 8}
 OP_TIMING=${OP_TIMING:-pair}
+VALIDATE_RUNS=${VALIDATE_RUNS:-1}
 case $BACKEND in
   host) BENCH_SIZES=${BENCH_SIZES:--b 1K -e 4M} ;;
   cuda) BENCH_SIZES=${BENCH_SIZES:--b 1K -e 64M} ;;
@@ -53,9 +55,9 @@ if [ ! -x "$commprof" ]; then
     "cmake --build --preset $BACKEND) or set BUILD" >&2
   exit 2
 fi
-for v in SRC_NP DST_NP; do
+for v in SRC_NP DST_NP VALIDATE_RUNS; do
   if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
-    echo "project-bench.sh: $v must be a whole number of ranks, not '${!v}'" >&2
+    echo "project-bench.sh: $v must be a whole number (at least 1), not '${!v}'" >&2
     exit 2
   fi
 done
@@ -137,7 +139,8 @@ for c in $CASES; do
   step "$c-run$SRC_NP" "$mpi" -np "$SRC_NP" "$commprof" run "${run_opts[@]}" "${args[@]}" \
     --out "$OUT/$c-$SRC_NP"
   step "$c-project$DST_NP" "$mpi" -np "$DST_NP" "$commprof" project "$OUT/$c-$SRC_NP" \
-    --layout "$target" --links "$OUT/links.json" --validate --validate-out "$OUT/$c-$DST_NP" \
+    --layout "$target" --links "$OUT/links.json" --validate --validate-runs "$VALIDATE_RUNS" \
+    --validate-out "$OUT/$c-$DST_NP" \
     --backend "$BACKEND"
   # The same prediction with the link model fitted to the source run's own collectives instead:
   # where the source measured no collective of a kind the target needs (a tp run has no pipeline
@@ -177,6 +180,13 @@ for c in $CASES; do
       }
     }' own="$OUT/$c-own$DST_NP.log" "$OUT/$c-project$DST_NP.log"
 done
+# With VALIDATE_RUNS above 1: each case's runs of the target, the error against each, the spread.
+if [ "$VALIDATE_RUNS" -gt 1 ]; then
+  for c in $CASES; do
+    echo "# $c: every validation run (step ms, error)"
+    sed -n '/^## Validation runs/,/^# the runs/{/^ [0-9]/p;/^# the runs/p}' "$OUT/$c-project$DST_NP.log"
+  done
+fi
 # Where the backend has a cost model (NCCL's), each case's collectives: the projection, the
 # library's estimate and the validation run.
 for c in $CASES; do

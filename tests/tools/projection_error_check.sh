@@ -40,6 +40,43 @@ printf '%s\n' "$out" | awk '
     if (rows != 3) { print "FAILED: " rows + 0 " of the 3 validation rows found"; exit 1 }
     exit bad
   }' || { echo "projection_error_check.sh: FAILED"; exit 1; }
+# With --validate-runs N (N > 1): a row per run whose error is the predicted step against that
+# run's, the table above compared with the run of median step, and the spread line's verdict
+# (within or outside the measured range) true of the figures.
+runs=1
+prev=
+for a in "$@"; do
+  [ "$prev" = "--validate-runs" ] && runs=$a
+  prev=$a
+done
+if [ "$runs" -gt 1 ]; then
+  printf '%s\n' "$out" | awk -v runs="$runs" '
+    /^## Validation:/ { main = 1; next }
+    main && /^ step \(ms\) / { pred = $(NF - 2); compared = $(NF - 1); main = 0 }
+    /^## Validation runs/ { in_runs = 1; next }
+    in_runs && /^ [0-9]+ / {
+      n++; step[n] = $2; err = $3; sub(/%$/, "", err)
+      want = 100 * (pred - $2) / $2
+      d = err - want; if (d < 0) d = -d
+      if (d > 0.06 + 100 * 0.0011 * (1 + pred / $2) / $2) {
+        print "FAILED: run " $1 " error " err "% but (" pred " - " $2 ") / " $2 " = " want "%"; bad = 1
+      }
+    }
+    in_runs && /^# the runs.* own spread/ {
+      verdict = ($0 ~ /lies within/) ? "within" : "outside"; in_runs = 0
+    }
+    END {
+      if (n != runs) { print "FAILED: " n + 0 " run rows for --validate-runs " runs; exit 1 }
+      # the compared run: the median step (the lower middle of an even count)
+      for (i = 1; i <= n; i++) { s[i] = step[i] + 0 }
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (s[j] < s[i]) { t = s[i]; s[i] = s[j]; s[j] = t }
+      median = s[int((n + 1) / 2)]
+      if (median != compared + 0) { print "FAILED: compared with " compared " ms, the median run is " median " ms"; bad = 1 }
+      inside = (pred + 0 >= s[1] && pred + 0 <= s[n]) ? "within" : "outside"
+      if (verdict != inside) { print "FAILED: the spread line says " verdict ", the figures " inside; bad = 1 }
+      exit bad
+    }' || { echo "projection_error_check.sh: FAILED (validation runs)"; exit 1; }
+fi
 if ! printf '%s\n' "$out" | grep -Eq "^# the library's own estimate: none \(.+\)$|^## Collectives per communicator kind \(one step\): the projection, "; then
   echo "projection_error_check.sh: FAILED: neither the library's estimate nor why it has none"
   exit 1

@@ -51,6 +51,7 @@ struct ProjectConfig {
   std::string format = "text";
   std::string output;
   bool validate = false;
+  int validate_runs = 1;
   std::string validate_out;
   int steps = 0, warmup_steps = -1;  // 0 / -1: as the measured run
 };
@@ -165,6 +166,10 @@ class ProjectCommand final : public Command {
         "run the mock at the target under this job (mpirun -np <target ranks>), as `commprof "
         "run` would, and print predicted against measured step, exposed communication and "
         "overlap with the error in %")(
+        "validate-runs", po::value<int>(),
+        "with --validate: run the target this many times (default 1): the table compares with "
+        "the run of median step and prints every run's step, so the error can be set beside "
+        "the machine's own run-to-run spread")(
         "validate-out", po::value<std::string>(),
         "with --validate: where its rank files go (default: <DIR>-validate-tpN-ppN-dpN beside "
         "the input)")("steps", po::value<int>(),
@@ -208,12 +213,16 @@ class ProjectCommand final : public Command {
     if (cfg_.validate && cfg_.sweep > 0) {
       throw ConfigError("--validate checks one layout: use it with --layout, not --sweep");
     }
-    for (const char* only : {"validate-out", "steps", "warmup-steps"}) {
+    for (const char* only : {"validate-out", "validate-runs", "steps", "warmup-steps"}) {
       if (vm.count(only) != 0 && !cfg_.validate) {
         throw ConfigError(std::string("--") + only + " is for --validate");
       }
     }
     if (vm.count("validate-out") != 0) cfg_.validate_out = vm["validate-out"].as<std::string>();
+    if (vm.count("validate-runs") != 0) {
+      cfg_.validate_runs = vm["validate-runs"].as<int>();
+      if (cfg_.validate_runs < 1) throw ConfigError("--validate-runs must be at least 1");
+    }
     if (vm.count("steps") != 0) {
       cfg_.steps = vm["steps"].as<int>();
       if (cfg_.steps < 1) throw ConfigError("--steps must be at least 1");
@@ -358,28 +367,48 @@ class ProjectCommand final : public Command {
     mock.settings = measured;
     if (cfg_.steps > 0) mock.settings.steps = cfg_.steps;
     if (cfg_.warmup_steps >= 0) mock.settings.warmup_steps = cfg_.warmup_steps;
-    mock.out_dir = cfg_.validate_out.empty() ? default_validate_out() : cfg_.validate_out;
-    mock.estimate_collectives = true;
-    prepare_output_directory(ctx, mock.out_dir, runtime_.force);
-    const MockRunResult result = run_mock(ctx, backend, mock);
-    if (result.stopped_by != 0) return 128 + result.stopped_by;
-    const std::map<std::string, GroupEstimate> estimates = summed_estimates(ctx, result.estimates);
+    const std::string base = cfg_.validate_out.empty() ? default_validate_out() : cfg_.validate_out;
+    // Run k > 1 beside the first, in <base>-run<k>, each with communicators of its own (run_mock
+    // makes and frees them) in the same processes: their spread is the machine's run to run.
+    std::vector<std::string> dirs;
+    MockRunResult first;
+    for (int k = 1; k <= cfg_.validate_runs; ++k) {
+      mock.out_dir = k == 1 ? base : log::cat(base, "-run", k);
+      mock.estimate_collectives = k == 1;
+      prepare_output_directory(ctx, mock.out_dir, runtime_.force);
+      MockRunResult result = run_mock(ctx, backend, mock);
+      if (result.stopped_by != 0) return 128 + result.stopped_by;
+      if (k == 1) first = std::move(result);
+      dirs.push_back(mock.out_dir);
+      if (ctx.rank() == 0 && cfg_.validate_runs > 1) {
+        log::info(
+            log::cat("validation run ", k, " of ", cfg_.validate_runs, " done: ", mock.out_dir));
+      }
+    }
+    const std::map<std::string, GroupEstimate> estimates = summed_estimates(ctx, first.estimates);
     ctx.barrier();  // every rank's file is closed before rank 0 reads them
     return on_rank_zero(ctx, [&] {
-      std::vector<std::string> files;
-      for (int r = 0; r < world; ++r)
-        files.push_back(rank_file_path(mock.out_dir, r, RankFileFormat::kJson));
-      const std::vector<StepGraph> graphs = load_step_graphs(files);
-      if (graphs.empty())
-        throw Error("the validation run holds no measured step with per-op timing");
+      std::vector<MeasuredValidation> runs;
+      std::vector<StepGraph> first_graphs;
+      for (const std::string& dir : dirs) {
+        std::vector<std::string> files;
+        for (int r = 0; r < world; ++r)
+          files.push_back(rank_file_path(dir, r, RankFileFormat::kJson));
+        std::vector<StepGraph> graphs = load_step_graphs(files);
+        if (graphs.empty())
+          throw Error("the validation run in " + dir +
+                      " holds no measured step with per-op timing");
+        runs.push_back({dir, what_if(graphs, {}).measured});
+        if (first_graphs.empty()) first_graphs = std::move(graphs);
+      }
       Validation v;
-      v.out_dir = mock.out_dir;
       v.steps = mock.settings.steps;
       v.warmup_steps = mock.settings.warmup_steps;
-      v.measured = what_if(graphs, {}).measured;
-      v.estimate_model = result.estimate_model;
-      v.no_estimate_why = result.no_estimate_why;
-      v.estimates = estimate_rows(estimates, graphs);
+      v.runs = std::move(runs);
+      v.choose_median();
+      v.estimate_model = first.estimate_model;
+      v.no_estimate_why = first.no_estimate_why;
+      v.estimates = estimate_rows(estimates, first_graphs);
       emit([&](std::ostream& os) { write(os, *prepared, *projection, &v); });
       return kExitOk;
     });

@@ -256,6 +256,29 @@ double projected_ns(const Projection& p, const std::string& group) {
   return 0.0;
 }
 
+// Every validation run's step and the prediction's error against it, and the runs' spread: an
+// error inside the spread is the machine's as much as the projection's.
+void runs_text(std::ostream& os, double predicted, const Validation& v) {
+  double lo = 0.0, hi = 0.0;
+  bool first = true;
+  os << "\n## Validation runs (the table above compares with the run of median step)\n";
+  std::vector<std::vector<std::string>> rows = {{"run", "step(ms)", "error", "rank files"}};
+  int k = 0;
+  for (const MeasuredValidation& r : v.runs) {
+    const double step = r.figures.step_ns;
+    lo = first ? step : std::min(lo, step);
+    hi = first ? step : std::max(hi, step);
+    first = false;
+    rows.push_back({std::to_string(++k), ms(step), error_text(predicted, step), r.out_dir});
+  }
+  write_table(os, rows);
+  const std::optional<double> spread = error_pct(hi, lo);
+  os << "# the runs' own spread: slowest step " << (spread ? format_number("%.1f", *spread) : "n/a")
+     << "% above the fastest; the prediction "
+     << (predicted >= lo && predicted <= hi ? "lies within" : "lies outside")
+     << " the measured range\n";
+}
+
 // The communication library's own estimate of the validation run's collectives, beside the
 // projection's link model and what the run measured.
 void estimates_text(std::ostream& os, const Projection& p, const Validation& v) {
@@ -341,7 +364,19 @@ void write_projection_text(std::ostream& os, const MeasuredRun& run, const Proje
   cmp.push_back({"overlap (%)", pct(a), pct(m),
                  a && m ? format_number("%+.1f", 100.0 * (*a - *m)) + " pp" : "n/a"});
   write_table(os, cmp);
+  if (v->runs.size() > 1) runs_text(os, step, *v);
   estimates_text(os, p, *v);
+}
+
+void Validation::choose_median() {
+  std::vector<std::size_t> order(runs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return runs[a].figures.step_ns < runs[b].figures.step_ns;
+  });
+  const MeasuredValidation& median = runs.at(order.at((order.size() - 1) / 2));
+  out_dir = median.out_dir;
+  measured = median.figures;
 }
 
 void write_projection_json(std::ostream& os, const MeasuredRun& run, const ProjectionBasis& b,
@@ -374,6 +409,14 @@ void write_projection_json(std::ostream& os, const MeasuredRun& run, const Proje
              ? nlohmann::ordered_json(100.0 * (*p.outcome.overlap - *v->measured.overlap))
              : nlohmann::ordered_json(nullptr)},
         {"library_estimate", estimates_json(p, *v)}};
+    nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+    for (const MeasuredValidation& r : v->runs) {
+      runs.push_back({{"out_dir", r.out_dir},
+                      {"step_time_ns", r.figures.step_ns},
+                      {"exposed_comm_ns", r.figures.exposed_comm_ns},
+                      {"step_error_pct", json_or_null(error_pct(step, r.figures.step_ns))}});
+    }
+    j["validation"]["runs"] = runs;
   }
   os << j.dump(1) << '\n';
 }

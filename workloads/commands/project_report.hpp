@@ -32,14 +32,24 @@ struct EstimateRow {
   double measured_ns = 0.0;    ///< Σ of their measured times, mean over the measured steps
 };
 
-/// The run measured at the target (--validate): its figures, and where its files are.
-struct Validation {
+/// One run of the target (--validate): where its files are, and what it measured.
+struct MeasuredValidation {
   std::string out_dir;
+  WhatIfFigures figures;
+};
+
+/// The target run (--validate; --validate-runs times): every run's figures, and the one the
+/// projection is compared with: the run of median step (of an even count, the lower middle).
+struct Validation {
+  std::string out_dir;  ///< the compared run's
   int steps = 0, warmup_steps = 0;
-  WhatIfFigures measured;
+  WhatIfFigures measured;  ///< the compared run's
+  std::vector<MeasuredValidation> runs;
   std::string estimate_model;          ///< "" where the backend has none
   std::string no_estimate_why;         ///< then why
   std::vector<EstimateRow> estimates;  ///< by communicator kind
+  /// Sets out_dir and measured from the run of median step; runs must not be empty.
+  void choose_median();
 };
 
 /// (predicted − measured) / measured in %, nullopt where measured is 0.
