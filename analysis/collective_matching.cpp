@@ -2,7 +2,6 @@
 #include "analysis/collective_matching.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <optional>
 
 #include "analysis/byte_codec.hpp"

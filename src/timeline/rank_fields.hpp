@@ -188,13 +188,12 @@ constexpr bool comm_rank_valid(const R& r) {
 
 /// The checks a whole record (or view) must pass once every field is read, in one place for both
 /// readers: nothing marked kNonNegative below zero, no end before its start, a comm_rank within
-/// its communicator. Returns "" when it
-/// passes, else the problem ("end_ns is before start_ns").
+/// its communicator. Returns "" when it passes, else the problem ("end_ns is before start_ns").
 template <class Table, class R>
 std::string record_problem(const Table& table, const R& r) {
   if (r.end_ns < r.start_ns) return "end_ns is before start_ns";
   if constexpr (kHasCommRank<R>) {
-    if (!comm_rank_valid(r)) return "comm_rank is neither -1 (not known) nor below comm_size";
+    if (!comm_rank_valid(r)) return "comm_rank is not within [0, comm_size) (nor -1: not known)";
   }
   std::string problem;
   for_each(table, [&](const auto& f, std::size_t) {

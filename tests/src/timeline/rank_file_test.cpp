@@ -270,7 +270,7 @@ TEST(RankFile, CommRankOnlyWhereKnown) {
     std::string bad = text;
     bad.replace(bad.find(R"("comm_rank":2)") + 12, 1, wrong);
     EXPECT_THAT(error_of(bad),
-                HasSubstr("ops[2]: comm_rank is neither -1 (not known) nor below comm_size"))
+                HasSubstr("ops[2]: comm_rank is not within [0, comm_size) (nor -1: not known)"))
         << wrong;
   }
   std::string bad = text;
