@@ -225,8 +225,7 @@ inline constexpr Table<GroupRow> kGroups{"groups",
                                          "Communicator groups",
                                          "table-groups",
                                          "commprof_group_info",
-                                         "How the group's all-to-all(v) busbw was worked out "
-                                         "(value 1).",
+                                         "What the group's all-to-all(v) busbw is of (value 1).",
                                          kGroupFields,
                                          std::size(kGroupFields)};
 
@@ -336,7 +335,7 @@ inline constexpr Table<CollectiveRow> kCollectives{
     "Collectives by message size (time: shortest rank's duration per call)",
     "table-collectives",
     "commprof_collective_info",
-    "NCCL's algorithm/protocol of the calls (value 1).",
+    "NCCL's algorithm/protocol of the calls and what their busbw is of (value 1).",
     kCollectiveFields,
     std::size(kCollectiveFields)};
 
@@ -472,7 +471,7 @@ inline constexpr Table<CollectiveInstance> kInstances{
     "Collective instances that made ranks wait longest",
     "table-instances",
     "commprof_instance_info",
-    "The instance's collective and NCCL's algorithm/protocol (value 1).",
+    "The instance's collective, NCCL's algorithm/protocol and what its busbw is of (value 1).",
     kInstanceFields,
     std::size(kInstanceFields)};
 
