@@ -2,6 +2,7 @@
 #include "analysis/collective_matching.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "analysis/byte_codec.hpp"
 #include "analysis/group_time.hpp"
@@ -22,23 +23,75 @@ double busbw_factor_for(const std::string& collective, int n) {
   }
 }
 
+std::string_view busbw_formula_for(const std::string& collective) {
+  if (collective == "send" || collective == "recv") return "1";
+  if (collective == "alltoallv") return kBasisFactor;
+  try {
+    return collective_spec(parse_collective(collective)).factor_formula;
+  } catch (const Error&) {
+    return "";
+  }
+}
+
+std::string_view CollectiveInstance::busbw_basis() const {
+  if (is_alltoall(collective) && offrank_known()) return kBasisPerPeer;
+  return busbw_formula_for(collective);
+}
+
 double CollectiveInstance::algbw_gbps() const {
   if (time_ns() <= 0) return 0.0;
   return static_cast<double>(bytes) / static_cast<double>(time_ns());  // B/ns = GB/s
 }
 
 double CollectiveInstance::busbw_gbps() const {
+  if (is_alltoall(collective) && offrank_known()) {
+    return time_ns() > 0 ? static_cast<double>(offrank_bytes) / static_cast<double>(time_ns())
+                         : 0.0;
+  }
   const double factor = busbw_factor_for(collective, comm_size);
   return factor < 0 ? -1.0 : algbw_gbps() * factor;
 }
 
+namespace {
+
+// CollectiveMatcher::offrank_bytes_of, of a record or a view.
+template <class Op>
+std::optional<std::uint64_t> offrank_of(const Op& op) {
+  const auto n = static_cast<std::size_t>(op.comm_size);
+  if (op.comm_rank < 0 || op.comm_rank >= op.comm_size || op.peer_send_bytes.size() != n ||
+      op.peer_recv_bytes.size() != n) {
+    return std::nullopt;
+  }
+  std::uint64_t sent = 0, received = 0;
+  std::size_t peer = 0;
+  for (const std::uint64_t b : op.peer_send_bytes) {
+    if (peer++ != static_cast<std::size_t>(op.comm_rank)) add_saturating(sent, b);
+  }
+  peer = 0;
+  for (const std::uint64_t b : op.peer_recv_bytes) {
+    if (peer++ != static_cast<std::size_t>(op.comm_rank)) add_saturating(received, b);
+  }
+  return std::max(sent, received);
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> CollectiveMatcher::offrank_bytes_of(const OpView& op) {
+  return offrank_of(op);
+}
+
 void CollectiveMatcher::add(int rank, const OpRecord& op, std::int64_t offset,
                             std::uint64_t order) {
-  add_op(rank, op, offset, order);
+  add_op(rank, op, offset, order, offrank_of(op));
 }
 
 void CollectiveMatcher::add(int rank, const OpView& op, std::int64_t offset, std::uint64_t order) {
-  add_op(rank, op, offset, order);
+  add_op(rank, op, offset, order, offrank_of(op));
+}
+
+void CollectiveMatcher::add(int rank, const OpView& op, std::int64_t offset, std::uint64_t order,
+                            std::optional<std::uint64_t> offrank) {
+  add_op(rank, op, offset, order, offrank);
 }
 
 std::uint64_t CollectiveMatcher::order_of(std::uint32_t file, std::uint64_t position) {
@@ -85,7 +138,8 @@ void arrive(CollectiveInstance& c, std::int64_t start, int rank) {
 }  // namespace
 
 template <class Op>
-void CollectiveMatcher::add_op(int rank, const Op& op, std::int64_t offset, std::uint64_t order) {
+void CollectiveMatcher::add_op(int rank, const Op& op, std::int64_t offset, std::uint64_t order,
+                               std::optional<std::uint64_t> offrank) {
   if (op.category != Category::kComm || op.collective.empty() || op.comm.empty() || op.seq < 0) {
     return;
   }
@@ -99,7 +153,7 @@ void CollectiveMatcher::add_op(int rank, const Op& op, std::int64_t offset, std:
     c.comm = std::string(op.comm);
     c.seq = op.seq;
     c.collective = std::string(op.collective);
-    if (c.collective == "alltoall" || c.collective == "alltoallv") {
+    if (is_alltoall(c.collective)) {
       c.phase = std::string(alltoall_phase(op.name));
     }
     c.comm_size = op.comm_size;
@@ -110,6 +164,12 @@ void CollectiveMatcher::add_op(int rank, const Op& op, std::int64_t offset, std:
     c.min_end_ns = c.max_end_ns = end;
     c.min_duration_ns = c.max_duration_ns = duration;
     extra.max_bytes = op.bytes;
+  }
+  // Whatever the instance's kind (busbw_gbps asks it): sums that do not depend on which op came
+  // first add up the same in merge().
+  if (offrank) {
+    c.offrank_bytes = std::max(c.offrank_bytes, *offrank);
+    ++c.offrank_ranks;
   }
   if (c.algo.empty() && !op.algo.empty()) {
     c.algo = std::string(op.algo) + (op.proto.empty() ? "" : "/" + std::string(op.proto));
@@ -154,6 +214,8 @@ void CollectiveMatcher::write_instance(ByteWriter& out, const CollectiveInstance
   out.put_string(c.collective);
   out.put(c.comm_size);
   out.put(c.bytes);
+  out.put(c.offrank_bytes);
+  out.put(c.offrank_ranks);
   out.put_string(c.algo);
   out.put_string(c.phase);
   out.put(c.ranks_seen);
@@ -179,6 +241,8 @@ CollectiveInstance CollectiveMatcher::read_instance(ByteReader& in) {
   c.collective = in.get_string();
   c.comm_size = in.get<int>();
   c.bytes = in.get<std::uint64_t>();
+  c.offrank_bytes = in.get<std::uint64_t>();
+  c.offrank_ranks = in.get<int>();
   c.algo = in.get_string();
   c.phase = in.get_string();
   c.ranks_seen = in.get<int>();
@@ -260,6 +324,8 @@ void CollectiveMatcher::merge(std::string_view partials) {
       c.min_duration_ns = std::min(c.min_duration_ns, p.min_duration_ns);
       c.max_duration_ns = std::max(c.max_duration_ns, p.max_duration_ns);
       c.ranks_seen += p.ranks_seen;
+      c.offrank_bytes = std::max(c.offrank_bytes, p.offrank_bytes);
+      c.offrank_ranks += p.offrank_ranks;
       add_saturating(c.sum_duration_ns_, p.sum_duration_ns_);
     }
     const std::uint64_t n = in.get<std::uint64_t>();

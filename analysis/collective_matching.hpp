@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -25,10 +26,15 @@ struct CollectiveInstance {
   std::string collective;
   int comm_size = 0;
   std::uint64_t bytes = 0;  ///< alltoallv: the most any rank sent
-  std::string algo;         ///< NCCL's "algorithm/protocol" where a rank's file says (plugin)
-  std::string phase;        ///< an MoE all-to-all's, told by its first op's name (alltoall_phase)
-  int ranks_seen = 0;       ///< ranks that recorded it (< comm_size: incomplete)
-  bool consistent = true;   ///< ranks agreed on collective, bytes (but alltoallv) and comm_size
+  /// An all-to-all(v) whose ranks recorded their bytes per peer and their comm_rank: the busiest
+  /// rank's off-rank bytes, i.e. the most any rank sent to, or received from, the other ranks
+  /// (its own share left out). Meaningful when offrank_known().
+  std::uint64_t offrank_bytes = 0;
+  int offrank_ranks = 0;   ///< ranks whose op gave its off-rank bytes
+  std::string algo;        ///< NCCL's "algorithm/protocol" where a rank's file says (plugin)
+  std::string phase;       ///< an MoE all-to-all's, told by its first op's name (alltoall_phase)
+  int ranks_seen = 0;      ///< ranks that recorded it (< comm_size: incomplete)
+  bool consistent = true;  ///< ranks agreed on collective, bytes (but alltoallv) and comm_size
   std::int64_t first_start_ns = 0;
   std::int64_t last_start_ns = 0;
   int first_rank = -1;  ///< earliest arrival
@@ -43,11 +49,17 @@ struct CollectiveInstance {
   std::int64_t end_skew_ns() const { return max_end_ns - min_end_ns; }
   /// The instance's time: the shortest rank's duration (TraceLens' "comm latency").
   std::int64_t time_ns() const { return min_duration_ns; }
+  /// Every rank seen gave its off-rank bytes: busbw is offrank_bytes / time.
+  bool offrank_known() const { return ranks_seen > 0 && offrank_ranks == ranks_seen; }
   /// bytes / time in GB/s (10⁹ B/s); 0 when the time is 0.
   double algbw_gbps() const;
   /// algbw × the collective's bus factor for n = comm_size; negative when the collective is
-  /// unknown (no factor: reported as n/a).
+  /// unknown (no factor: reported as n/a). An all-to-all(v) with offrank_known(): offrank_bytes /
+  /// time (factor 1 on the busiest rank's off-rank bytes, as `commprof bench`'s alltoallv).
   double busbw_gbps() const;
+  /// How busbw_gbps() was worked out: "per-peer" (an all-to-all(v)'s offrank_bytes), else the
+  /// factor applied to bytes (busbw_formula_for); "" for an unknown collective.
+  std::string_view busbw_basis() const;
   /// Where the instance's first op stands in the job's reading order (CollectiveMatcher::add):
   /// instances are listed in this order however many processes matched them.
   std::uint64_t order = 0;
@@ -65,6 +77,15 @@ struct RankWait {
   std::int64_t times_first = 0;
 };
 
+/// The bus factor of a collective by name as a formula ("2(n-1)/n"); "" when unknown. An
+/// alltoallv's is alltoall's (n-1)/n: what busbw is without bytes per peer.
+std::string_view busbw_formula_for(const std::string& collective);
+/// CollectiveInstance::busbw_basis()'s answer for an all-to-all(v) with bytes per peer, and the
+/// one it falls back to without them.
+inline constexpr std::string_view kBasisPerPeer = "per-peer";
+inline constexpr std::string_view kBasisFactor = "(n-1)/n";
+inline constexpr std::string_view kBasisMixed = "mixed";  ///< a row of both kinds of instances
+
 /// The bus-bandwidth factor of a collective by name for n ranks; negative when unknown.
 /// "send"/"recv" count as point-to-point (factor 1).
 double busbw_factor_for(const std::string& collective, int n);
@@ -79,6 +100,15 @@ class CollectiveMatcher {
   /// an instance's first op decides its kind, size and place in instances().
   void add(int rank, const OpRecord& op, std::int64_t clock_offset_ns, std::uint64_t order = 0);
   void add(int rank, const OpView& op, std::int64_t clock_offset_ns, std::uint64_t order = 0);
+  /// add() of a view kept past its step, whose lists (the bytes per peer) are no longer valid:
+  /// `offrank` is what offrank_bytes_of() said of it while they were.
+  void add(int rank, const OpView& op, std::int64_t clock_offset_ns, std::uint64_t order,
+           std::optional<std::uint64_t> offrank);
+  /// An op's off-rank bytes: the larger of what it sent to and received from the other ranks
+  /// of its communicator, its own share (its comm_rank's entry) left out; nullopt where its file
+  /// does not say (no bytes per peer or no comm_rank: imports, the profiler plugin, earlier
+  /// files). Reads the op's lists.
+  static std::optional<std::uint64_t> offrank_bytes_of(const OpView& op);
   /// The reading order of the `position`-th collective op of the `file`-th rank file.
   static std::uint64_t order_of(std::uint32_t file, std::uint64_t position);
 
@@ -110,7 +140,8 @@ class CollectiveMatcher {
 
  private:
   template <class Op>
-  void add_op(int rank, const Op& op, std::int64_t clock_offset_ns, std::uint64_t order);
+  void add_op(int rank, const Op& op, std::int64_t clock_offset_ns, std::uint64_t order,
+              std::optional<std::uint64_t> offrank);
   struct Record {
     std::uint32_t instance;
     std::int32_t rank;

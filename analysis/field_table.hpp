@@ -139,6 +139,8 @@ inline Value to_value(double v) { return v; }
 inline Value to_value(bool v) { return v; }
 inline Value to_value(ReportUnit u) { return u; }
 inline Value to_value(const std::string& s) { return std::string_view(s); }
+// A view an accessor returns must outlive the row (a constant: CollectiveInstance::busbw_basis).
+inline Value to_value(std::string_view s) { return s; }
 inline Value to_value(const Stat& s) { return &s; }
 inline Value to_value(const std::optional<double>& v) { return v ? Value(*v) : Value(); }
 // A view of a temporary would dangle: accessors return text and Stats by reference.

@@ -44,11 +44,11 @@ std::string phase_group(std::string_view group, std::string_view phase) {
   return out;
 }
 
-namespace {
-
 bool is_alltoall(std::string_view collective) {
   return collective == "alltoall" || collective == "alltoallv";
 }
+
+namespace {
 
 // The index of `name` in `groups`, added (with its scratch) if new.
 std::size_t group_index(std::string_view name, std::vector<GroupTime>& groups,

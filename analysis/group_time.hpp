@@ -24,6 +24,8 @@ std::string_view group_of(std::string_view comm);
 /// "combine" for those that bring them back (the combine, the dispatch's backward); "" when the
 /// name has neither word. "l3.dispatch.mb0" → dispatch, "l3.combine.bwd.mb0" → dispatch.
 std::string_view alltoall_phase(std::string_view op_name);
+/// "alltoall" or "alltoallv": the collectives with a phase, recv_bytes and bytes per peer.
+bool is_alltoall(std::string_view collective);
 /// The row of the group time table that holds `group`'s all-to-alls of `phase` alone:
 /// "ep" and "dispatch" → "ep:dispatch".
 std::string phase_group(std::string_view group, std::string_view phase);

@@ -35,12 +35,27 @@ struct SizeSums {
   std::int64_t min_time_ns = std::numeric_limits<std::int64_t>::max();
   std::int64_t max_time_ns = std::numeric_limits<std::int64_t>::min();
   std::map<std::string, std::uint64_t> algos;  // NCCL's algorithm → its first instance's order
+  // All-to-all(v)s whose off-rank bytes are known (CollectiveInstance::offrank_known): how many,
+  // and Σ offrank_bytes (capped, as every term and the cap are the same on any process).
+  std::int64_t offrank_count = 0;
+  std::uint64_t offrank_bytes = 0;
 };
 
+// Per collective and size: Σ bytes of the instances whose busbw is bytes × factor, Σ off-rank
+// bytes of the all-to-all(v)s whose busbw is those over time, and Σ time of both.
 struct BusSums {
   std::uint64_t bytes = 0;
+  std::uint64_t offrank_bytes = 0;
+  std::int64_t offrank_count = 0;
+  std::int64_t count = 0;
   std::int64_t time_ns = 0;
 };
+
+// Which busbw an all-to-all(v) row shows: of `per_peer` instances out of `all`.
+std::string basis_of(std::int64_t per_peer, std::int64_t all) {
+  if (per_peer == all) return std::string(kBasisPerPeer);
+  return std::string(per_peer == 0 ? kBasisFactor : kBasisMixed);
+}
 
 struct GroupSums {
   std::set<std::string> comms;
@@ -105,6 +120,11 @@ void add(Digest& d, const CollectiveInstance& c) {
     const auto [it, inserted] = s.algos.try_emplace(c.algo, c.order);
     if (!inserted) it->second = std::min(it->second, c.order);
   }
+  const bool offrank = is_alltoall(c.collective) && c.offrank_known();
+  if (offrank) {
+    ++s.offrank_count;
+    add_saturating(s.offrank_bytes, c.offrank_bytes);
+  }
   const std::string group(group_of(c.comm));
   GroupSums& g = d.groups[group];
   g.comms.insert(c.comm);
@@ -117,7 +137,13 @@ void add(Digest& d, const CollectiveInstance& c) {
   add_saturating(g.skew_ns, c.start_skew_ns());
   add_saturating(g.wait_ns, c.wait_caused_ns);
   BusSums& bus = g.bus[{c.collective, c.comm_size}];
-  bus.bytes += c.bytes;
+  ++bus.count;
+  if (offrank) {
+    ++bus.offrank_count;
+    add_saturating(bus.offrank_bytes, c.offrank_bytes);
+  } else {
+    bus.bytes += c.bytes;
+  }
   add_saturating(bus.time_ns, c.time_ns());
   if (c.collective == "alltoall" || c.collective == "alltoallv") {
     add_saturating(d.alltoall_waits[group], c.wait_caused_ns);
@@ -157,6 +183,8 @@ void write_digest(ByteWriter& out, const std::vector<CollectiveInstance>& owned)
       out.put_string(algo);
       out.put(order);
     }
+    out.put(s.offrank_count);
+    out.put(s.offrank_bytes);
   }
   out.put<std::uint64_t>(d.groups.size());
   for (const auto& [group, g] : d.groups) {
@@ -176,6 +204,9 @@ void write_digest(ByteWriter& out, const std::vector<CollectiveInstance>& owned)
       out.put_string(key.first);
       out.put(key.second);
       out.put(bus.bytes);
+      out.put(bus.offrank_bytes);
+      out.put(bus.offrank_count);
+      out.put(bus.count);
       out.put(bus.time_ns);
     }
   }
@@ -224,6 +255,8 @@ void merge_digest(Digest& d, ByteReader& in) {
       const auto [it, inserted] = s.algos.try_emplace(std::move(algo), order);
       if (!inserted) it->second = std::min(it->second, order);
     }
+    s.offrank_count += in.get<std::int64_t>();
+    add_saturating(s.offrank_bytes, in.get<std::uint64_t>());
   }
   for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
     GroupSums& g = d.groups[in.get_string()];
@@ -242,6 +275,9 @@ void merge_digest(Digest& d, ByteReader& in) {
       key.second = in.get<int>();
       BusSums& bus = g.bus[key];
       bus.bytes += in.get<std::uint64_t>();
+      add_saturating(bus.offrank_bytes, in.get<std::uint64_t>());
+      bus.offrank_count += in.get<std::int64_t>();
+      bus.count += in.get<std::int64_t>();
       add_saturating(bus.time_ns, in.get<std::int64_t>());
     }
   }
@@ -398,6 +434,16 @@ void add_collective_rows(Report& rep, const Digest& d, const std::vector<Questio
     row.algbw_gbps = row.p50_ns > 0 ? static_cast<double>(row.bytes) / row.p50_ns : 0.0;
     const double factor = busbw_factor_for(row.collective, row.comm_size);
     if (factor >= 0) row.busbw_gbps = row.algbw_gbps * factor;
+    row.busbw_basis = is_alltoall(row.collective) ? basis_of(s.offrank_count, s.count)
+                                                  : std::string(busbw_formula_for(row.collective));
+    if (is_alltoall(row.collective) && factor >= 0 && s.offrank_count > 0) {
+      // The mean over the row's instances of what each moved across the bus: the busiest rank's
+      // off-rank bytes where known, bytes × (n-1)/n otherwise; over the p50 time.
+      const double bus_bytes =
+          static_cast<double>(s.offrank_bytes) +
+          static_cast<double>(s.count - s.offrank_count) * static_cast<double>(row.bytes) * factor;
+      row.busbw_gbps = row.p50_ns > 0 ? bus_bytes / static_cast<double>(s.count) / row.p50_ns : 0.0;
+    }
     if (factor >= 0 && rep.peak_busbw_gbps > 0) {
       row.peak_fraction = row.busbw_gbps / rep.peak_busbw_gbps;
     }
@@ -419,15 +465,21 @@ void add_group_rows(Report& rep, const Digest& d) {
     row.mean_skew_ns = static_cast<double>(g.skew_ns) / static_cast<double>(g.instances);
     row.wait_ns = g.wait_ns;
     // Bytes × factor summed per collective and size (integer sums, then one product each).
+    // All-to-all(v)s with bytes per peer add their busiest rank's off-rank bytes instead.
     double bus_bytes = 0.0;
-    std::int64_t bus_time = 0;
+    std::int64_t bus_time = 0, alltoalls = 0, offrank = 0;
     for (const auto& [key, bus] : g.bus) {
       const double factor = busbw_factor_for(key.first, key.second);
       if (factor < 0) continue;
-      bus_bytes += static_cast<double>(bus.bytes) * factor;
+      bus_bytes += static_cast<double>(bus.bytes) * factor + static_cast<double>(bus.offrank_bytes);
       add_saturating(bus_time, bus.time_ns);
+      if (is_alltoall(key.first)) {
+        alltoalls += bus.count;
+        offrank += bus.offrank_count;
+      }
     }
     if (bus_time > 0) row.busbw_gbps = bus_bytes / static_cast<double>(bus_time);
+    if (alltoalls > 0) row.busbw_basis = basis_of(offrank, alltoalls);
     rep.groups.push_back(row);
   }
 }

@@ -85,7 +85,9 @@ class Reducer::Staging final : public RankStepSink {
     }
     for (const OpView& op : *step.ops) {
       if (op.category == Category::kComm) {
-        pending_.push_back(op);
+        // Its lists live as long as the step: what the matcher needs of them, now.
+        pending_.push_back({op, CollectiveMatcher::offrank_bytes_of(op)});
+        pending_.back().op.peer_send_bytes = pending_.back().op.peer_recv_bytes = {};
         r_.unfinished_.stage_finished(op.comm, op.seq);
       }
       const std::uint32_t slot = slot_of(op.name, op.category);
@@ -120,7 +122,8 @@ class Reducer::Staging final : public RankStepSink {
     r_.outcomes_.push_back({r_.file_index_, rank_, r_.file_index_});
     kept_.emplace(rank_, std::make_pair(r_.file_index_, source_));
     for (std::size_t i = 0; i < pending_.size(); ++i) {
-      r_.matcher_.add(rank_, pending_[i], offset_, CollectiveMatcher::order_of(r_.file_index_, i));
+      r_.matcher_.add(rank_, pending_[i].op, offset_,
+                      CollectiveMatcher::order_of(r_.file_index_, i), pending_[i].offrank);
     }
     r_.unfinished_.commit();
     for (const std::uint32_t slot : touched_) {
@@ -195,7 +198,11 @@ class Reducer::Staging final : public RankStepSink {
   std::map<int, std::pair<std::uint32_t, std::string>> kept_;          // by rank: index and source
   std::int64_t offset_ = 0;
   int rank_ = 0;
-  std::vector<OpView> pending_;  // COMM ops, for the matcher once the file is known good
+  struct Pending {
+    OpView op;
+    std::optional<std::uint64_t> offrank;  // CollectiveMatcher::offrank_bytes_of(op)
+  };
+  std::vector<Pending> pending_;  // COMM ops, for the matcher once the file is known good
   StepScratch scratch_;
   GroupScratch group_scratch_;
   std::deque<std::string> names_;  // stable addresses: ids_ keys point into them

@@ -67,11 +67,17 @@ struct CollectiveRow {
   std::int64_t count = 0;  ///< matched instances
   double p50_ns = 0.0;     ///< of instance times (nearest rank)
   double p95_ns = 0.0;
-  double algbw_gbps = 0.0;      ///< bytes / p50 time
-  double busbw_gbps = -1.0;     ///< algbw × factor(comm_size); < 0: unknown collective
+  double algbw_gbps = 0.0;  ///< bytes / p50 time
+  /// algbw × factor(comm_size); < 0: unknown collective. An all-to-all(v): the mean over its
+  /// instances of the busiest rank's off-rank bytes (bytes × (n-1)/n where the files do not
+  /// give them) over the p50 time.
+  double busbw_gbps = -1.0;
   double peak_fraction = -1.0;  ///< busbw / --peak-busbw; < 0 when not given
-  double mean_skew_ns = 0.0;    ///< mean start skew
-  std::int64_t wait_ns = 0;     ///< Σ waits of all ranks
+  /// What busbw is of: the factor applied to bytes ("2(n-1)/n"), or an all-to-all(v)'s
+  /// "per-peer" off-rank bytes, or "mixed" (instances of both); "" unknown collective.
+  std::string busbw_basis;
+  double mean_skew_ns = 0.0;  ///< mean start skew
+  std::int64_t wait_ns = 0;   ///< Σ waits of all ranks
   /// NCCL's algorithm/protocol of these calls ("RING/LL128"), as NCCL's profiler plugin recorded
   /// them; several, space-separated, if NCCL chose differently between calls; "" not known.
   std::string algo;
@@ -87,7 +93,11 @@ struct GroupRow {
   std::int64_t incomplete = 0;  ///< instances fewer ranks recorded than the comm has
   std::uint64_t bytes = 0;      ///< Σ instance bytes
   double time_ns = 0.0;         ///< Σ instance times
-  double busbw_gbps = -1.0;     ///< Σ bytes·factor / Σ time over known collectives
+  /// Σ bytes·factor / Σ time over known collectives (an all-to-all(v) with bytes per peer:
+  /// its busiest rank's off-rank bytes in place of bytes·factor)
+  double busbw_gbps = -1.0;
+  /// Of the group's all-to-all(v)s: "per-peer", "(n-1)/n" or "mixed"; "" when it has none.
+  std::string busbw_basis;
   double mean_skew_ns = 0.0;
   std::int64_t wait_ns = 0;
 };

@@ -171,6 +171,15 @@ inline constexpr Table<AcrossRanks> kAcross{"across_ranks",
 inline constexpr std::string_view kGroupSizeHelp =
     "Ranks per communicator of the group: the smallest and the largest.";
 
+/// How busbw was worked out (docs/analysis.md, "Bus bandwidth").
+inline constexpr std::string_view kBusbwBasisHelp =
+    "What busbw is of: the bus factor applied to bytes (2(n-1)/n, (n-1)/n, 1), or per-peer: an "
+    "all-to-all(v)'s busiest rank's bytes to or from the other ranks (the files' bytes per peer) "
+    "over time; mixed: instances of both.";
+inline constexpr std::string_view kGroupBusbwBasisHelp =
+    "What busbw is of for the group's all-to-all(v)s: per-peer (the busiest rank's bytes to or "
+    "from the other ranks, from the files' bytes per peer), (n-1)/n of bytes (files without "
+    "them), or mixed.";
 inline constexpr Field<GroupRow> kGroupFields[] = {
     field<&GroupRow::group>("group", U::kText, "group",
                             "The communicators' kind: the name without trailing digits.")
@@ -209,9 +218,16 @@ inline constexpr Field<GroupRow> kGroupFields[] = {
         "incomplete", U::kCount, "incomplete",
         "Instances fewer ranks recorded than the communicator has (a hang or a lost rank).")
         .prom("commprof_group_incomplete_collectives"),
+    field<&GroupRow::busbw_basis>("busbw_basis", U::kText, "a2a busbw of", kGroupBusbwBasisHelp)
+        .na_if_empty(),
 };
-inline constexpr Table<GroupRow> kGroups{
-    "groups", "Communicator groups", "table-groups", "", "", kGroupFields, std::size(kGroupFields)};
+inline constexpr Table<GroupRow> kGroups{"groups",
+                                         "Communicator groups",
+                                         "table-groups",
+                                         "commprof_group_info",
+                                         "What the group's all-to-all(v) busbw is of (value 1).",
+                                         kGroupFields,
+                                         std::size(kGroupFields)};
 
 // ------------------------------------------------------------------ time per group
 inline constexpr std::string_view kGroupRecvHelp =
@@ -311,13 +327,15 @@ inline constexpr Field<CollectiveRow> kCollectiveFields[] = {
         .prom("commprof_collective_wait_caused_seconds"),
     field<&CollectiveRow::algo>("nccl_algo", U::kText, "nccl algo/proto", kNcclAlgoHelp)
         .na_if_empty(),
+    field<&CollectiveRow::busbw_basis>("busbw_basis", U::kText, "busbw of", kBusbwBasisHelp)
+        .na_if_empty(),
 };
 inline constexpr Table<CollectiveRow> kCollectives{
     "collectives",
     "Collectives by message size (time: shortest rank's duration per call)",
     "table-collectives",
     "commprof_collective_info",
-    "NCCL's algorithm/protocol of the calls (value 1).",
+    "NCCL's algorithm/protocol of the calls and what their busbw is of (value 1).",
     kCollectiveFields,
     std::size(kCollectiveFields)};
 
@@ -434,10 +452,15 @@ inline constexpr Field<CollectiveInstance> kInstanceFields[] = {
                                            "Bytes / the instance's time, GB/s (1e9 B/s).")
         .prom("commprof_instance_alg_bandwidth_gbs")
         .in_part(1),
-    field<&CollectiveInstance::busbw_gbps>("busbw_gbps", U::kGBps, "busbw",
-                                           "algbw × the collective's bus factor.")
+    field<&CollectiveInstance::busbw_gbps>(
+        "busbw_gbps", U::kGBps, "busbw",
+        "algbw × the collective's bus factor (an all-to-all(v) with bytes per peer: the busiest "
+        "rank's off-rank bytes / the instance's time).")
         .na_if_negative()
         .prom("commprof_instance_bus_bandwidth_gbs")
+        .in_part(1),
+    field<&CollectiveInstance::busbw_basis>("busbw_basis", U::kText, "busbw of", kBusbwBasisHelp)
+        .na_if_empty()
         .in_part(1),
     field<&CollectiveInstance::algo>("nccl_algo", U::kText, "nccl algo/proto", kNcclAlgoHelp)
         .na_if_empty()
@@ -448,7 +471,7 @@ inline constexpr Table<CollectiveInstance> kInstances{
     "Collective instances that made ranks wait longest",
     "table-instances",
     "commprof_instance_info",
-    "The instance's collective and NCCL's algorithm/protocol (value 1).",
+    "The instance's collective, NCCL's algorithm/protocol and what its busbw is of (value 1).",
     kInstanceFields,
     std::size(kInstanceFields)};
 

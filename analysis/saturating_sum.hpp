@@ -16,4 +16,9 @@ inline void add_saturating(std::int64_t& sum, std::int64_t term) {
   }
 }
 
+/// Bytes: a sum of byte counts from untrusted files stays at the uint64 limit.
+inline void add_saturating(std::uint64_t& sum, std::uint64_t term) {
+  if (__builtin_add_overflow(sum, term, &sum)) sum = std::numeric_limits<std::uint64_t>::max();
+}
+
 }  // namespace commprof

@@ -506,6 +506,9 @@ void PlanExecutor::record_ops(const IssuedStep& issued, std::int64_t origin, boo
       Communicator* comm = comm_of(op.group());
       r.comm = comm->name();
       r.comm_size = comm->size();
+      // Which of the peer bytes are this rank's own share: what the report's all-to-all busbw
+      // leaves out.
+      if (!r.peer_send_bytes.empty()) r.comm_rank = comm->rank();
     }
     if (step_timing_ == OpTimingMode::kActivity) {
       const std::optional<ActivitySpan> span = backend_.activity()->span(issued.tags[i]);

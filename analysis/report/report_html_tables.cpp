@@ -120,7 +120,9 @@ void for_each_table(const Report& r, F&& f) {
     rf::kGroupTimes, r.group_times);
   f(Section{"Collectives by message size",
             "time: the shortest rank's duration per call (the transfer without waiting); busbw "
-            "= bytes / p50 × the collective's bus factor."},
+            "= bytes / p50 × the collective's bus factor, or, for an all-to-all(v) whose files "
+            "give bytes per peer, the busiest rank's bytes to or from the others / p50 (busbw "
+            "of: per-peer)."},
     rf::kCollectives, r.collectives);
   std::vector<const RankWait*> waits;
   for (const RankWait& w : r.waits) waits.push_back(&w);

@@ -48,6 +48,11 @@ struct OpRecord {
   /// communicator, in the communicator's rank order (itself included): an MoE dispatch's splits.
   /// Optional: empty when unknown.
   std::vector<std::uint64_t> peer_send_bytes, peer_recv_bytes;
+  /// This rank's index in `comm` (0 ≤ comm_rank < comm_size): which entry of peer_send_bytes is
+  /// its own share, kept local. Written where the peer bytes are; -1: not known. (Not derivable
+  /// from the world ranks: a communicator orders its ranks by the split's key, which the file
+  /// does not record.)
+  int comm_rank = -1;
   /// The ops of the same step this op's stream waited for before it (indices into the step's
   /// ops): the cross-stream waits its plan made (commprof's executor writes them). Optional in
   /// the file: imports and earlier files have none, and stream order alone then orders the op.

@@ -28,9 +28,10 @@ enum class Check {
 };
 
 /// One field: its key in the file, its member in the record and in the view. An optional field
-/// is written only when its value is not the member's default, and a file without it reads as
-/// that default: what only some sources know (NCCL's algorithm of a collective) costs the other
-/// files nothing, and files of earlier writers stay readable.
+/// is written only when its value is not the member's default (its initializer in the record:
+/// -1 for comm_rank, whose 0 is a rank), and a file without it reads as that default: what only
+/// some sources know (NCCL's algorithm of a collective) costs the other files nothing, and files of
+/// earlier writers stay readable.
 template <class Record, class RecordValue, class View, class ViewValue>
 struct Field {
   using record_type = Record;
@@ -96,7 +97,8 @@ inline constexpr auto kOp = std::make_tuple(
     optional_field("send_to", &OpRecord::send_to, &OpView::send_to, Check::kNonNegative),
     optional_field("recv_from", &OpRecord::recv_from, &OpView::recv_from, Check::kNonNegative),
     optional_field("peer_send_bytes", &OpRecord::peer_send_bytes, &OpView::peer_send_bytes),
-    optional_field("peer_recv_bytes", &OpRecord::peer_recv_bytes, &OpView::peer_recv_bytes));
+    optional_field("peer_recv_bytes", &OpRecord::peer_recv_bytes, &OpView::peer_recv_bytes),
+    optional_field("comm_rank", &OpRecord::comm_rank, &OpView::comm_rank));
 
 template <class Table>
 inline constexpr std::size_t kCount = std::tuple_size_v<Table>;
@@ -172,12 +174,27 @@ constexpr const auto& value_in(const R& r, const F& f) {
   }
 }
 
+/// Whether `R` is an op (record or view): the one record with a comm_rank.
+template <class R, class = void>
+inline constexpr bool kHasCommRank = false;
+template <class R>
+inline constexpr bool kHasCommRank<R, std::void_t<decltype(&R::comm_rank)>> = true;
+
+/// An op's comm_rank: -1 (not known) or an index in its communicator.
+template <class R>
+constexpr bool comm_rank_valid(const R& r) {
+  return r.comm_rank == -1 || (r.comm_rank >= 0 && r.comm_rank < r.comm_size);
+}
+
 /// The checks a whole record (or view) must pass once every field is read, in one place for both
-/// readers: nothing marked kNonNegative below zero, no end before its start. Returns "" when it
-/// passes, else the problem ("end_ns is before start_ns").
+/// readers: nothing marked kNonNegative below zero, no end before its start, a comm_rank within
+/// its communicator. Returns "" when it passes, else the problem ("end_ns is before start_ns").
 template <class Table, class R>
 std::string record_problem(const Table& table, const R& r) {
   if (r.end_ns < r.start_ns) return "end_ns is before start_ns";
+  if constexpr (kHasCommRank<R>) {
+    if (!comm_rank_valid(r)) return "comm_rank is not within [0, comm_size) (nor -1: not known)";
+  }
   std::string problem;
   for_each(table, [&](const auto& f, std::size_t) {
     if (!problem.empty() || f.check != Check::kNonNegative) return;
@@ -198,6 +215,7 @@ std::string record_problem(const Table& table, const R& r) {
 template <class Table, class R>
 bool record_valid(const Table& table, const R& r) {
   bool ok = r.end_ns >= r.start_ns;
+  if constexpr (kHasCommRank<R>) ok = ok && comm_rank_valid(r);
   for_each(table, [&](const auto& f, std::size_t) {
     if (f.check != Check::kNonNegative) return;
     const auto& v = value_in(r, f);

@@ -73,9 +73,10 @@ void append_value(std::string& out, T v) {
 // `r`'s fields of `table`, each as ,"key":value (the first without the comma when `open`).
 template <class Table, class R>
 void append_fields(std::string& out, const Table& table, const R& r, bool open) {
+  static const R kUnknown{};  // every member at its initial value: "not known"
   rank_fields::for_each(table, [&](const auto& f, std::size_t i) {
-    using V = std::decay_t<decltype(r.*(f.record))>;
-    if (f.optional && r.*(f.record) == V{}) return;  // not known: left out (the first is required)
+    // Not known: left out. The first field is required.
+    if (f.optional && r.*(f.record) == kUnknown.*(f.record)) return;
     out += (open && i == 0) ? "\"" : ",\"";
     out += f.key;
     out += "\":";

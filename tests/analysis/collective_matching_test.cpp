@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace commprof {
 namespace {
 
@@ -112,6 +114,96 @@ TEST(CollectiveMatcher, AlltoallvRanksSendWhatTheirRoutingGives) {
   EXPECT_TRUE(m.instances()[0].consistent);
   EXPECT_EQ(m.instances()[0].bytes, 6000u);
   EXPECT_FALSE(m.instances()[1].consistent);
+}
+
+// An uneven alltoallv on 4 ranks, worked out by hand. Bytes rank a sends rank b (row a, column b;
+// what b receives from a is the same entry):
+//            to 0  to 1  to 2  to 3 | sent  to others | received  from others
+//   rank 0    900    10    10    10 |  930        30  |     1800         900
+//   rank 1    300   100   100   100 |  600       500  |      210         110
+//   rank 2    300    50    50    50 |  450       400  |      210         160
+//   rank 3    300    50    50    50 |  450       400  |      210         160
+// The most any rank sent is rank 0's 930 B (the instance's bytes), nearly all to itself; the
+// busiest rank off-rank is rank 0 again, receiving 900 B from the others, more than any rank
+// sends them (rank 1: 500 B). The shortest rank's duration is 1000 ns, so busbw = 900 B / 1000 ns
+// = 0.9 GB/s, where 930 × 3/4 / 1000 = 0.6975 GB/s is what (n-1)/n of bytes would say.
+constexpr std::uint64_t kUneven[4][4] = {
+    {900, 10, 10, 10}, {300, 100, 100, 100}, {300, 50, 50, 50}, {300, 50, 50, 50}};
+
+OpRecord uneven_alltoallv(int r, bool per_peer) {
+  OpRecord o = coll("alltoallv", "ep0", 4, 0, 0, 100 * r, 100 * r + 1000 + 500 * r);
+  for (int p = 0; p < 4; ++p) {
+    o.bytes += kUneven[r][p];
+    o.recv_bytes += kUneven[p][r];
+    if (!per_peer) continue;
+    o.peer_send_bytes.push_back(kUneven[r][p]);
+    o.peer_recv_bytes.push_back(kUneven[p][r]);
+  }
+  if (per_peer) o.comm_rank = r;
+  return o;
+}
+
+TEST(CollectiveMatcher, UnevenAlltoallvBusbwFromTheBusiestRanksOffRankBytes) {
+  CollectiveMatcher m;
+  for (int r = 0; r < 4; ++r) m.add(r, uneven_alltoallv(r, true), 0);
+  m.finish(4);
+  ASSERT_EQ(m.instances().size(), 1u);
+  const CollectiveInstance& c = m.instances()[0];
+  EXPECT_EQ(c.bytes, 930u);
+  EXPECT_EQ(c.offrank_bytes, 900u);
+  EXPECT_EQ(c.time_ns(), 1000);
+  EXPECT_TRUE(c.offrank_known());
+  EXPECT_EQ(c.busbw_basis(), kBasisPerPeer);
+  EXPECT_DOUBLE_EQ(c.algbw_gbps(), 0.93);
+  EXPECT_DOUBLE_EQ(c.busbw_gbps(), 0.9);
+}
+
+// Files without bytes per peer (imports, the profiler plugin, earlier files), or one rank without
+// its comm_rank: busbw falls back to bytes × (n-1)/n, and says so.
+TEST(CollectiveMatcher, AlltoallvWithoutBytesPerPeerFallsBackToTheFactor) {
+  for (const int without : {-1, 2}) {
+    SCOPED_TRACE("rank without bytes per peer: " + std::to_string(without));
+    CollectiveMatcher m;
+    for (int r = 0; r < 4; ++r) {
+      OpRecord o = uneven_alltoallv(r, true);
+      if (without < 0 || r == without) o.comm_rank = -1;
+      m.add(r, o, 0);
+    }
+    m.finish(4);
+    const CollectiveInstance& c = m.instances().at(0);
+    EXPECT_FALSE(c.offrank_known());
+    EXPECT_EQ(c.busbw_basis(), kBasisFactor);
+    EXPECT_DOUBLE_EQ(c.busbw_gbps(), 930.0 * 3.0 / 4.0 / 1000.0);
+  }
+  // Other collectives: their factor, whatever their ops carry; none for an unknown one.
+  CollectiveMatcher m;
+  OpRecord allgather = coll("allgather", "world", 2, 0, 100, 0, 10);
+  allgather.peer_send_bytes = allgather.peer_recv_bytes = {50, 50};
+  allgather.comm_rank = 0;
+  m.add(0, allgather, 0);
+  m.add(0, coll("allreduce", "world", 2, 1, 100, 0, 10), 0);
+  m.add(0, coll("frobnicate", "world", 2, 2, 100, 0, 10), 0);
+  m.finish(1);
+  EXPECT_EQ(m.instances().at(0).busbw_basis(), "(n-1)/n");
+  EXPECT_DOUBLE_EQ(m.instances()[0].busbw_gbps(), 100.0 / 10.0 / 2.0);
+  EXPECT_EQ(m.instances().at(1).busbw_basis(), "2(n-1)/n");
+  EXPECT_EQ(m.instances().at(2).busbw_basis(), "");
+}
+
+// The matcher split over processes (partials, merge) gives the same off-rank bytes as one.
+TEST(CollectiveMatcher, OffRankBytesSurviveMerging) {
+  CollectiveMatcher one;
+  for (int r = 0; r < 4; ++r) one.add(r, uneven_alltoallv(r, true), 0, r);
+  one.finish(4);
+  CollectiveMatcher low, high, merged;
+  for (int r = 0; r < 4; ++r) (r < 2 ? low : high).add(r, uneven_alltoallv(r, true), 0, r);
+  merged.merge(high.partials(1).at(0));
+  merged.merge(low.partials(1).at(0));
+  merged.finish(4);
+  ASSERT_EQ(merged.instances().size(), 1u);
+  EXPECT_EQ(merged.instances()[0].offrank_bytes, one.instances()[0].offrank_bytes);
+  EXPECT_EQ(merged.instances()[0].offrank_ranks, 4);
+  EXPECT_DOUBLE_EQ(merged.instances()[0].busbw_gbps(), 0.9);
 }
 
 TEST(BusbwFactor, ReusesCollectiveSpecs) {

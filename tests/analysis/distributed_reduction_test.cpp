@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -151,7 +152,9 @@ std::string fresh_dir(const std::string& name) {
 // instances of the first measured step the later ranks record other bytes (inconsistent: the first
 // file's bytes stand); the tp all-gathers of odd ranks name NCCL's algorithm, rank 3's another one;
 // "world" collectives of the last step are alltoallv with bytes growing by rank (the most stands)
-// and received bytes too (the per-group table's balance, from each rank's summary).
+// and received bytes too (the per-group table's balance, from each rank's summary), with bytes
+// per peer and comm_rank on every rank but rank 5 at sequence numbers 2 mod 4 (so busbw is
+// per-peer for some instances, (n-1)/n for others: their row mixed).
 std::vector<std::string> write_tangled_run(const std::string& dir) {
   SyntheticSpec spec;
   spec.world_size = 12;
@@ -177,6 +180,12 @@ std::vector<std::string> write_tangled_run(const std::string& dir) {
           op.bytes = 1000 + static_cast<std::uint64_t>(r) * 10;
           op.recv_bytes = 900 + static_cast<std::uint64_t>(r) * 30;  // the per-group balance
           op.name += ".dispatch";  // and its row of its own, its phase matched across processes
+          // Rank a sends rank b 80 + a + b bytes: what b receives from a.
+          for (int p = 0; p < spec.world_size; ++p) {
+            op.peer_send_bytes.push_back(80 + static_cast<std::uint64_t>(r + p));
+            op.peer_recv_bytes.push_back(80 + static_cast<std::uint64_t>(r + p));
+          }
+          if (r != 5 || op.seq % 4 != 2) op.comm_rank = r;
         }
       }
     }
@@ -198,6 +207,12 @@ TEST(DistributedReduction, SameReportAsOneProcessInEveryFormat) {
   const std::string expected = all_formats(one);
   ASSERT_NE(expected.find("alltoallv"), std::string::npos);
   ASSERT_NE(expected.find("Tree/LL128"), std::string::npos);
+  std::set<std::string> bases;
+  for (const CollectiveInstance& c : one.instances) {
+    if (c.collective == "alltoallv") bases.emplace(c.busbw_basis());
+  }
+  ASSERT_EQ(bases, (std::set<std::string>{"per-peer", "(n-1)/n"}));
+  ASSERT_NE(expected.find("mixed"), std::string::npos);
   // tp and world, the latter with its balance, and world's dispatches alone
   ASSERT_EQ(one.group_times.size(), 3u);
   EXPECT_EQ(one.group_times[2].group, "world:dispatch");

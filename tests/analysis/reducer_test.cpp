@@ -262,6 +262,78 @@ TEST(ReportJson, KnownAnswersOfThreeRanks) {
   EXPECT_EQ(by_rank[2]["wait_caused_ns"], 4 * 300);
 }
 
+// An uneven alltoallv on 4 ranks, bytes rank a sends rank b in row a, column b (worked out in
+// collective_matching_test.cpp's UnevenAlltoallvBusbwFromTheBusiestRanksOffRankBytes): rank 0
+// sends the most, 930 B, nearly all to itself, and receives 900 B from the others, the most any
+// rank moves off-rank. The shortest rank's duration is 1000 ns: busbw 900 B / 1000 ns = 0.9 GB/s
+// from the bytes per peer; 930 B × 3/4 / 1000 ns = 0.6975 GB/s without them.
+Report uneven_alltoallv_report(bool per_peer) {
+  constexpr std::uint64_t kSent[4][4] = {
+      {900, 10, 10, 10}, {300, 100, 100, 100}, {300, 50, 50, 50}, {300, 50, 50, 50}};
+  Reducer reducer({});
+  for (int r = 0; r < 4; ++r) {
+    RankTimeline t;
+    t.rank = r;
+    t.world_size = 4;
+    t.host = "node0";
+    StepRecord step;
+    step.start_ns = 0;
+    step.end_ns = 5000;
+    OpRecord o;
+    o.name = "l0.dispatch";
+    o.category = Category::kComm;
+    o.stream = "COMM";
+    o.collective = "alltoallv";
+    o.comm = "ep0";
+    o.comm_size = 4;
+    o.seq = 0;
+    o.start_ns = 100 * r;
+    o.end_ns = 100 * r + 1000 + 500 * r;
+    for (int p = 0; p < 4; ++p) {
+      o.bytes += kSent[r][p];
+      o.recv_bytes += kSent[p][r];
+      if (!per_peer) continue;
+      o.peer_send_bytes.push_back(kSent[r][p]);
+      o.peer_recv_bytes.push_back(kSent[p][r]);
+    }
+    if (per_peer) o.comm_rank = r;
+    step.ops.push_back(o);
+    t.steps.push_back(step);
+    reducer.add(t, "rank-" + std::to_string(r) + ".json");
+  }
+  return reducer.finish();
+}
+
+TEST(ReportJson, UnevenAlltoallvBusbwFromBytesPerPeer) {
+  for (const bool per_peer : {true, false}) {
+    SCOPED_TRACE(per_peer ? "bytes per peer" : "no bytes per peer");
+    const double busbw = per_peer ? 0.9 : 930.0 * 3.0 / 4.0 / 1000.0;
+    const std::string basis = per_peer ? "per-peer" : "(n-1)/n";
+    std::ostringstream os;
+    const Report report = uneven_alltoallv_report(per_peer);
+    write_report_json(os, report);
+    const json j = json::parse(os.str());
+    ASSERT_EQ(j["collectives"].size(), 1u);
+    const json& row = j["collectives"][0];
+    EXPECT_EQ(row["collective"], "alltoallv");
+    EXPECT_EQ(row["bytes"], 930);
+    EXPECT_EQ(row["p50_time_ns"], 1000.0);
+    EXPECT_DOUBLE_EQ(row["algbw_gbps"].get<double>(), 0.93);
+    EXPECT_DOUBLE_EQ(row["busbw_gbps"].get<double>(), busbw);
+    EXPECT_EQ(row["busbw_basis"], basis);
+    ASSERT_EQ(j["groups"].size(), 1u);
+    EXPECT_EQ(j["groups"][0]["group"], "ep");
+    EXPECT_DOUBLE_EQ(j["groups"][0]["busbw_gbps"].get<double>(), busbw);
+    EXPECT_EQ(j["groups"][0]["busbw_basis"], basis);
+    ASSERT_EQ(j["worst_instances"].size(), 1u);
+    EXPECT_DOUBLE_EQ(j["worst_instances"][0]["busbw_gbps"].get<double>(), busbw);
+    EXPECT_EQ(j["worst_instances"][0]["busbw_basis"], basis);
+    std::ostringstream text;
+    write_report_text(text, report);
+    EXPECT_THAT(text.str(), HasSubstr(" " + basis));
+  }
+}
+
 // Sampled op timing in the JSON: a rank whose second measured step carries no ops reports its
 // step time from that plain step and its busy time from the timed one.
 TEST(ReportJson, SampledRanksReportPlainStepTimeAndTimedBusy) {

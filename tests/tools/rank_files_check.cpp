@@ -10,7 +10,8 @@
 // given as COMMPROF_RUN_SAMPLE_EVERY and COMMPROF_RUN_WARMUP_STEPS (never read from the files
 // under check); every step otherwise. An alltoallv's bytes per peer (peer_send_bytes,
 // peer_recv_bytes) add up to its bytes and recv_bytes, and what rank A says it sent rank B is
-// what B says it received from A (peers in world-rank order, as commprof's groups rank them).
+// what B says it received from A, A and B being the comm_rank each op names (in range, one per
+// rank of the communicator).
 // With COMMPROF_RUN_LOADS_MOVE set (an MoE run routed anew each step), some all-to-allv's bytes
 // per peer differ from one step to another.
 #include <gtest/gtest.h>
@@ -45,7 +46,7 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
       instances;
   std::map<std::pair<std::string, std::int64_t>, std::pair<std::uint64_t, std::uint64_t>>
       alltoallv_bytes;  // (comm, seq) -> Σ sent, Σ received over its ranks
-  // (comm, seq) -> world rank -> its bytes to and from each peer
+  // (comm, seq) -> comm_rank -> its bytes to and from each peer
   std::map<std::pair<std::string, std::int64_t>,
            std::map<int, std::pair<std::vector<std::uint64_t>, std::vector<std::uint64_t>>>>
       alltoallv_peers;
@@ -134,7 +135,12 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
           for (const std::uint64_t b : op.peer_recv_bytes) from += b;
           EXPECT_EQ(to, op.bytes) << op.name << ": bytes per peer against bytes";
           EXPECT_EQ(from, op.recv_bytes) << op.name << ": bytes per peer against recv_bytes";
-          alltoallv_peers[{op.comm, op.seq}][r] = {op.peer_send_bytes, op.peer_recv_bytes};
+          ASSERT_GE(op.comm_rank, 0) << op.name << ": no comm_rank beside its bytes per peer";
+          ASSERT_LT(op.comm_rank, op.comm_size) << op.name;
+          const bool first = alltoallv_peers[{op.comm, op.seq}]
+                                 .try_emplace(op.comm_rank, op.peer_send_bytes, op.peer_recv_bytes)
+                                 .second;
+          EXPECT_TRUE(first) << op.name << ": two ranks name comm_rank " << op.comm_rank;
           loads[{r, op.name}].insert(op.peer_recv_bytes);
         }
         seen.insert(r);
@@ -154,7 +160,7 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
   }
   for (const auto& [key, ranks] : alltoallv_peers) {
     std::vector<const std::pair<std::vector<std::uint64_t>, std::vector<std::uint64_t>>*> by_peer;
-    for (const auto& [rank, lists] : ranks) by_peer.push_back(&lists);  // world-rank order
+    for (const auto& [rank, lists] : ranks) by_peer.push_back(&lists);  // comm_rank order
     for (std::size_t a = 0; a < by_peer.size(); ++a) {
       for (std::size_t b = 0; b < by_peer.size() && b < by_peer[a]->first.size(); ++b) {
         ASSERT_LT(a, by_peer[b]->second.size());

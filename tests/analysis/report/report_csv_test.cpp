@@ -116,12 +116,14 @@ TEST(ReportCsv, EveryTableKnownAnswers) {
 
   const Rows& groups = t.at("groups");
   ASSERT_EQ(groups.size(), 2u);
-  EXPECT_EQ(groups[0], (std::vector<std::string>{"group", "communicators", "min_size", "max_size",
-                                                 "collectives", "bytes", "time_ns", "busbw_gbps",
-                                                 "mean_start_skew_ns", "wait_ns", "incomplete"}));
+  EXPECT_EQ(groups[0],
+            (std::vector<std::string>{
+                "group", "communicators", "min_size", "max_size", "collectives", "bytes", "time_ns",
+                "busbw_gbps", "mean_start_skew_ns", "wait_ns", "incomplete", "busbw_basis"}));
+  // No all-to-all(v): its busbw basis is n/a.
   expect_row(groups[1],
              {"world", "1", "3", "3", "4", "4194304", "25600", exact(4194304.0 * 4 / 3 / 25600),
-              "200", "1200", "0"},
+              "200", "1200", "0", ""},
              "groups");
 
   // Per group, means over the ranks of each rank's per-step COMM and exposed time: ranks 1 and 2
@@ -139,14 +141,14 @@ TEST(ReportCsv, EveryTableKnownAnswers) {
 
   const Rows& colls = t.at("collectives");
   ASSERT_EQ(colls.size(), 2u);
-  EXPECT_EQ(colls[0], (std::vector<std::string>{"collective", "comm_size", "bytes", "count",
-                                                "p50_time_ns", "p95_time_ns", "algbw_gbps",
-                                                "busbw_gbps", "peak_busbw_fraction",
-                                                "mean_start_skew_ns", "wait_ns", "nccl_algo"}));
+  EXPECT_EQ(colls[0], (std::vector<std::string>{
+                          "collective", "comm_size", "bytes", "count", "p50_time_ns", "p95_time_ns",
+                          "algbw_gbps", "busbw_gbps", "peak_busbw_fraction", "mean_start_skew_ns",
+                          "wait_ns", "nccl_algo", "busbw_basis"}));
   // No --peak-busbw and no NCCL plugin: those cells are empty, not 0.
   expect_row(colls[1],
              {"allreduce", "3", "1048576", "4", "6400", "6400", "163.84",
-              exact(1048576.0 / 6400 * 4 / 3), "", "200", "1200", ""},
+              exact(1048576.0 / 6400 * 4 / 3), "", "200", "1200", "", "2(n-1)/n"},
              "collectives");
 
   // In the text report's column order: rank 2 is last everywhere, 4 × (200 + 100) ns caused.
@@ -163,17 +165,17 @@ TEST(ReportCsv, EveryTableKnownAnswers) {
   // and 1 were the warm-up step's); durations 6600, 6500, 6400 ns.
   const Rows& instances = t.at("worst_instances");
   ASSERT_EQ(instances.size(), 5u);
-  EXPECT_EQ(instances[0],
-            (std::vector<std::string>{
-                "comm", "seq", "collective", "comm_size", "bytes", "ranks_seen", "consistent",
-                "time_ns", "max_duration_ns", "mean_duration_ns", "start_skew_ns", "end_skew_ns",
-                "first_rank", "last_rank", "wait_ns", "algbw_gbps", "busbw_gbps", "nccl_algo"}));
+  EXPECT_EQ(instances[0], (std::vector<std::string>{
+                              "comm", "seq", "collective", "comm_size", "bytes", "ranks_seen",
+                              "consistent", "time_ns", "max_duration_ns", "mean_duration_ns",
+                              "start_skew_ns", "end_skew_ns", "first_rank", "last_rank", "wait_ns",
+                              "algbw_gbps", "busbw_gbps", "busbw_basis", "nccl_algo"}));
   for (std::size_t i = 1; i < instances.size(); ++i) {
-    expect_row(
-        instances[i],
-        {"world", std::to_string(i + 1), "allreduce", "3", "1048576", "3", "true", "6400", "6600",
-         "6500", "200", "0", "0", "2", "300", "163.84", exact(1048576.0 / 6400 * 4 / 3), ""},
-        "instance " + std::to_string(i));
+    expect_row(instances[i],
+               {"world", std::to_string(i + 1), "allreduce", "3", "1048576", "3", "true", "6400",
+                "6600", "6500", "200", "0", "0", "2", "300", "163.84",
+                exact(1048576.0 / 6400 * 4 / 3), "2(n-1)/n", ""},
+               "instance " + std::to_string(i));
   }
 
   // No --baseline: its tables are headers alone.

@@ -230,6 +230,54 @@ TEST(RankFile, BytesPerPeerOnlyWhereKnown) {
   }
 }
 
+// An op's own index in its communicator (beside its bytes per peer): written where known, rank 0
+// included (its "not known" is -1, not 0), read back by both readers as written and as -1 where
+// absent; outside [0, comm_size), or not an integer, refused.
+TEST(RankFile, CommRankOnlyWhereKnown) {
+  RankTimeline t = make_synthetic_rank(SyntheticSpec::sized(1, 0, 1), 0);
+  ASSERT_GE(t.steps.at(0).ops.size(), 3u);
+  for (OpRecord& op : t.steps[0].ops) op.comm_size = 3;
+  t.steps[0].ops[1].comm_rank = 0;
+  t.steps[0].ops[2].comm_rank = 2;
+  const std::string text = to_json(t);
+  EXPECT_THAT(text, HasSubstr(R"("comm_rank":0})"));
+  EXPECT_THAT(text, HasSubstr(R"("comm_rank":2})"));
+  EXPECT_EQ(text.find("comm_rank"), text.find(R"("comm_rank":0})") + 1)
+      << "written for an op without";
+
+  const auto check = [&](const std::vector<StepRecord>& steps, const char* reader) {
+    ASSERT_EQ(steps.size(), 1u) << reader;
+    EXPECT_EQ(steps[0].ops.at(0).comm_rank, -1) << reader;
+    EXPECT_EQ(steps[0].ops.at(1).comm_rank, 0) << reader;
+    EXPECT_EQ(steps[0].ops.at(2).comm_rank, 2) << reader;
+  };
+  check(parse_rank_json(text, "x").steps, "complete reader");
+  const std::string dir = testing::TempDir() + "/comm_rank";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = write_rank_file(dir, t);
+  struct Keep : RankStepSink {
+    std::vector<StepRecord> steps;
+    void header(const RankTimeline&) override {}
+    void step(const StepView& s) override { steps.push_back(to_step_record(s)); }
+    void end() override {}
+    void restart() override { steps.clear(); }
+  } sink;
+  stream_rank_file(path, sink);
+  check(sink.steps, "one-pass reader");
+
+  for (const char* wrong : {"3", "-2"}) {
+    std::string bad = text;
+    bad.replace(bad.find(R"("comm_rank":2)") + 12, 1, wrong);
+    EXPECT_THAT(error_of(bad),
+                HasSubstr("ops[2]: comm_rank is not within [0, comm_size) (nor -1: not known)"))
+        << wrong;
+  }
+  std::string bad = text;
+  bad.replace(bad.find(R"("comm_rank":2)") + 12, 1, "\"2\"");
+  EXPECT_THAT(error_of(bad), HasSubstr("field 'comm_rank' has the wrong type")) << bad;
+}
+
 TEST(RankFile, UnknownFieldsAreSkipped) {
   const SyntheticSpec spec = SyntheticSpec::sized(1, 0, 1);
   std::string text = to_json(make_synthetic_rank(spec, 0));
