@@ -101,9 +101,15 @@ if(COMMPROF_SANITIZE MATCHES "address")
 else()
   set(COMMPROF_TEST_OPT -O1)
 endif()
+# Test binaries are unity builds too where the layers are (COMMPROF_UNITY_BUILD): a test source
+# is mostly gtest, gmock and nlohmann, which a batch of eight parses once (eight small unit tests:
+# 24.6 s of CPU file by file, 8.3 s as one batch).
 function(commprof_test_build_flags target)
   target_compile_options(${target} PRIVATE
     "$<$<AND:$<CONFIG:RelWithDebInfo>,$<COMPILE_LANGUAGE:CXX>>:${COMMPROF_TEST_OPT};-g1>")
+  if(COMMPROF_UNITY_BUILD)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+  endif()
 endfunction()
 
 function(commprof_scaled out_var seconds)

@@ -11,6 +11,8 @@
 #                                     runs slurm/ on a real one-node cluster (ctest -L slurm; CI).
 #                                     Debian starts no daemon under policy-rc.d or without systemd;
 #                                     the test starts its own with its own config.
+#   scripts/install-deps.sh --ccache  also ccache, through which CI's CUDA stage reuses the host
+#                                     stage's objects
 #   scripts/install-deps.sh --lint    also clang-format (14 on Debian 12), for scripts/check-format.sh
 #   scripts/install-deps.sh --fuzz    also clang with libFuzzer and the sanitizer runtimes
 #                                     (libclang-rt-dev) and llvm-symbolizer (llvm), for the fuzz
@@ -40,7 +42,8 @@ for arg in "$@"; do
     --slurm) packages+=(slurmctld slurmd slurm-client munge) ;;
     --fuzz) packages+=(clang libclang-rt-dev llvm) ;;
     --lint) packages+=(clang-format) ;;
-    *) echo "usage: $0 [--tests] [--slurm] [--lint] [--fuzz]" >&2; exit 2 ;;
+    --ccache) packages+=(ccache) ;;
+    *) echo "usage: $0 [--tests] [--slurm] [--lint] [--fuzz] [--ccache]" >&2; exit 2 ;;
   esac
 done
 

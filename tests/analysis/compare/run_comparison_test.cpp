@@ -201,10 +201,10 @@ TEST(RunMetrics, ReportJsonGivesTheReportsOwnMetrics) {
   spec.world_size = 4;
   spec.tp_size = 2;  // two families of communicators: world and tp
   const Report report = reduce(spec);
-  std::ostringstream json;
-  write_report_json(json, report);
+  std::ostringstream report_json;
+  write_report_json(report_json, report);
   const RunMetrics direct = run_metrics_from_report(report, "dir");
-  const RunMetrics parsed = run_metrics_from_report_json(json.str(), "report.json");
+  const RunMetrics parsed = run_metrics_from_report_json(report_json.str(), "report.json");
   ASSERT_EQ(direct.metrics.size(), parsed.metrics.size());
   ASSERT_GE(direct.metrics.size(), 12u);  // 9 per-rank families, 2 groups, rows, straggler
   for (std::size_t i = 0; i < direct.metrics.size(); ++i) {

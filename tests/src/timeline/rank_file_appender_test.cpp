@@ -31,7 +31,7 @@ std::string slurp(const std::string& path) {
 }
 
 std::string fresh_dir(const std::string& name) {
-  const std::string dir = testing::TempDir() + "/appender-" + name;
+  const std::string dir = ::testing::TempDir() + "/appender-" + name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
