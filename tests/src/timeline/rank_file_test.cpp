@@ -16,6 +16,23 @@
 namespace commprof {
 namespace {
 
+// `t` written as a rank file into a fresh TempDir()/<name> and read back by the one-pass reader
+// (stream_rank_file): its header and steps, as the readers' checks compare them.
+RankTimeline rank_file_streamed_back(const RankTimeline& t, const std::string& name) {
+  const std::string dir = testing::TempDir() + "/" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  struct Keep : RankStepSink {
+    RankTimeline t;
+    void header(const RankTimeline& h) override { t = h; }
+    void step(const StepView& s) override { t.steps.push_back(to_step_record(s)); }
+    void end() override {}
+    void restart() override { t.steps.clear(); }
+  } sink;
+  stream_rank_file(write_rank_file(dir, t), sink);
+  return sink.t;
+}
+
 using ::testing::HasSubstr;
 
 std::string to_json(const RankTimeline& t) {
@@ -120,20 +137,9 @@ TEST(RankFile, OptionalCollectiveFieldsOnlyWhereKnown) {
   check(parse_rank_json(text, "x").steps.at(0), "complete reader");
 
   // The one-pass reader, through a file.
-  const std::string dir = testing::TempDir() + "/optional_fields";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const std::string path = write_rank_file(dir, t);
-  struct Keep : RankStepSink {
-    std::vector<StepRecord> steps;
-    void header(const RankTimeline&) override {}
-    void step(const StepView& s) override { steps.push_back(to_step_record(s)); }
-    void end() override {}
-    void restart() override { steps.clear(); }
-  } sink;
-  stream_rank_file(path, sink);
-  ASSERT_FALSE(sink.steps.empty());
-  check(sink.steps[0], "one-pass reader");
+  const RankTimeline back = rank_file_streamed_back(t, "optional_fields");
+  ASSERT_FALSE(back.steps.empty());
+  check(back.steps[0], "one-pass reader");
 
   // A negative channel count or an enqueue time outside the clock's domain is refused.
   std::string bad = text;
@@ -163,19 +169,7 @@ TEST(RankFile, RecordedWaitsOnlyWhereAnOpWaited) {
     EXPECT_TRUE(back.steps[0].ops[2].after.empty()) << reader;
   };
   check(parse_rank_json(text, "x"), "complete reader");
-  const std::string dir = testing::TempDir() + "/recorded_waits";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const std::string path = write_rank_file(dir, t);
-  struct Keep : RankStepSink {
-    RankTimeline t;
-    void header(const RankTimeline& h) override { t = h; }
-    void step(const StepView& s) override { t.steps.push_back(to_step_record(s)); }
-    void end() override {}
-    void restart() override { t.steps.clear(); }
-  } sink;
-  stream_rank_file(path, sink);
-  check(sink.t, "one-pass reader");
+  check(rank_file_streamed_back(t, "recorded_waits"), "one-pass reader");
 
   std::string bad = text;
   bad.replace(bad.find("[0,1]"), 5, "[0,-1]");
@@ -209,19 +203,7 @@ TEST(RankFile, BytesPerPeerOnlyWhereKnown) {
     EXPECT_TRUE(steps[0].ops[2].peer_recv_bytes.empty()) << reader;
   };
   check(parse_rank_json(text, "x").steps, "complete reader");
-  const std::string dir = testing::TempDir() + "/peer_bytes";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const std::string path = write_rank_file(dir, t);
-  struct Keep : RankStepSink {
-    std::vector<StepRecord> steps;
-    void header(const RankTimeline&) override {}
-    void step(const StepView& s) override { steps.push_back(to_step_record(s)); }
-    void end() override {}
-    void restart() override { steps.clear(); }
-  } sink;
-  stream_rank_file(path, sink);
-  check(sink.steps, "one-pass reader");
+  check(rank_file_streamed_back(t, "peer_bytes").steps, "one-pass reader");
 
   for (const char* wrong : {"[4096,-8192,12288]", "[4096,8192.5,12288]", "[\"4096\"]"}) {
     std::string bad = text;
@@ -252,19 +234,7 @@ TEST(RankFile, CommRankOnlyWhereKnown) {
     EXPECT_EQ(steps[0].ops.at(2).comm_rank, 2) << reader;
   };
   check(parse_rank_json(text, "x").steps, "complete reader");
-  const std::string dir = testing::TempDir() + "/comm_rank";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const std::string path = write_rank_file(dir, t);
-  struct Keep : RankStepSink {
-    std::vector<StepRecord> steps;
-    void header(const RankTimeline&) override {}
-    void step(const StepView& s) override { steps.push_back(to_step_record(s)); }
-    void end() override {}
-    void restart() override { steps.clear(); }
-  } sink;
-  stream_rank_file(path, sink);
-  check(sink.steps, "one-pass reader");
+  check(rank_file_streamed_back(t, "comm_rank").steps, "one-pass reader");
 
   for (const char* wrong : {"3", "-2"}) {
     std::string bad = text;
