@@ -2,7 +2,6 @@
 #include "analysis/group_time.hpp"
 
 #include <cctype>
-#include <limits>
 #include <string>
 #include <utility>
 
@@ -72,9 +71,7 @@ void add_op(const OpView& op, std::size_t i, std::vector<GroupTime>& groups,
   ++t.alltoalls;
   if (op.recv_bytes > 0) {
     // Saturates, as the times do: a sum of absurd but valid counts stays at the limit.
-    if (__builtin_add_overflow(t.recv_bytes, op.recv_bytes, &t.recv_bytes)) {
-      t.recv_bytes = std::numeric_limits<std::uint64_t>::max();
-    }
+    add_saturating(t.recv_bytes, op.recv_bytes);
     ++t.recv_calls;
   }
 }

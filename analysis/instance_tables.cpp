@@ -145,7 +145,7 @@ void add(Digest& d, const CollectiveInstance& c) {
     bus.bytes += c.bytes;
   }
   add_saturating(bus.time_ns, c.time_ns());
-  if (c.collective == "alltoall" || c.collective == "alltoallv") {
+  if (is_alltoall(c.collective)) {
     add_saturating(d.alltoall_waits[group], c.wait_caused_ns);
     if (!c.phase.empty())
       add_saturating(d.alltoall_waits[phase_group(group, c.phase)], c.wait_caused_ns);
