@@ -6,7 +6,8 @@
 # (within the rounding of the printed figures), and the overlap row its difference in
 # percentage points. The error itself is not held to any bound: it is a benchmark, not a test.
 # The communication library's own estimate follows: on the host backend, which has no cost
-# model, one line saying so and why; on a GPU, its table per communicator kind.
+# model, one line saying so and why; on a GPU, its table per communicator kind. Projected from
+# several source directories, the source-runs table is checked too.
 out=$("$@" 2>&1)
 status=$?
 printf '%s\n' "$out"
@@ -76,6 +77,36 @@ if [ "$runs" -gt 1 ]; then
       if (verdict != inside) { print "FAILED: the spread line says " verdict ", the figures " inside; bad = 1 }
       exit bad
     }' || { echo "projection_error_check.sh: FAILED (validation runs)"; exit 1; }
+fi
+# Several source directories: the source-runs section lists each run, and every combined figure
+# came from 1 to that many runs, its median within their range (min <= median <= max).
+sources=0
+prev=
+for a in "$@"; do
+  case $prev in
+    --validate-out | --baseline | --links | -o | --output) ;;
+    *) [ -d "$a" ] && sources=$((sources + 1)) ;;
+  esac
+  prev=$a
+done
+if [ "$sources" -gt 1 ]; then
+  printf '%s\n' "$out" | awk -v n="$sources" '
+    /^## Source runs: / { on = 1; if ($4 != n) { print "FAILED: " $4 " source runs, " n " given"; bad = 1 } next }
+    on && /^ run +steps / { list = 1; next }
+    on && list && /^ [0-9]+ +[0-9]+ / { runs++; next }
+    on && /^ figure +unit +runs / { list = 0; table = 1; next }
+    on && table && /^ / {
+      k = $(NF - 4); med = $(NF - 3) + 0; lo = $(NF - 2) + 0; hi = $(NF - 1) + 0
+      if (k < 1 || k > n || lo > med || med > hi) { print "FAILED: figure row: " $0; bad = 1 }
+      figures++
+      next
+    }
+    on && table { on = 0 }
+    END {
+      if (runs != n) { print "FAILED: " runs + 0 " source run rows for " n " directories"; exit 1 }
+      if (figures == 0) { print "FAILED: no combined figure"; exit 1 }
+      exit bad
+    }' || { echo "projection_error_check.sh: FAILED (source runs)"; exit 1; }
 fi
 if ! printf '%s\n' "$out" | grep -Eq "^# the library's own estimate: none \(.+\)$|^## Collectives per communicator kind \(one step\): the projection, "; then
   echo "projection_error_check.sh: FAILED: neither the library's estimate nor why it has none"

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// `commprof project DIR --layout tp=…,pp=…,dp=… | --sweep N`: a measured run's step predicted
-// at another layout (workloads/projection/): predicted step, exposed communication, overlap and
-// busbw per communicator kind. --validate runs the mock at the target (every rank of a job of the
-// target's size, as `commprof run` does) and prints predicted against measured with the error.
-// Exit 0: projected (and validated); 1: a failure while running; 2: usage error, input that is
-// not a `commprof run` result, or a layout that does not fit the model. Without --validate it
+// `commprof project DIR [DIR…] --layout tp=…,pp=…,dp=… | --sweep N`: a measured run's step
+// predicted at another layout (workloads/projection/): predicted step, exposed communication,
+// overlap and busbw per communicator kind. Several directories are runs of one source, each
+// figure their median (source_runs.hpp). --validate runs the mock at the target (every rank of a
+// job of the target's size, as `commprof run` does) and prints predicted against measured with the
+// error. Exit 0: projected (and validated); 1: a failure while running; 2: usage error, input that
+// is not a `commprof run` result, or a layout that does not fit the model. Without --validate it
 // runs on rank 0 only under mpirun.
 #include "workloads/commands/project_command.hpp"
 
@@ -132,8 +133,8 @@ class ProjectCommand final : public Command {
   const char* name() const override { return "project"; }
   const char* summary() const override {
     return "predict a run's step at another layout (--layout tp=2,pp=2,dp=2 or --sweep N) from "
-           "its measured rates and a link model; --validate runs the target and measures the "
-           "error";
+           "its measured rates (the median of several runs' where several directories are "
+           "given) and a link model; --validate runs the target and measures the error";
   }
 
   void define_options(po::options_description& visible, po::options_description& hidden) override {
@@ -177,7 +178,8 @@ class ProjectCommand final : public Command {
         "warmup-steps", po::value<int>(), "with --validate: warm-up steps (default: the run's)");
     add_runtime_options(visible);
     hidden.add_options()("inputs", po::value<std::vector<std::string>>(),
-                         "a result directory or rank files");
+                         "a result directory or one run's rank files; several directories: "
+                         "runs of one source, combined");
   }
   void define_positional(po::positional_options_description& positional) override {
     positional.add("inputs", -1);
@@ -186,7 +188,9 @@ class ProjectCommand final : public Command {
   void configure(const po::variables_map& vm) override {
     runtime_ = read_runtime_options(vm);
     if (vm.count("inputs") == 0) {
-      throw ConfigError("no input: give the result directory (or rank files) of a `commprof run`");
+      throw ConfigError(
+          "no input: give the result directory (or rank files) of a `commprof run`, or several "
+          "directories of runs of the same source");
     }
     cfg_.inputs = vm["inputs"].as<std::vector<std::string>>();
     if (vm.count("layout") != 0) cfg_.layout = parse_layout(vm["layout"].as<std::string>());
@@ -270,7 +274,7 @@ class ProjectCommand final : public Command {
 
   Prepared prepare() const {
     Prepared p;
-    p.run = load_measured_run(cfg_.inputs);
+    p.run = load_source_runs(cfg_.inputs);
     if (!cfg_.baseline.empty()) add_baseline(p.run, cfg_.baseline);
     p.options.overlap_slowdown = cfg_.overlap_slowdown;
     p.options.rank_spread = cfg_.rank_spread;

@@ -2,6 +2,7 @@
 #include "workloads/commands/project_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -26,7 +27,67 @@ std::string source_line(const MeasuredRun& run) {
                   w.layout.world(), " ranks on ", run.rates.hosts, " host(s)), model ", s.name,
                   " (", s.layers, " layers, h ", s.hidden, ", seq ", s.seq, ", micro-batch ",
                   s.micro_batch, " x ", s.micro_batches, ", ", dtype_name(s.dtype), "), ",
-                  run.rates.steps, " measured step(s) with per-op timing\n");
+                  run.rates.steps, " measured step(s) with per-op timing",
+                  run.sources.size() > 1
+                      ? log::cat(" in all, over ", run.sources.size(), " runs of this source")
+                      : std::string(),
+                  "\n");
+}
+
+std::string figure_value(double v) {
+  const double a = std::fabs(v);
+  return format_number(a != 0 && a < 0.01 ? "%.3g" : "%.3f", v);
+}
+
+std::string spread_text(const CombinedFigure& f) {
+  if (f.runs < 2) return "-";
+  return f.relative ? format_number("%.1f", 100.0 * f.spread()) + "%"
+                    : format_number("%.3f", f.spread());
+}
+
+// Where several source runs were combined: each one's step, then every figure the projection
+// took from them with the runs it came from and their range.
+void sources_text(std::ostream& os, const MeasuredRun& run, const ProjectionBasis& b,
+                  const std::vector<CombinedFigure>* slowdown) {
+  if (run.sources.size() < 2) return;
+  os << "\n## Source runs: " << run.sources.size()
+     << " runs of one source; each figure the median over the runs that measured it\n"
+        "# the run is what varies on a shared machine (every op of a slow run is slow together),"
+        " so each run's figure is one sample; spread: max / min - 1, of a slowdown max - min\n";
+  std::vector<std::vector<std::string>> runs = {{"run", "steps", "step(ms)", "input"}};
+  for (std::size_t k = 0; k < run.sources.size(); ++k) {
+    const MeasuredRun& s = run.sources[k];
+    runs.push_back({std::to_string(k + 1), std::to_string(s.rates.steps),
+                    ms(s.figures.measured.step_ns),
+                    k < b.inputs.size() ? b.inputs[k] : s.files.front()});
+  }
+  write_table(os, runs);
+  std::vector<std::vector<std::string>> rows = {
+      {"figure", "unit", "runs", "median", "min", "max", "spread"}};
+  auto add = [&](const CombinedFigure& f) {
+    rows.push_back({f.name, f.unit, std::to_string(f.runs), figure_value(f.median),
+                    figure_value(f.min), figure_value(f.max), spread_text(f)});
+  };
+  for (const CombinedFigure& f : run.combined) add(f);
+  if (slowdown != nullptr) {
+    for (const CombinedFigure& f : *slowdown) add(f);
+  }
+  write_table(os, rows);
+}
+
+nlohmann::ordered_json figures_json(const std::vector<CombinedFigure>& figures) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const CombinedFigure& f : figures) {
+    list.push_back({{"figure", f.name},
+                    {"unit", f.unit},
+                    {"runs", f.runs},
+                    {"median", f.median},
+                    {"min", f.min},
+                    {"max", f.max},
+                    {"spread", f.spread()},
+                    {"spread_is", f.relative ? "max / min - 1" : "max - min"}});
+  }
+  return list;
 }
 
 // `p`: any of the projections printed (they share their options), or nullptr.
@@ -35,20 +96,23 @@ void basis_lines(std::ostream& os, const MeasuredRun& run, const ProjectionBasis
   const bool spread = p != nullptr && p->rank_spread_applied;
   const MeasuredRates& r = run.rates;
   os << source_line(run);
-  os << "# compute: the run's measured rate per op class (" << r.by_class.size()
+  os << "# compute: the " << (run.sources.size() > 1 ? "runs' median" : "run's measured")
+     << " rate per op class (" << r.by_class.size()
      << " classes: FLOP/ns for GEMMs and attention, B/ns for memory-bound ops and copies), "
         "times the target op's FLOPs or bytes\n";
   if (b.links.empty()) {
-    os << "# collectives: a link model fitted to the run's own collectives, per communicator "
-          "kind ("
-       << r.collectives.size()
-       << " points; no --links given): time = latency x ring steps + S x busbw factor / busbw\n";
+    os << "# collectives: a link model fitted to the "
+       << (run.sources.size() > 1 ? "runs'" : "run's")
+       << " own collectives, per communicator kind (" << r.collectives.size()
+       << (run.sources.size() > 1 ? " points, each the median over the runs" : " points")
+       << "; no --links given): time = latency x ring steps + S x busbw factor / busbw\n";
   } else {
     os << "# collectives: the link model " << b.links
        << ": time = latency x ring steps + S x busbw factor / busbw\n";
   }
   os << "# nodes: " << b.gpus_per_node_why << '\n';
-  os << "# applied: the run's mean host gap before each op (COMP "
+  os << "# applied: the " << (run.sources.size() > 1 ? "runs' median of each run's" : "run's")
+     << " mean host gap before each op (COMP "
      << format_number("%.1f", static_cast<double>(r.gap_ns[0]) / 1e3) << " us, COMM "
      << format_number("%.1f", static_cast<double>(r.gap_ns[1]) / 1e3) << " us, MEM "
      << format_number("%.1f", static_cast<double>(r.gap_ns[2]) / 1e3) << " us)\n";
@@ -69,8 +133,16 @@ void basis_lines(std::ostream& os, const MeasuredRun& run, const ProjectionBasis
      << format_number("%.1f", 100.0 * r.step_spread)
      << "% above the fastest's; the replay starts every rank together); CPU or link contention "
         "that grows with the ranks per node\n";
-  os << "# the run itself: measured step " << ms(run.figures.measured.step_ns)
-     << " ms, replayed from its own graph " << ms(run.figures.replayed.step_ns) << " ms\n";
+  if (run.sources.size() > 1) {
+    os << "# the source runs themselves: measured step";
+    for (std::size_t k = 0; k < run.sources.size(); ++k)
+      os << (k == 0 ? " " : ", ") << ms(run.sources[k].figures.measured.step_ns);
+    os << " ms; the run of median step replayed from its own graph "
+       << ms(run.figures.replayed.step_ns) << " ms\n";
+  } else {
+    os << "# the run itself: measured step " << ms(run.figures.measured.step_ns)
+       << " ms, replayed from its own graph " << ms(run.figures.replayed.step_ns) << " ms\n";
+  }
 }
 
 std::string factor_text(double x) { return format_number("%.3f", x); }
@@ -166,6 +238,7 @@ nlohmann::ordered_json slowdown_json(const Projection& p) {
   }
   j["comm"] = comm;
   j["comm_without_fit"] = s.comm_without_fit;
+  j["source_runs_figures"] = figures_json(p.slowdown_figures);
   j["replays"] = p.iterations;
   j["settled"] = p.converged;
   j["step_time_alone_ns"] = p.step_alone_ns;
@@ -215,6 +288,25 @@ nlohmann::ordered_json projection_json(const Projection& p) {
   return j;
 }
 
+// Each source run and the figures combined from them: one run where a single one was read.
+nlohmann::ordered_json source_runs_json(const MeasuredRun& run, const ProjectionBasis& b) {
+  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+  if (run.sources.size() < 2) {
+    runs.push_back({{"input", b.inputs.empty() ? std::string() : b.inputs.front()},
+                    {"measured_steps", run.rates.steps},
+                    {"measured_step_time_ns", run.figures.measured.step_ns}});
+  }
+  for (std::size_t k = 0; run.sources.size() > 1 && k < run.sources.size(); ++k) {
+    const MeasuredRun& s = run.sources[k];
+    runs.push_back({{"input", k < b.inputs.size() ? b.inputs[k] : s.files.front()},
+                    {"measured_steps", s.rates.steps},
+                    {"measured_step_time_ns", s.figures.measured.step_ns}});
+  }
+  return {{"runs", runs},
+          {"combined_by", run.sources.size() > 1 ? "median over the runs" : "one run"},
+          {"figures", figures_json(run.combined)}};
+}
+
 nlohmann::ordered_json basis_json(const MeasuredRun& run, const ProjectionBasis& b) {
   const MeasuredRates& r = run.rates;
   return {
@@ -230,7 +322,8 @@ nlohmann::ordered_json basis_json(const MeasuredRun& run, const ProjectionBasis&
       {"not_applied",
        {{"rank_step_spread", r.step_spread}, {"contention_with_ranks_per_node", "not modelled"}}},
       {"run_measured_step_time_ns", run.figures.measured.step_ns},
-      {"run_replayed_step_time_ns", run.figures.replayed.step_ns}};
+      {"run_replayed_step_time_ns", run.figures.replayed.step_ns},
+      {"source_runs", source_runs_json(run, b)}};
 }
 
 }  // namespace
@@ -348,6 +441,7 @@ void write_projection_text(std::ostream& os, const MeasuredRun& run, const Proje
     }
     write_table(os, comms);
   }
+  sources_text(os, run, b, &p.slowdown_figures);
   slowdown_text(os, p);
   if (v == nullptr) return;
   os << "\n## Validation: `commprof run` at " << layout_text(p.layout) << ", " << v->steps
@@ -437,6 +531,7 @@ void write_sweep_text(std::ostream& os, const MeasuredRun& run, const Projection
   }
   write_table(os, rows);
   for (const std::string& r : refused) os << "# refused: " << r << '\n';
+  sources_text(os, run, b, ranked.empty() ? nullptr : &ranked.front().slowdown_figures);
 }
 
 void write_sweep_json(std::ostream& os, const MeasuredRun& run, const ProjectionBasis& b, int gpus,

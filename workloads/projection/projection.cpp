@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -78,6 +79,32 @@ MeasuredRun measured_run(std::vector<RankTimeline> ranks, const std::string& fir
   return run;
 }
 
+MeasuredRun load_source_runs(const std::vector<std::string>& inputs) {
+  std::size_t dirs = 0;
+  for (const std::string& in : inputs) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(in, ec)) ++dirs;
+  }
+  if (inputs.size() < 2 || dirs == 0) return load_measured_run(inputs);
+  if (dirs != inputs.size()) {
+    throw ConfigError(
+        "give either result directories (each one run of the same source, combined) or the "
+        "rank files of one run, not both");
+  }
+  std::vector<MeasuredRun> runs;
+  for (const std::string& dir : inputs) {
+    try {
+      runs.push_back(load_measured_run({dir}));
+    } catch (const ConfigError& e) {
+      const std::string what = e.what();
+      // Each run's error names its directory (a rank file's name carries it already).
+      throw ConfigError(what.find(dir) != std::string::npos ? what : dir + ": " + what);
+    }
+    if (runs.size() > 1) check_same_source(runs.front(), inputs.front(), runs.back(), dir);
+  }
+  return combine_runs(std::move(runs));
+}
+
 void add_baseline(MeasuredRun& run, const std::vector<std::string>& inputs) {
   std::vector<std::string> files;
   std::vector<RankTimeline> ranks;
@@ -115,6 +142,11 @@ void add_baseline(MeasuredRun& run, std::vector<RankTimeline> ranks, const std::
   }
   run.observations.insert(run.observations.end(), base.observations.begin(),
                           base.observations.end());
+  // Each source run's slowdown is measured against the same un-overlapped reference.
+  for (MeasuredRun& source : run.sources) {
+    source.observations.insert(source.observations.end(), base.observations.begin(),
+                               base.observations.end());
+  }
   run.baseline_steps = base.rates.steps;
   if (run.baseline_files.empty()) run.baseline_files = {first};
 }
@@ -269,7 +301,15 @@ Projection project(const MeasuredRun& run, const ParallelLayout& layout,
   std::set<std::string> notes;
   Projection p;
   p.slowdown_applied = options.overlap_slowdown;
-  if (p.slowdown_applied) p.slowdown = measure_slowdown(run.observations, links);
+  if (p.slowdown_applied && run.sources.size() > 1) {
+    // Measured on each source run against one link model, then each factor their median.
+    std::vector<OverlapSlowdown> each;
+    for (const MeasuredRun& source : run.sources)
+      each.push_back(measure_slowdown(source.observations, links));
+    p.slowdown = combine_slowdowns(each, &p.slowdown_figures);
+  } else if (p.slowdown_applied) {
+    p.slowdown = measure_slowdown(run.observations, links);
+  }
   const std::vector<double>& spread = run.rates.rank_compute;
   p.rank_spread_applied = options.rank_spread && !spread.empty();
   // Each op's time alone (base) and its slowdown per unit of overlap (slope).

@@ -16,6 +16,7 @@
 #include "collectives/links/link_model.hpp"
 #include "workloads/projection/measured_rates.hpp"
 #include "workloads/projection/overlap_slowdown.hpp"
+#include "workloads/projection/source_runs.hpp"
 #include "workloads/run_config_json.hpp"
 
 namespace commprof {
@@ -31,6 +32,11 @@ struct MeasuredRun {
   std::vector<OpObservation> observations;
   std::vector<std::string> baseline_files;  ///< --baseline's rank files, if one was read
   std::int64_t baseline_steps = 0;
+  /// Several runs of one source combined (source_runs.hpp): each run as read (its files in
+  /// `files`), and every figure above that is their median, with the runs' range. Empty for one
+  /// run. `figures` is then the run's of median measured step.
+  std::vector<MeasuredRun> sources;
+  std::vector<CombinedFigure> combined;
 };
 
 /// Reads a `commprof run` result (a directory or rank files). Throws ConfigError when the inputs
@@ -39,10 +45,16 @@ struct MeasuredRun {
 MeasuredRun load_measured_run(const std::vector<std::string>& inputs);
 /// The same from timelines already read; `source` names the first file in errors.
 MeasuredRun measured_run(std::vector<RankTimeline> ranks, const std::string& source);
+/// `commprof project`'s inputs: two or more directories are as many runs of one source, read
+/// each and combined (combine_runs); otherwise one run's directory or rank files. Throws
+/// ConfigError as load_measured_run does, where directories and rank files are mixed, and where
+/// the runs are not of one source (naming the field that differs).
+MeasuredRun load_source_runs(const std::vector<std::string>& inputs);
 
 /// Adds a baseline: the same source (model, options and layout) run again, typically with
 /// --no-overlap, whose ops are all alone: their times are the reference an overlapped op of the
-/// run is measured against. Throws ConfigError when it is not a run of the same source.
+/// run is measured against (of each source run, where several were combined). Throws
+/// ConfigError when it is not a run of the same source.
 void add_baseline(MeasuredRun& run, const std::vector<std::string>& inputs);
 /// The same from timelines already read; `source` names the first file in errors.
 void add_baseline(MeasuredRun& run, std::vector<RankTimeline> ranks, const std::string& source);
@@ -104,6 +116,8 @@ struct Projection {
   int iterations = 0;
   bool converged = true;
   AppliedSlowdown applied_comp, applied_comm;
+  /// From several source runs: each factor's runs and range (the factors above are medians).
+  std::vector<CombinedFigure> slowdown_figures;
   /// Where a rate or a link fit was borrowed (a class the run did not measure, a collective
   /// from another communicator kind's fit).
   std::vector<std::string> notes;

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The projection against answers worked out independently. Synthetic measured runs are written
-// from the workload generator's own plans with known rates: every op with FLOPs takes FLOPs / 2
-// ns, every other op bytes / 1 ns, an all-reduce of S bytes on n ranks 5 µs × 2(n−1) +
-// S × 2(n−1)/n / 10 GB/s; ops back to back, no host gaps. Under --no-overlap every op waits for
-// the one before, so a rank's step is the sum of its ops' times: the projection's replay must
-// give exactly that sum, computed here from the target's plan without the replay.
+// The projection against answers worked out independently. Synthetic measured runs
+// (tests/support/synthetic_runs.hpp) at the default known rates: every op with FLOPs takes FLOPs /
+// 2 ns, every other op bytes / 1 ns, an all-reduce of S bytes on n ranks 5 µs × 2(n−1) + S ×
+// 2(n−1)/n / 10 GB/s; ops back to back, no host gaps. Under --no-overlap every op waits for the one
+// before, so a rank's step is the sum of its ops' times: the projection's replay must give exactly
+// that sum, computed here from the target's plan without the replay.
 #include "workloads/projection/projection.hpp"
 
 #include <gtest/gtest.h>
@@ -15,6 +15,7 @@
 #include "collectives/links/link_model.hpp"
 #include "src/core/errors.hpp"
 #include "src/timeline/json_object.hpp"
+#include "support/synthetic_runs.hpp"
 #include "workloads/layout.hpp"
 #include "workloads/projection/target_graph.hpp"
 #include "workloads/run_config_json.hpp"
@@ -24,96 +25,14 @@ namespace {
 
 constexpr double kFlopsPerNs = 2.0;
 constexpr double kBytesPerNs = 1.0;
-constexpr double kLatencyUs = 5.0;
 constexpr double kBusbwGbps = 10.0;
+constexpr double kLatencyUs = 5.0;
 
-std::int64_t allreduce_ns(std::uint64_t bytes, int n) {
-  const double us = kLatencyUs * 2 * (n - 1) +
-                    static_cast<double>(bytes) * 2.0 * (n - 1) / n / (kBusbwGbps * 1e3);
-  return static_cast<std::int64_t>(std::llround(us * 1e3));
-}
-
-std::int64_t op_ns(const PlannedOp& op, int dp) {
-  if (op.is<PlannedCollective>()) return allreduce_ns(op.bytes, dp);
-  if (op.flops > 0) return static_cast<std::int64_t>(std::llround(op.flops / kFlopsPerNs));
-  return static_cast<std::int64_t>(std::llround(static_cast<double>(op.bytes) / kBytesPerNs));
-}
-
-WorkloadConfig serial_dp(int dp) {
-  WorkloadConfig w;
-  w.kind = WorkloadKind::kDp;
-  w.shape = model_preset("tiny");
-  w.shape.layers = 2;
-  w.layout.dp = dp;
-  w.no_overlap = true;
-  w.attention = AttentionMode::kGemm;
-  w.bucket_mb = 0.05;  // several buckets of different sizes: the fit sees more than one size
-  return w;
-}
-
-// Every rank's timeline of `steps` measured steps of `w`, ops back to back at the known rates.
-std::vector<RankTimeline> synthetic_run(const WorkloadConfig& w, int steps) {
-  std::vector<RankTimeline> out;
-  const int world = w.layout.world();
-  for (int r = 0; r < world; ++r) {
-    const RankPlace place = place_rank(w.layout, r);
-    const OpPlan plan = build_plan(w, place);
-    RankTimeline t;
-    t.rank = r;
-    t.world_size = world;
-    t.host = "node0";
-    t.backend = "host";
-    t.config = JsonObject(run_config_json(w, RunSettings{steps, 0, OpTimingMode::kPair, 4}));
-    std::int64_t now = 0;
-    for (int s = 0; s < steps; ++s) {
-      StepRecord step;
-      step.index = s;
-      step.start_ns = now;
-      std::int64_t seq = 0;
-      for (const PlannedOp& op : plan.ops) {
-        OpRecord rec;
-        rec.name = op.name;
-        rec.category = op.stream;
-        rec.stream = category_name(op.stream);
-        rec.bytes = op.bytes;
-        rec.flops = op.flops;
-        if (const auto* c = std::get_if<PlannedCollective>(&op.call)) {
-          rec.collective = collective_name(c->kind);
-          rec.comm = "dp" + std::to_string(place.dp_group_id);
-          rec.comm_size = w.layout.dp;
-          rec.seq = seq++;
-        }
-        rec.after.assign(op.deps.begin(), op.deps.end());  // the waits, as the executor records
-        rec.start_ns = now;
-        now += op_ns(op, w.layout.dp);
-        rec.end_ns = now;
-        step.ops.push_back(rec);
-      }
-      step.end_ns = now;
-      t.steps.push_back(step);
-    }
-    out.push_back(std::move(t));
-  }
-  return out;
-}
-
-// The step of `w` under --no-overlap, added up from rank 0's plan (every rank's is alike).
-std::int64_t serial_step_ns(const WorkloadConfig& w) {
-  std::int64_t sum = 0;
-  for (const PlannedOp& op : build_plan(w, place_rank(w.layout, 0)).ops)
-    sum += op_ns(op, w.layout.dp);
-  return sum;
-}
-
-LinkModel known_links() {
-  LinkModel m;
-  LinkFit f;
-  f.collective = "allreduce";
-  f.latency_us = kLatencyUs;
-  f.busbw_gbps = kBusbwGbps;
-  m.fits.push_back(f);
-  return m;
-}
+using test::allreduce_ns;
+using test::known_links;
+using test::serial_dp;
+using test::serial_step_ns;
+using test::synthetic_run;
 
 TEST(Projection, SerialDpRunProjectsToDp4Exactly) {
   const MeasuredRun run = measured_run(synthetic_run(serial_dp(2), 2), "synthetic dp2");
