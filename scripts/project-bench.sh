@@ -5,10 +5,12 @@
 # ranks predicted from it and measured by running it (--validate), for dp, tp, pp (1F1B) and a
 # hybrid. Prints, per case, predicted and measured step, exposed communication and overlap with the
 # error (with the link model of the sweeps, and the step once more with a link model fitted to the
-# source run's own collectives); every output under $OUT.
+# source run's own collectives; with SOURCE_RUNS above 1, the step each source run predicts alone
+# too); every output under $OUT.
 #
 #   scripts/project-bench.sh                     BUILD=build/host OUT=./project-bench-out
 #   BACKEND=cuda BUILD=build/cuda FIT_NPS=2 SRC_NP=2 DST_NP=8 scripts/project-bench.sh
+#   SOURCE_RUNS=3 BUILD=build/host scripts/project-bench.sh   # 3 runs of each source, combined
 #
 # Environment: BACKEND (host or cuda, default host), BUILD (a build with bin commprof, default
 # build/$BACKEND), OUT (default ./project-bench-out, emptied first), FIT_NPS (the ranks of each
@@ -19,7 +21,10 @@
 # batches, so that tp 8 and pp 8 divide it), OP_TIMING (default pair), BENCH_SIZES (the sweep's
 # sizes, default "-b 1K -e 4M" on host and "-b 1K -e 64M" on cuda, where a GEMM-sized gradient
 # bucket reaches tens of MiB), VALIDATE_RUNS (runs of each target, default 1; above 1 the table
-# compares with the run of median step and each case's runs follow it, with their spread).
+# compares with the run of median step and each case's runs follow it, with their spread),
+# SOURCE_RUNS (runs of each source layout, default 1; above 1 the prediction is made from all of
+# them, each figure their median (`project DIR1 DIR2 ...`), the table adds the step each source
+# run predicts alone, and each case's source runs and their steps follow it).
 # The cases' layouts, from the rank counts (each degree must divide the model):
 #   dp      dp=SRC_NP                          -> dp=DST_NP
 #   tp      tp=SRC_NP                          -> tp=DST_NP
@@ -42,6 +47,7 @@ DST_NP=${DST_NP:-8}
 MODEL_ARGS=${MODEL_ARGS:---model tiny --layers 8 --heads 8 --micro-batches 8}
 OP_TIMING=${OP_TIMING:-pair}
 VALIDATE_RUNS=${VALIDATE_RUNS:-1}
+SOURCE_RUNS=${SOURCE_RUNS:-1}
 case $BACKEND in
   host) BENCH_SIZES=${BENCH_SIZES:--b 1K -e 4M} ;;
   cuda) BENCH_SIZES=${BENCH_SIZES:--b 1K -e 64M} ;;
@@ -55,7 +61,7 @@ if [ ! -x "$commprof" ]; then
     "cmake --build --preset $BACKEND) or set BUILD" >&2
   exit 2
 fi
-for v in SRC_NP DST_NP VALIDATE_RUNS; do
+for v in SRC_NP DST_NP VALIDATE_RUNS SOURCE_RUNS; do
   if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
     echo "project-bench.sh: $v must be a whole number (at least 1), not '${!v}'" >&2
     exit 2
@@ -108,7 +114,8 @@ for np in "${fit_nps[@]}"; do
 done
 [ -n "$last_fit" ] && { sed -n '/^# link model/,$p' "$last_fit" | grep '^#' || true; }
 
-# 2. Per case: a SRC_NP-rank run, then DST_NP ranks predicted and run.
+# 2. Per case: SOURCE_RUNS SRC_NP-rank runs (the first in $c-SRC_NP, run k in $c-SRC_NP-run<k>),
+# then DST_NP ranks predicted from all of them and run.
 source_args() {
   case $1 in
     dp) echo "--workload dp" ;;
@@ -136,16 +143,33 @@ target_layout() {
 for c in $CASES; do
   read -r -a args <<<"$(source_args "$c")"
   target=$(target_layout "$c")
-  step "$c-run$SRC_NP" "$mpi" -np "$SRC_NP" "$commprof" run "${run_opts[@]}" "${args[@]}" \
-    --out "$OUT/$c-$SRC_NP"
-  step "$c-project$DST_NP" "$mpi" -np "$DST_NP" "$commprof" project "$OUT/$c-$SRC_NP" \
+  sources=()
+  for ((k = 1; k <= SOURCE_RUNS; k++)); do
+    dir=$OUT/$c-$SRC_NP
+    log=$c-run$SRC_NP
+    if [ "$k" -gt 1 ]; then
+      dir=$dir-run$k
+      log=$log-$k
+    fi
+    step "$log" "$mpi" -np "$SRC_NP" "$commprof" run "${run_opts[@]}" "${args[@]}" --out "$dir"
+    sources+=("$dir")
+  done
+  step "$c-project$DST_NP" "$mpi" -np "$DST_NP" "$commprof" project "${sources[@]}" \
     --layout "$target" --links "$OUT/links.json" --validate --validate-runs "$VALIDATE_RUNS" \
     --validate-out "$OUT/$c-$DST_NP" \
     --backend "$BACKEND"
+  # With several source runs, the step each predicts alone (the same link model): the spread the
+  # median is there to narrow.
+  if [ "$SOURCE_RUNS" -gt 1 ]; then
+    for ((k = 1; k <= SOURCE_RUNS; k++)); do
+      step "$c-single$k-project$DST_NP" "$commprof" project "${sources[k - 1]}" \
+        --layout "$target" --links "$OUT/links.json"
+    done
+  fi
   # The same prediction with the link model fitted to the source run's own collectives instead:
   # where the source measured no collective of a kind the target needs (a tp run has no pipeline
   # transfer), there is none, and the table says n/a.
-  if ! "$commprof" project "$OUT/$c-$SRC_NP" --layout "$target" >"$OUT/$c-own$DST_NP.log" 2>&1; then
+  if ! "$commprof" project "${sources[@]}" --layout "$target" >"$OUT/$c-own$DST_NP.log" 2>&1; then
     echo "== $c: no prediction from the run's own fit: $(tail -n 1 "$OUT/$c-own$DST_NP.log")"
   fi
 done
@@ -153,9 +177,9 @@ done
 # 3. The table: each case's validation rows.
 echo
 echo "# commprof project on the $BACKEND backend: fitted on ${FIT_NPS// / and } ranks (links)," \
-  "$SRC_NP-rank runs, $DST_NP ranks"
+  "$SRC_NP-rank runs ($SOURCE_RUNS of each source, each figure their median), $DST_NP ranks"
 echo "# predicted against measured ($STEPS steps after $WARMUP warm-up each; $(nproc) cores)"
-printf '%-8s %-16s %-18s %12s %12s %10s\n' case target figure predicted measured error
+printf '%-8s %-16s %-20s %12s %12s %10s\n' case target figure predicted measured error
 for c in $CASES; do
   awk -v c="$c" -v t="$(target_layout "$c")" '
     /^## Validation/ { on = 1; next }
@@ -163,28 +187,51 @@ for c in $CASES; do
       label = $0; sub(/^ /, "", label); sub(/  .*/, "", label)
       if ($NF == "pp") { p = $(NF - 3); m = $(NF - 2); e = $(NF - 1) " pp" }
       else { p = $(NF - 2); m = $(NF - 1); e = $NF }
-      printf "%-8s %-16s %-18s %12s %12s %10s\n", c, t, label, p, m, e
+      printf "%-8s %-16s %-20s %12s %12s %10s\n", c, t, label, p, m, e
       if (label == "step (ms)") measured = m
     }
     END {
+      for (k = 1; k <= runs; k++) {
+        p = ""
+        single = prefix k "-project" dst ".log"
+        while ((getline line < single) > 0) {
+          if (line ~ /^ step \(ms\) /) { n = split(line, x, " "); p = x[n] }
+        }
+        close(single)
+        label = "step, source " k " (ms)"
+        if (p != "" && measured + 0 > 0) {
+          printf "%-8s %-16s %-20s %12s %12s %+9.1f%%\n", c, t, label, p, measured,
+                 100 * (p - measured) / measured
+        } else {
+          printf "%-8s %-16s %-20s %12s %12s %10s\n", c, t, label, "n/a", measured, "n/a"
+        }
+      }
       p = ""
       while ((getline line < own) > 0) {
         if (line ~ /^ step \(ms\) /) { n = split(line, f, " "); p = f[n] }
       }
       if (p != "" && measured + 0 > 0) {
-        printf "%-8s %-16s %-18s %12s %12s %+9.1f%%\n", c, t, "step, own fit (ms)", p, measured,
+        printf "%-8s %-16s %-20s %12s %12s %+9.1f%%\n", c, t, "step, own fit (ms)", p, measured,
                100 * (p - measured) / measured
       } else {
-        printf "%-8s %-16s %-18s %12s %12s %10s\n", c, t, "step, own fit (ms)", "n/a", measured,
+        printf "%-8s %-16s %-20s %12s %12s %10s\n", c, t, "step, own fit (ms)", "n/a", measured,
                "n/a"
       }
-    }' own="$OUT/$c-own$DST_NP.log" "$OUT/$c-project$DST_NP.log"
+    }' own="$OUT/$c-own$DST_NP.log" runs="$([ "$SOURCE_RUNS" -gt 1 ] && echo "$SOURCE_RUNS" || echo 0)" \
+    prefix="$OUT/$c-single" dst="$DST_NP" "$OUT/$c-project$DST_NP.log"
 done
 # With VALIDATE_RUNS above 1: each case's runs of the target, the error against each, the spread.
 if [ "$VALIDATE_RUNS" -gt 1 ]; then
   for c in $CASES; do
     echo "# $c: every validation run (step ms, error)"
     sed -n '/^## Validation runs/,/^# the runs/{/^ [0-9]/p;/^# the runs/p}' "$OUT/$c-project$DST_NP.log"
+  done
+fi
+# With SOURCE_RUNS above 1: each case's source runs and their steps.
+if [ "$SOURCE_RUNS" -gt 1 ]; then
+  for c in $CASES; do
+    echo "# $c: source runs (run, measured steps, step ms, directory)"
+    sed -n '/^## Source runs/,/^ figure /{/^ [0-9]/p}' "$OUT/$c-project$DST_NP.log"
   done
 fi
 # Where the backend has a cost model (NCCL's), each case's collectives: the projection, the

@@ -7,7 +7,6 @@
 #include <map>
 #include <numeric>
 #include <tuple>
-#include <type_traits>
 
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
@@ -63,47 +62,65 @@ double rate_scale(const std::string& cls) {
   return OverlapSlowdown::comp_kind(cls) == "flop" ? 1e-3 : 1.0;
 }
 
-// The median of one slowdown factor over the runs that have it: the alone ratio and the
-// slowdown over those that measured it (else over every one, each then its level's above),
-// ops summed.
-SlowdownFactor median_factor(const std::vector<const SlowdownFactor*>& fs, const std::string& name,
+// One factor over the runs: `applied` holds, per run, the factor that run applies to the group
+// (its own, or the level above's where it measured none at this level). The op counts are summed
+// over `counted` (each run's factor of this very group, where it has one), so that they say what
+// was measured here. A COMP factor (alone 1) takes the median slowdown. A COMM factor's alone
+// ratio and slowdown are fitted together on a run (one odd alone op makes a low ratio and a large
+// slowdown), so their medians taken apart could multiply two extremes; it takes instead the median
+// of its time alone (the ratio) and of its time fully overlapped (ratio × (1 + slowdown)), and
+// runs linearly between the two, as each run's factor does.
+SlowdownFactor median_factor(const std::vector<const SlowdownFactor*>& applied,
+                             const std::vector<const SlowdownFactor*>& counted,
+                             const std::string& name, bool comm,
                              std::vector<CombinedFigure>* figures) {
   SlowdownFactor out;
-  std::vector<double> alone, slowdown, measured, overlap;
-  for (const SlowdownFactor* f : fs) {
+  std::vector<double> alone, slowdown, full, overlap;
+  for (const SlowdownFactor* f : applied) {
     alone.push_back(f->alone);
     slowdown.push_back(f->slowdown);
-    if (f->measured_slowdown) measured.push_back(f->slowdown);
+    full.push_back(f->factor(1.0));
+    out.measured_slowdown = out.measured_slowdown || f->measured_slowdown;
+  }
+  for (const SlowdownFactor* f : counted) {
     if (f->overlapped_ops > 0) overlap.push_back(f->mean_overlap);
     out.alone_ops += f->alone_ops;
     out.overlapped_ops += f->overlapped_ops;
   }
-  out.measured_slowdown = !measured.empty();
-  const std::vector<double>& used = measured.empty() ? slowdown : measured;
   out.alone = median_of(alone);
-  out.slowdown = median_of(used);
+  out.slowdown = median_of(slowdown);
+  if (comm && out.alone > 0) out.slowdown = median_of(full) / out.alone - 1;
   out.mean_overlap = median_of(overlap);
-  if (figures != nullptr && out.measured_slowdown) {
-    figures->push_back(combined_figure("slowdown " + name, "ratio", measured, 1.0, false));
-  }
-  if (figures != nullptr) {
-    if (name.rfind("COMM", 0) == 0) {
-      figures->push_back(combined_figure("alone x " + name, "x", alone));
-    }
+  if (figures == nullptr) return out;
+  if (comm) {
+    figures->push_back(combined_figure("alone x " + name, "x", alone));
+    figures->push_back(combined_figure("fully overlapped x " + name, "x", full));
+  } else if (out.measured_slowdown) {
+    figures->push_back(combined_figure("slowdown " + name, "ratio", slowdown, 1.0, false));
   }
   return out;
 }
 
-template <typename Key>
-std::map<Key, SlowdownFactor> median_factors(
-    const std::vector<const std::map<Key, SlowdownFactor>*>& each,
-    const std::function<std::string(const Key&)>& name, std::vector<CombinedFigure>* figures) {
-  std::map<Key, std::vector<const SlowdownFactor*>> by_key;
-  for (const auto* m : each) {
-    for (const auto& [k, f] : *m) by_key[k].push_back(&f);
+// Every key of `member` in any run, each run's factor for it as `lookup` finds what that run
+// applies (nullptr: none).
+template <typename Key, typename Lookup>
+std::map<Key, SlowdownFactor> median_factors(const std::vector<OverlapSlowdown>& each,
+                                             std::map<Key, SlowdownFactor> OverlapSlowdown::*member,
+                                             Lookup lookup,
+                                             const std::function<std::string(const Key&)>& name,
+                                             bool comm, std::vector<CombinedFigure>* figures) {
+  std::map<Key, std::vector<const SlowdownFactor*>> counted;
+  for (const OverlapSlowdown& s : each) {
+    for (const auto& [k, f] : s.*member) counted[k].push_back(&f);
   }
   std::map<Key, SlowdownFactor> out;
-  for (const auto& [k, fs] : by_key) out[k] = median_factor(fs, name(k), figures);
+  for (const auto& [k, own] : counted) {
+    std::vector<const SlowdownFactor*> applied;
+    for (const OverlapSlowdown& s : each) {
+      if (const SlowdownFactor* f = lookup(s, k)) applied.push_back(f);
+    }
+    out[k] = median_factor(applied, own, name(k), comm, figures);
+  }
   return out;
 }
 
@@ -320,32 +337,43 @@ OverlapSlowdown combine_slowdowns(const std::vector<OverlapSlowdown>& each,
           combined_figure("alone rate " + cls, rate_unit(cls), rates, rate_scale(cls)));
     }
   });
-  auto gather = [&](auto member) {
-    std::vector<const std::remove_reference_t<decltype(each.front().*member)>*> v;
-    for (const OverlapSlowdown& s : each) v.push_back(&(s.*member));
-    return v;
+  // Each run's factor as that run applies it: a COMP class its own from kMinClassOps overlapped
+  // ops on, else its kind's pooled one; a COMM group its own, else its communicator kind's, else
+  // its collective's. A run that measured a group at a level above is still a sample of it.
+  auto find = [](const auto& m, const auto& k) {
+    const auto it = m.find(k);
+    return it == m.end() ? nullptr : &it->second;
   };
   out.comp_pooled = median_factors<std::string>(
-      gather(&OverlapSlowdown::comp_pooled),
-      [](const std::string& k) { return "COMP, every " + k + " class (pooled)"; }, figures);
+      each, &OverlapSlowdown::comp_pooled,
+      [&](const OverlapSlowdown& s, const std::string& k) { return find(s.comp_pooled, k); },
+      [](const std::string& k) { return "COMP, every " + k + " class (pooled)"; }, false, figures);
   out.comp = median_factors<std::string>(
-      gather(&OverlapSlowdown::comp), [](const std::string& k) { return "COMP " + k; }, figures);
+      each, &OverlapSlowdown::comp,
+      [](const OverlapSlowdown& s, const std::string& k) { return &s.comp_factor(k); },
+      [](const std::string& k) { return "COMP " + k; }, false, figures);
+  out.comm_by_collective = median_factors<std::string>(
+      each, &OverlapSlowdown::comm_by_collective,
+      [&](const OverlapSlowdown& s, const std::string& k) { return find(s.comm_by_collective, k); },
+      [](const std::string& k) { return "COMM " + k + " (every kind)"; }, true, nullptr);
+  out.comm_by_kind = median_factors<std::pair<std::string, std::string>>(
+      each, &OverlapSlowdown::comm_by_kind,
+      [&](const OverlapSlowdown& s, const std::pair<std::string, std::string>& k) {
+        const SlowdownFactor* f = find(s.comm_by_kind, k);
+        return f != nullptr ? f : find(s.comm_by_collective, k.first);
+      },
+      [](const std::pair<std::string, std::string>& k) {
+        return "COMM " + k.first + " " + k.second + " (every size)";
+      },
+      true, nullptr);
   out.comm = median_factors<CommKey>(
-      gather(&OverlapSlowdown::comm),
+      each, &OverlapSlowdown::comm,
+      [](const OverlapSlowdown& s, const CommKey& k) { return s.comm_factor(k); },
       [](const CommKey& k) {
         return log::cat("COMM ", k.collective, " ", k.group, " ", size_class_name(k.size_class),
                         k.inter_node ? " inter_node" : "");
       },
-      figures);
-  out.comm_by_kind = median_factors<std::pair<std::string, std::string>>(
-      gather(&OverlapSlowdown::comm_by_kind),
-      [](const std::pair<std::string, std::string>& k) {
-        return "COMM " + k.first + " " + k.second + " (every size)";
-      },
-      nullptr);
-  out.comm_by_collective = median_factors<std::string>(
-      gather(&OverlapSlowdown::comm_by_collective),
-      [](const std::string& k) { return "COMM " + k + " (every kind)"; }, nullptr);
+      true, figures);
   return out;
 }
 

@@ -144,6 +144,55 @@ TEST(SourceRuns, RankSpeedsKeepTheSpreadEveryRunShowed) {
   EXPECT_DOUBLE_EQ(run.rates.rank_compute[0], 0.6);
 }
 
+SlowdownFactor factor(double alone, double slowdown, std::int64_t overlapped) {
+  SlowdownFactor f;
+  f.alone = alone;
+  f.slowdown = slowdown;
+  f.alone_ops = 4;
+  f.overlapped_ops = overlapped;
+  f.mean_overlap = 0.5;
+  f.measured_slowdown = true;
+  return f;
+}
+
+// Each run's factor as that run applies it, by hand:
+// - all-reduce on dp, [1 MiB, 2 MiB): run 1 alone 0.5, slowdown 3 (fully overlapped 2.0); run 2
+//   measured none of that size, so its communicator kind's alone 2.0, slowdown 0 (2.0); run 3
+//   alone 1.0, slowdown 0.5 (1.5). Alone: the median of 0.5, 2.0, 1.0 = 1.0; fully overlapped the
+//   median of 2.0, 2.0, 1.5 = 2.0; so slowdown 2.0 / 1.0 − 1 = 1. (The medians of alone and of
+//   slowdown apart, 1.0 and 0.5, would give 1.5 fully overlapped: less than two runs of three.)
+// - COMP qkv.fwd/flop: runs 1 and 3 measured their own from 150 overlapped ops (0.2, 0.3); run 2
+//   from 10, so it applies its kind's pooled 0.5: the median of 0.2, 0.5, 0.3 = 0.3, from 310 ops.
+TEST(SourceRuns, SlowdownsAreTheMediansOfWhatEachRunApplies) {
+  const CommKey key{"allreduce", "dp", 20, false};
+  std::vector<OverlapSlowdown> each(3);
+  each[0].comm[key] = factor(0.5, 3.0, 6);
+  each[0].comm_by_kind[{"allreduce", "dp"}] = factor(0.5, 3.0, 6);
+  each[1].comm_by_kind[{"allreduce", "dp"}] = factor(2.0, 0.0, 8);
+  each[2].comm[key] = factor(1.0, 0.5, 5);
+  each[2].comm_by_kind[{"allreduce", "dp"}] = factor(1.0, 0.5, 5);
+  each[0].comp["qkv.fwd/flop"] = factor(1.0, 0.2, 150);
+  each[1].comp["qkv.fwd/flop"] = factor(1.0, 0.9, 10);
+  each[1].comp_pooled["flop"] = factor(1.0, 0.5, 200);
+  each[2].comp["qkv.fwd/flop"] = factor(1.0, 0.3, 150);
+  std::vector<CombinedFigure> figures;
+  const OverlapSlowdown s = combine_slowdowns(each, &figures);
+  const SlowdownFactor* comm = s.comm_factor(key);
+  ASSERT_NE(comm, nullptr);
+  EXPECT_DOUBLE_EQ(comm->alone, 1.0);
+  EXPECT_DOUBLE_EQ(comm->slowdown, 1.0);
+  EXPECT_EQ(comm->overlapped_ops, 11);  // measured at this size: runs 1 and 3
+  const SlowdownFactor& comp = s.comp_factor("qkv.fwd/flop");
+  EXPECT_DOUBLE_EQ(comp.slowdown, 0.3);
+  EXPECT_EQ(comp.overlapped_ops, 310);
+  const CombinedFigure* full =
+      find_figure(figures, "fully overlapped x COMM allreduce dp [1 MiB, 2 MiB)");
+  ASSERT_NE(full, nullptr);
+  EXPECT_EQ(full->runs, 3);
+  EXPECT_DOUBLE_EQ(full->min, 1.5);
+  EXPECT_DOUBLE_EQ(full->max, 2.0);
+}
+
 TEST(SourceRuns, RunsOfAnotherSourceAreRefusedNamingTheField) {
   const MeasuredRun a = source_run(KnownRates{}, "A");
   WorkloadConfig three_layers = test::serial_dp(2);
