@@ -103,13 +103,19 @@
 #              scripts/whatif-bench.sh on the cuda backend with WHATIF_WORKLOADS (default "dp tp
 #              pp", with hybrid from 4 ranks) of gpt-1.3b (WHATIF_LAYERS, default 8), the last
 #              rank's compute slowed x1.5 and --no-overlap, each predicted from the plain run
+#   astra      a measured step through ASTRA-sim (issue #31 item 6; ASTRA_SIM, the path of its
+#              analytical binary AstraSim_Analytical_Congestion_Unaware, required): gpt-1.3b
+#              (ASTRA_LAYERS, default 8 layers), 5 steps after 2, dp NP and, from 4 ranks, tp 2 x
+#              pp 2 (1f1b); each run's timed step exported and simulated by
+#              scripts/astra-sim-check.sh: ASTRA-sim's step per rank beside the measured step and
+#              commprof's own serialised replay
 #   multi      NP=4 or NP=8 (required): bench allreduce, allgather, reducescatter on NP ranks,
 #              then gpt-1.3b workloads with their reports: NP=4: dp4, tp2 x dp2, tp2 x pp2 (1f1b),
 #              pp4 (1f1b, gpipe); NP=8: tp2 x pp2 x dp2, tp8, dp8, pp8 (1f1b, gpipe)
 #
 # Environment: OUT (default ./gpu-out), BUILD (a `cmake --preset cuda` build, default build/cuda),
 # NP (ranks, default 2, one per GPU), COMMIT (commit named in the log where the tree has no .git),
-# NSYS, NSYS_IMPORTER, NSYS_LIBDIR (scripts/lib/nsys.sh), ANCHORS, NCCL_TESTS, ROUNDS, ROUND_OPS,
+# NSYS, NSYS_IMPORTER, NSYS_LIBDIR (scripts/lib/nsys.sh), ANCHORS, NCCL_TESTS, ROUNDS, ROUND_OPS, ASTRA_SIM,
 # PACK=1 (at the end, each phase's folder becomes $OUT/<phase>.tar.xz: fewer files to copy off).
 # Every rank runs with NCCL_NVLS_ENABLE=0 (NVLink multicast off). The log is $OUT/gpu-bench.log.
 # A command that fails is logged with its exit status and the phase goes on; the next phase runs
@@ -118,7 +124,7 @@
 set -uo pipefail
 
 PHASES=(tests sweep anchors workloads stages moe cp timing sampling nsys fidelity calibrate torchtrace plugin dist estimate
-  whatif multi)
+  whatif astra multi)
 usage() {
   echo "usage: scripts/gpu-bench.sh PHASE...   (PHASE: ${PHASES[*]}; see the comment at the top)" >&2
 }
@@ -137,7 +143,7 @@ source "$here/lib/common.sh"
 source "$here/lib/nsys.sh"
 
 # Paths given by the caller, relative to where it was called from (common.sh moved to the root).
-for v in ANCHORS NCCL_TESTS NSYS_LIBDIR NSYS_IMPORTER; do
+for v in ANCHORS NCCL_TESTS NSYS_LIBDIR NSYS_IMPORTER ASTRA_SIM; do
   [ -n "${!v:-}" ] && printf -v "$v" '%s' "$(abs_path "${!v}")"
 done
 case ${NSYS:-} in */*) NSYS=$(abs_path "$NSYS") ;; esac
@@ -980,6 +986,29 @@ phase_whatif() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# astra_case NAME RUN-ARGS...: a gpt-1.3b run on NP GPUs, then its timed step through ASTRA-sim.
+astra_case() {
+  local name=$1
+  shift
+  run_to "astra $name: run" "$PD/$name.txt" "${MPIRUN[@]}" "$COMMPROF" run --backend cuda \
+    --model gpt-1.3b --layers "${ASTRA_LAYERS:-8}" --steps 5 --warmup-steps 2 "$@" \
+    --out "$PD/$name" || return
+  run_to "astra $name: ASTRA-sim" "$PD/$name-astra.txt" env BUILD="$BUILD" \
+    "$here/astra-sim-check.sh" "$PD/$name" "$ASTRA_SIM" "$PD/$name-astra" || return
+  { echo "## $name"; sed -n '/^# times in ms/,$p' "$PD/$name-astra.txt"; } >>"$LOG"
+}
+
+phase_astra() {
+  need_commprof || return
+  if [ -z "${ASTRA_SIM:-}" ] || [ ! -x "$ASTRA_SIM" ]; then
+    say "FAILED: the astra phase needs ASTRA_SIM, ASTRA-sim's analytical binary (astra-sim/astra-sim, build/astra_analytical/build.sh)"
+    PHASE_RC=1
+    return
+  fi
+  astra_case "dp$NP" --workload dp
+  [ "$NP" -ge 4 ] && astra_case tp2pp2 --workload hybrid --tp 2 --pp 2 --schedule 1f1b
+}
+
 phase_multi() {
   case $NP in
     4 | 8) ;;
