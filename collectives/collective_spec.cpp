@@ -26,6 +26,11 @@ const CollectiveSpec kSpecs[] = {
     // Per call, from its routed counts (AllToAllvLayout): the busiest rank's bytes to or from
     // other ranks over S; (n-1)/n when every pair exchanges the same count, as alltoall.
     {CollectiveKind::kAllToAllV, "alltoallv", "max_r off-rank bytes / S", false, false},
+    // Uneven all-gather and reduce-scatter: S is the whole gathered (or reduced) buffer, the
+    // same on every rank, and the factor is their even kinds', as if the counts were equal
+    // (docs/analysis.md says why).
+    {CollectiveKind::kAllGatherV, "allgatherv", "(n-1)/n", false, false},
+    {CollectiveKind::kReduceScatterV, "reducescatterv", "(n-1)/n", true, false},
 };
 
 }  // namespace
@@ -46,6 +51,8 @@ double CollectiveSpec::busbw_factor(int n) const {
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kAllToAll:
     case CollectiveKind::kAllToAllV:  // equal splits; routed ones: AllToAllvLayout
+    case CollectiveKind::kAllGatherV:
+    case CollectiveKind::kReduceScatterV:
       return (nn - 1.0) / nn;
     case CollectiveKind::kBroadcast:
     case CollectiveKind::kReduce:
@@ -67,11 +74,13 @@ CollectiveSizes CollectiveSpec::sizes(std::uint64_t requested_bytes, DType dtype
     case CollectiveKind::kSendRecv:
       out.count = out.send_count = out.recv_count = elements;
       break;
-    case CollectiveKind::kAllGather:  // count = elements sent per rank; S = receive buffer
+    case CollectiveKind::kAllGather:   // count = elements sent per rank; S = receive buffer
+    case CollectiveKind::kAllGatherV:  // as even as the counts can be (theirs come with a call)
       out.count = out.send_count = divided_chunk(elements, s, n);
       out.recv_count = out.count * nn;
       break;
     case CollectiveKind::kReduceScatter:  // count = elements received per rank; S = send buffer
+    case CollectiveKind::kReduceScatterV:
       out.count = out.recv_count = divided_chunk(elements, s, n);
       out.send_count = out.count * nn;
       break;
@@ -91,8 +100,12 @@ CollectiveSizes CollectiveSpec::sizes_for_count(std::uint64_t count, DType dtype
   const auto nn = static_cast<std::uint64_t>(n);
   CollectiveSizes out;
   out.count = out.send_count = out.recv_count = count;
-  if (kind == CollectiveKind::kAllGather) out.recv_count = count * nn;
-  if (kind == CollectiveKind::kReduceScatter) out.send_count = count * nn;
+  if (kind == CollectiveKind::kAllGather || kind == CollectiveKind::kAllGatherV) {
+    out.recv_count = count * nn;
+  }
+  if (kind == CollectiveKind::kReduceScatter || kind == CollectiveKind::kReduceScatterV) {
+    out.send_count = count * nn;
+  }
   if (kind == CollectiveKind::kAllToAll) out.send_count = out.recv_count = count * nn;
   out.bytes = std::max(out.send_count, out.recv_count) * dtype_size(dtype);
   return out;
@@ -173,6 +186,9 @@ ExpectPattern CollectiveSpec::expected(int rank, int n, int root, DType dtype, s
     case CollectiveKind::kAllToAllV:
       // Each peer's block has its own source and offset: no one pattern covers the buffer.
       throw std::logic_error("alltoallv's data is checked per peer (AllToAllvLayout::expected)");
+    case CollectiveKind::kAllGatherV:
+    case CollectiveKind::kReduceScatterV:
+      throw std::logic_error("allgatherv and reducescatterv are not benchmarked: no pattern");
   }
   return e;
 }

@@ -10,48 +10,56 @@
 namespace commprof {
 
 MoeDispatch moe_dispatch(const ModelShape& s, const Routing& routing, int layer, int ep,
-                         int ep_rank, std::uint64_t tokens, std::uint64_t step) {
+                         int ep_rank, std::uint64_t tokens, std::uint64_t step, int etp,
+                         int etp_rank) {
   if (ep < 1 || s.experts % ep != 0) {
     throw ConfigError(log::cat("--ep ", ep, " does not divide --experts ", s.experts));
   }
   using U = std::uint64_t;
   const int local = s.experts / ep;
   const auto n = static_cast<std::size_t>(ep);
+  const auto t = static_cast<std::size_t>(etp);
   const U h = static_cast<U>(s.hidden);
-  // rows[source][expert]: what each rank of the group routes to each expert at this step.
-  std::vector<std::vector<U>> rows(n);
+  // rows[source][expert]: what each rank of the expert TP × EP group routes to each expert at
+  // this step; the rank at (etp rank a, ep rank e) is source a + etp·e.
+  std::vector<std::vector<U>> rows(n * t);
+  auto source = [&](std::size_t a, std::size_t e) { return a + t * e; };
   MoeDispatch d;
   if (s.capacity_factor > 0) {
     const double mean = static_cast<double>(tokens) * s.top_k / s.experts;
     d.capacity = static_cast<U>(std::ceil(s.capacity_factor * mean));
   }
-  for (std::size_t r = 0; r < n; ++r) {
+  const std::size_t mine =
+      source(static_cast<std::size_t>(etp_rank), static_cast<std::size_t>(ep_rank));
+  for (std::size_t r = 0; r < rows.size(); ++r) {
     rows[r] = routing.expert_counts(tokens, s.top_k, step, layer, static_cast<int>(r));
     if (d.capacity == 0) continue;
     for (U& c : rows[r]) {
-      if (static_cast<int>(r) == ep_rank && c > d.capacity) d.dropped += c - d.capacity;
+      if (r == mine && c > d.capacity) d.dropped += c - d.capacity;
       c = d.capacity;  // padded or cut: every pair the same size
     }
   }
-  auto block = [&](std::size_t source, std::size_t dest) {
+  // Rows the rank at `from` sends to EP rank `dest` (its local experts).
+  auto block = [&](std::size_t from, std::size_t dest) {
     U total = 0;
     for (int e = 0; e < local; ++e)
-      total += rows[source][dest * static_cast<std::size_t>(local) + static_cast<std::size_t>(e)];
-    return total * h;
+      total += rows[from][dest * static_cast<std::size_t>(local) + static_cast<std::size_t>(e)];
+    return total;
   };
+  const auto a = static_cast<std::size_t>(etp_rank);
   const auto me = static_cast<std::size_t>(ep_rank);
   auto out = std::make_shared<PeerSplits>();
   auto back = std::make_shared<PeerSplits>();
   U send_at = 0, recv_at = 0;
   std::vector<U> received(n, 0);
   for (std::size_t p = 0; p < n; ++p) {
-    out->send_counts.push_back(block(me, p));
+    out->send_counts.push_back(block(source(a, me), p) * h);
     out->send_displs.push_back(send_at);
-    send_at += block(me, p);
-    out->recv_counts.push_back(block(p, me));
+    send_at += block(source(a, me), p) * h;
+    out->recv_counts.push_back(block(source(a, p), me) * h);
     out->recv_displs.push_back(recv_at);
-    recv_at += block(p, me);
-    for (std::size_t q = 0; q < n; ++q) received[p] += block(q, p);
+    recv_at += block(source(a, p), me) * h;
+    for (std::size_t q = 0; q < n; ++q) received[p] += block(source(a, q), p);
   }
   back->send_counts = out->recv_counts;  // the experts' results go back where they came from
   back->send_displs = out->recv_displs;
@@ -61,10 +69,16 @@ MoeDispatch moe_dispatch(const ModelShape& s, const Routing& routing, int layer,
   d.combine = back;
   d.send_elements = send_at;
   d.recv_elements = recv_at;
+  for (std::size_t b = 0; b < t; ++b) {  // what each ETP rank of this EP rank received
+    U r = 0;
+    for (std::size_t q = 0; q < n; ++q) r += block(source(b, q), me);
+    d.etp_rows.push_back(r);
+    d.gathered_elements += r * h;
+  }
   for (int e = 0; e < local; ++e) {
     U r = 0;
-    for (std::size_t q = 0; q < n; ++q)
-      r += rows[q][me * static_cast<std::size_t>(local) + static_cast<std::size_t>(e)];
+    for (const auto& from : rows)
+      r += from[me * static_cast<std::size_t>(local) + static_cast<std::size_t>(e)];
     d.expert_rows.push_back(r);
   }
   U most = 0, all = 0;
@@ -77,14 +91,14 @@ MoeDispatch moe_dispatch(const ModelShape& s, const Routing& routing, int layer,
   return d;
 }
 
-MoeGemms moe_gemms(const ModelShape& s, int tp, std::uint64_t tokens) {
+MoeGemms moe_gemms(const ModelShape& s, int tp, std::uint64_t tokens, int etp) {
   MoeGemms g;
   g.router_m = static_cast<int>(tokens);
   g.router_n = s.experts;
   g.router_k = s.hidden;
   const int gate = s.gated_ffn ? 2 : 1;  // up and gate fused into one GEMM
-  g.expert_up_n = s.moe_ffn * gate;
-  g.expert_down_k = s.moe_ffn;
+  g.expert_up_n = s.moe_ffn / etp * gate;
+  g.expert_down_k = s.moe_ffn / etp;
   if (s.shared_experts > 0) {
     g.shared_up_n = s.shared_experts * s.moe_ffn / tp * gate;
     g.shared_down_k = s.shared_experts * s.moe_ffn / tp;

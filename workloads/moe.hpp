@@ -20,33 +20,51 @@ namespace commprof {
 /// combine that brings them back (the dispatch reversed), and the rows each local expert
 /// computes. With a capacity factor every (source rank, expert) pair sends exactly `capacity`
 /// rows, padded or cut (GShard, DeepSpeed-MoE): fixed-size all-to-alls, tokens over it dropped.
+///
+/// With expert TP (etp > 1), each ETP rank of an EP rank's experts dispatches its own tokens
+/// over its own EP group, then the ETP ranks all-gather the rows they received, with uneven
+/// sizes, so that every one of them runs the local experts (their FFN split etp ways) on all
+/// the rows; after the experts, a reduce-scatter with the same sizes sums their partial outputs
+/// and hands each rank back its own rows for the combine (Megatron-Core's
+/// MoEAlltoAllTokenDispatcher: dispatch_postprocess's gather_from_sequence_parallel_region and
+/// combine_preprocess's reduce_scatter_to_sequence_parallel_region over the expert-TP group, with
+/// output_splits_tp as their split sizes).
 struct MoeDispatch {
   std::shared_ptr<const PeerSplits> dispatch;
   std::shared_ptr<const PeerSplits> combine;
   std::uint64_t send_elements = 0;         ///< what this rank sends in the dispatch
-  std::uint64_t recv_elements = 0;         ///< what it receives: its experts' load
-  std::vector<std::uint64_t> expert_rows;  ///< per local expert, rows it computes
-  std::uint64_t capacity = 0;              ///< rows per (source, expert); 0: dropless
-  std::uint64_t dropped = 0;               ///< this rank's routed copies over capacity
-  double imbalance = 1.0;                  ///< max over mean of what the EP ranks receive
+  std::uint64_t recv_elements = 0;         ///< what it receives: its share of its experts' load
+  std::vector<std::uint64_t> expert_rows;  ///< per local expert, rows it computes (every ETP
+                                           ///< rank's, after the gather)
+  /// Per rank of this rank's expert-TP group, the rows it received in its dispatch (Megatron's
+  /// output_splits_tp): the uneven gather's and scatter's sizes. One entry at etp 1.
+  std::vector<std::uint64_t> etp_rows;
+  std::uint64_t gathered_elements = 0;  ///< Σ etp_rows · hidden: the gather's output
+  std::uint64_t capacity = 0;           ///< rows per (source, expert); 0: dropless
+  std::uint64_t dropped = 0;            ///< this rank's routed copies over capacity
+  double imbalance = 1.0;               ///< max over mean of what the EP ranks receive
 };
 
-/// The dispatch of layer `layer` at training step `step` on EP rank `ep_rank` of `ep`, each rank
-/// routing `tokens` tokens (its part of the micro-batch) to shape.top_k of shape.experts experts;
-/// rank p holds experts [p·E/ep, (p+1)·E/ep). The routing of each step is its own (the loads
-/// move between steps). Throws ConfigError when ep does not divide the experts.
+/// The dispatch of layer `layer` at training step `step` on EP rank `ep_rank` of `ep` and
+/// expert-TP rank `etp_rank` of `etp`, each rank routing `tokens` tokens (its part of the
+/// micro-batch) to shape.top_k of shape.experts experts; EP rank p holds experts
+/// [p·E/ep, (p+1)·E/ep). The routing source of the rank at (etp_rank t, ep_rank e) is its place
+/// in the expert TP × EP group, t + etp·e (Megatron-Core all-gathers the counts over that group
+/// in that order). The routing of each step is its own (the loads move between steps). Throws
+/// ConfigError when ep does not divide the experts.
 MoeDispatch moe_dispatch(const ModelShape& shape, const Routing& routing, int layer, int ep,
-                         int ep_rank, std::uint64_t tokens, std::uint64_t step = 0);
+                         int ep_rank, std::uint64_t tokens, std::uint64_t step = 0, int etp = 1,
+                         int etp_rank = 0);
 
 /// Megatron-Core's MoE layer (its router, then the experts) needs: the router's forward GEMM
 /// tokens × E × h; each expert's FFN on `rows` rows: up rows × F·(2 if gated) × h, down
-/// rows × h × F (F = moe_ffn, divided by expert TP).
+/// rows × h × F (F = moe_ffn / etp: expert TP splits the FFN's columns).
 struct MoeGemms {
   int router_m = 0, router_n = 0, router_k = 0;
   int expert_up_n = 0, expert_down_k = 0;  ///< per expert; m = its rows
   int shared_up_n = 0, shared_down_k = 0;  ///< the shared experts' FFN on the rank (/tp); 0: none
 };
-MoeGemms moe_gemms(const ModelShape& shape, int tp, std::uint64_t tokens);
+MoeGemms moe_gemms(const ModelShape& shape, int tp, std::uint64_t tokens, int etp = 1);
 
 /// The memory-bound passes of one MoE layer and micro-batch on one rank, over T tokens routed
 /// to K experts each, rows of h elements of E bytes (docs/workloads.md gives the formulas):

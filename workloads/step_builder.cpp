@@ -35,7 +35,7 @@ StepBuilder::StepBuilder(const WorkloadConfig& c, const RankPlace& place, std::u
   if (c.shape.moe()) {
     routing_ = std::make_unique<Routing>(c.routing, c.shape.experts);
     for (std::uint64_t n : moe_layer_dense_tensors(c.shape, t_)) moe_dense_params_ += n;
-    for (std::uint64_t n : moe_layer_expert_tensors(c.shape, c.layout.ep, 1)) {
+    for (std::uint64_t n : moe_layer_expert_tensors(c.shape, c.layout.ep, c.layout.expert_tp())) {
       moe_expert_params_ += n;
     }
     const std::uint64_t params = moe_dense_params_ + moe_expert_params_;

@@ -101,6 +101,7 @@ class StepBuilder {
   // and does not slow down on odd rows (Mixtral on 2 H200s, rows as routed: 2.3x the step of
   // aligned rows, docs/BENCHMARKS.md). At most 7 rows more per expert.
   static int gemm_rows(std::uint64_t rows) { return static_cast<int>((rows + 7) / 8 * 8); }
+  int etp_exchange(const std::string& name, bool gather, const MoeDispatch& d, int after);
   int moe_forward(int l, int mb, int x, int params);
   int routing_counts(int l, int mb, int after);
   PassBytes shared_act(bool backward) const;

@@ -124,7 +124,7 @@ std::vector<std::uint64_t> StepBuilder::optimizer_tensors(int shards) const {
   std::vector<std::uint64_t> moe_dense, moe_experts;
   if (c_.shape.moe()) {
     moe_dense = moe_layer_dense_tensors(c_.shape, t_);
-    moe_experts = moe_layer_expert_tensors(c_.shape, c_.layout.ep, 1);
+    moe_experts = moe_layer_expert_tensors(c_.shape, c_.layout.ep, c_.layout.expert_tp());
   }
   const int expert_shards = zero_experts() ? edp_ : 1;
   for (const ModelChunk& ch : chunks_) {

@@ -8,10 +8,11 @@ namespace commprof {
 const MoeDispatch& StepBuilder::dispatch_of(int l) {
   auto it = dispatch_.find(l);
   if (it == dispatch_.end()) {
-    it = dispatch_
-             .emplace(l, moe_dispatch(c_.shape, *routing_, l, c_.layout.ep, place_.ep_rank,
-                                      moe_tokens(c_), step_))
-             .first;
+    it =
+        dispatch_
+            .emplace(l, moe_dispatch(c_.shape, *routing_, l, c_.layout.ep, place_.ep_rank,
+                                     moe_tokens(c_), step_, c_.layout.expert_tp(), place_.etp_rank))
+            .first;
   }
   return it->second;
 }
@@ -27,16 +28,50 @@ int StepBuilder::alltoallv(const std::string& name, const std::shared_ptr<const 
   return id;
 }
 
+// The rows an EP rank's expert-TP ranks received, brought together (`gather`) before the experts
+// or their partial outputs summed and handed back (the scatter), over expert TP with each
+// rank's own size: Megatron-Core's dispatcher gathers with output_split_sizes and
+// reduce-scatters with input_split_sizes = output_splits_tp (ProcessGroupNCCL runs them as
+// coalesced broadcasts and reduces). The backward of one is the other, with the same sizes. With
+// a capacity factor every rank's rows are the same (Megatron's drop-and-pad leaves the split
+// sizes unset): the even all-gather and reduce-scatter. None at expert TP 1. Its bytes: the
+// whole gathered buffer, the same on every rank.
+int StepBuilder::etp_exchange(const std::string& name, bool gather, const MoeDispatch& d,
+                              int after) {
+  const int etp = c_.layout.expert_tp();
+  if (etp == 1) return after;
+  const auto h = static_cast<std::uint64_t>(c_.shape.hidden);
+  const std::uint64_t count = d.etp_rows[static_cast<std::size_t>(place_.etp_rank)] * h;
+  const bool even = d.capacity > 0;
+  const CollectiveKind kind =
+      even ? (gather ? CollectiveKind::kAllGather : CollectiveKind::kReduceScatter)
+           : (gather ? CollectiveKind::kAllGatherV : CollectiveKind::kReduceScatterV);
+  const int id =
+      plan_.collective(name, kind, Group::kEtp, count, d.gathered_elements * elem_, {after});
+  if (!even) {
+    std::vector<std::size_t> counts;
+    for (const std::uint64_t r : d.etp_rows) counts.push_back(r * h);
+    std::get<PlannedCollective>(plan_.ops[static_cast<std::size_t>(id)].call).splits =
+        std::make_shared<const PeerSplits>(gather ? uneven_gather_splits(counts, place_.etp_rank)
+                                                  : uneven_scatter_splits(counts, place_.etp_rank));
+  }
+  return id;
+}
+
 // Forward of the MoE block on the normed input `x` (the rank's tokens: its part of the
 // sequence under sequence parallelism): shared experts, router and top-k, the per-expert
 // counts all-gathered over expert TP x EP and read on the host (a device-to-host copy the host
 // waits for: Megatron-Core's dispatcher needs the counts to size the all-to-all), permutation,
-// the dispatch all-to-allv, each local expert's FFN on its rows, the combine all-to-allv,
-// unpermutation.
+// the dispatch all-to-allv, under expert TP the gather of the expert-TP ranks' rows, each local
+// expert's FFN (its columns over expert TP) on its rows, under expert TP the scatter of their
+// outputs, the combine all-to-allv, unpermutation (Megatron-Core's MoEAlltoAllTokenDispatcher:
+// permute, all-to-all over EP, all-gather over expert TP; reduce-scatter over expert TP,
+// all-to-all over EP, unpermute).
 int StepBuilder::moe_forward(int l, int mb, int x, int params) {
   const ModelShape& s = c_.shape;
   const std::uint64_t tokens = moe_tokens(c_);
-  const MoeGemms g = moe_gemms(s, t_, tokens);
+  const int etp = c_.layout.expert_tp();
+  const MoeGemms g = moe_gemms(s, t_, tokens, etp);
   const MoePasses p = moe_passes(s, tokens);
   const MoeDispatch& d = dispatch_of(l);
   int shared = -1;
@@ -55,6 +90,7 @@ int StepBuilder::moe_forward(int l, int mb, int x, int params) {
   y = routing_counts(l, mb, y);
   y = pass(lname(l, "permute", mb) + ".fwd", p.permute_fwd, y);
   y = alltoallv(lname(l, "dispatch", mb), d.dispatch, d.send_elements, y);
+  y = etp_exchange(lname(l, "etp_gather", mb), true, d, y);
   const int first_expert = place_.ep_rank * static_cast<int>(d.expert_rows.size());
   const int experts = expert_params(l);
   for (std::size_t e = 0; e < d.expert_rows.size(); ++e) {
@@ -63,10 +99,11 @@ int StepBuilder::moe_forward(int l, int mb, int x, int params) {
     const std::string ex = log::cat("expert", first_expert + static_cast<int>(e));
     y = plan_.gemm(lname(l, (ex + ".up").c_str(), mb) + ".fwd", gemm_rows(rows), g.expert_up_n,
                    s.hidden, {y, experts});
-    y = pass(lname(l, (ex + ".act").c_str(), mb) + ".fwd", expert_act_fwd(s, rows, 1), y);
+    y = pass(lname(l, (ex + ".act").c_str(), mb) + ".fwd", expert_act_fwd(s, rows, etp), y);
     y = plan_.gemm(lname(l, (ex + ".down").c_str(), mb) + ".fwd", gemm_rows(rows), s.hidden,
                    g.expert_down_k, {y});
   }
+  y = etp_exchange(lname(l, "etp_scatter", mb), false, d, y);
   y = alltoallv(lname(l, "combine", mb), d.combine, d.recv_elements, y);
   return pass(lname(l, "unpermute", mb) + ".fwd", p.unpermute_fwd, y, shared);
 }
@@ -96,17 +133,21 @@ PassBytes StepBuilder::shared_act(bool backward) const {
 }
 
 // Backward of the MoE block: unpermutation's gradient, the combine's all-to-allv backward (the
-// rows' gradients to the experts' ranks: the dispatch's splits), each local expert's input and
-// weight gradients (its gradients then ready for expert DP), the dispatch's backward (the
+// rows' gradients to the experts' ranks: the dispatch's splits), under expert TP the scatter's
+// backward (an all-gather of the expert-TP ranks' rows' gradients), each local expert's input
+// and weight gradients (its gradients then ready for expert DP), under expert TP the gather's
+// backward (a reduce-scatter of the input gradients' partial sums), the dispatch's backward (the
 // combine's splits), permutation's and the router's gradients, the shared experts'.
 int StepBuilder::moe_backward(int l, int mb, int dy, int h2d, bool last_pass) {
   const ModelShape& s = c_.shape;
   const std::uint64_t tokens = moe_tokens(c_);
-  const MoeGemms g = moe_gemms(s, t_, tokens);
+  const int etp = c_.layout.expert_tp();
+  const MoeGemms g = moe_gemms(s, t_, tokens, etp);
   const MoePasses p = moe_passes(s, tokens);
   const MoeDispatch& d = dispatch_of(l);
   int y = pass(lname(l, "unpermute", mb) + ".bwd", p.unpermute_bwd, dy, h2d);
   y = alltoallv(lname(l, "combine.bwd", mb), d.dispatch, d.send_elements, y);
+  y = etp_exchange(lname(l, "etp_scatter.bwd", mb), true, d, y);
   const int experts = expert_params(l);
   const int first_expert = place_.ep_rank * static_cast<int>(d.expert_rows.size());
   for (std::size_t i = d.expert_rows.size(); i-- > 0;) {
@@ -123,12 +164,13 @@ int StepBuilder::moe_backward(int l, int mb, int dy, int h2d, bool last_pass) {
     int w = plan_.gemm(lname(l, (ex + ".down").c_str(), mb) + ".wgrad", g.expert_down_k, s.hidden,
                        m, {y});
     if (last_pass) expert_grad_ready(log::cat("l", l, ".", ex, ".down"), w);
-    y = pass(lname(l, (ex + ".act").c_str(), mb) + ".bwd", expert_act_bwd(s, rows, 1), w);
+    y = pass(lname(l, (ex + ".act").c_str(), mb) + ".bwd", expert_act_bwd(s, rows, etp), w);
     y = plan_.gemm(lname(l, (ex + ".up").c_str(), mb) + ".dgrad", m, s.hidden, g.expert_up_n, {y});
     w = plan_.gemm(lname(l, (ex + ".up").c_str(), mb) + ".wgrad", s.hidden, g.expert_up_n, m, {y});
     if (last_pass) expert_grad_ready(log::cat("l", l, ".", ex, ".up"), w);
     y = w;
   }
+  y = etp_exchange(lname(l, "etp_gather.bwd", mb), false, d, y);
   y = alltoallv(lname(l, "dispatch.bwd", mb), d.combine, d.recv_elements, y);
   y = pass(lname(l, "permute", mb) + ".bwd", p.permute_bwd, y);
   y = pass(lname(l, "topk", mb) + ".bwd", p.topk_bwd, y);

@@ -45,9 +45,10 @@ void validate_workload(const WorkloadConfig& c) {
     if (c.shape.experts % l.ep != 0) {
       throw ConfigError(log::cat("--ep ", l.ep, " does not divide --experts ", c.shape.experts));
     }
-    if (l.expert_tp() > 1) {
-      throw ConfigError(log::cat("the experts' tensor parallelism (--etp ", l.expert_tp(),
-                                 "; 0 means --tp) is not modelled yet: give --etp 1"));
+    if (c.shape.moe_ffn % l.expert_tp() != 0) {  // expert TP splits each expert's FFN columns
+      throw ConfigError(log::cat("--moe-ffn ", c.shape.moe_ffn,
+                                 " is not divisible by the experts' --etp ", l.expert_tp(),
+                                 " (0 means --tp)"));
     }
     if (l.tp > 1 && !c.sequence_parallel) {  // as Megatron-Core asserts
       throw ConfigError(
@@ -133,7 +134,7 @@ std::vector<GradParam> stage_expert_gradients_reversed(const WorkloadConfig& c, 
   std::vector<GradParam> out;
   if (!c.shape.moe()) return out;
   const std::size_t elem = dtype_size(c.shape.dtype);
-  const MoeGemms g = moe_gemms(c.shape, c.layout.tp, 1);
+  const MoeGemms g = moe_gemms(c.shape, c.layout.tp, 1, c.layout.expert_tp());
   const auto h = static_cast<std::uint64_t>(c.shape.hidden);
   const int local = c.shape.experts / c.layout.ep;
   const std::vector<ModelChunk> chunks = chunks_of(c, pp_rank);

@@ -61,6 +61,9 @@ bool comm_type_of(const std::string& collective, chakra::CollectiveCommType& out
       {"reducescatter", CollectiveCommType::kReduceScatter},
       {"alltoall", CollectiveCommType::kAllToAll},
       {"alltoallv", CollectiveCommType::kAllToAll},
+      // Chakra has no uneven kinds: the even ones of the same total bytes.
+      {"allgatherv", CollectiveCommType::kAllGather},
+      {"reducescatterv", CollectiveCommType::kReduceScatter},
       {"broadcast", CollectiveCommType::kBroadcast},
       {"reduce", CollectiveCommType::kReduce},
   };

@@ -101,6 +101,14 @@ class BenchCommand final : public Command {
     if (vm.count("fit-links") != 0) fit_links_ = vm["fit-links"].as<std::string>();
     config_.test_corrupt_rank = vm["test-corrupt-rank"].as<int>();
     configure_alltoallv(vm);
+    for (const CollectiveKind op : config_.ops) {
+      if (op == CollectiveKind::kAllGatherV || op == CollectiveKind::kReduceScatterV) {
+        throw ConfigError(log::cat(
+            collective_name(op),
+            " is not benchmarked: its per-rank counts come from an MoE layer's routing over "
+            "expert TP (commprof run --etp)"));
+      }
+    }
 
     if (config_.min_bytes == 0) throw ConfigError("--min-bytes must be at least 1 byte");
     if (config_.min_bytes > config_.max_bytes) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -22,12 +23,42 @@ class Communicator;
 /// it sends send_counts[p] elements from send + send_displs[p] to p and receives recv_counts[p]
 /// elements from p into recv + recv_displs[p] (MPI_Alltoallv's arguments). The ranks' splits
 /// must agree: rank r's send_counts[p] is p's recv_counts[r].
+///
+/// The uneven all-gather and reduce-scatter take the same struct, read as the data they move:
+///  - allgatherv: this rank's send_counts[p] elements (every entry the same, its `count`) go to
+///    each p from `send`; p's recv_counts[p] elements arrive at recv + recv_displs[p].
+///  - reducescatterv: the block send + send_displs[p] of send_counts[p] elements goes to p, the
+///    blocks laid out in rank order without gaps; this rank's recv_counts[p] (every entry its
+///    `count`) is what p's block for it adds to the sum in `recv`.
+/// uneven_gather_splits and uneven_scatter_splits build them from the per-rank counts.
 struct PeerSplits {
   std::vector<std::size_t> send_counts;
   std::vector<std::size_t> send_displs;
   std::vector<std::size_t> recv_counts;
   std::vector<std::size_t> recv_displs;
 };
+
+/// The splits of an allgatherv on rank `rank` whose ranks contribute `counts` elements each.
+inline PeerSplits uneven_gather_splits(const std::vector<std::size_t>& counts, int rank) {
+  PeerSplits s;
+  std::size_t at = 0;
+  for (const std::size_t c : counts) {
+    s.send_counts.push_back(counts[static_cast<std::size_t>(rank)]);
+    s.send_displs.push_back(0);
+    s.recv_counts.push_back(c);
+    s.recv_displs.push_back(at);
+    at += c;
+  }
+  return s;
+}
+
+/// The splits of a reducescatterv on rank `rank` whose ranks keep `counts` elements each.
+inline PeerSplits uneven_scatter_splits(const std::vector<std::size_t>& counts, int rank) {
+  PeerSplits s = uneven_gather_splits(counts, rank);
+  std::swap(s.send_counts, s.recv_counts);
+  std::swap(s.send_displs, s.recv_displs);
+  return s;
+}
 
 /// A collective over `comm` with NCCL's argument semantics (see CollectiveSpec for what
 /// `count` means per kind). Out-of-place unless send == recv.
@@ -36,11 +67,13 @@ struct CollectiveCall {
   Communicator* comm = nullptr;
   const void* send = nullptr;
   void* recv = nullptr;
-  std::size_t count = 0;  ///< alltoallv: the elements this rank sends, over all peers
+  /// alltoallv: the elements this rank sends, over all peers; allgatherv: this rank's share;
+  /// reducescatterv: this rank's block of the result.
+  std::size_t count = 0;
   DType dtype = DType::kFloat32;
   int root = 0;  ///< broadcast and reduce
-  /// alltoallv only: the per-peer counts. Shared, not borrowed: the host backend runs the call
-  /// later on its stream's thread, after the submitter may have moved on.
+  /// alltoallv, allgatherv, reducescatterv: the per-peer counts. Shared, not borrowed: the host
+  /// backend runs the call later on its stream's thread, after the submitter may have moved on.
   std::shared_ptr<const PeerSplits> splits = nullptr;
 };
 

@@ -46,6 +46,7 @@ struct OpRecord {
   std::uint64_t recv_bytes = 0;
   /// An all-to-all(v): the bytes this rank sent to and received from each rank of the
   /// communicator, in the communicator's rank order (itself included): an MoE dispatch's splits.
+  /// Also written for an allgatherv or reducescatterv (the data each moves to and from a peer).
   /// Optional: empty when unknown.
   std::vector<std::uint64_t> peer_send_bytes, peer_recv_bytes;
   /// This rank's index in `comm` (0 ≤ comm_rank < comm_size): which entry of peer_send_bytes is

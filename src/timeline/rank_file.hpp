@@ -14,9 +14,9 @@
 //
 // An op may also carry the optional fields dtype, count, algo, proto, channels, enqueue_ns and
 // graph (what NCCL's profiler plugin reports of a collective), recv_bytes (what a rank received
-// in an all-to-all(v)) and "peer_send_bytes", "peer_recv_bytes": [B, ...] (what it sent to and
-// received from each rank of the communicator, in its rank order) with "comm_rank" (the rank's own
-// index in that order: its own entry), "after": [i, j], the indices
+// in an all-to-all(v), allgatherv or reducescatterv) and "peer_send_bytes", "peer_recv_bytes": [B,
+// ...] (what it sent to and received from each rank of the communicator, in its rank order) with
+// "comm_rank" (the rank's own index in that order: its own entry), "after": [i, j], the indices
 // within its step of the ops its stream waited for (commprof's executor), and of a send or receive
 // "send_to" and "recv_from": [r, ...], the world ranks it sent to and received from; each is
 // written only when known.

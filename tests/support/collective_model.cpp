@@ -47,7 +47,9 @@ RankBuffers simulate_collective(CollectiveKind kind, const CollectiveSizes& size
       case CollectiveKind::kSendRecv:  // ring: receive from the previous rank
         for (std::size_t i = 0; i < count; ++i) out[i] = sends[(r + n - 1) % n].at(i);
         break;
-      case CollectiveKind::kAllToAllV:  // per-peer counts: simulate_alltoallv
+      case CollectiveKind::kAllToAllV:   // per-peer counts: simulate_alltoallv
+      case CollectiveKind::kAllGatherV:  // per-rank counts: simulate_allgatherv
+      case CollectiveKind::kReduceScatterV:
         break;
     }
   }
@@ -64,6 +66,33 @@ RankBuffers simulate_alltoallv(const std::vector<std::vector<std::size_t>>& coun
       for (std::size_t before = 0; before < p; ++before) start += counts[q][before];
       for (std::size_t i = 0; i < counts[q][p]; ++i) recv[p].push_back(sends[q].at(start + i));
     }
+  }
+  return recv;
+}
+
+RankBuffers simulate_allgatherv(const std::vector<std::size_t>& counts, const RankBuffers& sends) {
+  const std::size_t n = sends.size();
+  RankBuffers recv(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    for (std::size_t q = 0; q < n; ++q) {
+      for (std::size_t i = 0; i < counts.at(q); ++i) recv[r].push_back(sends[q].at(i));
+    }
+  }
+  return recv;
+}
+
+RankBuffers simulate_reduce_scatterv(const std::vector<std::size_t>& counts,
+                                     const RankBuffers& sends) {
+  const std::size_t n = sends.size();
+  RankBuffers recv(n);
+  std::size_t start = 0;  // rank r's block follows the blocks of the ranks before it
+  for (std::size_t r = 0; r < n; ++r) {
+    for (std::size_t i = 0; i < counts.at(r); ++i) {
+      double total = 0;
+      for (const auto& send : sends) total += send.at(start + i);
+      recv[r].push_back(total);
+    }
+    start += counts.at(r);
   }
   return recv;
 }

@@ -29,6 +29,15 @@ RankBuffers simulate_collective(CollectiveKind kind, const CollectiveSizes& size
 RankBuffers simulate_alltoallv(const std::vector<std::vector<std::size_t>>& counts,
                                const RankBuffers& sends);
 
+/// MPI_Allgatherv: rank q contributes counts[q] elements (the first of its send buffer); every
+/// receive buffer holds them in rank order, packed.
+RankBuffers simulate_allgatherv(const std::vector<std::size_t>& counts, const RankBuffers& sends);
+
+/// MPI_Reduce_scatter: every send buffer holds n blocks back to back, block r counts[r]
+/// elements; rank r receives the element-wise sum of every rank's block r.
+RankBuffers simulate_reduce_scatterv(const std::vector<std::size_t>& counts,
+                                     const RankBuffers& sends);
+
 /// The send buffers a bench run writes: spec.input(r, n, dtype, seed) for every rank.
 RankBuffers make_inputs(const CollectiveSpec& spec, int n, DType dtype, std::uint64_t seed,
                         const CollectiveSizes& sizes);

@@ -12,6 +12,11 @@
 // peer_recv_bytes) add up to its bytes and recv_bytes, and what rank A says it sent rank B is
 // what B says it received from A, A and B being the comm_rank each op names (in range, one per
 // rank of the communicator).
+// The uneven all-gather and reduce-scatter (allgatherv, reducescatterv: an MoE layer's exchange
+// over expert TP) carry bytes per peer too, checked the same way (A to B is what B got from A);
+// their bytes are the whole gathered buffer: what an allgatherv's rank received from all, what a
+// reducescatterv's rank sent to all; an allgatherv's rank sends every peer the same share, and a
+// reducescatterv's receives the same block size from every peer.
 // With COMMPROF_RUN_LOADS_MOVE set (an MoE run routed anew each step), some all-to-allv's bytes
 // per peer differ from one step to another.
 #include <gtest/gtest.h>
@@ -51,6 +56,7 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
            std::map<int, std::pair<std::vector<std::uint64_t>, std::vector<std::uint64_t>>>>
       alltoallv_peers;
   bool any_comm = false;
+  std::size_t uneven_ops = 0;  // allgatherv and reducescatterv records
   // (rank, alltoallv op name) -> the distinct bytes received per peer over the steps
   std::map<std::pair<int, std::string>, std::set<std::vector<std::uint64_t>>> loads;
   for (int r = 0; r < nranks; ++r) {
@@ -143,6 +149,26 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
           EXPECT_TRUE(first) << op.name << ": two ranks name comm_rank " << op.comm_rank;
           loads[{r, op.name}].insert(op.peer_recv_bytes);
         }
+        const bool gatherv = op.collective == "allgatherv";
+        if (gatherv || op.collective == "reducescatterv") {
+          ASSERT_EQ(op.peer_send_bytes.size(), static_cast<std::size_t>(op.comm_size)) << op.name;
+          ASSERT_EQ(op.peer_recv_bytes.size(), static_cast<std::size_t>(op.comm_size)) << op.name;
+          ASSERT_GE(op.comm_rank, 0) << op.name << ": no comm_rank beside its bytes per peer";
+          ASSERT_LT(op.comm_rank, op.comm_size) << op.name;
+          const auto& whole = gatherv ? op.peer_recv_bytes : op.peer_send_bytes;
+          const auto& share = gatherv ? op.peer_send_bytes : op.peer_recv_bytes;
+          std::uint64_t total = 0;
+          for (const std::uint64_t b : whole) total += b;
+          EXPECT_EQ(total, op.bytes) << op.name << ": bytes per peer against bytes";
+          for (const std::uint64_t b : share) {
+            EXPECT_EQ(b, whole[static_cast<std::size_t>(op.comm_rank)]) << op.name;
+          }
+          const bool first = alltoallv_peers[{op.comm, op.seq}]
+                                 .try_emplace(op.comm_rank, op.peer_send_bytes, op.peer_recv_bytes)
+                                 .second;
+          EXPECT_TRUE(first) << op.name << ": two ranks name comm_rank " << op.comm_rank;
+          ++uneven_ops;
+        }
         seen.insert(r);
       }
     }
@@ -152,6 +178,10 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
   // What an alltoallv's ranks sent is what they received: the recorded splits agree.
   for (const auto& [key, bytes] : alltoallv_bytes) {
     EXPECT_EQ(bytes.first, bytes.second) << key.first << " #" << key.second << ": sent, received";
+  }
+  // A run with expert TP (COMMPROF_RUN_EXPERT_TP set) records them.
+  if (!env("COMMPROF_RUN_EXPERT_TP").empty()) {
+    EXPECT_GT(uneven_ops, 0u) << "no allgatherv or reducescatterv recorded";
   }
   if (!env("COMMPROF_RUN_LOADS_MOVE").empty()) {
     std::size_t moved = 0;

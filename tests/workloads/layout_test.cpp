@@ -105,6 +105,29 @@ TEST(Layout, ContextAndExpertGroupsFoldOntoTheSameRanks) {
   EXPECT_EQ(describe(l), "tp2 x dp2 x pp1 x cp2 x ep4 (etp1, edp2)");
 }
 
+// Expert TP wider than attention's (tp 2 x dp 4 on 8 ranks, expert TP 4 x EP 2), as Megatron-Core's
+// expert rank generator (order tp-ep-dp-pp, expert TP as its tp) lays it: expert rank
+// t' + 4·e, so an expert-TP group spans two attention TP groups (and two dense DP ranks), and
+// the EP groups pair ranks 4 apart.
+TEST(Layout, ExpertTensorParallelismWiderThanAttentions) {
+  ParallelLayout l;
+  l.tp = 2;
+  l.dp = 4;
+  l.ep = 2;
+  l.etp = 4;
+  ASSERT_EQ(l.expert_dp(), 1);
+  const RankPlace p6 = place_rank(l, 6);
+  EXPECT_EQ(p6.tp_group, (std::vector<int>{6, 7}));
+  EXPECT_EQ(p6.etp_group, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(p6.etp_rank, 2);
+  EXPECT_EQ(p6.ep_group, (std::vector<int>{2, 6}));
+  EXPECT_EQ(p6.ep_rank, 1);
+  EXPECT_EQ(p6.edp_group, (std::vector<int>{6}));
+  EXPECT_EQ(p6.tp_ep_group, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(p6.tp_ep_rank(l), 6);
+  EXPECT_EQ(describe(l), "tp2 x dp4 x pp1 x ep2 (etp4, edp1)");
+}
+
 // 8 layers, 8 heads sharing `kv` key/value heads, ffn 64.
 ModelShape shape_for_layout(int kv = 0) {
   ModelShape s;

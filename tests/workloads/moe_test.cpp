@@ -273,5 +273,146 @@ TEST(Moe, ZeroShardsTheExpertsOverExpertDp) {
   EXPECT_EQ(std::count(tensors.begin(), tensors.end(), std::uint64_t{196608}), 3);
 }
 
+// Mixtral 8x7B (2 layers, uniform routing) on 4 ranks, tp 2 x dp 2 with expert TP 2 x EP 2
+// folded onto them (Megatron-Core's alltoall dispatcher), by hand: each rank routes its
+// 4096 / tp = 2048 tokens (sequence parallel) x top-2 = 4096 rows, 512 to each of the 8 experts.
+// EP rank e (experts 4e..4e+3) receives 4 x 512 = 2048 rows from each of the 2 ranks of its EP
+// group: 4096 rows, 4096 x 4096 = 16 Mi elements. Its 2 expert-TP ranks all-gather those
+// (allgatherv over etp, sizes 16 Mi and 16 Mi elements: S = 8192 rows x 8192 B = 64 MiB). Each
+// local expert then runs on the 512 rows each of the 4 sources (2 ETP x 2 EP ranks) sent it,
+// 2048 rows, with its FFN halved (up 14336 x 2 / 2 = 14336 columns, down 7168); after them the
+// reduce-scatter with the same sizes, then the combine. The backward mirrors it: the all-gather
+// after the combine's backward, the reduce-scatter before the dispatch's.
+TEST(Moe, MixtralExpertTensorParallelBytesByHand) {
+  WorkloadConfig c;
+  c.kind = WorkloadKind::kHybrid;
+  c.shape = model_preset("mixtral-8x7b");
+  c.shape.layers = 2;
+  c.shape.vocab = 0;
+  c.routing = uniform();
+  c.layout.tp = 2;
+  c.layout.dp = 2;
+  c.layout.ep = 2;
+  c.layout.etp = 2;
+  c.sequence_parallel = true;
+  validate_workload(c);
+  ASSERT_EQ(c.layout.expert_dp(), 1);
+  ASSERT_EQ(c.shape.seq * c.shape.micro_batch, 4096);
+  for (int rank = 0; rank < 4; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    const RankPlace place = place_rank(c.layout, rank);
+    const OpPlan plan = build_plan(c, place);
+    const std::size_t share = 4096U * 4096U;  // elements each expert-TP rank received
+    const PlannedOp* gather = find(plan, "l0.etp_gather.mb0");
+    ASSERT_NE(gather, nullptr);
+    EXPECT_EQ(gather->group(), Group::kEtp);
+    const auto& g = gather->as<PlannedCollective>();
+    EXPECT_EQ(g.kind, CollectiveKind::kAllGatherV);
+    EXPECT_EQ(g.count, share);
+    EXPECT_EQ(gather->bytes, 8192U * 4096U * 2U);  // 64 MiB: both ranks' rows, bf16
+    ASSERT_NE(g.splits, nullptr);
+    EXPECT_EQ(g.splits->recv_counts, (std::vector<std::size_t>{share, share}));
+    EXPECT_EQ(g.splits->recv_displs, (std::vector<std::size_t>{0, share}));
+    const PlannedOp* scatter = find(plan, "l0.etp_scatter.mb0");
+    ASSERT_NE(scatter, nullptr);
+    const auto& r = scatter->as<PlannedCollective>();
+    EXPECT_EQ(r.kind, CollectiveKind::kReduceScatterV);
+    EXPECT_EQ(r.count, share);
+    EXPECT_EQ(scatter->bytes, gather->bytes);
+    EXPECT_EQ(r.splits->send_counts, (std::vector<std::size_t>{share, share}));
+    const int expert = 4 * place.ep_rank;
+    const PlannedOp* up = find(plan, "l0.expert" + std::to_string(expert) + ".up.mb0.fwd");
+    ASSERT_NE(up, nullptr);
+    EXPECT_EQ(up->as<PlannedGemm>().m, 2048);
+    EXPECT_EQ(up->as<PlannedGemm>().n, 14336);
+    const PlannedOp* down = find(plan, "l0.expert" + std::to_string(expert) + ".down.mb0.fwd");
+    ASSERT_NE(down, nullptr);
+    EXPECT_EQ(down->as<PlannedGemm>().k, 7168);
+    // The order of Megatron-Core's dispatcher, forward and backward.
+    const std::vector<std::string> order = {"l0.dispatch.mb0",       "l0.etp_gather.mb0",
+                                            "l0.etp_scatter.mb0",    "l0.combine.mb0",
+                                            "l0.combine.bwd.mb0",    "l0.etp_scatter.bwd.mb0",
+                                            "l0.etp_gather.bwd.mb0", "l0.dispatch.bwd.mb0"};
+    int previous = -1;
+    for (const std::string& name : order) {
+      const PlannedOp* op = find(plan, name);
+      ASSERT_NE(op, nullptr) << name;
+      EXPECT_GT(op->id, previous) << name;
+      previous = op->id;
+    }
+    EXPECT_EQ(find(plan, "l0.etp_scatter.bwd.mb0")->as<PlannedCollective>().kind,
+              CollectiveKind::kAllGatherV);
+    EXPECT_EQ(find(plan, "l0.etp_gather.bwd.mb0")->as<PlannedCollective>().kind,
+              CollectiveKind::kReduceScatterV);
+  }
+}
+
+// tiny-moe with its Zipf routing on tp 2 x dp 2, expert TP 2 x EP 2: the gather's sizes are the
+// rows each expert-TP rank received, recomputed here from the routing (source of the rank at
+// expert-TP rank a, EP rank e: a + 2e), the same on both ranks of a group, and unequal in some
+// layer; the scatter takes the same sizes. With a capacity factor every rank's rows are the
+// capacity's: the even all-gather and reduce-scatter.
+TEST(Moe, ExpertTensorParallelGatherSizesFromTheRouting) {
+  WorkloadConfig c;
+  c.kind = WorkloadKind::kHybrid;
+  c.shape = model_preset("tiny-moe");
+  c.layout.tp = 2;
+  c.layout.dp = 2;
+  c.layout.ep = 2;
+  c.layout.etp = 2;
+  c.sequence_parallel = true;
+  validate_workload(c);
+  const Routing routing(c.routing, c.shape.experts);
+  const std::uint64_t tokens = moe_tokens(c);
+  const auto h = static_cast<std::size_t>(c.shape.hidden);
+  int uneven = 0;
+  for (int rank = 0; rank < 4; ++rank) {
+    const RankPlace place = place_rank(c.layout, rank);
+    const OpPlan plan = build_plan(c, place);
+    for (int layer = c.shape.dense_layers; layer < c.shape.layers; ++layer) {
+      std::vector<std::size_t> expected;
+      for (int a = 0; a < 2; ++a) {
+        std::size_t rows = 0;
+        for (int e = 0; e < 2; ++e) {
+          const auto counts = routing.expert_counts(tokens, c.shape.top_k, 0, layer, a + 2 * e);
+          for (int x = 4 * place.ep_rank; x < 4 * place.ep_rank + 4; ++x) {
+            rows += counts[static_cast<std::size_t>(x)];
+          }
+        }
+        expected.push_back(rows * h);
+      }
+      uneven += expected[0] != expected[1] ? 1 : 0;
+      const std::string l = "l" + std::to_string(layer);
+      const PlannedOp* gather = find(plan, l + ".etp_gather.mb0");
+      ASSERT_NE(gather, nullptr);
+      const auto& g = gather->as<PlannedCollective>();
+      EXPECT_EQ(g.splits->recv_counts, expected) << "rank " << rank << " " << l;
+      EXPECT_EQ(g.count, expected[static_cast<std::size_t>(place.etp_rank)]);
+      EXPECT_EQ(gather->bytes, (expected[0] + expected[1]) * 4U);  // float
+      EXPECT_EQ(find(plan, l + ".etp_scatter.mb0")->as<PlannedCollective>().splits->send_counts,
+                expected);
+    }
+  }
+  EXPECT_GT(uneven, 0) << "every layer's expert-TP ranks received the same rows";
+  c.shape.capacity_factor = 1.0;
+  const OpPlan padded = build_plan(c, place_rank(c.layout, 1));
+  EXPECT_EQ(find(padded, "l1.etp_gather.mb0")->as<PlannedCollective>().kind,
+            CollectiveKind::kAllGather);
+  EXPECT_EQ(find(padded, "l1.etp_scatter.mb0")->as<PlannedCollective>().kind,
+            CollectiveKind::kReduceScatter);
+}
+
+// Expert TP splits each expert's FFN: it must divide --moe-ffn.
+TEST(Moe, ExpertTensorParallelMustDivideTheExpertsFfn) {
+  WorkloadConfig c;
+  c.kind = WorkloadKind::kDp;
+  c.shape = model_preset("tiny-moe");
+  c.layout.dp = 3;
+  c.layout.etp = 3;
+  EXPECT_THROW(validate_workload(c), ConfigError);
+  c.layout.etp = 1;
+  EXPECT_NO_THROW(validate_workload(c));
+}
+
 }  // namespace
 }  // namespace commprof

@@ -209,8 +209,8 @@ void print_moe(std::ostream& os, const RunConfig& c, const ParallelLayout& l,
   os << "# experts: layers " << s.dense_layers << ".." << s.layers - 1 << " are MoE: " << s.experts
      << " routed experts of FFN " << s.moe_ffn << ", top-" << s.top_k;
   if (s.shared_experts > 0) os << ", " << s.shared_experts << " shared";
-  os << "; " << s.experts / l.ep << " per EP rank (ep " << l.ep << ", edp " << l.expert_dp()
-     << "); routing " << c.workload.routing.text();
+  os << "; " << s.experts / l.ep << " per EP rank (ep " << l.ep << ", etp " << l.expert_tp()
+     << ", edp " << l.expert_dp() << "); routing " << c.workload.routing.text();
   if (s.capacity_factor > 0) os << ", capacity factor " << s.capacity_factor;
   os << "\n#   experts' GEMMs: one per expert with its own rows (cuBLAS has grouped GEMMs, "
         "cublasGemmGroupedBatchedEx; commprof's GEMM work is one GEMM, so a layer runs its "
@@ -223,7 +223,8 @@ void print_moe(std::ostream& os, const RunConfig& c, const ParallelLayout& l,
   const std::uint64_t tokens = moe_tokens(c.workload);
   const std::uint64_t row = static_cast<std::uint64_t>(s.hidden) * dtype_size(s.dtype);
   for (int layer = s.dense_layers; layer < s.layers; ++layer) {
-    const MoeDispatch d = moe_dispatch(s, routing, layer, l.ep, place.ep_rank, tokens);
+    const MoeDispatch d = moe_dispatch(s, routing, layer, l.ep, place.ep_rank, tokens, 0,
+                                       l.expert_tp(), place.etp_rank);
     std::uint64_t fewest = ~std::uint64_t{0}, most = 0;
     for (std::uint64_t r : d.expert_rows) {
       fewest = std::min(fewest, r);
@@ -234,6 +235,11 @@ void print_moe(std::ostream& os, const RunConfig& c, const ParallelLayout& l,
        << " tokens x top-" << s.top_k << " rows of " << row << " B out); local experts' rows "
        << fewest << ".." << most << "; EP imbalance (max/mean received) " << d.imbalance;
     if (d.capacity > 0) os << "; capacity " << d.capacity << " rows, " << d.dropped << " dropped";
+    if (l.expert_tp() > 1) {
+      os << "; expert TP gathers " << d.gathered_elements * dtype_size(s.dtype) << " B (rows";
+      for (const std::uint64_t r : d.etp_rows) os << ' ' << r;
+      os << " per ETP rank)";
+    }
     os << '\n';
     if (layer - s.dense_layers == 3 && s.layers - layer > 2) {
       os << "#   ... (" << s.layers - layer - 2 << " more layers)\n";

@@ -103,6 +103,40 @@ void enqueue_nccl_collective(const CollectiveCall& call, ncclComm_t comm, cudaSt
       COMMPROF_NCCL_CHECK(ncclGroupEnd());
       return;
     }
+    case CollectiveKind::kAllGatherV:
+    case CollectiveKind::kReduceScatterV: {
+      // NCCL has no uneven all-gather or reduce-scatter. PyTorch's ProcessGroupNCCL::allgather
+      // and ::reduce_scatter, given outputs (inputs) of different sizes, coalesce one
+      // out-of-place broadcast (reduce) per root rank (_broadcast_oop, _reduce_oop between
+      // startCoalescing and endCoalescing): what Megatron-Core's gather_from_sequence_parallel_
+      // region and reduce_scatter_to_sequence_parallel_region with split sizes run. The same
+      // here, in one NCCL group: root p broadcasts its rows into recv + recv_displs[p], or
+      // receives the sum of every rank's block p (send + send_displs[p]) into recv.
+      const int n = call.comm->size();
+      const auto un = static_cast<std::size_t>(n);
+      if (!call.splits || call.splits->send_counts.size() != un ||
+          call.splits->recv_counts.size() != un || call.splits->send_displs.size() != un ||
+          call.splits->recv_displs.size() != un) {
+        throw std::logic_error("uneven all-gather or reduce-scatter without splits for every rank");
+      }
+      const PeerSplits& s = *call.splits;
+      const std::size_t elem = dtype_size(call.dtype);
+      const auto* send = static_cast<const char*>(call.send);
+      auto* recv = static_cast<char*>(call.recv);
+      COMMPROF_NCCL_CHECK(ncclGroupStart());
+      for (int root = 0; root < n; ++root) {
+        const auto p = static_cast<std::size_t>(root);
+        if (call.kind == CollectiveKind::kAllGatherV) {
+          COMMPROF_NCCL_CHECK(ncclBroadcast(call.send, recv + s.recv_displs[p] * elem,
+                                            s.recv_counts[p], type, root, comm, stream));
+        } else {
+          COMMPROF_NCCL_CHECK(ncclReduce(send + s.send_displs[p] * elem, call.recv,
+                                         s.send_counts[p], type, ncclSum, root, comm, stream));
+        }
+      }
+      COMMPROF_NCCL_CHECK(ncclGroupEnd());
+      return;
+    }
     case CollectiveKind::kSendRecv: {
       const int n = call.comm->size();
       const int me = call.comm->rank();

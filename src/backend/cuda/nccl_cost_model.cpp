@@ -49,7 +49,10 @@ std::unique_ptr<NcclCostModel> NcclCostModel::open(cudaStream_t stream, std::str
 std::optional<double> NcclCostModel::estimate_ns(const CollectiveCall& call) {
   // commprof runs all-to-all(v) as grouped sends and receives (as nccl-tests does), which
   // NCCL's model does not cover: it would answer -1. Not asked, so no group is opened for them.
-  if (call.kind == CollectiveKind::kAllToAll || call.kind == CollectiveKind::kAllToAllV) {
+  // Nor for the uneven all-gather and reduce-scatter: a group of one broadcast (or reduce) per
+  // root, whose estimate would be a sum of roots NCCL may well run at once.
+  if (call.kind == CollectiveKind::kAllToAll || call.kind == CollectiveKind::kAllToAllV ||
+      call.kind == CollectiveKind::kAllGatherV || call.kind == CollectiveKind::kReduceScatterV) {
     return std::nullopt;
   }
   // On one rank NCCL copies at enqueue time, group or not (seen on 1 H200, NCCL 2.28.3: the

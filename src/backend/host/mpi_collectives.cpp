@@ -56,15 +56,15 @@ void run_mpi_p2p(const P2PCall& call, MPI_Comm comm) {
 
 namespace {
 
-// MPI_Alltoallv takes int counts and displacements: each must fit, or the call would silently
-// move other elements than the splits say.
+// MPI's v-collectives take int counts and displacements: each must fit, or the call would
+// silently move other elements than the splits say.
 std::vector<int> as_mpi_ints(const std::vector<std::size_t>& values, const char* what) {
   std::vector<int> out;
   out.reserve(values.size());
   for (std::size_t v : values) {
     if (v > static_cast<std::size_t>(INT_MAX)) {
-      throw ConfigError(log::cat("a host-backend alltoallv takes ", what, " of at most ", INT_MAX,
-                                 " elements (MPI counts are int); got ", v));
+      throw ConfigError(log::cat("a host-backend v-collective takes ", what, " of at most ",
+                                 INT_MAX, " elements (MPI counts are int); got ", v));
     }
     out.push_back(static_cast<int>(v));
   }
@@ -85,6 +85,43 @@ void run_mpi_alltoallv(const CollectiveCall& call, MPI_Comm comm, int size) {
   COMMPROF_MPI_CHECK(MPI_Alltoallv(const_cast<void*>(call.send), send_counts.data(),
                                    send_displs.data(), type, call.recv, recv_counts.data(),
                                    recv_displs.data(), type, comm));
+}
+
+// The splits of an uneven all-gather or reduce-scatter (PeerSplits), checked where MPI would
+// read them: one entry per rank, and for the reduce-scatter the blocks back to back in rank
+// order, as MPI_Reduce_scatter lays them out.
+const PeerSplits& uneven_splits(const CollectiveCall& call, int size) {
+  const auto n = static_cast<std::size_t>(size);
+  if (!call.splits || call.splits->send_counts.size() != n ||
+      call.splits->recv_counts.size() != n || call.splits->send_displs.size() != n ||
+      call.splits->recv_displs.size() != n) {
+    throw std::logic_error(
+        log::cat(collective_name(call.kind), " without splits for its ", size, " ranks"));
+  }
+  return *call.splits;
+}
+
+void run_mpi_allgatherv(const CollectiveCall& call, MPI_Comm comm, int size) {
+  const PeerSplits& s = uneven_splits(call, size);
+  const std::vector<int> counts = as_mpi_ints(s.recv_counts, "receive counts");
+  const std::vector<int> displs = as_mpi_ints(s.recv_displs, "receive displacements");
+  const MPI_Datatype type = mpi_datatype(call.dtype);
+  COMMPROF_MPI_CHECK(MPI_Allgatherv(const_cast<void*>(call.send), static_cast<int>(call.count),
+                                    type, call.recv, counts.data(), displs.data(), type, comm));
+}
+
+void run_mpi_reduce_scatterv(const CollectiveCall& call, MPI_Comm comm, int size) {
+  const PeerSplits& s = uneven_splits(call, size);
+  std::size_t at = 0;
+  for (std::size_t p = 0; p < s.send_counts.size(); ++p) {
+    if (s.send_displs[p] != at) {
+      throw std::logic_error("reducescatterv's blocks must lie back to back in rank order");
+    }
+    at += s.send_counts[p];
+  }
+  const std::vector<int> counts = as_mpi_ints(s.send_counts, "block counts");
+  COMMPROF_MPI_CHECK(MPI_Reduce_scatter(const_cast<void*>(call.send), call.recv, counts.data(),
+                                        mpi_datatype(call.dtype), MPI_SUM, comm));
 }
 
 }  // namespace
@@ -131,6 +168,12 @@ void run_mpi_collective(const CollectiveCall& call, MPI_Comm comm) {
       return;
     case CollectiveKind::kAllToAllV:
       run_mpi_alltoallv(call, comm, size);
+      return;
+    case CollectiveKind::kAllGatherV:
+      run_mpi_allgatherv(call, comm, size);
+      return;
+    case CollectiveKind::kReduceScatterV:
+      run_mpi_reduce_scatterv(call, comm, size);
       return;
     case CollectiveKind::kSendRecv: {
       const int next = (rank + 1) % size;

@@ -26,7 +26,9 @@ constexpr NamedValue<CollectiveKind> kCollectiveNames[] = {
     {CollectiveKind::kReduce, "reduce"},
     {CollectiveKind::kAllToAll, "alltoall"},
     {CollectiveKind::kSendRecv, "sendrecv"},
-    {CollectiveKind::kAllToAllV, "alltoallv"}};
+    {CollectiveKind::kAllToAllV, "alltoallv"},
+    {CollectiveKind::kAllGatherV, "allgatherv"},
+    {CollectiveKind::kReduceScatterV, "reducescatterv"}};
 }  // namespace
 
 const char* collective_name(CollectiveKind kind) { return name_of(kCollectiveNames, kind); }

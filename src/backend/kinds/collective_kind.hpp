@@ -19,14 +19,20 @@ enum class CollectiveKind : std::uint8_t {
   /// All-to-all with a different count per pair of ranks (MoE token dispatch): the counts come
   /// with the call (CollectiveCall::splits), not from `count`.
   kAllToAllV,
+  /// All-gather with a different count per rank (the MoE dispatcher's gather over expert TP of
+  /// the rows each rank received): the counts come with the call (CollectiveCall::splits).
+  kAllGatherV,
+  /// Reduce-scatter with a different count per rank (its mirror, before the combine).
+  kReduceScatterV,
 };
 
 /// Every kind of fixed size, in the order `--ops all` runs them: all but alltoallv, whose counts
-/// come from a routing that `all` would have to invent (name it in --ops).
+/// come from a routing that `all` would have to invent (name it in --ops), and allgatherv and
+/// reducescatterv, which only MoE workloads run.
 const std::vector<CollectiveKind>& all_collective_kinds();
 
 /// "allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv",
-/// "alltoallv".
+/// "alltoallv", "allgatherv", "reducescatterv".
 const char* collective_name(CollectiveKind kind);
 
 /// Parses one name (also accepts nccl-tests' spellings such as all_reduce); throws ConfigError.

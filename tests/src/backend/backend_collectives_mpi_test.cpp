@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The Backend contract (backend_conformance.hpp): every collective on the world and on a split
 // communicator, verified exactly against the collective's spec (collectives/collective_spec.hpp),
-// and alltoallv with the counts of a skewed MoE routing.
+// alltoallv with the counts of a skewed MoE routing, and the uneven all-gather and reduce-scatter
+// against the tests' collective model (tests/support/collective_model.hpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "collectives/alltoallv_layout.hpp"
 #include "collectives/collective_spec.hpp"
 #include "src/backend/backend_conformance.hpp"
+#include "support/collective_model.hpp"
 
 namespace commprof::test {
 namespace {
@@ -105,6 +107,88 @@ TEST_F(BackendConformance, AlltoallvVerifiesOnWorldAndSplit) {
                     layout.expected(me, source, DType::kFloat32, seed)),
                 0u)
           << "block from rank " << source;
+    }
+  }
+}
+
+// Rank r's share of the uneven collectives below: unequal, and one rank's empty (an expert-TP rank
+// that received no token).
+std::size_t uneven_count(int r) { return r == 1 ? 0 : static_cast<std::size_t>(3 + 5 * r); }
+
+// What rank `r` sends in the uneven collectives: element i of block p is r + 10·p + 100·i (block
+// p: the allgatherv's share is block 0; the reducescatterv's block for rank p), exact in float.
+std::vector<double> uneven_input(int r, const std::vector<std::size_t>& counts, bool blocks) {
+  std::vector<double> out;
+  for (std::size_t p = 0; p < (blocks ? counts.size() : 1); ++p) {
+    const std::size_t n = blocks ? counts[p] : counts[static_cast<std::size_t>(r)];
+    for (std::size_t i = 0; i < n; ++i) {
+      out.push_back(r + 10.0 * static_cast<double>(p) + 100.0 * static_cast<double>(i));
+    }
+  }
+  return out;
+}
+
+// The device buffer's first `count` floats, on the host.
+std::vector<double> read_back(const Buffer& buf, std::size_t count) {
+  Buffer host = BackendConformance::b().allocate(std::max<std::size_t>(count, 1) * 4,
+                                                 MemorySpace::kHostPinned);
+  BackendConformance::b().submit(
+      Category::kMem, CopyCall{host.data(), buf.data(), count * 4, CopyKind::kDeviceToHost},
+      {"d2h"});
+  BackendConformance::b().synchronize();
+  std::vector<double> out(count);
+  const auto* f = static_cast<const float*>(host.data());
+  for (std::size_t i = 0; i < count; ++i) out[i] = f[i];
+  return out;
+}
+
+// allgatherv and reducescatterv (the MoE layer's gather and scatter over expert TP) with unequal
+// counts, one of them zero, on the world and on the split communicator: every rank's result is
+// the collective model's.
+TEST_F(BackendConformance, UnevenAllgatherAndReduceScatterMatchTheModel) {
+  std::unique_ptr<Communicator> parity = b().world().split(rank() % 2, -rank(), "parity");
+  for (Communicator* comm : {&b().world(), parity.get()}) {
+    const int n = comm->size();
+    const int me = comm->rank();
+    std::vector<std::size_t> counts;
+    for (int r = 0; r < n; ++r) counts.push_back(uneven_count(r));
+    std::size_t total = 0;
+    for (const std::size_t c : counts) total += c;
+    for (const CollectiveKind kind :
+         {CollectiveKind::kAllGatherV, CollectiveKind::kReduceScatterV}) {
+      const bool gather = kind == CollectiveKind::kAllGatherV;
+      SCOPED_TRACE(std::string(collective_name(kind)) + " on " + comm->name());
+      testing::RankBuffers sends;
+      for (int r = 0; r < n; ++r) sends.push_back(uneven_input(r, counts, !gather));
+      const std::vector<double>& mine = sends[static_cast<std::size_t>(me)];
+      const std::size_t out_count = gather ? total : counts[static_cast<std::size_t>(me)];
+      Buffer send =
+          b().allocate(std::max<std::size_t>(mine.size(), 1) * 4, MemorySpace::kHostPinned);
+      for (std::size_t i = 0; i < mine.size(); ++i) {
+        static_cast<float*>(send.data())[i] = static_cast<float>(mine[i]);
+      }
+      Buffer dsend = b().allocate(std::max<std::size_t>(mine.size(), 1) * 4, MemorySpace::kDevice);
+      b().submit(Category::kMem,
+                 CopyCall{dsend.data(), send.data(), mine.size() * 4, CopyKind::kHostToDevice},
+                 {"h2d"});
+      Buffer recv = b().allocate(std::max<std::size_t>(out_count, 1) * 4, MemorySpace::kDevice);
+      b().fill(recv.data(), DType::kFloat32, out_count,
+               FillPattern{FillKind::kConstant, 0, 0, 1, 0, -7.0});
+      b().synchronize();
+      CollectiveCall call{kind,
+                          comm,
+                          dsend.data(),
+                          recv.data(),
+                          counts[static_cast<std::size_t>(me)],
+                          DType::kFloat32,
+                          0};
+      call.splits = std::make_shared<PeerSplits>(gather ? uneven_gather_splits(counts, me)
+                                                        : uneven_scatter_splits(counts, me));
+      b().submit(Category::kComm, call, {collective_name(kind), total * 4});
+      b().synchronize();
+      const testing::RankBuffers model = gather ? testing::simulate_allgatherv(counts, sends)
+                                                : testing::simulate_reduce_scatterv(counts, sends);
+      EXPECT_EQ(read_back(recv, out_count), model[static_cast<std::size_t>(me)]);
     }
   }
 }

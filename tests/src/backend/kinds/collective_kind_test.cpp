@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "src/backend/work.hpp"
 #include "src/core/errors.hpp"
 
 namespace commprof {
@@ -47,6 +48,33 @@ TEST(CollectiveKind, AlltoallvIsNamedButNotInAll) {
   EXPECT_EQ(parse_collective_list("alltoall,alltoallv"),
             (std::vector<K>{K::kAllToAll, K::kAllToAllV}));
   for (K kind : all_collective_kinds()) EXPECT_NE(kind, K::kAllToAllV);
+}
+
+// The uneven all-gather and reduce-scatter have names (rank files and reports carry them) but no
+// place in `all`: only MoE workloads run them, with counts from their routing.
+TEST(CollectiveKind, UnevenKindsAreNamedButNotInAll) {
+  EXPECT_STREQ(collective_name(K::kAllGatherV), "allgatherv");
+  EXPECT_STREQ(collective_name(K::kReduceScatterV), "reducescatterv");
+  EXPECT_EQ(parse_collective("all_gather_v"), K::kAllGatherV);
+  EXPECT_EQ(parse_collective("reduce_scatter_v"), K::kReduceScatterV);
+  for (K kind : all_collective_kinds()) {
+    EXPECT_NE(kind, K::kAllGatherV);
+    EXPECT_NE(kind, K::kReduceScatterV);
+  }
+}
+
+// Their splits as the backends read them (PeerSplits): counts 2, 0, 3 over three ranks.
+TEST(CollectiveKind, UnevenSplitsFromPerRankCounts) {
+  const std::vector<std::size_t> counts{2, 0, 3};
+  const PeerSplits g = uneven_gather_splits(counts, 2);
+  EXPECT_EQ(g.send_counts, (std::vector<std::size_t>{3, 3, 3}));  // its share to every rank
+  EXPECT_EQ(g.send_displs, (std::vector<std::size_t>{0, 0, 0}));
+  EXPECT_EQ(g.recv_counts, counts);
+  EXPECT_EQ(g.recv_displs, (std::vector<std::size_t>{0, 2, 2}));
+  const PeerSplits s = uneven_scatter_splits(counts, 0);
+  EXPECT_EQ(s.send_counts, counts);  // block p to rank p, back to back
+  EXPECT_EQ(s.send_displs, (std::vector<std::size_t>{0, 2, 2}));
+  EXPECT_EQ(s.recv_counts, (std::vector<std::size_t>{2, 2, 2}));  // its block from every rank
 }
 
 TEST(CollectiveKind, ListKeepsOrderAndDropsDuplicates) {
