@@ -6,11 +6,10 @@
 // ns from the step's start, 1000 × step on rank 0's clock; ranks 2 and 3 on a host whose clock
 // reads 100 less):
 //
-//   rank 0: f COMP [0,10]  send COMM [10,14] after f   ar [14,30] after send   c COMP [30,35] after
-//   ar rank 1: recv COMM [2,14]  g COMP [14,24] after recv  ar [24,30] after g    c COMP [30,35]
-//   after ar rank 2: f COMP [0,12]  send COMM [12,16] after f   ar [16,30] after send   c COMP
-//   [30,38] after ar rank 3: recv COMM [2,16]  g COMP [16,26] after recv  ar [26,30] after g    c
-//   COMP [30,35] after ar
+//   rank 0: f COMP [0,10]   send COMM [10,14] after f     ar [14,30] after send  c [30,35] after ar
+//   rank 1: recv COMM [2,14]  g COMP [14,24] after recv  ar [24,30] after g     c [30,35] after ar
+//   rank 2: f COMP [0,12]   send COMM [12,16] after f     ar [16,30] after send  c [30,38] after ar
+//   rank 3: recv COMM [2,16]  g COMP [16,26] after recv  ar [26,30] after g     c [30,35] after ar
 //
 // Step 1's path, worked by hand: it ends with rank 2's c (38), which waited for ar; ar's last
 // arrival is rank 3's (26), which waited for its g, which waited for its receive, whose partner,
