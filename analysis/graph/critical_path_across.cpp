@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
+#include <exception>
 #include <limits>
 #include <map>
 #include <string_view>
@@ -323,7 +323,7 @@ void add_critical_paths_across(Report& report, const std::vector<std::string>& f
     if (skipped.count(files[i]) != 0) continue;
     try {
       stream_rank_file(files[i], packer);
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
       problem = {i, e.what()};
     }
   }
@@ -378,7 +378,7 @@ void add_critical_paths_across(Report& report, const std::vector<std::string>& f
         complete_step_graph(g);
         write_summary(summaries, summarize_critical_step(g, measured_times(g)));
       }
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
       if (problem.first == kNoProblem) problem = {n, e.what()};
     }
   }
