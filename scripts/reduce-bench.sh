@@ -14,7 +14,7 @@
 # unless KEEP=1. Prints one line per run: ranks, ops, format, bytes on disk, processes, wall s,
 # the smallest and largest peak RSS and CPU time (user + system) of a process.
 set -euo pipefail
-[ $# -ge 4 ] || { sed -n '3,14p' "$0" >&2; exit 2; }
+[ $# -ge 4 ] || { sed -n '3,15p' "$0" >&2; exit 2; }
 ranks=$1 ops=$2 format=$3 nps=$4
 work=${5:-/tmp/commprof-reduce-bench}
 build=${BUILD:-build/host}
