@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The reducer at scale (issue #32): synthetic rank files of RANKS ranks x OPS ops, written in
-# parallel (one writer per core), then `commprof report DIR --format json` under mpirun with each
-# process count of NPS, timed (wall) with every process's peak memory (GNU time). CPU only.
+# The reducer at scale (issues #31, #32): synthetic rank files of RANKS ranks x OPS ops, written
+# in parallel (one writer per core), then `commprof report DIR --format json` under mpirun with
+# each process count of NPS, timed (wall) with every process's peak memory and CPU time (GNU
+# time), and the reports compared byte for byte (cmp). CPU only.
 #
 #   scripts/reduce-bench.sh RANKS OPS FORMAT "NPS" [WORK_DIR]
-#   e.g. BUILD=build/host scripts/reduce-bench.sh 4096 20000 json "1 4 16" /tmp/rb
+#   e.g. BUILD=build/host scripts/reduce-bench.sh 16384 20000 zstd "16" /tmp/rb
 #
-# FORMAT: json or zstd (--rank-file-format). REPORT_ARGS: more arguments for report (the
-# default, --no-critical-path, leaves out the step graph, which process 0 alone builds from
-# every file). The files are removed at the end unless KEEP=1. Prints one line per run:
-# ranks, ops, format, bytes on disk, processes, wall s, the largest and smallest peak RSS.
+# FORMAT: json or zstd (--rank-file-format). REPORT_ARGS: more arguments for report; by default
+# none, so the report has its critical path (read from the files a second time, shared among the
+# processes); REPORT_ARGS=--no-critical-path leaves it out. The files are removed at the end
+# unless KEEP=1. Prints one line per run: ranks, ops, format, bytes on disk, processes, wall s,
+# the smallest and largest peak RSS and CPU time (user + system) of a process.
 set -euo pipefail
-[ $# -ge 4 ] || { sed -n '3,12p' "$0" >&2; exit 2; }
+[ $# -ge 4 ] || { sed -n '3,15p' "$0" >&2; exit 2; }
 ranks=$1 ops=$2 format=$3 nps=$4
 work=${5:-/tmp/commprof-reduce-bench}
 build=${BUILD:-build/host}
@@ -46,16 +48,20 @@ for np in $nps; do
   sync
   rm -f "$work"/rss.*
   start=$(date +%s.%N)
-  # Each process's own peak RSS, in a file named by its MPI rank (expanded by the inner shell).
+  # Each process's own peak RSS and CPU time, in a file named by its MPI rank (expanded by the
+  # inner shell).
   # shellcheck disable=SC2086,SC2016  # REPORT_ARGS is a list of arguments
-  "${mpirun[@]}" -np "$np" sh -c '/usr/bin/time -f "%M" -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' \
+  "${mpirun[@]}" -np "$np" sh -c '/usr/bin/time -f "%M %U %S" -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' \
     "$work/rss" "$commprof" report "$dir" --format json -o "$work/report-$np.json" \
-    ${REPORT_ARGS:---no-critical-path}
+    ${REPORT_ARGS-}
   wall=$(since "$start")
-  max=$(cat "$work"/rss.* | sort -n | tail -n 1)
-  min=$(cat "$work"/rss.* | sort -n | head -n 1)
-  printf 'ranks %d  ops %d  %s %d B  processes %d  wall %.1f s  peak RSS per process %d..%d MiB\n' \
+  max=$(cut -d' ' -f1 "$work"/rss.* | sort -n | tail -n 1)
+  min=$(cut -d' ' -f1 "$work"/rss.* | sort -n | head -n 1)
+  cpu=$(awk '{ print $2 + $3 }' "$work"/rss.* | sort -n | sed -n '1p;$p' | tr '\n' ' ')
+  printf 'ranks %d  ops %d  %s %d B  processes %d  wall %.1f s  peak RSS per process %d..%d MiB' \
     "$ranks" "$ops" "$format" "$bytes" "$np" "$wall" $((min / 1024)) $((max / 1024))
+  # shellcheck disable=SC2086  # the smallest and the largest
+  printf '  CPU per process %.1f..%.1f s\n' $cpu
 done
 for np in $nps; do
   cmp -s "$work/report-${nps%% *}.json" "$work/report-$np.json" ||

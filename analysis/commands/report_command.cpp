@@ -16,7 +16,7 @@
 #include "analysis/byte_codec.hpp"
 #include "analysis/commands/rank_inputs.hpp"
 #include "analysis/distributed_reduction.hpp"
-#include "analysis/graph/critical_report.hpp"
+#include "analysis/graph/critical_path_across.hpp"
 #include "analysis/mpi/mpi_reduce_exchange.hpp"
 #include "analysis/reducer.hpp"
 #include "analysis/report/chrome_trace.hpp"
@@ -78,7 +78,19 @@ struct Reduced {
   std::vector<std::string> files;
   Report report;
   std::optional<Report> baseline;
+  /// The critical path (its rows, or the warning why there is none), where asked for.
+  std::optional<Report> critical;
 };
+
+// Collective over `exchange`: the critical path of `reduced`'s files, the reduction's problem
+// files left out, into reduced.critical on process 0.
+void find_critical_path(const ReportConfig& cfg, Reduced& reduced, ReduceExchange& exchange) {
+  if (!cfg.critical_path) return;
+  Report critical;
+  critical.problems = reduced.report.problems;
+  add_critical_paths_across(critical, reduced.files, exchange);
+  if (exchange.rank() == 0) reduced.critical = std::move(critical);
+}
 
 // On the process that writes: the baseline comparison, the report in its format, the exit code.
 int write_report(const ReportConfig& cfg, Reduced& reduced) {
@@ -92,8 +104,14 @@ int write_report(const ReportConfig& cfg, Reduced& reduced) {
       throw Error("baseline '" + cfg.baseline + "': no rank file could be read");
     compare_with_baseline(report, base, cfg.baseline);
   }
-  // The step graph needs every rank's ops of a step: process 0 reads the files again for it.
-  if (cfg.critical_path) add_critical_path_from_files(report, reduced.files);
+  if (reduced.critical) {
+    Report& critical = *reduced.critical;
+    for (std::string& w : critical.warnings) report.warnings.push_back(std::move(w));
+    report.critical_steps = std::move(critical.critical_steps);
+    report.critical_shares = std::move(critical.critical_shares);
+    report.critical_note = std::move(critical.critical_note);
+    report.critical_paths = std::move(critical.critical_paths);
+  }
   if (cfg.format == "text") {
     emit(cfg.output, [&](std::ostream& os) { write_report_text(os, report); });
   } else if (cfg.format == "json") {
@@ -139,6 +157,8 @@ int run_report(const ReportConfig& cfg) {
   if (!cfg.baseline.empty()) {
     reduced.baseline = reduce_rank_files(expand_rank_inputs({cfg.baseline}), cfg.reduce);
   }
+  SoloExchange alone;
+  find_critical_path(cfg, reduced, alone);
   return write_report(cfg, reduced);
 }
 
@@ -185,6 +205,8 @@ int run_report_across(const ReportConfig& cfg, RankContext& ctx, const Command* 
   if (!cfg.baseline.empty()) {
     reduced.baseline = reduce_rank_files_across(baseline_files, cfg.reduce, exchange);
   }
+  // The step graph needs every rank's ops of a step: the processes read their files again.
+  find_critical_path(cfg, reduced, exchange);
   return run_on_rank_zero(ctx, command, [&] { return write_report(cfg, reduced); });
 }
 
@@ -217,8 +239,8 @@ class ReportCommand final : public Command {
         "folded to their step time")("timeline-rank", po::value<int>()->default_value(0),
                                      "html: a rank the timeline always draws")(
         "no-critical-path", po::bool_switch(),
-        "leave out the critical path of each step (it reads every rank file a second time and "
-        "holds one step graph per measured step)");
+        "leave out the critical path of each step (it reads every rank file a second time, "
+        "shared among the processes under mpirun, and builds one step's graph at a time)");
     add_rank_inputs(hidden);
   }
   void define_positional(po::positional_options_description& positional) override {

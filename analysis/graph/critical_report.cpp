@@ -7,8 +7,8 @@
 #include <tuple>
 
 #include "analysis/graph/critical_path.hpp"
-#include "src/core/errors.hpp"
-#include "src/timeline/rank_file.hpp"
+#include "analysis/graph/critical_path_across.hpp"
+#include "analysis/reduce_exchange.hpp"
 
 namespace commprof {
 namespace {
@@ -31,22 +31,23 @@ std::string described_transfer(const StepGraph& g, int op) {
 
 }  // namespace
 
-void CriticalPathRows::add(const StepGraph& g, const GraphTimes& t) {
+CriticalStepSummary summarize_critical_step(const StepGraph& g, const GraphTimes& t) {
   const CriticalPath p = critical_path(g, t);
   const StepOutcome o = step_outcome(g, t);
-  CriticalStepRow row;
+  CriticalStepSummary out;
+  CriticalStepRow& row = out.row;
   row.step = g.step;
   row.step_ns = o.step_ns;
   row.path_ns = p.length_ns();
   row.exposed_comm_ns = o.exposed_comm_ns;
   std::set<int> ranks;
-  CriticalPathOfStep path{g.step, {}};
+  out.path.step = g.step;
   for (const PathSegment& s : p.segments) {
     const GraphOp& op = g.ops[static_cast<std::size_t>(s.op)];
     ranks.insert(op.rank);
-    path.segments.push_back(
+    out.path.segments.push_back(
         CriticalSegment{op.rank, op.index, s.gap, op.category, op.name, s.start_ns, s.end_ns});
-    const std::string category = segment_category(g, s);
+    out.comms.push_back(op.comm);
     if (s.gap) {
       row.gap_ns += s.length_ns();
     } else {
@@ -54,29 +55,6 @@ void CriticalPathRows::add(const StepGraph& g, const GraphTimes& t) {
       (op.category == Category::kComp   ? row.comp_ns
        : op.category == Category::kComm ? row.comm_ns
                                         : row.mem_ns) += s.length_ns();
-    }
-    const auto key = std::tie(op.rank, category, op.name, op.comm);
-    const auto at =
-        std::lower_bound(index_.begin(), index_.end(), key, [&](std::size_t i, const auto& k) {
-          const CriticalShareRow& r = shares_[i].row;
-          return std::tie(r.rank, r.category, r.op, r.comm) < k;
-        });
-    Share* share = nullptr;
-    if (at != index_.end()) {
-      const CriticalShareRow& r = shares_[*at].row;
-      if (std::tie(r.rank, r.category, r.op, r.comm) == key) share = &shares_[*at];
-    }
-    if (share == nullptr) {
-      const std::size_t fresh = shares_.size();
-      shares_.push_back(
-          {CriticalShareRow{op.rank, category, op.name, op.comm, 0.0, 0.0, 0}, -1, 0.0});
-      index_.insert(at, fresh);
-      share = &shares_[fresh];
-    }
-    share->total_ns += static_cast<double>(s.length_ns());
-    if (share->last_step != g.step) {
-      share->last_step = g.step;
-      ++share->row.steps;
     }
   }
   row.ranks = static_cast<std::int64_t>(ranks.size());
@@ -95,13 +73,53 @@ void CriticalPathRows::add(const StepGraph& g, const GraphTimes& t) {
       row.straggler_excess_ns = std::max(0.0, c.excess_ns);
     }
   }
+  out.waits = g.ops_with_waits;
+  out.incomplete = g.incomplete;
+  out.unmatched = g.unmatched_transfers;
+  out.no_peers = g.transfers_without_peers;
+  return out;
+}
+
+void CriticalPathRows::add(const StepGraph& g, const GraphTimes& t) {
+  add(summarize_critical_step(g, t));
+}
+
+void CriticalPathRows::add(CriticalStepSummary step) {
+  const CriticalStepRow& row = step.row;
+  for (std::size_t n = 0; n < step.path.segments.size(); ++n) {
+    const CriticalSegment& s = step.path.segments[n];
+    const std::string category = s.gap ? "gap" : category_name(s.category);
+    const auto key = std::tie(s.rank, category, s.name, step.comms[n]);
+    const auto at =
+        std::lower_bound(index_.begin(), index_.end(), key, [&](std::size_t i, const auto& k) {
+          const CriticalShareRow& r = shares_[i].row;
+          return std::tie(r.rank, r.category, r.op, r.comm) < k;
+        });
+    Share* share = nullptr;
+    if (at != index_.end()) {
+      const CriticalShareRow& r = shares_[*at].row;
+      if (std::tie(r.rank, r.category, r.op, r.comm) == key) share = &shares_[*at];
+    }
+    if (share == nullptr) {
+      const std::size_t fresh = shares_.size();
+      shares_.push_back(
+          {CriticalShareRow{s.rank, category, s.name, step.comms[n], 0.0, 0.0, 0}, -1, 0.0});
+      index_.insert(at, fresh);
+      share = &shares_[fresh];
+    }
+    share->total_ns += static_cast<double>(s.end_ns - s.start_ns);
+    if (share->last_step != row.step) {
+      share->last_step = row.step;
+      ++share->row.steps;
+    }
+  }
   total_ns_ += static_cast<double>(row.path_ns);
-  waits_ += g.ops_with_waits;
-  incomplete_ += g.incomplete;
-  unmatched_ += g.unmatched_transfers;
-  no_peers_ += g.transfers_without_peers;
-  steps_.push_back(std::move(row));
-  paths_.push_back(std::move(path));
+  waits_ += step.waits;
+  incomplete_ += step.incomplete;
+  unmatched_ += step.unmatched;
+  no_peers_ += step.no_peers;
+  steps_.push_back(std::move(step.row));
+  paths_.push_back(std::move(step.path));
 }
 
 void CriticalPathRows::finish(Report& report) {
@@ -161,20 +179,8 @@ void add_critical_paths_or_warn(Report& report, StepGraphBuilder& builder,
 }
 
 void add_critical_path_from_files(Report& report, const std::vector<std::string>& files) {
-  StepGraphBuilder graphs;
-  std::string problem;
-  for (const std::string& f : files) {
-    try {
-      graphs.add(read_rank_file(f));
-    } catch (const Error& e) {
-      // An unreadable file is already a problem of the report; a bad graph is said once.
-      if (report.problems.end() == std::find_if(report.problems.begin(), report.problems.end(),
-                                                [&](const FileProblem& p) { return p.file == f; }))
-        problem = e.what();
-    }
-    if (!problem.empty()) break;
-  }
-  add_critical_paths_or_warn(report, graphs, problem);
+  SoloExchange alone;
+  add_critical_paths_across(report, files, alone);
 }
 
 }  // namespace commprof

@@ -12,11 +12,26 @@
 
 namespace commprof {
 
+/// One step's critical path as the report's rows take it: its row, its segments with each
+/// segment's op's communicator, and what its graph held (for the report's note). Small beside
+/// the graph: a process that built the graph sends this to the one that writes the report.
+struct CriticalStepSummary {
+  CriticalStepRow row;
+  CriticalPathOfStep path;
+  std::vector<std::string> comms;  ///< by segment of `path`
+  std::int64_t waits = 0, incomplete = 0, unmatched = 0, no_peers = 0;
+};
+
+/// The path of `g` under times `t` (measured, or a replay's), summed up.
+CriticalStepSummary summarize_critical_step(const StepGraph& g, const GraphTimes& t);
+
 /// Sums critical paths step by step into the report's rows.
 class CriticalPathRows {
  public:
   /// Adds the path of `g` under times `t` (measured, or a replay's).
   void add(const StepGraph& g, const GraphTimes& t);
+  /// Adds a step's path summed up; steps in the order their rows are to be listed.
+  void add(CriticalStepSummary step);
   /// The rows, shares most first, and what the graphs held (critical_note); into `report`.
   void finish(Report& report);
 
@@ -42,9 +57,11 @@ void add_critical_paths(Report& report, const std::vector<StepGraph>& graphs);
 void add_critical_paths_or_warn(Report& report, StepGraphBuilder& builder,
                                 const std::string& problem);
 
-/// The critical path of every measured step of the rank files `files`, read from them (again);
-/// a graph that cannot be built (waits naming ops that are not there, collectives in different
-/// orders, a file out of reach) is a warning of the report, not a failure.
+/// The critical path of every measured step of the rank files `files`, read from them (again)
+/// one at a time, each step's graph built and dropped in turn (critical_path_across.hpp on one
+/// process); files the report names as problems are left out, and a graph that cannot be built
+/// (waits naming ops that are not there, a file out of reach) is a warning of the report, not a
+/// failure.
 void add_critical_path_from_files(Report& report, const std::vector<std::string>& files);
 
 }  // namespace commprof

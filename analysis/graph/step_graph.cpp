@@ -30,6 +30,10 @@ void StepGraphBuilder::add(int rank, std::int64_t offset, const StepView& step) 
                   " twice");
     }
   }
+  append_rank_step(g, rank, offset, step);
+}
+
+void append_rank_step(StepGraph& g, int rank, std::int64_t offset, const StepView& step) {
   const std::vector<OpView>& ops = *step.ops;
   const int base = static_cast<int>(g.ops.size());
   const int n = static_cast<int>(ops.size());
@@ -173,14 +177,18 @@ void match_transfers(StepGraph& g) {
   }
 }
 
+void complete_step_graph(StepGraph& g) {
+  // Ops are rank by rank in the order ranks were added; ranks are sorted for lookups, and
+  // each keeps its range of ops.
+  match_collectives(g);
+  match_transfers(g);
+}
+
 std::vector<StepGraph> StepGraphBuilder::finish() {
   std::vector<StepGraph> out;
   out.reserve(steps_.size());
   for (auto& [index, g] : steps_) {
-    // Ops are rank by rank in the order ranks were added; ranks are sorted for lookups, and
-    // each keeps its range of ops.
-    match_collectives(g);
-    match_transfers(g);
+    complete_step_graph(g);
     out.push_back(std::move(g));
   }
   steps_.clear();

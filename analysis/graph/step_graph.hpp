@@ -90,6 +90,16 @@ struct StepGraph {
 /// (a projection's plans) calls it once its ops hold their send_to and recv_from.
 void match_transfers(StepGraph& g);
 
+/// Adds one rank's measured step with its ops (not empty) to `g`, as StepGraphBuilder::add does
+/// (which first checks that the rank is not in `g` yet): its ops after those in `g`, each with
+/// its stream predecessor and waits. Throws Error naming the rank, step and op when an "after"
+/// index is not another op of the step.
+void append_rank_step(StepGraph& g, int rank, std::int64_t clock_offset_ns, const StepView& step);
+
+/// Matches the collectives and transfers of `g` once every rank's ops are in (sorting its ranks),
+/// as StepGraphBuilder::finish does for each of its graphs.
+void complete_step_graph(StepGraph& g);
+
 /// Builds the graphs of the measured steps with per-op timing, rank by rank.
 class StepGraphBuilder {
  public:

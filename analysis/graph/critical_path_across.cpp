@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: MIT
+#include "analysis/graph/critical_path_across.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <map>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "analysis/byte_codec.hpp"
+#include "analysis/graph/critical_report.hpp"
+#include "analysis/graph/graph_times.hpp"
+#include "analysis/graph/step_graph.hpp"
+#include "src/core/errors.hpp"
+#include "src/timeline/rank_file.hpp"
+
+namespace commprof {
+namespace {
+
+// Rounds of the exchange of packed steps: each process then holds, besides what it has not sent
+// yet, about an eighth of its own share as received steps.
+constexpr int kRounds = 8;
+
+// Unsigned LEB128, and signed numbers zig-zagged into it: a step's times as offsets from the
+// rank's step start take 3 to 5 bytes instead of 8.
+void put_varint(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+void put_signed(std::string& out, std::int64_t v) {
+  put_varint(out, (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
+}
+
+void put_text(std::string& out, std::string_view s) {
+  put_varint(out, s.size());
+  out.append(s);
+}
+
+class VarReader {
+ public:
+  explicit VarReader(std::string_view bytes) : bytes_(bytes) {}
+  std::uint64_t get() {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (at_ == bytes_.size()) throw Error("critical path message cut short");
+      const auto b = static_cast<unsigned char>(bytes_[at_++]);
+      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return v;
+    }
+    throw Error("critical path message holds a number too long");
+  }
+  std::int64_t get_signed() {
+    const std::uint64_t u = get();
+    return static_cast<std::int64_t>(u >> 1) ^ -static_cast<std::int64_t>(u & 1);
+  }
+  int get_int() { return static_cast<int>(get_signed()); }
+  std::string_view get_text() {
+    const std::uint64_t n = get();
+    if (n > bytes_.size() - at_) throw Error("critical path message cut short");
+    const std::string_view s = bytes_.substr(at_, n);
+    at_ += n;
+    return s;
+  }
+  bool done() const { return at_ == bytes_.size(); }
+
+ private:
+  std::string_view bytes_;
+  std::size_t at_ = 0;
+};
+
+// The names, collectives and communicators of one process's ops, each sent once a round.
+class Strings {
+ public:
+  std::uint64_t id(const std::string& s) {
+    const auto [it, fresh] = ids_.try_emplace(s, list_.size());
+    if (fresh) list_.push_back(s);
+    return it->second;
+  }
+  void write(std::string& out) const {
+    put_varint(out, list_.size());
+    for (const std::string& s : list_) put_text(out, s);
+  }
+
+ private:
+  std::vector<std::string> list_;
+  std::unordered_map<std::string, std::uint64_t> ids_;
+};
+
+// One rank's share of a step graph (a graph holding that rank alone), packed.
+void pack_rank_step(std::string& out, const StepGraph& g, Strings& strings) {
+  const GraphRank& r = g.ranks.front();
+  put_signed(out, r.rank);
+  put_signed(out, r.start_ns);
+  put_varint(out, g.ops.size());
+  put_varint(out, static_cast<std::uint64_t>(g.ops_with_waits));
+  put_varint(out, static_cast<std::uint64_t>(g.transfers_without_peers));
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    const GraphOp& op = g.ops[i];
+    put_varint(out, static_cast<std::uint64_t>(op.category));
+    put_varint(out, strings.id(op.name));
+    put_varint(out, strings.id(op.collective));
+    put_varint(out, strings.id(op.comm));
+    put_signed(out, op.comm_size);
+    put_signed(out, op.seq);
+    put_signed(out, op.start_ns - r.start_ns);
+    put_signed(out, op.end_ns - op.start_ns);
+    put_varint(out, op.preds.size());
+    for (const int p : op.preds) put_signed(out, p - static_cast<std::int64_t>(i));
+    put_varint(out, op.send_to.size());
+    for (const std::int32_t to : op.send_to) put_signed(out, to);
+    put_varint(out, op.recv_from.size());
+    for (const std::int32_t from : op.recv_from) put_signed(out, from);
+  }
+}
+
+// Appends the rank steps packed in `in` to `g`, as StepGraphBuilder::add would have.
+void unpack_rank_steps(VarReader& in, const std::vector<std::string_view>& strings, StepGraph& g,
+                       std::unordered_set<int>& ranks) {
+  auto text = [&strings](std::uint64_t id) {
+    if (id >= strings.size())
+      throw Error("critical path message names string " + std::to_string(id));
+    return std::string(strings[id]);
+  };
+  while (!in.done()) {
+    GraphRank r;
+    r.rank = in.get_int();
+    r.start_ns = in.get_signed();
+    r.first_op = static_cast<int>(g.ops.size());
+    r.ops = static_cast<int>(in.get());
+    if (!ranks.insert(r.rank).second) {
+      throw Error("rank " + std::to_string(r.rank) + " has step " + std::to_string(g.step) +
+                  " twice");
+    }
+    g.ranks.push_back(r);
+    g.ops_with_waits += static_cast<std::int64_t>(in.get());
+    g.transfers_without_peers += static_cast<std::int64_t>(in.get());
+    for (int i = 0; i < r.ops; ++i) {
+      GraphOp op;
+      op.rank = r.rank;
+      op.index = i;
+      op.category = static_cast<Category>(in.get());
+      op.name = text(in.get());
+      op.collective = text(in.get());
+      op.comm = text(in.get());
+      op.comm_size = in.get_int();
+      op.seq = in.get_signed();
+      op.start_ns = r.start_ns + in.get_signed();
+      op.end_ns = op.start_ns + in.get_signed();
+      op.preds.resize(in.get());
+      for (int& p : op.preds) p = r.first_op + i + in.get_int();
+      op.send_to.resize(in.get());
+      for (std::int32_t& to : op.send_to) to = in.get_int();
+      op.recv_from.resize(in.get());
+      for (std::int32_t& from : op.recv_from) from = in.get_int();
+      g.ops.push_back(std::move(op));
+    }
+  }
+}
+
+// Reads one process's block of files into packed steps, by step index.
+class StepPacker final : public RankStepSink {
+ public:
+  explicit StepPacker(Strings& strings) : strings_(strings) {}
+  void header(const RankTimeline& h) override {
+    rank_ = h.rank;
+    offset_ = h.clock_offset_ns;
+    pending_.clear();
+  }
+  void step(const StepView& step) override {
+    if (step.warmup || step.ops == nullptr || step.ops->empty()) return;
+    const auto [at, fresh] = pending_.try_emplace(step.index);
+    if (!fresh) {
+      throw Error("rank " + std::to_string(rank_) + " has step " + std::to_string(step.index) +
+                  " twice");
+    }
+    StepGraph g;
+    g.step = step.index;
+    append_rank_step(g, rank_, offset_, step);
+    pack_rank_step(at->second, g, strings_);
+  }
+  void end() override {
+    for (auto& [index, bytes] : pending_) steps_[index] += bytes;
+    pending_.clear();
+  }
+  void restart() override { pending_.clear(); }
+  std::map<int, std::string>& steps() { return steps_; }
+
+ private:
+  Strings& strings_;
+  int rank_ = 0;
+  std::int64_t offset_ = 0;
+  std::map<int, std::string> pending_;  // this file's, until it was read whole
+  std::map<int, std::string> steps_;
+};
+
+// The first problem in the files' order, of those found on this process: (order, message).
+using Problem = std::pair<std::uint64_t, std::string>;
+constexpr std::uint64_t kNoProblem = std::numeric_limits<std::uint64_t>::max();
+
+// Process 0 hears every process's first problem and tells them all the first of all ("": none).
+std::string first_problem(const Problem& mine, ReduceExchange& exchange) {
+  ByteWriter out;
+  out.put(mine.first);
+  out.put_string(mine.second);
+  Problem first{kNoProblem, ""};
+  for (const std::string& bytes : exchange.gather(out.take())) {
+    ByteReader in(bytes);
+    const auto order = in.get<std::uint64_t>();
+    std::string message = in.get_string();
+    if (order < first.first) first = {order, std::move(message)};
+  }
+  return exchange.broadcast(first.second);
+}
+
+void write_summary(ByteWriter& out, const CriticalStepSummary& s) {
+  const CriticalStepRow& r = s.row;
+  out.put(r.step);
+  for (const std::int64_t v :
+       {r.step_ns, r.path_ns, r.comp_ns, r.comm_ns, r.mem_ns, r.gap_ns, r.ops, r.ranks,
+        r.straggler_late_ns, s.waits, s.incomplete, s.unmatched, s.no_peers}) {
+    out.put(v);
+  }
+  out.put(r.exposed_comm_ns);
+  out.put(r.straggler_rank);
+  out.put_string(r.straggler_at);
+  out.put_string(r.straggler_cause);
+  out.put(r.straggler_excess_ns);
+  out.put<std::uint64_t>(s.path.segments.size());
+  for (std::size_t k = 0; k < s.path.segments.size(); ++k) {
+    const CriticalSegment& g = s.path.segments[k];
+    out.put(g.rank);
+    out.put(g.op);
+    out.put(g.gap);
+    out.put(g.category);
+    out.put_string(g.name);
+    out.put(g.start_ns);
+    out.put(g.end_ns);
+    out.put_string(s.comms[k]);
+  }
+}
+
+CriticalStepSummary read_summary(ByteReader& in) {
+  CriticalStepSummary s;
+  CriticalStepRow& r = s.row;
+  r.step = in.get<int>();
+  for (std::int64_t* v :
+       {&r.step_ns, &r.path_ns, &r.comp_ns, &r.comm_ns, &r.mem_ns, &r.gap_ns, &r.ops, &r.ranks,
+        &r.straggler_late_ns, &s.waits, &s.incomplete, &s.unmatched, &s.no_peers}) {
+    *v = in.get<std::int64_t>();
+  }
+  r.exposed_comm_ns = in.get<double>();
+  r.straggler_rank = in.get<int>();
+  r.straggler_at = in.get_string();
+  r.straggler_cause = in.get_string();
+  r.straggler_excess_ns = in.get<double>();
+  s.path.step = r.step;
+  s.path.segments.resize(in.get<std::uint64_t>());
+  for (CriticalSegment& g : s.path.segments) {
+    g.rank = in.get<int>();
+    g.op = in.get<int>();
+    g.gap = in.get<bool>();
+    g.category = in.get<Category>();
+    g.name = in.get_string();
+    g.start_ns = in.get<std::int64_t>();
+    g.end_ns = in.get<std::int64_t>();
+    s.comms.push_back(in.get_string());
+  }
+  return s;
+}
+
+// What process `from` sent this owner in one round: its strings, then (step, packed ranks).
+struct Received {
+  std::vector<std::string_view> strings;
+  std::map<int, std::string_view> steps;
+};
+
+Received read_round(const std::string& bytes) {
+  Received r;
+  VarReader in(bytes);
+  r.strings.resize(in.get());
+  for (std::string_view& s : r.strings) s = in.get_text();
+  while (!in.done()) {
+    const int step = in.get_int();
+    r.steps[step] = in.get_text();
+  }
+  return r;
+}
+
+}  // namespace
+
+void add_critical_paths_across(Report& report, const std::vector<std::string>& files,
+                               ReduceExchange& exchange) {
+  const int processes = exchange.size();
+  const int me = exchange.rank();
+  // The files the reduction could not use (unreadable, or a rank read twice) are left out.
+  std::unordered_set<std::string> skipped;
+  {
+    ByteWriter out;
+    if (me == 0) {
+      for (const FileProblem& p : report.problems) out.put_string(p.file);
+    }
+    const std::string bytes = exchange.broadcast(out.take());
+    ByteReader in(bytes);
+    while (!in.done()) skipped.insert(in.get_string());
+  }
+
+  Strings strings;
+  StepPacker packer(strings);
+  Problem problem{kNoProblem, ""};
+  const std::size_t n = files.size();
+  const std::size_t begin = n * static_cast<std::size_t>(me) / static_cast<std::size_t>(processes);
+  const std::size_t end =
+      n * static_cast<std::size_t>(me + 1) / static_cast<std::size_t>(processes);
+  for (std::size_t i = begin; i < end && problem.first == kNoProblem; ++i) {
+    if (skipped.count(files[i]) != 0) continue;
+    try {
+      stream_rank_file(files[i], packer);
+    } catch (const std::exception& e) {
+      problem = {i, e.what()};
+    }
+  }
+  for (auto& [index, bytes] : packer.steps()) bytes.shrink_to_fit();
+  std::string failed = first_problem(problem, exchange);
+  if (!failed.empty()) {
+    if (me == 0) report.warnings.push_back("no critical path: " + failed);
+    return;
+  }
+
+  ByteWriter summaries;
+  StepGraph g;
+  problem = {kNoProblem, ""};
+  std::map<int, std::string>& mine = packer.steps();
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<std::string> to(static_cast<std::size_t>(processes));
+    for (std::string& bytes : to) strings.write(bytes);
+    for (auto it = mine.begin(); it != mine.end();) {
+      const int step = it->first;
+      const long long s = step < 0 ? -static_cast<long long>(step) : step;
+      if ((s / processes) % kRounds != round) {
+        ++it;
+        continue;
+      }
+      std::string& out = to[static_cast<std::size_t>(s % processes)];
+      put_signed(out, step);
+      put_text(out, it->second);
+      it = mine.erase(it);
+    }
+    const std::vector<std::string> from = exchange.all_to_all(to);
+    to.clear();
+    std::vector<Received> received;
+    std::map<int, std::vector<std::size_t>> owned;  // step -> the sources that sent it
+    try {
+      for (std::size_t q = 0; q < from.size(); ++q) {
+        received.push_back(read_round(from[q]));
+        for (const auto& [step, bytes] : received.back().steps) owned[step].push_back(q);
+      }
+      for (const auto& [step, sources] : owned) {
+        // One graph's storage for every step: a large step's ops (491,520 at 16,384 ranks of
+        // 30 ops) would otherwise be fresh pages to fault in, step after step.
+        g.step = step;
+        g.ranks.clear();
+        g.ops.clear();
+        g.collectives.clear();
+        g.ops_with_waits = g.incomplete = g.unmatched_transfers = g.transfers_without_peers = 0;
+        std::unordered_set<int> ranks;
+        for (const std::size_t q : sources) {
+          VarReader in(received[q].steps.at(step));
+          unpack_rank_steps(in, received[q].strings, g, ranks);
+        }
+        complete_step_graph(g);
+        write_summary(summaries, summarize_critical_step(g, measured_times(g)));
+      }
+    } catch (const std::exception& e) {
+      if (problem.first == kNoProblem) problem = {n, e.what()};
+    }
+  }
+  failed = first_problem(problem, exchange);
+  const std::vector<std::string> all = exchange.gather(summaries.take());
+  if (me != 0) return;
+  if (!failed.empty()) {
+    report.warnings.push_back("no critical path: " + failed);
+    return;
+  }
+  std::map<int, CriticalStepSummary> by_step;
+  for (const std::string& bytes : all) {
+    ByteReader in(bytes);
+    while (!in.done()) {
+      CriticalStepSummary s = read_summary(in);
+      const int step = s.row.step;
+      by_step.emplace(step, std::move(s));
+    }
+  }
+  CriticalPathRows rows;
+  for (auto& [step, s] : by_step) rows.add(std::move(s));
+  rows.finish(report);
+}
+
+}  // namespace commprof
