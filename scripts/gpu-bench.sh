@@ -105,7 +105,7 @@
 #              rank's compute slowed x1.5 and --no-overlap, each predicted from the plain run
 #   astra      a measured step through ASTRA-sim (issue #31 item 6; ASTRA_SIM, the path of its
 #              analytical binary AstraSim_Analytical_Congestion_Unaware, required): gpt-1.3b
-#              (ASTRA_LAYERS, default 8 layers), 5 steps after 2, dp NP and, from 4 ranks, tp 2 x
+#              (ASTRA_LAYERS, default 8 layers), 5 steps after 2, dp NP, tp NP and, from 4 ranks, tp 2 x
 #              pp 2 (1f1b); each run's timed step exported and simulated by
 #              scripts/astra-sim-check.sh: ASTRA-sim's step per rank beside the measured step and
 #              commprof's own serialised replay
@@ -1006,6 +1006,7 @@ phase_astra() {
     return
   fi
   astra_case "dp$NP" --workload dp
+  astra_case "tp$NP" --workload tp
   [ "$NP" -ge 4 ] && astra_case tp2pp2 --workload hybrid --tp 2 --pp 2 --schedule 1f1b
 }
 
