@@ -18,8 +18,9 @@ using Forced = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // (file, 
 
 std::unique_ptr<Reducer> reduce_block(const std::vector<std::string>& files, std::size_t begin,
                                       std::size_t end, const ReduceOptions& options,
-                                      const Forced& forced) {
+                                      const Forced& forced, FileStepSink* also) {
   auto reducer = std::make_unique<Reducer>(options);
+  reducer->also_stream_to(also);
   for (const auto& [index, kept] : forced) reducer->treat_as_duplicate(index, kept, files[kept]);
   for (std::size_t i = begin; i < end; ++i) {
     reducer->set_file_index(static_cast<std::uint32_t>(i));
@@ -75,13 +76,13 @@ std::map<std::uint32_t, std::uint32_t> kept_files(const Reducer& reducer,
 }  // namespace
 
 Report reduce_rank_files_across(const std::vector<std::string>& files, const ReduceOptions& options,
-                                ReduceExchange& exchange) {
+                                ReduceExchange& exchange, FileStepSink* also) {
   const std::size_t n = files.size();
   const auto share = static_cast<std::size_t>(exchange.rank());
   const auto processes = static_cast<std::size_t>(exchange.size());
   const std::size_t begin = n * share / processes;
   const std::size_t end = n * (share + 1) / processes;
-  std::unique_ptr<Reducer> reducer = reduce_block(files, begin, end, options, {});
+  std::unique_ptr<Reducer> reducer = reduce_block(files, begin, end, options, {}, also);
   // A rank found in two files is kept from the first; where that first file was read by another
   // process, this share is read again knowing it (rare: only lists that name a rank twice).
   const std::map<std::uint32_t, std::uint32_t> kept = kept_files(*reducer, exchange);
@@ -93,7 +94,7 @@ Report reduce_rank_files_across(const std::vector<std::string>& files, const Red
     if (kept_index != o.index) forced.emplace_back(o.index, kept_index);
     again = again || kept_index != o.kept_index;
   }
-  if (again) reducer = reduce_block(files, begin, end, options, forced);
+  if (again) reducer = reduce_block(files, begin, end, options, forced, nullptr);
   Report report = finish_across(*reducer, options, exchange);
   if (exchange.rank() == 0) report.inputs = files;
   return report;

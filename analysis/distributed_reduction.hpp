@@ -20,8 +20,10 @@ namespace commprof {
 
 /// Collective over `exchange`: process p reads the p-th of size() contiguous blocks of `files`.
 /// Process 0 returns what reduce_rank_files(files, options) returns; the others an empty Report.
+/// `also`, if set, reads this process's block too, once (not the rare second reading, which
+/// only settles duplicates).
 Report reduce_rank_files_across(const std::vector<std::string>& files, const ReduceOptions& options,
-                                ReduceExchange& exchange);
+                                ReduceExchange& exchange, FileStepSink* also = nullptr);
 
 /// Collective: finishes a reduction whose share on this process is in `reducer` (its files or
 /// timelines added with set_file_index giving each one's place in the job's reading order, and

@@ -235,13 +235,50 @@ void Reducer::add(RankTimeline t, const std::string& source) {
   send_timeline(std::move(t), *staging_);
 }
 
+namespace {
+
+// One read of a file, two readers: the reducer's staging, then the second reader.
+class TeeSink final : public RankStepSink {
+ public:
+  TeeSink(RankStepSink& first, RankStepSink& second) : first_(first), second_(second) {}
+  void header(const RankTimeline& h) override {
+    first_.header(h);
+    second_.header(h);
+  }
+  void step(const StepView& s) override {
+    first_.step(s);
+    second_.step(s);
+  }
+  void end() override {
+    first_.end();
+    second_.end();
+  }
+  void restart() override {
+    first_.restart();
+    second_.restart();
+  }
+
+ private:
+  RankStepSink& first_;
+  RankStepSink& second_;
+};
+
+}  // namespace
+
 void Reducer::add_file(const std::string& path) {
   if (!index_given_) file_index_ = next_index_++;
   staging_->begin(path);
   try {
-    stream_rank_file(path, *staging_);
+    if (also_ == nullptr) {
+      stream_rank_file(path, *staging_);
+    } else {
+      also_->begin_file(file_index_);
+      TeeSink both(*staging_, *also_);
+      stream_rank_file(path, both);
+    }
   } catch (...) {
     staging_->restart();
+    if (also_ != nullptr) also_->restart();
     throw;
   }
 }
@@ -565,8 +602,10 @@ std::vector<std::string> expand_rank_inputs(const std::vector<std::string>& inpu
 }
 
 Report reduce_rank_files(const std::vector<std::string>& files, const ReduceOptions& options,
-                         const std::function<void(const RankTimeline&)>& observer) {
+                         const std::function<void(const RankTimeline&)>& observer,
+                         FileStepSink* also) {
   Reducer reducer(options);
+  if (!observer) reducer.also_stream_to(also);
   for (const std::string& file : files) {
     if (!observer) {
       try {

@@ -24,6 +24,15 @@ struct ReduceOptions {
   double peak_busbw_gbps = 0.0;  ///< 0: no "% of peak" column
 };
 
+/// A second reader of the files a Reducer streams (the critical path's packer): one read of
+/// each file serves both. Told each file's place in the reading order before its header, then
+/// handed the same calls as the reducer's own sink. It must not throw: a problem of its own is
+/// its to keep, not the file's.
+class FileStepSink : public RankStepSink {
+ public:
+  virtual void begin_file(std::uint32_t index) = 0;
+};
+
 /// Accumulates rank timelines one by one (stage 2 of the reduction).
 class Reducer {
  public:
@@ -37,6 +46,8 @@ class Reducer {
   /// path of reduce_rank_files). Throws Error naming the file and where in it the problem is,
   /// like read_rank_file; the reducer is then unchanged (nothing of the file is kept).
   void add_file(const std::string& path);
+  /// Hands every file add_file reads to `sink` as well (nullptr: to none).
+  void also_stream_to(FileStepSink* sink) { also_ = sink; }
   /// Records a file that could not be read; it is named in the report.
   void add_problem(const std::string& file, const std::string& message);
   Report finish();
@@ -94,6 +105,7 @@ class Reducer {
   CollectiveMatcher matcher_;
   UnfinishedCollectives unfinished_;
   std::unique_ptr<Staging> staging_;
+  FileStepSink* also_ = nullptr;
 };
 
 /// Expands the command line's DIR|FILES: a directory stands for its rank-<R>.json and
@@ -105,8 +117,10 @@ std::vector<std::string> expand_rank_inputs(const std::vector<std::string>& inpu
 /// `observer`, if set, sees every timeline read (e.g. the Chrome trace writer): each file is then
 /// read whole (read_rank_file); without one, files are streamed (Reducer::add_file). Both give
 /// the same report.
+/// `also`, if set (and without an observer), reads every streamed file too.
 Report reduce_rank_files(const std::vector<std::string>& files, const ReduceOptions& options,
-                         const std::function<void(const RankTimeline&)>& observer = {});
+                         const std::function<void(const RankTimeline&)>& observer = {},
+                         FileStepSink* also = nullptr);
 
 /// Adds the comparison with a baseline run (its Report) to `run`.
 void compare_with_baseline(Report& run, const Report& baseline, const std::string& source);

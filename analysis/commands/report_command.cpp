@@ -83,12 +83,13 @@ struct Reduced {
 };
 
 // Collective over `exchange`: the critical path of `reduced`'s files, the reduction's problem
-// files left out, into reduced.critical on process 0.
-void find_critical_path(const ReportConfig& cfg, Reduced& reduced, ReduceExchange& exchange) {
+// files left out, into reduced.critical on process 0, from the steps the reduction packed.
+void find_critical_path(const ReportConfig& cfg, Reduced& reduced, ReduceExchange& exchange,
+                        CriticalPathPacks& packs) {
   if (!cfg.critical_path) return;
   Report critical;
   critical.problems = reduced.report.problems;
-  add_critical_paths_across(critical, reduced.files, exchange);
+  add_critical_paths_across(critical, reduced.files, exchange, &packs);
   if (exchange.rank() == 0) reduced.critical = std::move(critical);
 }
 
@@ -153,12 +154,15 @@ int run_report(const ReportConfig& cfg) {
     });
     return exit_code(reduced.report, reduced.files.size());
   }
-  reduced.report = reduce_rank_files(reduced.files, cfg.reduce);
+  // The critical path's steps are packed as the reduction reads each file: one read serves both.
+  CriticalPathPacks packs;
+  reduced.report =
+      reduce_rank_files(reduced.files, cfg.reduce, {}, cfg.critical_path ? &packs : nullptr);
   if (!cfg.baseline.empty()) {
     reduced.baseline = reduce_rank_files(expand_rank_inputs({cfg.baseline}), cfg.reduce);
   }
   SoloExchange alone;
-  find_critical_path(cfg, reduced, alone);
+  find_critical_path(cfg, reduced, alone, packs);
   return write_report(cfg, reduced);
 }
 
@@ -201,12 +205,15 @@ int run_report_across(const ReportConfig& cfg, RankContext& ctx, const Command* 
     if (ctx.rank() == 0) std::cerr << error_prefix(command) << error << std::endl;
     return kExitFailure;
   }
-  reduced.report = reduce_rank_files_across(reduced.files, cfg.reduce, exchange);
+  // The step graph needs every rank's ops of a step: each process packs its files' steps as it
+  // reads them for the reduction, and the steps then go to their owners.
+  CriticalPathPacks packs;
+  reduced.report = reduce_rank_files_across(reduced.files, cfg.reduce, exchange,
+                                            cfg.critical_path ? &packs : nullptr);
   if (!cfg.baseline.empty()) {
     reduced.baseline = reduce_rank_files_across(baseline_files, cfg.reduce, exchange);
   }
-  // The step graph needs every rank's ops of a step: the processes read their files again.
-  find_critical_path(cfg, reduced, exchange);
+  find_critical_path(cfg, reduced, exchange, packs);
   return run_on_rank_zero(ctx, command, [&] { return write_report(cfg, reduced); });
 }
 

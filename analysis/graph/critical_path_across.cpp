@@ -76,6 +76,11 @@ class VarReader {
   std::size_t at_ = 0;
 };
 
+}  // namespace
+// The packer's types have a name of their own: CriticalPathPacks::State, visible outside this
+// file, holds them.
+namespace critical_pack {
+
 // The names, collectives and communicators of one process's ops, each sent once a round.
 class Strings {
  public:
@@ -95,7 +100,7 @@ class Strings {
 };
 
 // One rank's share of a step graph (a graph holding that rank alone), packed.
-void pack_rank_step(std::string& out, const StepGraph& g, Strings& strings) {
+static void pack_rank_step(std::string& out, const StepGraph& g, Strings& strings) {
   const GraphRank& r = g.ranks.front();
   put_signed(out, r.rank);
   put_signed(out, r.start_ns);
@@ -122,8 +127,8 @@ void pack_rank_step(std::string& out, const StepGraph& g, Strings& strings) {
 }
 
 // Appends the rank steps packed in `in` to `g`, as StepGraphBuilder::add would have.
-void unpack_rank_steps(VarReader& in, const std::vector<std::string_view>& strings, StepGraph& g,
-                       std::unordered_set<int>& ranks) {
+static void unpack_rank_steps(VarReader& in, const std::vector<std::string_view>& strings,
+                              StepGraph& g, std::unordered_set<int>& ranks) {
   auto text = [&strings](std::uint64_t id) {
     if (id >= strings.size())
       throw Error("critical path message names string " + std::to_string(id));
@@ -181,8 +186,14 @@ class StepPacker final : public RankStepSink {
       throw Error("rank " + std::to_string(rank_) + " has step " + std::to_string(step.index) +
                   " twice");
     }
-    StepGraph g;
+    // One graph's storage for every rank step packed: a fresh one was an allocation and its
+    // growth for each of them (a quarter of the packing's time).
+    StepGraph& g = scratch_;
     g.step = step.index;
+    g.ranks.clear();
+    g.ops.clear();
+    g.collectives.clear();
+    g.ops_with_waits = g.incomplete = g.unmatched_transfers = g.transfers_without_peers = 0;
     append_rank_step(g, rank_, offset_, step);
     pack_rank_step(at->second, g, strings_);
   }
@@ -191,6 +202,8 @@ class StepPacker final : public RankStepSink {
     pending_.clear();
   }
   void restart() override { pending_.clear(); }
+  /// The file's packed steps, read whole, instead of end().
+  std::map<int, std::string> take_pending() { return std::exchange(pending_, {}); }
   std::map<int, std::string>& steps() { return steps_; }
 
  private:
@@ -199,7 +212,14 @@ class StepPacker final : public RankStepSink {
   std::int64_t offset_ = 0;
   std::map<int, std::string> pending_;  // this file's, until it was read whole
   std::map<int, std::string> steps_;
+  StepGraph scratch_;
 };
+
+}  // namespace critical_pack
+namespace {
+using critical_pack::StepPacker;
+using critical_pack::Strings;
+using critical_pack::unpack_rank_steps;
 
 // The first problem in the files' order, of those found on this process: (order, message).
 using Problem = std::pair<std::uint64_t, std::string>;
@@ -296,8 +316,52 @@ Received read_round(const std::string& bytes) {
 
 }  // namespace
 
+struct CriticalPathPacks::State {
+  Strings strings;
+  StepPacker packer{strings};
+  std::uint32_t file = 0;
+  bool failed = false;  // the packer's own problem with this file
+  // Each file read whole, in reading order, and the packer's problems (file, message).
+  std::vector<std::pair<std::uint32_t, std::map<int, std::string>>> files;
+  std::vector<std::pair<std::uint32_t, std::string>> problems;
+};
+
+CriticalPathPacks::CriticalPathPacks() : state_(std::make_unique<State>()) {}
+CriticalPathPacks::~CriticalPathPacks() = default;
+
+void CriticalPathPacks::begin_file(std::uint32_t index) {
+  state_->file = index;
+  state_->failed = false;
+  state_->packer.restart();
+}
+
+void CriticalPathPacks::header(const RankTimeline& header) { state_->packer.header(header); }
+
+void CriticalPathPacks::step(const StepView& step) {
+  if (state_->failed) return;
+  try {
+    state_->packer.step(step);
+  } catch (const std::exception& e) {
+    state_->failed = true;
+    state_->problems.emplace_back(state_->file, e.what());
+  }
+}
+
+void CriticalPathPacks::end() {
+  if (!state_->failed) state_->files.emplace_back(state_->file, state_->packer.take_pending());
+}
+
+void CriticalPathPacks::restart() {
+  // Delivered again (the complete reader after the one-pass one): what this delivery found
+  // does not count.
+  if (state_->failed && !state_->problems.empty() && state_->problems.back().first == state_->file)
+    state_->problems.pop_back();
+  state_->failed = false;
+  state_->packer.restart();
+}
+
 void add_critical_paths_across(Report& report, const std::vector<std::string>& files,
-                               ReduceExchange& exchange) {
+                               ReduceExchange& exchange, CriticalPathPacks* packs) {
   const int processes = exchange.size();
   const int me = exchange.rank();
   // The files the reduction could not use (unreadable, or a rank read twice) are left out.
@@ -312,19 +376,38 @@ void add_critical_paths_across(Report& report, const std::vector<std::string>& f
     while (!in.done()) skipped.insert(in.get_string());
   }
 
-  Strings strings;
-  StepPacker packer(strings);
+  CriticalPathPacks own;  // without the reduction's packs: this block read here
+  CriticalPathPacks::State& state = packs != nullptr ? *packs->state_ : *own.state_;
+  Strings& strings = state.strings;
+  StepPacker& packer = state.packer;
   Problem problem{kNoProblem, ""};
   const std::size_t n = files.size();
-  const std::size_t begin = n * static_cast<std::size_t>(me) / static_cast<std::size_t>(processes);
-  const std::size_t end =
-      n * static_cast<std::size_t>(me + 1) / static_cast<std::size_t>(processes);
-  for (std::size_t i = begin; i < end && problem.first == kNoProblem; ++i) {
-    if (skipped.count(files[i]) != 0) continue;
-    try {
-      stream_rank_file(files[i], packer);
-    } catch (const std::exception& e) {
-      problem = {i, e.what()};
+  if (packs != nullptr) {
+    // The files in reading order, those the reduction left out dropped; the first problem of
+    // the packer's with a file it kept, as reading them here would have stopped at.
+    for (const auto& [index, message] : state.problems) {
+      if (index < n && skipped.count(files[index]) == 0 && index < problem.first)
+        problem = {index, message};
+    }
+    for (auto& [index, steps] : state.files) {
+      if (index >= problem.first) break;
+      if (index < n && skipped.count(files[index]) != 0) continue;
+      for (auto& [step, bytes] : steps) packer.steps()[step] += bytes;
+      std::map<int, std::string>().swap(steps);
+    }
+    state.files.clear();
+  } else {
+    const std::size_t begin =
+        n * static_cast<std::size_t>(me) / static_cast<std::size_t>(processes);
+    const std::size_t end =
+        n * static_cast<std::size_t>(me + 1) / static_cast<std::size_t>(processes);
+    for (std::size_t i = begin; i < end && problem.first == kNoProblem; ++i) {
+      if (skipped.count(files[i]) != 0) continue;
+      try {
+        stream_rank_file(files[i], packer);
+      } catch (const std::exception& e) {
+        problem = {i, e.what()};
+      }
     }
   }
   for (auto& [index, bytes] : packer.steps()) bytes.shrink_to_fit();
