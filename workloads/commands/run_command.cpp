@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "analysis/distributed_reduction.hpp"
+#include "analysis/graph/critical_path_across.hpp"
 #include "analysis/graph/critical_report.hpp"
 #include "analysis/mpi/mpi_reduce_exchange.hpp"
 #include "analysis/reducer.hpp"
@@ -745,33 +746,38 @@ class RunCommand final : public Command {
     };
     Reducer reducer(ReduceOptions{});
     reducer.set_file_index(static_cast<std::uint32_t>(ctx.rank()));
+    // The critical path needs every rank's ops of a step, which no rank holds: each rank packs
+    // its own steps, as `commprof report DIR` packs its files' while reducing them, and the
+    // steps go to their owner ranks (critical_path_across.hpp). No rank reads a file back.
+    CriticalPathPacks packs;
     {
       // Through the file's text, so the report has the numbers the file holds.
       std::ostringstream text;
       write_rank_json(text, mine);
       const std::string source = source_of(ctx.rank());
       try {
-        reducer.add(parse_rank_json(text.str(), source), source);
+        RankTimeline t = parse_rank_json(text.str(), source);
+        if (!c.out_dir.empty()) {
+          packs.begin_file(static_cast<std::uint32_t>(ctx.rank()));
+          send_timeline(t, packs);
+        }
+        reducer.add(std::move(t), source);
       } catch (const Error& e) {
         reducer.add_problem(source, e.what());
       }
     }
     MpiReduceExchange exchange(ctx.comm());
     Report report = finish_across(reducer, ReduceOptions{}, exchange);
+    std::vector<std::string> sources;
+    for (int r = 0; r < ctx.size(); ++r) sources.push_back(source_of(r));
+    if (!c.out_dir.empty()) add_critical_paths_across(report, sources, exchange, &packs);
     if (ctx.rank() != 0) return;
-    if (!c.out_dir.empty()) {
-      for (int r = 0; r < ctx.size(); ++r) report.inputs.push_back(source_of(r));
-    }
-    // The critical path needs every rank's ops of a step, which no rank holds: rank 0 reads them
-    // back from the rank files (every rank closed its file before the exchange above), as
-    // `commprof report DIR` does. Where it cannot (another host's file out of its reach), the
-    // report says why in a warning.
-    if (!c.out_dir.empty()) {
-      add_critical_path_from_files(report, report.inputs);
-    } else {
+    if (c.out_dir.empty()) {
       log::info(
-          "no critical path in this report: it is built from the rank files, which --out "
-          "writes");
+          "no critical path in this report: it is made where --out writes the rank files it "
+          "describes");
+    } else {
+      report.inputs = sources;
     }
     std::cout << '\n';
     write_report_text(std::cout, report);
