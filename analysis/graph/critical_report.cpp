@@ -7,8 +7,6 @@
 #include <tuple>
 
 #include "analysis/graph/critical_path.hpp"
-#include "analysis/graph/critical_path_across.hpp"
-#include "analysis/reduce_exchange.hpp"
 
 namespace commprof {
 namespace {
@@ -176,11 +174,6 @@ void add_critical_paths_or_warn(Report& report, StepGraphBuilder& builder,
   } else {
     report.warnings.push_back("no critical path: " + problem);
   }
-}
-
-void add_critical_path_from_files(Report& report, const std::vector<std::string>& files) {
-  SoloExchange alone;
-  add_critical_paths_across(report, files, alone);
 }
 
 }  // namespace commprof

@@ -57,11 +57,4 @@ void add_critical_paths(Report& report, const std::vector<StepGraph>& graphs);
 void add_critical_paths_or_warn(Report& report, StepGraphBuilder& builder,
                                 const std::string& problem);
 
-/// The critical path of every measured step of the rank files `files`, read from them (again)
-/// one at a time, each step's graph built and dropped in turn (critical_path_across.hpp on one
-/// process); files the report names as problems are left out, and a graph that cannot be built
-/// (waits naming ops that are not there, a file out of reach) is a warning of the report, not a
-/// failure.
-void add_critical_path_from_files(Report& report, const std::vector<std::string>& files);
-
 }  // namespace commprof
