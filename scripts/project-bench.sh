@@ -4,9 +4,10 @@
 # fitted to bench sweeps on FIT_NPS ranks, a SRC_NP-rank run of each workload, the step of DST_NP
 # ranks predicted from it and measured by running it (--validate), for dp, tp, pp (1F1B) and a
 # hybrid. Prints, per case, predicted and measured step, exposed communication and overlap with the
-# error (with the link model of the sweeps, and the step once more with a link model fitted to the
-# source run's own collectives; with SOURCE_RUNS above 1, the step each source run predicts alone
-# too); every output under $OUT.
+# error (with the link model of the sweeps; the step once more from one replay at the ranks' mean
+# speeds, without the measured step-to-step compute jitter, and once more with a link model fitted
+# to the source run's own collectives; with SOURCE_RUNS above 1, the step each source run predicts
+# alone too); every output under $OUT.
 #
 #   scripts/project-bench.sh                     BUILD=build/host OUT=./project-bench-out
 #   BACKEND=cuda BUILD=build/cuda FIT_NPS=2 SRC_NP=2 DST_NP=8 scripts/project-bench.sh
@@ -166,6 +167,10 @@ for c in $CASES; do
         --layout "$target" --links "$OUT/links.json"
     done
   fi
+  # The same prediction with one replay at the ranks' mean speeds (no step-to-step compute
+  # jitter drawn): what the jitter's draws change.
+  step "$c-steady-project$DST_NP" "$commprof" project "${sources[@]}" --layout "$target" \
+    --links "$OUT/links.json" --jitter-draws 0
   # The same prediction with the link model fitted to the source run's own collectives instead:
   # where the source measured no collective of a kind the target needs (a tp run has no pipeline
   # transfer), there is none, and the table says n/a.
@@ -207,6 +212,14 @@ for c in $CASES; do
         }
       }
       p = ""
+      while ((getline line < steady) > 0) {
+        if (line ~ /^ step \(ms\) /) { n = split(line, f, " "); p = f[n] }
+      }
+      if (p != "" && measured + 0 > 0) {
+        printf "%-8s %-16s %-20s %12s %12s %+9.1f%%\n", c, t, "step, no jitter (ms)", p, measured,
+               100 * (p - measured) / measured
+      }
+      p = ""
       while ((getline line < own) > 0) {
         if (line ~ /^ step \(ms\) /) { n = split(line, f, " "); p = f[n] }
       }
@@ -217,7 +230,7 @@ for c in $CASES; do
         printf "%-8s %-16s %-20s %12s %12s %10s\n", c, t, "step, own fit (ms)", "n/a", measured,
                "n/a"
       }
-    }' own="$OUT/$c-own$DST_NP.log" runs="$([ "$SOURCE_RUNS" -gt 1 ] && echo "$SOURCE_RUNS" || echo 0)" \
+    }' own="$OUT/$c-own$DST_NP.log" steady="$OUT/$c-steady-project$DST_NP.log" runs="$([ "$SOURCE_RUNS" -gt 1 ] && echo "$SOURCE_RUNS" || echo 0)" \
     prefix="$OUT/$c-single" dst="$DST_NP" "$OUT/$c-project$DST_NP.log"
 done
 # With VALIDATE_RUNS above 1: each case's runs of the target, the error against each, the spread.

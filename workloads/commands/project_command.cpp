@@ -48,6 +48,7 @@ struct ProjectConfig {
   std::vector<std::string> baseline;
   bool overlap_slowdown = true;
   bool rank_spread = true;
+  int jitter_draws = 32;
   int gpus_per_node = -1;  // -1: from the run
   std::string format = "text";
   std::string output;
@@ -157,6 +158,10 @@ class ProjectCommand final : public Command {
         "alone")("no-rank-spread", po::bool_switch(),
                  "do not give target ranks the compute speeds the run's ranks measured on the "
                  "same work: every rank computes at the class rates")(
+        "jitter-draws", po::value<int>()->default_value(32),
+        "replays with the measured step-to-step compute jitter (each target rank's compute "
+        "scaled by a factor drawn from the run's steps), the figures their means; 0: one replay "
+        "at the ranks' mean speeds")(
         "gpus-per-node", po::value<int>(),
         "ranks per node of the target (a communicator whose ranks span nodes takes the "
         "inter_node fit); default: the run's ranks per host where it had several hosts, else "
@@ -205,6 +210,11 @@ class ProjectCommand final : public Command {
     if (vm.count("baseline") != 0) cfg_.baseline = {vm["baseline"].as<std::string>()};
     cfg_.overlap_slowdown = !vm["no-overlap-slowdown"].as<bool>();
     cfg_.rank_spread = !vm["no-rank-spread"].as<bool>();
+    cfg_.jitter_draws = vm["jitter-draws"].as<int>();
+    if (cfg_.jitter_draws < 0 || cfg_.jitter_draws > 100000) {
+      throw ConfigError("--jitter-draws must be from 0 to 100000, not " +
+                        std::to_string(cfg_.jitter_draws));
+    }
     if (vm.count("gpus-per-node") != 0) {
       cfg_.gpus_per_node = vm["gpus-per-node"].as<int>();
       if (cfg_.gpus_per_node < 1) throw ConfigError("--gpus-per-node must be at least 1");
@@ -278,6 +288,7 @@ class ProjectCommand final : public Command {
     if (!cfg_.baseline.empty()) add_baseline(p.run, cfg_.baseline);
     p.options.overlap_slowdown = cfg_.overlap_slowdown;
     p.options.rank_spread = cfg_.rank_spread;
+    p.options.jitter_draws = cfg_.jitter_draws;
     if (!cfg_.links.empty()) p.links = read_link_model(cfg_.links);
     p.basis.inputs = cfg_.inputs;
     p.basis.links = cfg_.links;

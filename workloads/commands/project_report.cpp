@@ -128,6 +128,18 @@ void basis_lines(std::ostream& os, const MeasuredRun& run, const ProjectionBasis
        << r.rank_compute.size() << ": from " << format_number("%+.1f", 100.0 * (*lo - 1)) << "% to "
        << format_number("%+.1f", 100.0 * (*hi - 1)) << "%\n";
   }
+  if (p != nullptr && p->jitter_draws > 0) {
+    os << "# applied: the steps' compute jitter (each rank's compute in each measured step over "
+          "its own mean, "
+       << p->jitter_samples << " samples, 10th to 90th percentile "
+       << format_number("%.3f", p->jitter_p10) << " to " << format_number("%.3f", p->jitter_p90)
+       << "x): " << p->jitter_draws
+       << " replays, each target rank's compute scaled by one sample drawn for it; the "
+          "figures are their means (one replay at the mean speeds: step "
+       << ms(static_cast<double>(p->step_steady_ns)) << " ms)\n";
+  } else if (p != nullptr && !r.compute_jitter.empty()) {
+    os << "# not applied: the steps' compute jitter (--jitter-draws 0)\n";
+  }
   os << "# not applied: " << (spread ? "" : "the ranks' compute spread (--no-rank-spread); ")
      << "the ranks' step spread as such (measured: the slowest rank's mean step "
      << format_number("%.1f", 100.0 * r.step_spread)
@@ -283,6 +295,13 @@ nlohmann::ordered_json projection_json(const Projection& p) {
                      {"link", c.inter_node ? "inter_node" : "intra_node"}});
   }
   j["communicators"] = comms;
+  j["compute_jitter"] = {{"draws", p.jitter_draws},
+                         {"samples", p.jitter_samples},
+                         {"sample_p10", p.jitter_p10},
+                         {"sample_p90", p.jitter_p90},
+                         {"step_at_mean_speeds_ns", p.step_steady_ns},
+                         {"step_p10_ns", p.step_p10_ns},
+                         {"step_p90_ns", p.step_p90_ns}};
   j["overlap_slowdown"] = slowdown_json(p);
   j["notes"] = p.notes;
   return j;
@@ -429,6 +448,10 @@ void write_projection_text(std::ostream& os, const MeasuredRun& run, const Proje
   rows.push_back({"COMM busy (ms)", ms(p.outcome.comm_ns)});
   rows.push_back({"overlap (%)", pct(p.outcome.overlap)});
   rows.push_back({"critical path (ms)", ms(static_cast<double>(p.path_ns))});
+  if (p.jitter_draws > 0) {
+    rows.push_back({"one step, 10th pct (ms)", ms(static_cast<double>(p.step_p10_ns))});
+    rows.push_back({"one step, 90th pct (ms)", ms(static_cast<double>(p.step_p90_ns))});
+  }
   write_table(os, rows);
   if (!p.comms.empty()) {
     os << "\n## Predicted collectives per communicator kind (one step)\n";

@@ -122,22 +122,30 @@ MeasuredRates learn_rates(const std::vector<RankTimeline>& ranks,
     }
     m.rank_step_ns.push_back(n > 0 ? sum / n : 0.0);
   }
-  // Each rank's compute against every rank's class rates.
+  // Each rank's compute against every rank's class rates, over all its steps and each step
+  // apart: the one is the rank's speed, the other's ratio to it the step's jitter.
   for (const RankTimeline& t : ranks) {
     double ns = 0, expected = 0;
+    std::vector<double> step_speed;
     for (const StepRecord& s : t.steps) {
       if (s.warmup || s.ops.empty()) continue;
+      double step_ns = 0, step_expected = 0;
       for (const OpRecord& op : s.ops) {
         if (op.category != Category::kComp || op.duration_ns() <= 0) continue;
         const bool flops = op.flops > 0;
         const double work = flops ? op.flops : static_cast<double>(op.bytes);
         const auto it = m.by_class.find(op_class(op.name) + (flops ? "/flop" : "/byte"));
         if (work <= 0 || it == m.by_class.end() || it->second.per_ns() <= 0) continue;
-        ns += static_cast<double>(op.duration_ns());
-        expected += work / it->second.per_ns();
+        step_ns += static_cast<double>(op.duration_ns());
+        step_expected += work / it->second.per_ns();
       }
+      if (step_expected > 0) step_speed.push_back(step_ns / step_expected);
+      ns += step_ns;
+      expected += step_expected;
     }
-    m.rank_compute.push_back(expected > 0 ? ns / expected : 1.0);
+    const double speed = expected > 0 ? ns / expected : 1.0;
+    m.rank_compute.push_back(speed);
+    for (const double v : step_speed) m.compute_jitter.push_back(v / speed);
   }
   // Host gaps, and transfers timed from their pairs (the step graph's partners, where the files
   // record the peers): each side's time from the last side's arrival, as the replay gives it.

@@ -49,6 +49,12 @@ struct MeasuredRates {
   /// its COMP ops took over the time its class rates (every rank's) give them; 1 where it did
   /// no such op. The spread of the same work across ranks, apart from what each rank ran.
   std::vector<double> rank_compute;
+  /// Each measured step's compute speed on each rank over that rank's own (rank_compute): its
+  /// COMP ops' time in the step over the time its rank's speed and the class rates give them,
+  /// pooled over ranks and steps. 1 everywhere where a rank computes at one speed; on a shared
+  /// CPU a rank's step may take twice its usual compute (a core taken from it for a while),
+  /// and a collective that waits for the slowest rank waits for whichever rank was slow then.
+  std::vector<double> compute_jitter;
 };
 
 /// Learns the rates from every rank's timeline and the step graphs built from them. Throws

@@ -17,6 +17,7 @@
 #include "src/core/log.hpp"
 #include "src/timeline/rank_file.hpp"
 #include "workloads/layout.hpp"
+#include "workloads/projection/compute_jitter.hpp"
 #include "workloads/projection/target_graph.hpp"
 
 namespace commprof {
@@ -379,6 +380,25 @@ Projection project(const MeasuredRun& run, const ParallelLayout& layout,
   p.ops = static_cast<std::int64_t>(g.ops.size());
   p.outcome = step_outcome(g, times);
   p.path_ns = critical_path(g, times).length_ns();
+  p.step_steady_ns = p.outcome.step_ns;
+  const std::vector<double>& jitter = run.rates.compute_jitter;
+  if (options.jitter_draws > 0 && !jitter.empty()) {
+    const JitterReplay j = replay_with_jitter(g, model, jitter, options.jitter_draws);
+    p.jitter_draws = j.draws;
+    p.outcome = j.mean;
+    p.path_ns = static_cast<std::int64_t>(std::llround(j.path_ns));
+    p.step_p10_ns = j.step_p10_ns;
+    p.step_p90_ns = j.step_p90_ns;
+    std::vector<double> sorted = jitter;
+    std::sort(sorted.begin(), sorted.end());
+    auto at = [&](double q) {
+      return sorted[static_cast<std::size_t>(
+          std::lround(q * static_cast<double>(sorted.size() - 1)))];
+    };
+    p.jitter_p10 = at(0.1);
+    p.jitter_p90 = at(0.9);
+    p.jitter_samples = sorted.size();
+  }
   std::map<std::string, ProjectedComm> comms;
   std::map<std::string, std::set<std::string>> names;
   auto count = [&](std::size_t op, double bus_bytes) {

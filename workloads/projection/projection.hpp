@@ -77,6 +77,9 @@ struct ProjectionOptions {
   /// Give target rank r the compute speed the run measured on its rank r mod (the run's ranks)
   /// (MeasuredRates::rank_compute): a rank slower on the same work holds up what waits for it.
   bool rank_spread = true;
+  /// Replays drawn with the measured step-to-step compute jitter (compute_jitter.hpp); the
+  /// figures are their means. 0: one replay at each rank's mean speed.
+  int jitter_draws = 32;
 };
 
 /// What the overlap slowdown did to one category's ops in the predicted step.
@@ -112,6 +115,13 @@ struct Projection {
   OverlapSlowdown slowdown;
   bool slowdown_applied = false;
   bool rank_spread_applied = false;
+  /// The jitter's draws (0: not applied) and what they changed: the step of one replay at the
+  /// ranks' mean speeds, the draws' 10th and 90th percentile step, the samples' spread.
+  int jitter_draws = 0;
+  std::int64_t step_steady_ns = 0;
+  std::int64_t step_p10_ns = 0, step_p90_ns = 0;
+  double jitter_p10 = 1.0, jitter_p90 = 1.0;
+  std::size_t jitter_samples = 0;
   std::int64_t step_alone_ns = 0;
   int iterations = 0;
   bool converged = true;

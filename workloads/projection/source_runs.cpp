@@ -294,6 +294,14 @@ MeasuredRun combine_runs(std::vector<MeasuredRun> runs) {
     }
   }
 
+  // The steps' compute jitter: every run's samples together. Each is a step's speed over its own
+  // run's rank speed, so runs of different speeds pool without one shifting the others.
+  r.compute_jitter.clear();
+  for (const MeasuredRun& run : runs) {
+    r.compute_jitter.insert(r.compute_jitter.end(), run.rates.compute_jitter.begin(),
+                            run.rates.compute_jitter.end());
+  }
+
   // Shown, not applied: the ranks' step spread; each rank's mean step.
   std::vector<double> spreads;
   for (const MeasuredRun& run : runs) spreads.push_back(run.rates.step_spread);
