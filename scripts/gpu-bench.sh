@@ -60,7 +60,10 @@
 #              gemm"), each compared by scripts/fidelity/compare.py; first GEMM_ROUNDS (3) pairs of
 #              `commprof gemm` and torch's 8192^3 matmul of randn (and ones) operands, alternately;
 #              FIDELITY_RUN_ARGS go to commprof run (for the MoE presets "--routing uniform":
-#              the PyTorch reference's random router spreads tokens about evenly).
+#              the PyTorch reference's random router spreads tokens about evenly);
+#              FIDELITY_BASELINE (a build folder) runs its commprof too against the same PyTorch
+#              step (before/after on one GPU); each comparison's memory-bound kernels and ops one
+#              by one in <tag>-other-<attention>.txt (scripts/fidelity/other_kernels.py).
 #              Needs python3 with torch (PYTHON, default python3)
 #   calibrate  `commprof run --compute-from` against the traced step it learned from (issue #15):
 #              for each preset of CALIBRATE_PRESETS (default "gpt-1.3b llama-8b"; layers from
@@ -623,16 +626,27 @@ PY
   mv "${median%.json}.trace.json" "$PD/$tag-torch-trace.json" 2>/dev/null
   rm -f "$PD/$tag"-torch-*.trace.json
   # The default (fused attention), then attention as GEMMs: both against the same torch step.
-  local a
+  # FIDELITY_BASELINE (another build folder, e.g. main's) runs its commprof too, against the
+  # same torch step on the same GPU (its files named $tag-baseline-*).
+  local a bin who
   for a in ${FIDELITY_ATTENTION:-fused gemm}; do
-    run_to "commprof run $tag, $l layers, --attention $a" "$PD/$tag-commprof-$a.txt" \
-      "${MPIRUN_BASE[@]}" -np 1 "$COMMPROF" run --backend cuda --model "$p" --layers "$l" \
-      "${vocab[@]}" --workload dp --op-timing activity --steps 5 --warmup-steps 2 \
-      --attention "$a" ${FIDELITY_RUN_ARGS:-} --out "$PD/$tag-commprof-$a"
-    run_to "compare $tag ($a)" "$PD/$tag-compare-$a.txt" "$py" "$fid/compare.py" \
-      --commprof "$PD/$tag-commprof-$a" --torch "$PD/$tag-torch.json" \
-      --json "$PD/$tag-compare-$a.json"
-    { echo "## $tag, --attention $a"; cat "$PD/$tag-compare-$a.txt"; } >>"$LOG"
+    for who in '' ${FIDELITY_BASELINE:+baseline-}; do
+      bin=$COMMPROF
+      [ -n "$who" ] && bin=$(abs_path "$FIDELITY_BASELINE")/commprof
+      run_to "commprof run $tag, $l layers, --attention $a ${who:+(baseline)}" \
+        "$PD/$tag-${who}commprof-$a.txt" "${MPIRUN_BASE[@]}" -np 1 "$bin" run --backend cuda \
+        --model "$p" --layers "$l" "${vocab[@]}" --workload dp --op-timing activity --steps 5 \
+        --warmup-steps 2 --attention "$a" ${FIDELITY_RUN_ARGS:-} --out "$PD/$tag-${who}commprof-$a"
+      run_to "compare $tag ($a) ${who:+(baseline)}" "$PD/$tag-${who}compare-$a.txt" "$py" \
+        "$fid/compare.py" --commprof "$PD/$tag-${who}commprof-$a" --torch "$PD/$tag-torch.json" \
+        --json "$PD/$tag-${who}compare-$a.json"
+      { echo "## $tag, --attention $a ${who:+(baseline $FIDELITY_BASELINE)}"
+        cat "$PD/$tag-${who}compare-$a.txt"; } >>"$LOG"
+      # The memory-bound kernels and ops one by one (scripts/fidelity/other_kernels.py).
+      [ -f "$PD/$tag-torch-trace.json" ] &&
+        "$py" "$fid/other_kernels.py" --trace "$PD/$tag-torch-trace.json" \
+          --commprof "$PD/$tag-${who}commprof-$a" >"$PD/$tag-${who}other-$a.txt" 2>>"$LOG"
+    done
   done
 }
 

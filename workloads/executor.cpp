@@ -342,8 +342,14 @@ Work PlanExecutor::work_of(const PlannedOp& op) const {
                           B.gemm_a.data(),  B.gemm_b.data(), B.gemm_c.data(), B.gemm_a.bytes(),
                           B.gemm_b.bytes(), B.gemm_c.bytes()};
         } else if constexpr (std::is_same_v<Call, PlannedElementwise>) {
-          return ElementwiseCall{call.read_bytes,    call.write_bytes,  B.pass_src.data(),
-                                 B.pass_src.bytes(), B.pass_dst.data(), B.pass_dst.bytes()};
+          ElementwiseCall e{call.read_bytes,    call.write_bytes,  B.pass_src.data(),
+                            B.pass_src.bytes(), B.pass_dst.data(), B.pass_dst.bytes()};
+          e.pattern = call.pattern;
+          e.pattern_read = call.pattern_read;
+          e.pattern_write = call.pattern_write;
+          e.row_bytes = call.row_bytes;
+          e.dtype = dtype;
+          return e;
         } else if constexpr (std::is_same_v<Call, PlannedCollective>) {
           CollectiveCall c;
           c.kind = call.kind;

@@ -200,8 +200,9 @@ LayerPasses layer_passes(const ModelShape& s, int tp, bool sequence_parallel) {
   x.residual_bwd = {2 * a, a};
   x.attn_layout_fwd = {heads, heads};
   x.attn_layout_bwd = {heads + 2 * kv, heads + 2 * kv};
-  x.act_fwd = ffn_act_fwd(s.gated_ffn, f);
-  x.act_bwd = ffn_act_bwd(s.gated_ffn, f);
+  const U row = static_cast<U>(s.ffn) / t * e;  // a half of the up projection's rows
+  x.act_fwd = ffn_act_fwd(s.gated_ffn, f, row);
+  x.act_bwd = ffn_act_bwd(s.gated_ffn, f, row);
   if (!s.gated_ffn) {
     const U h = static_cast<U>(s.hidden);
     const U qkv = static_cast<U>((s.heads + 2 * s.key_value_heads()) * s.head_dim()) / t;
@@ -212,12 +213,21 @@ LayerPasses layer_passes(const ModelShape& s, int tp, bool sequence_parallel) {
   return x;
 }
 
-PassBytes ffn_act_fwd(bool gated, std::uint64_t f) {
-  return gated ? PassBytes{3 * f, 2 * f} : PassBytes{f, f};
+// SwiGLU as PyTorch eager and Megatron-Core's unfused glu() run it: gate, up = x.chunk(2, -1),
+// then F.silu(gate) * up. Every kernel with a chunk half among its operands runs unvectorised
+// (AccessPattern::kStrided); their bytes are the pattern's.
+PassBytes ffn_act_fwd(bool gated, std::uint64_t f, std::uint64_t row) {
+  if (!gated) return {f, f};
+  // silu(gate): read f, write f; silu(gate) · up: read 2f, write f. Both on a chunk view.
+  return {3 * f, 2 * f, AccessPattern::kStrided, 3 * f, 2 * f, row};
 }
 
-PassBytes ffn_act_bwd(bool gated, std::uint64_t f) {
-  return gated ? PassBytes{8 * f, 5 * f} : PassBytes{2 * f, f};
+PassBytes ffn_act_bwd(bool gated, std::uint64_t f, std::uint64_t row) {
+  if (!gated) return {2 * f, f};
+  // MulBackward: grad · up (a chunk view: unvectorised) and grad · silu(gate) (contiguous);
+  // SiluBackward: from grad and the gate (a chunk view: unvectorised); chunk's backward: cat of
+  // the two gradients (read 2f, write 2f). Each of the first three reads 2f and writes f.
+  return {8 * f, 5 * f, AccessPattern::kStrided, 4 * f, 2 * f, row};
 }
 
 PassBytes adamw_bytes(std::uint64_t params, DType dtype) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "src/backend/kinds/access_pattern.hpp"
 #include "src/core/dtype.hpp"
 
 namespace commprof {
@@ -84,10 +85,16 @@ std::uint64_t activation_bytes(const ModelShape& shape);
 /// Forward FLOPs of one layer and micro-batch on one TP rank (backward is twice that).
 double layer_forward_flops(const ModelShape& shape, int tp);
 
-/// Bytes a memory-bound op reads and writes.
+/// Bytes a memory-bound op reads and writes; of them, `pattern_read` and `pattern_write` are
+/// moved the way `pattern` says (ElementwiseCall, src/backend/work.hpp: the real op's kernels
+/// reach them more slowly than a stream), in rows of `row_bytes` where the pattern has rows.
 struct PassBytes {
   std::uint64_t read = 0;
   std::uint64_t write = 0;
+  AccessPattern pattern = AccessPattern::kStream;
+  std::uint64_t pattern_read = 0;
+  std::uint64_t pattern_write = 0;
+  std::uint64_t row_bytes = 0;
 };
 
 /// Megatron-LM's make_vocab_size_divisible_by: the embedding and LM head hold the vocabulary
@@ -150,7 +157,7 @@ struct LayerPasses {
   PassBytes residual_fwd;  ///< x + f(x): read 2A, write A
   PassBytes residual_bwd;  ///< the two gradients of x summed: read 2A, write A
   PassBytes act_fwd;       ///< GELU: read F, write F; SwiGLU (silu, then ·up): read 3F, write 2F
-  PassBytes act_bwd;       ///< GELU: read 2F, write F; SwiGLU: read 8F, write 5F
+  PassBytes act_bwd;       ///< GELU: read 2F, write F; SwiGLU: read 8F, write 5F (ffn_act_bwd)
   PassBytes attn_layout_fwd;  ///< the heads' context into the token-major layout: read H, write H
   PassBytes attn_layout_bwd;  ///< Q, K, V gradients joined for the qkv GEMM: read, write H + 2K
   /// Biases' gradients (GPT presets; none without biases): read b·s·(q + h + ffn/t + h)·E with
@@ -160,11 +167,16 @@ struct LayerPasses {
 };
 LayerPasses layer_passes(const ModelShape& shape, int tp, bool sequence_parallel);
 
-/// An FFN's activation over `f` bytes of its hidden values, as PyTorch's kernels move them:
-/// GELU read f, write f; SwiGLU (silu, then ·up) read 3f, write 2f. Backward: GELU read 2f,
-/// write f; SwiGLU read 8f, write 5f.
-PassBytes ffn_act_fwd(bool gated, std::uint64_t f);
-PassBytes ffn_act_bwd(bool gated, std::uint64_t f);
+/// An FFN's activation over `f` bytes of its hidden values (rows of `row` bytes), as PyTorch's
+/// kernels move them: GELU read f, write f; SwiGLU (silu, then ·up) read 3f, write 2f.
+/// Backward: GELU read 2f, write f; SwiGLU read 8f, write 5f. SwiGLU's gate and up are the two
+/// halves of one GEMM's rows (`chunk(2, dim=-1)`), views PyTorch's element-wise kernels read
+/// unvectorised (AccessPattern::kStrided, halves of `row` bytes): all of the forward (silu on
+/// the gate, its product with up), and of the backward the gradient times up and silu's
+/// gradient (read 4f, write 2f); the gradient times silu(gate) (contiguous) and chunk's
+/// gradient, the two halves' gradients concatenated, stream.
+PassBytes ffn_act_fwd(bool gated, std::uint64_t f, std::uint64_t row);
+PassBytes ffn_act_bwd(bool gated, std::uint64_t f, std::uint64_t row);
 
 /// A fused AdamW step over `params` parameters of `dtype` (moments in the same type, as
 /// torch.optim.AdamW keeps them for bf16 parameters): reads parameters, gradients and both

@@ -112,24 +112,43 @@ MoePasses moe_passes(const ModelShape& s, std::uint64_t tokens) {
   const U k = static_cast<U>(s.top_k);
   const U x = static_cast<U>(s.experts);
   const U row = static_cast<U>(s.hidden) * dtype_size(s.dtype);
+  const U rows = t * k * row;  // the routed copies' rows
+  const U e = dtype_size(s.dtype);
   MoePasses p;
   p.topk_fwd = {4 * t * x, 4 * t * x + 12 * t * k};
   p.topk_bwd = {4 * t * x + 4 * t * k, 4 * t * x};
-  p.permute_fwd = {t * row + 8 * t * k, t * k * row};
-  p.permute_bwd = {t * k * row, t * row};
-  p.unpermute_fwd = {t * k * row + 4 * t * k, t * row};
-  p.unpermute_bwd = {t * row + 4 * t * k, t * k * row};
+  // tokens.index_select(0, token of each routed copy): a gather of whole rows, vectorised.
+  p.permute_fwd = {t * row + 8 * t * k, rows};
+  // index_select's gradient is an index_add_ into zeros: the zeros written (T·h·E), then each
+  // copy's row added into its token's row with atomic adds (PyTorch's index_add_).
+  p.permute_bwd = {rows + 8 * t * k, 2 * t * row, AccessPattern::kScatterAdd, rows, t * row, row};
+  // The experts' rows times their probabilities (a broadcast of one value a row: PyTorch's
+  // unvectorised kernel), the probabilities first gathered into the rows' order (4·T·K).
+  p.unpermute_probs_fwd = {rows + 4 * t * k, rows, AccessPattern::kStrided, rows, rows, 0};
+  // The weighted rows added into zeros per token: zeros(T·h·E), then index_add_ (Megatron-Core's
+  // unpermute: scatter_add_; both atomic adds of one element each).
+  p.unpermute_fwd = {rows + 8 * t * k, 2 * t * row, AccessPattern::kScatterAdd, rows, t * row, row};
+  // index_add_'s gradient for its source: the token rows' gradients gathered per copy.
+  p.unpermute_bwd = {t * row + 8 * t * k, rows};
+  // The product's gradients: grad · probabilities (broadcast: unvectorised), grad · rows
+  // (vectorised), summed over h into the probabilities' gradient (read T·K·h·E, write T·K·E).
+  p.unpermute_probs_bwd = {4 * rows + e * t * k,
+                           2 * rows + e * t * k,
+                           AccessPattern::kStrided,
+                           rows + e * t * k,
+                           rows,
+                           0};
   return p;
 }
 
 PassBytes expert_act_fwd(const ModelShape& s, std::uint64_t rows, int etp) {
-  return ffn_act_fwd(s.gated_ffn,
-                     rows * static_cast<std::uint64_t>(s.moe_ffn / etp) * dtype_size(s.dtype));
+  const std::uint64_t row = static_cast<std::uint64_t>(s.moe_ffn / etp) * dtype_size(s.dtype);
+  return ffn_act_fwd(s.gated_ffn, rows * row, row);
 }
 
 PassBytes expert_act_bwd(const ModelShape& s, std::uint64_t rows, int etp) {
-  return ffn_act_bwd(s.gated_ffn,
-                     rows * static_cast<std::uint64_t>(s.moe_ffn / etp) * dtype_size(s.dtype));
+  const std::uint64_t row = static_cast<std::uint64_t>(s.moe_ffn / etp) * dtype_size(s.dtype);
+  return ffn_act_bwd(s.gated_ffn, rows * row, row);
 }
 
 std::vector<std::uint64_t> moe_layer_dense_tensors(const ModelShape& s, int tp) {

@@ -67,17 +67,27 @@ struct MoeGemms {
 MoeGemms moe_gemms(const ModelShape& shape, int tp, std::uint64_t tokens, int etp = 1);
 
 /// The memory-bound passes of one MoE layer and micro-batch on one rank, over T tokens routed
-/// to K experts each, rows of h elements of E bytes (docs/workloads.md gives the formulas):
+/// to K experts each, rows of h elements of E bytes, as Megatron-Core's unfused permute and
+/// unpermute (index_select, a product with the probabilities, scatter_add_) and PyTorch's
+/// autograd of them run (docs/workloads.md gives the formulas; R = T·K·h·E, the routed rows):
 struct MoePasses {
   /// Router scores (fp32, T × experts) to probabilities and the top K: read 4·T·X, write
   /// 4·T·X + 12·T·K (probabilities and int64 indices).
   PassBytes topk_fwd;
-  PassBytes topk_bwd;  ///< the gradient of the scores: read 4·T·X + 4·T·K, write 4·T·X
-  PassBytes permute_fwd;  ///< tokens gathered into expert order: read T·h·E + 8·T·K, write T·K·h·E
-  PassBytes permute_bwd;  ///< the rows' gradients summed back per token: read T·K·h·E, write T·h·E
-  PassBytes unpermute_fwd;  ///< the experts' rows weighted and summed per token: read T·K·h·E +
-                            ///< 4·T·K, write T·h·E
-  PassBytes unpermute_bwd;  ///< read T·h·E + 4·T·K, write T·K·h·E
+  PassBytes topk_bwd;     ///< the gradient of the scores: read 4·T·X + 4·T·K, write 4·T·X
+  PassBytes permute_fwd;  ///< tokens gathered into expert order: read T·h·E + 8·T·K, write R
+  /// The rows' gradients added back per token into zeros: read R + 8·T·K, write 2·T·h·E, of
+  /// which R added into T·h·E by atomic scatter-add (AccessPattern::kScatterAdd)
+  PassBytes permute_bwd;
+  /// The experts' rows times their probabilities: read R + 4·T·K, write R, unvectorised
+  /// (a broadcast operand: AccessPattern::kStrided)
+  PassBytes unpermute_probs_fwd;
+  /// The weighted rows added per token into zeros: as permute_bwd
+  PassBytes unpermute_fwd;
+  PassBytes unpermute_bwd;  ///< the gradient gathered per row: read T·h·E + 8·T·K, write R
+  /// The product's gradients (grad · probabilities unvectorised: read R + E·T·K, write R; grad
+  /// · rows, then summed over h): read 4R + E·T·K, write 2R + E·T·K
+  PassBytes unpermute_probs_bwd;
 };
 MoePasses moe_passes(const ModelShape& shape, std::uint64_t tokens);
 

@@ -105,13 +105,14 @@ int OpPlan::copy(const std::string& name, CopyKind kind, std::uint64_t bytes,
   return add(std::move(op), deps);
 }
 
-int OpPlan::elementwise(const std::string& name, std::uint64_t read_bytes,
-                        std::uint64_t write_bytes, const std::vector<int>& deps) {
+int OpPlan::elementwise(const std::string& name, const PassBytes& bytes,
+                        const std::vector<int>& deps) {
   PlannedOp op;
   op.name = name;
   op.stream = Category::kComp;
-  op.call = PlannedElementwise{read_bytes, write_bytes};
-  op.bytes = read_bytes + write_bytes;
+  op.call = PlannedElementwise{bytes.read,         bytes.write,         bytes.pattern,
+                               bytes.pattern_read, bytes.pattern_write, bytes.row_bytes};
+  op.bytes = bytes.read + bytes.write;
   return add(std::move(op), deps);
 }
 
@@ -208,6 +209,8 @@ OpPlan slowed(const OpPlan& plan, double factor) {
           } else if constexpr (std::is_same_v<Call, PlannedElementwise>) {
             call.read_bytes = stretched(call.read_bytes, factor);
             call.write_bytes = stretched(call.write_bytes, factor);
+            call.pattern_read = std::min(stretched(call.pattern_read, factor), call.read_bytes);
+            call.pattern_write = std::min(stretched(call.pattern_write, factor), call.write_bytes);
           } else if constexpr (std::is_same_v<Call, PlannedCompute>) {
             call.ns = stretched(call.ns, factor);
           } else if constexpr (std::is_same_v<Call, PlannedAdamw>) {
@@ -282,6 +285,12 @@ void print_plan(std::ostream& os, const OpPlan& plan) {
                << "  " << op.bytes << " B";
           } else if constexpr (std::is_same_v<Call, PlannedElementwise>) {
             os << "  pass  read " << call.read_bytes << " B, write " << call.write_bytes << " B";
+            if (call.pattern != AccessPattern::kStream) {
+              os << " (" << access_pattern_name(call.pattern) << ": read " << call.pattern_read
+                 << " B, write " << call.pattern_write << " B";
+              if (call.row_bytes > 0) os << ", rows of " << call.row_bytes << " B";
+              os << ")";
+            }
           } else if constexpr (std::is_same_v<Call, PlannedAdamw>) {
             const PassBytes bytes = adamw_bytes(call.parameters(), plan.dtype);
             os << "  adamw  " << call.tensors.size() << " tensors, " << call.parameters()

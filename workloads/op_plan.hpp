@@ -60,6 +60,11 @@ struct PlannedCopy {  ///< PlannedOp::bytes bytes
 struct PlannedElementwise {  ///< a memory-bound pass; PlannedOp::bytes = read + written
   std::uint64_t read_bytes = 0;
   std::uint64_t write_bytes = 0;
+  /// The part moved another way than the stream (ElementwiseCall's fields of the same names).
+  AccessPattern pattern = AccessPattern::kStream;
+  std::uint64_t pattern_read = 0;
+  std::uint64_t pattern_write = 0;
+  std::uint64_t row_bytes = 0;
 };
 struct PlannedCompute {  ///< arithmetic for a set time, learned from a real trace
   std::uint64_t ns = 0;
@@ -149,9 +154,9 @@ struct OpPlan {
           const std::vector<int>& deps);
   int copy(const std::string& name, CopyKind kind, std::uint64_t bytes,
            const std::vector<int>& deps);
-  /// A memory-bound op on the COMP stream that reads `read_bytes` and writes `write_bytes`.
-  int elementwise(const std::string& name, std::uint64_t read_bytes, std::uint64_t write_bytes,
-                  const std::vector<int>& deps);
+  /// A memory-bound op on the COMP stream that reads `bytes.read` and writes `bytes.write`, the
+  /// pattern's part as it says.
+  int elementwise(const std::string& name, const PassBytes& bytes, const std::vector<int>& deps);
 
   /// A fused AdamW step on the COMP stream over `tensors` (element counts) of the plan's dtype.
   int adamw(const std::string& name, std::vector<std::uint64_t> tensors,

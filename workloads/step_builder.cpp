@@ -325,7 +325,7 @@ void StepBuilder::offload(int l, int mb, int after) {
 
 // A memory-bound op on the COMP stream after `after` (and `also`, on another stream).
 int StepBuilder::pass(const std::string& name, const PassBytes& bytes, int after, int also) {
-  return plan_.elementwise(name, bytes.read, bytes.write, {after, also});
+  return plan_.elementwise(name, bytes, {after, also});
 }
 
 }  // namespace commprof

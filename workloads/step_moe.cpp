@@ -105,6 +105,7 @@ int StepBuilder::moe_forward(int l, int mb, int x, int params) {
   }
   y = etp_exchange(lname(l, "etp_scatter", mb), false, d, y);
   y = alltoallv(lname(l, "combine", mb), d.combine, d.recv_elements, y);
+  y = pass(lname(l, "unpermute_probs", mb) + ".fwd", p.unpermute_probs_fwd, y);
   return pass(lname(l, "unpermute", mb) + ".fwd", p.unpermute_fwd, y, shared);
 }
 
@@ -127,9 +128,11 @@ int StepBuilder::routing_counts(int l, int mb, int after) {
 }
 
 PassBytes StepBuilder::shared_act(bool backward) const {
-  const std::uint64_t f =
-      tokens_ * static_cast<std::uint64_t>(moe_gemms(c_.shape, t_, 1).shared_down_k) * elem_;
-  return backward ? ffn_act_bwd(c_.shape.gated_ffn, f) : ffn_act_fwd(c_.shape.gated_ffn, f);
+  const std::uint64_t row =
+      static_cast<std::uint64_t>(moe_gemms(c_.shape, t_, 1).shared_down_k) * elem_;
+  const std::uint64_t f = tokens_ * row;
+  return backward ? ffn_act_bwd(c_.shape.gated_ffn, f, row)
+                  : ffn_act_fwd(c_.shape.gated_ffn, f, row);
 }
 
 // Backward of the MoE block: unpermutation's gradient, the combine's all-to-allv backward (the
@@ -146,6 +149,7 @@ int StepBuilder::moe_backward(int l, int mb, int dy, int h2d, bool last_pass) {
   const MoePasses p = moe_passes(s, tokens);
   const MoeDispatch& d = dispatch_of(l);
   int y = pass(lname(l, "unpermute", mb) + ".bwd", p.unpermute_bwd, dy, h2d);
+  y = pass(lname(l, "unpermute_probs", mb) + ".bwd", p.unpermute_probs_bwd, y);
   y = alltoallv(lname(l, "combine.bwd", mb), d.dispatch, d.send_elements, y);
   y = etp_exchange(lname(l, "etp_scatter.bwd", mb), true, d, y);
   const int experts = expert_params(l);

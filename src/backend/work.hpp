@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "src/backend/kinds/access_pattern.hpp"
 #include "src/backend/kinds/collective_kind.hpp"
 #include "src/core/dtype.hpp"
 
@@ -122,6 +123,11 @@ inline const char* p2p_name(const std::array<P2PTransfer, 2>& sends,
 /// every parameter, gradient and moment: tens of GB): the pass then wraps around them, which
 /// costs the same memory traffic as long as a buffer is larger than the GPU's L2 cache. Their
 /// sizes are multiples of 16.
+///
+/// Where the real op reaches part of its bytes in a way slower than a stream (AccessPattern),
+/// `pattern_read` of the bytes read and `pattern_write` of those written are moved by a kernel
+/// of that pattern, over elements of `dtype` (rows of `row_bytes`, as the pattern says); the
+/// rest streams as above. The default, kStream with no pattern bytes, is the plain pass.
 struct ElementwiseCall {
   std::uint64_t read_bytes = 0;
   std::uint64_t write_bytes = 0;
@@ -129,6 +135,12 @@ struct ElementwiseCall {
   std::uint64_t src_bytes = 0;
   void* dst = nullptr;
   std::uint64_t dst_bytes = 0;
+  AccessPattern pattern = AccessPattern::kStream;
+  std::uint64_t pattern_read = 0;   ///< of read_bytes; at most read_bytes
+  std::uint64_t pattern_write = 0;  ///< of write_bytes; at most write_bytes
+  /// kStrided: a half-row of the chunk view read (0: reads in order); kScatterAdd: a row.
+  std::uint64_t row_bytes = 0;
+  DType dtype = DType::kFloat32;
 };
 
 /// The vector width of an ElementwiseCall: byte counts are rounded up to a multiple of it.

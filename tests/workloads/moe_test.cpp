@@ -145,6 +145,7 @@ TEST(Moe, PlanOfAnMoeLayer) {
                                           "l1.permute.mb0.fwd",
                                           "l1.dispatch.mb0",
                                           "l1.combine.mb0",
+                                          "l1.unpermute_probs.mb0.fwd",
                                           "l1.unpermute.mb0.fwd",
                                           "l1.residual2.mb0.fwd"};
   int previous = -1;
@@ -174,6 +175,42 @@ TEST(Moe, PlanOfAnMoeLayer) {
   }
   // 3 MoE layers x 4 local experts x (up 128 x 512 + down 256 x 128) floats.
   EXPECT_EQ(expert_bytes, 3U * 4U * (128U * 512U + 256U * 128U) * 4U);
+}
+
+// Mixtral's memory-bound MoE ops on 4096 tokens, top-2 (R = 4096 · 2 · 4096 · 2 B routed rows),
+// as Megatron-Core's unfused permute and unpermute and PyTorch's autograd of them run: the
+// scatter-adds of index_add_ / scatter_add_ (the unpermutation, the permutation's gradient) add
+// R into the token rows with atomics, after zeros; the products with the probabilities (a
+// broadcast) run unvectorised; an expert's SwiGLU reads the halves of its up GEMM's rows.
+TEST(Moe, MixtralPermutationPassesByHand) {
+  const ModelShape s = model_preset("mixtral-8x7b");
+  const std::uint64_t t = 4096, row = 4096 * 2, r = t * 2 * row;
+  const MoePasses p = moe_passes(s, t);
+  for (const PassBytes& scatter : {p.permute_bwd, p.unpermute_fwd}) {
+    EXPECT_EQ(scatter.read, r + 8 * t * 2);
+    EXPECT_EQ(scatter.write, 2 * t * row);  // the zeros, then the sums
+    EXPECT_EQ(scatter.pattern, AccessPattern::kScatterAdd);
+    EXPECT_EQ(scatter.pattern_read, r);
+    EXPECT_EQ(scatter.pattern_write, t * row);
+    EXPECT_EQ(scatter.row_bytes, row);
+  }
+  EXPECT_EQ(p.permute_fwd.pattern, AccessPattern::kStream);  // a gather of whole rows
+  EXPECT_EQ(p.unpermute_bwd.pattern, AccessPattern::kStream);
+  EXPECT_EQ(p.unpermute_probs_fwd.pattern, AccessPattern::kStrided);
+  EXPECT_EQ(p.unpermute_probs_fwd.pattern_read, r);
+  EXPECT_EQ(p.unpermute_probs_fwd.pattern_write, r);
+  EXPECT_EQ(p.unpermute_probs_fwd.row_bytes, 0u);  // a broadcast, no chunk halves
+  EXPECT_EQ(p.unpermute_probs_bwd.read, 4 * r + 2 * t * 2);
+  EXPECT_EQ(p.unpermute_probs_bwd.write, 2 * r + 2 * t * 2);
+  EXPECT_EQ(p.unpermute_probs_bwd.pattern_write, r);
+  // 1024 rows of one expert: F = 14336 over the halves of rows of 2F.
+  const std::uint64_t f = 1024ull * 14336 * 2;
+  const PassBytes act = expert_act_fwd(s, 1024, 1);
+  EXPECT_EQ(act.read, 3 * f);
+  EXPECT_EQ(act.pattern, AccessPattern::kStrided);
+  EXPECT_EQ(act.pattern_read, 3 * f);
+  EXPECT_EQ(act.row_bytes, 14336u * 2);
+  EXPECT_EQ(expert_act_bwd(s, 1024, 2).row_bytes, 7168u * 2);  // expert TP halves F
 }
 
 // Each training step routes anew (the Zipf routing's per-step factors): the default routing's

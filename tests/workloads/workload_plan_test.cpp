@@ -71,6 +71,9 @@ TEST(ModelShape, MemoryBoundOpsMoveWhatPyTorchsKernelsMove) {
   EXPECT_EQ(p.act_fwd.write, fa);
   EXPECT_EQ(p.act_bwd.read, 2 * fa);
   EXPECT_EQ(p.act_bwd.write, fa);
+  EXPECT_EQ(p.act_fwd.pattern, AccessPattern::kStream);  // GELU on a contiguous tensor
+  EXPECT_EQ(p.act_bwd.pattern, AccessPattern::kStream);
+  EXPECT_EQ(p.norm_bwd.pattern, AccessPattern::kStream);
   EXPECT_EQ(p.attn_layout_fwd.read, a);
   EXPECT_EQ(p.attn_layout_bwd.write, 3 * a);
   EXPECT_EQ(layer_passes(g, 4, false).attn_layout_bwd.read, 3 * a / 4);  // the rank's heads
@@ -91,6 +94,16 @@ TEST(ModelShape, MemoryBoundOpsMoveWhatPyTorchsKernelsMove) {
   EXPECT_EQ(q.act_fwd.write, 2 * fl);
   EXPECT_EQ(q.act_bwd.read, 8 * fl);
   EXPECT_EQ(q.act_bwd.write, 5 * fl);
+  // gate and up are the halves of the up GEMM's rows (chunk): PyTorch's unvectorised kernels
+  // run every forward op and, backward, the gradient times up and silu's gradient.
+  EXPECT_EQ(q.act_fwd.pattern, AccessPattern::kStrided);
+  EXPECT_EQ(q.act_fwd.pattern_read, 3 * fl);
+  EXPECT_EQ(q.act_fwd.pattern_write, 2 * fl);
+  EXPECT_EQ(q.act_fwd.row_bytes, static_cast<std::uint64_t>(l.ffn) * 2);
+  EXPECT_EQ(q.act_bwd.pattern, AccessPattern::kStrided);
+  EXPECT_EQ(q.act_bwd.pattern_read, 4 * fl);
+  EXPECT_EQ(q.act_bwd.pattern_write, 2 * fl);
+  EXPECT_EQ(layer_passes(l, 2, false).act_bwd.row_bytes, static_cast<std::uint64_t>(l.ffn));
   EXPECT_EQ(q.bias_grad.read, 0u);
   // Its 8 key/value heads of 32: the Q, K and V gradients joined are H + 2·H/4.
   const std::uint64_t hl = static_cast<std::uint64_t>(l.seq) * l.hidden * 2;

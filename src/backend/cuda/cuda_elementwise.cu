@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "src/backend/cuda/cuda_access_patterns.hpp"
 #include "src/backend/cuda/cuda_check.hpp"
 #include "src/backend/cuda/cuda_elementwise.hpp"
 
@@ -40,8 +41,14 @@ __global__ void elementwise_pass_kernel(const uint4* __restrict__ in, u64 in_vec
 }  // namespace
 
 void launch_elementwise(const ElementwiseCall& call, int sm_count, cudaStream_t stream) {
-  const u64 in_vecs = elementwise_span(call.read_bytes) / kElementwiseVector;
-  const u64 out_vecs = elementwise_span(call.write_bytes) / kElementwiseVector;
+  // The bytes the pattern's kernel moves, then the rest as a stream.
+  launch_access_pattern(call, sm_count, stream);
+  const u64 read =
+      call.read_bytes - (call.pattern_read < call.read_bytes ? call.pattern_read : call.read_bytes);
+  const u64 write = call.write_bytes -
+                    (call.pattern_write < call.write_bytes ? call.pattern_write : call.write_bytes);
+  const u64 in_vecs = elementwise_span(read) / kElementwiseVector;
+  const u64 out_vecs = elementwise_span(write) / kElementwiseVector;
   const u64 total = in_vecs > out_vecs ? in_vecs : out_vecs;
   if (total == 0) return;
   const u64 in_cap = call.src_bytes / kElementwiseVector;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "src/backend/host/host_access_patterns.hpp"
 #include "src/backend/host/uninstrumented.hpp"
 #include "src/core/errors.hpp"
 
@@ -42,8 +43,11 @@ COMMPROF_UNINSTRUMENTED void gemm_blocked(int m, int n, int k, const T* a, const
 
 // Uninstrumented: every index wraps within the caps taken from the buffers' sizes.
 COMMPROF_UNINSTRUMENTED void host_elementwise(const ElementwiseCall& call) {
-  const std::uint64_t in_words = elementwise_span(call.read_bytes) / sizeof(std::uint64_t);
-  const std::uint64_t out_words = elementwise_span(call.write_bytes) / sizeof(std::uint64_t);
+  host_access_pattern(call);  // the pattern's part first, then the rest as a stream
+  const std::uint64_t read = call.read_bytes - std::min(call.pattern_read, call.read_bytes);
+  const std::uint64_t write = call.write_bytes - std::min(call.pattern_write, call.write_bytes);
+  const std::uint64_t in_words = elementwise_span(read) / sizeof(std::uint64_t);
+  const std::uint64_t out_words = elementwise_span(write) / sizeof(std::uint64_t);
   const std::uint64_t in_cap = std::max<std::uint64_t>(call.src_bytes / 8, 1);
   const std::uint64_t out_cap = std::max<std::uint64_t>(call.dst_bytes / 8, 1);
   const auto* in = static_cast<const std::uint64_t*>(call.src);

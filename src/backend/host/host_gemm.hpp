@@ -11,7 +11,8 @@ namespace commprof {
 void host_gemm(const GemmCall& call);
 
 /// ElementwiseCall's pass over real memory: reads its input and writes its output in 8-byte
-/// words, each output word the XOR of the words read so far (as the CUDA kernel does per thread).
+/// words, each output word the XOR of the words read so far (as the CUDA kernel does per thread);
+/// the part of a pattern other than the stream first (host_access_patterns.hpp).
 void host_elementwise(const ElementwiseCall& call);
 
 /// ComputeCall on a CPU core: fused multiply-adds until `call.ns` nanoseconds have passed on the

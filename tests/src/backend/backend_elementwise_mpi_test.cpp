@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The Backend contract (backend_conformance.hpp): the memory-bound elementwise pass, its bytes
-// written and the buffers it stays in.
+// written and the buffers it stays in, and its access patterns' results.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -35,6 +35,78 @@ TEST_F(BackendConformance, ElementwisePassWritesItsBytesAndStaysInItsBuffers) {
   b().synchronize();
   EXPECT_EQ(mismatches(out + kFloats, kFloats, -1.0), 0u) << "the pass wrote past its buffer";
   EXPECT_EQ(mismatches(src.data(), kFloats, 3.0), 0u) << "the pass wrote into its source";
+}
+
+// The strided pattern (PyTorch's unvectorised kernel over a `chunk` half) reads the first half
+// of each row only and writes its elements in order: with first halves of 3.0 and second halves
+// of 5.0, every element written is 3.0 (each is the OR of first-half values), and nothing past
+// the pattern's bytes, nor into the source, is written. Without rows it reads in order.
+TEST_F(BackendConformance, StridedPassReadsTheFirstHalfOfEachRow) {
+  constexpr std::size_t kHalf = 1000;  // floats
+  constexpr std::size_t kRows = 300;
+  Buffer src = constant(2 * kHalf * kRows, 5.0);
+  for (std::size_t r = 0; r < kRows; ++r) {
+    b().fill(static_cast<float*>(src.data()) + 2 * kHalf * r, DType::kFloat32, kHalf,
+             FillPattern{FillKind::kConstant, 0, 0, 1, 0, 3.0});
+  }
+  Buffer dst = constant(2 * kHalf * kRows, -1.0);
+  auto* out = static_cast<float*>(dst.data());
+  ElementwiseCall call{kHalf * kRows * 4, kHalf * kRows * 4, src.data(),
+                       src.bytes(),       dst.data(),        dst.bytes()};
+  call.pattern = AccessPattern::kStrided;
+  call.pattern_read = call.read_bytes;
+  call.pattern_write = call.write_bytes;
+  call.row_bytes = kHalf * 4;
+  call.dtype = DType::kFloat32;
+  b().submit(Category::kComp, call, {"strided"});
+  b().synchronize();
+  EXPECT_EQ(mismatches(out, kHalf * kRows, 3.0), 0u) << "a second half was read";
+  EXPECT_EQ(mismatches(out + kHalf * kRows, kHalf * kRows, -1.0), 0u)
+      << "bytes beyond the pass's write were written";
+  EXPECT_EQ(mismatches(src.data(), kHalf, 3.0), 0u) << "the pass wrote into its source";
+  EXPECT_EQ(mismatches(static_cast<float*>(src.data()) + kHalf, kHalf, 5.0), 0u)
+      << "the pass wrote into its source";
+  // In order (no rows): the first 2,000 floats read are a first and a second half, so what is
+  // written from the second on carries 5.0's bits.
+  call.row_bytes = 0;
+  call.read_bytes = call.pattern_read = 2 * kHalf * 4;
+  call.write_bytes = call.pattern_write = 2 * kHalf * 4;
+  b().submit(Category::kComp, call, {"strided"});
+  b().synchronize();
+  EXPECT_EQ(mismatches(out, 1, 3.0), 0u);
+  EXPECT_GT(mismatches(out + kHalf, kHalf, 3.0), 0u) << "in order, the second half was not read";
+}
+
+// The scatter-add pattern (index_add_) adds source row s into destination row s mod rows,
+// element by element: 3 source rows per destination row of ones make every destination element
+// 3, and a pass over twice its source buffer (which it goes through again from the start)
+// makes them 6 more; the rows past the destination's are untouched, and so is the source.
+TEST_F(BackendConformance, ScatterAddAddsEachRowIntoItsDestination) {
+  constexpr std::size_t kRow = 1000;  // floats
+  constexpr std::size_t kRowsOut = 40;
+  constexpr std::size_t kRowsIn = 3 * kRowsOut;
+  Buffer src = constant(kRow * kRowsIn, 1.0);
+  Buffer dst = constant(2 * kRow * kRowsOut, 0.0);
+  auto* out = static_cast<float*>(dst.data());
+  b().fill(out + kRow * kRowsOut, DType::kFloat32, kRow * kRowsOut,
+           FillPattern{FillKind::kConstant, 0, 0, 1, 0, -1.0});
+  ElementwiseCall call{kRow * kRowsIn * 4, kRow * kRowsOut * 4, src.data(),
+                       src.bytes(),        dst.data(),          dst.bytes()};
+  call.pattern = AccessPattern::kScatterAdd;
+  call.pattern_read = call.read_bytes;
+  call.pattern_write = call.write_bytes;
+  call.row_bytes = kRow * 4;
+  call.dtype = DType::kFloat32;
+  b().submit(Category::kComp, call, {"scatter-add"});
+  b().synchronize();
+  EXPECT_EQ(mismatches(out, kRow * kRowsOut, 3.0), 0u) << "a row was not added 3 times";
+  EXPECT_EQ(mismatches(out + kRow * kRowsOut, kRow * kRowsOut, -1.0), 0u)
+      << "rows past the destination's were written";
+  call.read_bytes = call.pattern_read = 2 * kRow * kRowsIn * 4;
+  b().submit(Category::kComp, call, {"scatter-add"});
+  b().synchronize();
+  EXPECT_EQ(mismatches(out, kRow * kRowsOut, 9.0), 0u) << "around the source buffer";
+  EXPECT_EQ(mismatches(src.data(), kRow * kRowsIn, 1.0), 0u) << "the pass wrote into its source";
 }
 
 }  // namespace
