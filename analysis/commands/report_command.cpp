@@ -89,7 +89,7 @@ void find_critical_path(const ReportConfig& cfg, Reduced& reduced, ReduceExchang
   if (!cfg.critical_path) return;
   Report critical;
   critical.problems = reduced.report.problems;
-  add_critical_paths_across(critical, reduced.files, exchange, &packs);
+  add_critical_paths_across(critical, reduced.files, exchange, packs);
   if (exchange.rank() == 0) reduced.critical = std::move(critical);
 }
 

@@ -361,7 +361,7 @@ void CriticalPathPacks::restart() {
 }
 
 void add_critical_paths_across(Report& report, const std::vector<std::string>& files,
-                               ReduceExchange& exchange, CriticalPathPacks* packs) {
+                               ReduceExchange& exchange, CriticalPathPacks& packs) {
   const int processes = exchange.size();
   const int me = exchange.rank();
   // The files the reduction could not use (unreadable, or a rank read twice) are left out.
@@ -376,40 +376,24 @@ void add_critical_paths_across(Report& report, const std::vector<std::string>& f
     while (!in.done()) skipped.insert(in.get_string());
   }
 
-  CriticalPathPacks own;  // without the reduction's packs: this block read here
-  CriticalPathPacks::State& state = packs != nullptr ? *packs->state_ : *own.state_;
+  CriticalPathPacks::State& state = *packs.state_;
   Strings& strings = state.strings;
   StepPacker& packer = state.packer;
   Problem problem{kNoProblem, ""};
   const std::size_t n = files.size();
-  if (packs != nullptr) {
-    // The files in reading order, those the reduction left out dropped; the first problem of
-    // the packer's with a file it kept, as reading them here would have stopped at.
-    for (const auto& [index, message] : state.problems) {
-      if (index < n && skipped.count(files[index]) == 0 && index < problem.first)
-        problem = {index, message};
-    }
-    for (auto& [index, steps] : state.files) {
-      if (index >= problem.first) break;
-      if (index < n && skipped.count(files[index]) != 0) continue;
-      for (auto& [step, bytes] : steps) packer.steps()[step] += bytes;
-      std::map<int, std::string>().swap(steps);
-    }
-    state.files.clear();
-  } else {
-    const std::size_t begin =
-        n * static_cast<std::size_t>(me) / static_cast<std::size_t>(processes);
-    const std::size_t end =
-        n * static_cast<std::size_t>(me + 1) / static_cast<std::size_t>(processes);
-    for (std::size_t i = begin; i < end && problem.first == kNoProblem; ++i) {
-      if (skipped.count(files[i]) != 0) continue;
-      try {
-        stream_rank_file(files[i], packer);
-      } catch (const std::exception& e) {
-        problem = {i, e.what()};
-      }
-    }
+  // The files in reading order, those the reduction left out dropped; the first problem of the
+  // packer's with a file it kept, as reading them one by one would have stopped at.
+  for (const auto& [index, message] : state.problems) {
+    if (index < n && skipped.count(files[index]) == 0 && index < problem.first)
+      problem = {index, message};
   }
+  for (auto& [index, steps] : state.files) {
+    if (index >= problem.first) break;
+    if (index < n && skipped.count(files[index]) != 0) continue;
+    for (auto& [step, bytes] : steps) packer.steps()[step] += bytes;
+    std::map<int, std::string>().swap(steps);
+  }
+  state.files.clear();
   for (auto& [index, bytes] : packer.steps()) bytes.shrink_to_fit();
   std::string failed = first_problem(problem, exchange);
   if (!failed.empty()) {

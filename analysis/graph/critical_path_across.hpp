@@ -44,7 +44,7 @@ class CriticalPathPacks final : public FileStepSink {
 
  private:
   friend void add_critical_paths_across(Report&, const std::vector<std::string>&, ReduceExchange&,
-                                        CriticalPathPacks*);
+                                        CriticalPathPacks&);
   std::unique_ptr<State> state_;
 };
 
@@ -52,9 +52,9 @@ class CriticalPathPacks final : public FileStepSink {
 /// 0's `report`, whose problems name the files to leave out (unreadable, or a rank read twice);
 /// the other processes' `report` is left as it is. A graph that cannot be built (a wait naming an
 /// op that is not there; the first such problem in the files' order) is a warning of the report,
-/// which then has no path. With `packs` (filled by the reduction of the same `files` on this
-/// process) no file is read again.
+/// which then has no path. `packs` holds what the reduction of the same `files` packed on this
+/// process (Reducer::also_stream_to): no file is read again.
 void add_critical_paths_across(Report& report, const std::vector<std::string>& files,
-                               ReduceExchange& exchange, CriticalPathPacks* packs = nullptr);
+                               ReduceExchange& exchange, CriticalPathPacks& packs);
 
 }  // namespace commprof

@@ -176,7 +176,7 @@ void report_across_ranks(RankContext& ctx, const RankTimeline& mine, const std::
   Report report = finish_across(reducer, ReduceOptions{}, exchange);
   std::vector<std::string> sources;
   for (int r = 0; r < ctx.size(); ++r) sources.push_back(source_of(r));
-  if (!out_dir.empty()) add_critical_paths_across(report, sources, exchange, &packs);
+  if (!out_dir.empty()) add_critical_paths_across(report, sources, exchange, packs);
   if (ctx.rank() != 0) return;
   if (out_dir.empty()) {
     log::info(

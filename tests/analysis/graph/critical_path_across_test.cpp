@@ -110,10 +110,10 @@ std::vector<std::string> write_pipeline_run(const std::string& dir) {
   return files;
 }
 
-// `packed`: as `commprof report` runs it, the steps packed while the reduction reads the files
-// (which then names the problem files itself); else each process reads its block again.
+// As `commprof report` runs it: the steps packed while the reduction reads the files (which
+// then names the problem files itself), the path from those packs.
 Report critical_on_threads(const std::vector<std::string>& files, const Report& reduced,
-                           int processes, bool packed) {
+                           int processes) {
   test::Mailboxes boxes(processes);
   Report report;
   std::vector<std::thread> threads;
@@ -122,17 +122,15 @@ Report critical_on_threads(const std::vector<std::string>& files, const Report& 
       test::ThreadExchange exchange(boxes, p);
       Report mine;
       CriticalPathPacks packs;
-      if (packed) {
-        const Report r = reduce_rank_files_across(files, ReduceOptions{}, exchange, &packs);
-        if (p == 0) {
-          // The reduction finds the same problem files (in its own words).
-          EXPECT_EQ(r.problems.size(), reduced.problems.size());
-          for (std::size_t i = 0; i < r.problems.size() && i < reduced.problems.size(); ++i)
-            EXPECT_EQ(r.problems[i].file, reduced.problems[i].file);
-        }
+      const Report r = reduce_rank_files_across(files, ReduceOptions{}, exchange, &packs);
+      if (p == 0) {
+        // The reduction finds the same problem files (in its own words).
+        EXPECT_EQ(r.problems.size(), reduced.problems.size());
+        for (std::size_t i = 0; i < r.problems.size() && i < reduced.problems.size(); ++i)
+          EXPECT_EQ(r.problems[i].file, reduced.problems[i].file);
+        mine.problems = reduced.problems;
       }
-      if (p == 0) mine.problems = reduced.problems;
-      add_critical_paths_across(mine, files, exchange, packed ? &packs : nullptr);
+      add_critical_paths_across(mine, files, exchange, packs);
       if (p == 0) report = std::move(mine);
     });
   }
@@ -180,10 +178,8 @@ TEST(CriticalPathAcross, SameRowsAsOneProcessHoldingEveryGraph) {
   EXPECT_EQ(held.critical_steps[1].straggler_rank, 0);    // step 2: rank 0's slow f
   const std::string expected = critical_text(held);
   for (int processes : {1, 2, 3}) {
-    for (bool packed : {false, true}) {
-      SCOPED_TRACE("processes " + std::to_string(processes) + (packed ? ", packed" : ""));
-      EXPECT_EQ(critical_text(critical_on_threads(files, Report{}, processes, packed)), expected);
-    }
+    SCOPED_TRACE("processes " + std::to_string(processes));
+    EXPECT_EQ(critical_text(critical_on_threads(files, Report{}, processes)), expected);
   }
 }
 
@@ -200,26 +196,21 @@ TEST(CriticalPathAcross, LeavesOutProblemFilesAndWarnsOfABadWaitAsOneProcess) {
   held.problems = reduced.problems;
   add_critical_paths(held, load_step_graphs({files[0], files[2], files[3], files[4]}));
   for (int processes : {1, 2, 3}) {
-    for (bool packed : {false, true}) {
-      SCOPED_TRACE("processes " + std::to_string(processes) + (packed ? ", packed" : ""));
-      EXPECT_EQ(critical_text(critical_on_threads(files, reduced, processes, packed)),
-                critical_text(held));
-    }
+    SCOPED_TRACE("processes " + std::to_string(processes));
+    EXPECT_EQ(critical_text(critical_on_threads(files, reduced, processes)), critical_text(held));
   }
   // Rank 2 waits for an op its step does not have: no path, and the warning names it.
   RankTimeline bad = read_rank_file(files[3]);
   bad.steps[2].ops[1].after = {9};
   write_rank_file(dir, bad);
   for (int processes : {1, 2, 3}) {
-    for (bool packed : {false, true}) {
-      SCOPED_TRACE("processes " + std::to_string(processes) + (packed ? ", packed" : ""));
-      const Report r = critical_on_threads(files, reduced, processes, packed);
-      EXPECT_TRUE(r.critical_steps.empty());
-      ASSERT_EQ(r.warnings.size(), 1u);
-      EXPECT_EQ(r.warnings[0],
-                "no critical path: rank 2, step 2, op 1 ('send_act'): 'after' names op 9, which "
-                "is not another op of the step (it has 4)");
-    }
+    SCOPED_TRACE("processes " + std::to_string(processes));
+    const Report r = critical_on_threads(files, reduced, processes);
+    EXPECT_TRUE(r.critical_steps.empty());
+    ASSERT_EQ(r.warnings.size(), 1u);
+    EXPECT_EQ(r.warnings[0],
+              "no critical path: rank 2, step 2, op 1 ('send_act'): 'after' names op 9, which "
+              "is not another op of the step (it has 4)");
   }
 }
 
