@@ -88,17 +88,20 @@
 #              cost against the same plain rounds: what NCCL's delivery of the events costs apart
 #              from the plugin's work; then commprof run and a PyTorch DDP job under it, each
 #              with the calls that do not match across ranks (scripts/plugin-mismatches.py)
-#   dist       PyTorch's data-parallel step against the mock's on NP >= 2 GPUs (issue #33): for each
-#              preset of DIST_PRESETS (default "gpt-1.3b llama-1b"; layers from DIST_LAYERS, default
-#              "24 16": the whole presets with their ends, which under DDP on 2 H100 peaked at 19
-#              and 25 GiB per rank) and each mode of DIST_MODES (default "ddp fsdp"),
-#              scripts/fidelity/torch_dist_step.py under torchrun on NP ranks (DDP, bucket_cap_mb
-#              25, or FSDP2 full shard; 10 steps timed with CUDA events after 3, then 5 steps
-#              traced with torch.profiler), its traces through `commprof import-torch` and
-#              `report`; then `commprof run --workload dp` (ddp) or `--workload dp --dp-mode zero`
-#              (fsdp) of the same shapes, 10 steps after 3, and its report; both compared by
-#              scripts/fidelity/compare_dist.py (step, COMM busy, overlap, exposed communication,
-#              busbw; PASS/MISS against the goals). Needs python3 with torch (PYTHON)
+#   dist       PyTorch's data- or tensor-parallel step against the mock's on NP >= 2 GPUs (issue
+#              #33): for each preset of DIST_PRESETS (default "gpt-1.3b llama-1b"; layers from
+#              DIST_LAYERS, default "24 16": the whole presets with their ends, which under DDP on 2
+#              H100 peaked at 19 and 25 GiB per rank) and each mode of DIST_MODES (default "ddp
+#              fsdp"; also tp and megatron-tp), scripts/fidelity/torch_dist_step.py under
+#              torchrun on NP ranks (DDP, bucket_cap_mb 25, or FSDP2 full shard, or tensor
+#              parallelism over the NP ranks without the model's ends, through DTensor or written
+#              out as Megatron-LM does it; 10 steps timed with CUDA events after 3, then 5
+#              steps traced with torch.profiler), its traces through `commprof import-torch` and
+#              `report`; then `commprof run --workload dp` (ddp), `--workload dp --dp-mode zero`
+#              (fsdp) or `--workload tp --vocab 0` (both tp modes) of the same shapes, 10 steps
+#              after 3, and its report; both compared by scripts/fidelity/compare_dist.py (step,
+#              COMM busy, overlap, exposed communication, busbw; PASS/MISS against the goals).
+#              Needs python3 with torch (PYTHON)
 #   estimate   NCCL's own estimate against the measured time (issues #31, #33): bench --estimate of
 #              allreduce, allgather, reducescatter, broadcast and reduce, 8 B..1 GiB by 4, on NP
 #              ranks: per size ncclGroupSimulateEnd's time of one call beside the measured mean
@@ -905,7 +908,7 @@ phase_dist() {
   need_commprof || return
   local py=${PYTHON:-python3}
   if [ "$NP" -lt 2 ]; then
-    say "FAILED: the dist phase compares data parallelism: NP >= 2 ranks, not NP=$NP"
+    say "FAILED: the dist phase compares parallel steps: NP >= 2 ranks, not NP=$NP"
     PHASE_RC=1
     return
   fi
@@ -928,17 +931,19 @@ phase_dist() {
   done
 }
 
-# dist_case PRESET LAYERS ddp|fsdp PORT: PyTorch's step on NP ranks, traced, imported and
-# reported; the mock of the same shapes and data parallelism on the same GPUs, reported; compared.
+# dist_case PRESET LAYERS ddp|fsdp|tp|megatron-tp PORT: PyTorch's step on NP ranks, traced, imported and
+# reported; the mock of the same shapes and parallelism on the same GPUs, reported; compared.
 dist_case() {
   local p=$1 l=$2 mode=$3 port=$4 py=${PYTHON:-python3} fid="$COMMPROF_ROOT/scripts/fidelity"
-  local tag=$p-$mode zero=() traces=() f
-  [ "$mode" = fsdp ] && zero=(--dp-mode zero)
+  local tag=$p-$mode mock=(--workload dp) ends=() traces=() f
+  [ "$mode" = fsdp ] && mock=(--workload dp --dp-mode zero)
+  # Tensor parallelism splits the layers across the ranks: both sides without the model's ends.
+  case $mode in tp | megatron-tp) mock=(--workload tp --vocab 0); ends=(--vocab 0) ;; esac
   # NVLink multicast off and NCCL's warnings only, as every commprof rank runs (MPIRUN_BASE).
   run_to "torch $mode $p, $l layers, $NP ranks (torchrun)" "$PD/$tag-torch.txt" \
     env NCCL_NVLS_ENABLE=0 NCCL_DEBUG=WARN "$py" -m torch.distributed.run --nproc-per-node "$NP" \
     --master-port "$port" "$fid/torch_dist_step.py" --preset "$p" --layers "$l" --mode "$mode" \
-    --steps 10 --warmup 3 --trace-dir "$PD/$tag-trace" --trace-steps 5 \
+    "${ends[@]}" --steps 10 --warmup 3 --trace-dir "$PD/$tag-trace" --trace-steps 5 \
     --out "$PD/$tag-torch.json" || return
   say "  $("$py" - "$PD/$tag-torch.json" 2>>"$LOG" <<'PY'
 import json, sys
@@ -958,9 +963,9 @@ PY
     "$COMMPROF" import-torch "${traces[@]}" -o "$PD/$tag-torch" || return
   cat "$PD/$tag-import.txt" >>"$LOG"
   report_runs "$tag-torch"
-  run_to "commprof run $p, $l layers, dp${zero[*]:+ ${zero[*]}}, $NP ranks" "$PD/$tag-mock.txt" \
-    "${MPIRUN[@]}" "$COMMPROF" run --backend cuda --model "$p" --layers "$l" --workload dp \
-    "${zero[@]}" --steps 10 --warmup-steps 3 --out "$PD/$tag-mock" || return
+  run_to "commprof run $p, $l layers, ${mock[*]}, $NP ranks" "$PD/$tag-mock.txt" \
+    "${MPIRUN[@]}" "$COMMPROF" run --backend cuda --model "$p" --layers "$l" "${mock[@]}" \
+    --steps 10 --warmup-steps 3 --out "$PD/$tag-mock" || return
   local s
   s=$(step_line "$PD/$tag-mock.txt")
   [ -z "$s" ] || say "  $s"

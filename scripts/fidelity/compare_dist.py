@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""commprof's data-parallel mock step against PyTorch's real one on the same GPUs (issue #33).
+"""commprof's data- or tensor-parallel mock step against PyTorch's real one on the same GPUs
+(issue #33).
 
     python3 scripts/fidelity/compare_dist.py --torch TORCH.report.json --mock MOCK.report.json \\
-        [--torch-steps torch.json] [--mode ddp|fsdp] [--label TEXT] [--json OUT.json]
+        [--torch-steps torch.json] [--mode ddp|fsdp|tp|megatron-tp] [--label TEXT] [--json F]
 
 TORCH.report.json: `commprof report DIR --format json` of the PyTorch traces imported with
 `commprof import-torch DIR/rank-*.pt.trace.json.gz -o DIR` (scripts/fidelity/torch_dist_step.py
---trace-dir); MOCK.report.json: the same of `commprof run --workload dp [--dp-mode zero]` of the
-same shapes on the same GPUs. --torch-steps: torch_dist_step.py's --out, whose CUDA-event step
-times are of steps without the profiler.
+--trace-dir); MOCK.report.json: the same of `commprof run --workload dp [--dp-mode zero]` (or,
+against --mode tp or megatron-tp, `--workload tp --vocab 0`) of the same shapes on the same GPUs.
+--torch-steps: torch_dist_step.py's --out, whose CUDA-event step times are of steps without the
+profiler.
 
 Per rank and overall (the mean over ranks of each rank's mean per measured step), PyTorch, the
 mock, and mock / PyTorch (overlap: mock - PyTorch in percentage points):
@@ -35,7 +37,11 @@ import sys
 
 # What each collective carries in each mode: the gradient collectives' busbw is the figure asked.
 ROLES = {"ddp": {"allreduce": "gradients"},
-         "fsdp": {"reducescatter": "gradients", "allgather": "parameters"}}
+         "fsdp": {"reducescatter": "gradients", "allgather": "parameters"},
+         "tp": {"allreduce": "activations"},
+         "megatron-tp": {"allreduce": "activations"}}
+# What the mock runs against each mode.
+MOCK = {"ddp": "dp", "fsdp": "dp --dp-mode zero", "tp": "tp", "megatron-tp": "tp"}
 STEP_TOL = 0.10
 COMM_TOL = 0.10
 OVERLAP_PP = 5.0
@@ -62,6 +68,23 @@ NOTES = {
         "Not alike: FSDP2's per-unit hooks run in Python on the CPU; where they outlast a "
         "layer's GPU work the step is host-bound (idle time in PyTorch's report), which the "
         "mock, issuing from C++, is not.",
+    ],
+    "tp": [
+        "PyTorch: DTensor tensor parallelism over every rank (QKV and MLP up ColwiseParallel, "
+        "attention output and MLP down RowwiseParallel), the layers only; the mock (--workload "
+        "tp --vocab 0): Megatron's split, the same two all-reduces per layer and micro-batch in "
+        "forward (the attention output's, the MLP's) and two in backward (their inputs' "
+        "gradients), of the same bytes.",
+        "Not alike: DTensor redistributes on the host in Python around every split layer "
+        "(where a layer's GPU work is short the step waits on the CPU); the mock issues its "
+        "plan from C++.",
+    ],
+    "megatron-tp": [
+        "PyTorch: Megatron-LM's tensor parallelism written out over plain tensors (column- and "
+        "row-parallel linear layers, the all-reduces in autograd functions, each input "
+        "gradient's all-reduce beside its weight gradient as Megatron overlaps them), the layers "
+        "only; the mock (--workload tp --vocab 0): the same two all-reduces per layer and "
+        "micro-batch in forward and two in backward, of the same bytes.",
     ],
 }
 
@@ -216,7 +239,7 @@ def main():
     ap.add_argument("--torch", required=True, help="report JSON of the imported PyTorch traces")
     ap.add_argument("--mock", required=True, help="report JSON of the commprof run")
     ap.add_argument("--torch-steps", default="", help="torch_dist_step.py's --out")
-    ap.add_argument("--mode", choices=["ddp", "fsdp"], default="",
+    ap.add_argument("--mode", choices=["ddp", "fsdp", "tp", "megatron-tp"], default="",
                     help="default: fsdp where PyTorch's trace has reduce-scatters, else ddp")
     ap.add_argument("--label", default="")
     ap.add_argument("--json", default="")
@@ -250,8 +273,8 @@ def main():
     rows = rows_for(bool(untraced)) + COMMON_ROWS
 
     label = args.label or tresult.get("preset", "")
-    print(f"# {label}: PyTorch {mode.upper()} against commprof's "
-          f"{'dp' if mode == 'ddp' else 'dp --dp-mode zero'}, {len(ranks)} rank(s)"
+    print(f"# {label}: PyTorch {mode.upper()} against commprof's {MOCK[mode]}, "
+          f"{len(ranks)} rank(s)"
           + (f"; {tresult.get('device')}, torch {tresult.get('torch')}, NCCL "
              f"{tresult.get('nccl')}" if tresult else ""))
     print(f"# PyTorch: {args.torch} ({tranks[ranks[0]]['steps']} traced steps per rank"
@@ -290,7 +313,7 @@ def main():
     tsteps = min(v["timed_steps"] for v in tranks.values())
     msteps = min(v["timed_steps"] for v in mranks.values())
     tc, mc = collectives(treport, tsteps), collectives(mreport, msteps)
-    grad = ["allreduce"] if mode == "ddp" else ["reducescatter", "allgather"]
+    grad = ["reducescatter", "allgather"] if mode == "fsdp" else ["allreduce"]
     print("## collectives across ranks (per step; busbw: bus bytes / time of the matched "
           "instances)")
     print(f"  {'collective':26s} {'PT n':>6s} {'mock n':>6s} {'PT MB':>9s} {'mock MB':>9s} "

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """The reference of commprof's distributed fidelity benchmark (issue #33): a real data-parallel
-training step of a preset's shapes in PyTorch, on NP GPUs, timed, and traced with torch.profiler
-for `commprof import-torch`.
+(or tensor-parallel) training step of a preset's shapes in PyTorch, on NP GPUs, timed, and
+traced with torch.profiler for `commprof import-torch`.
 
     python3 -m torch.distributed.run --nproc-per-node NP scripts/fidelity/torch_dist_step.py \\
-        --preset gpt-1.3b [--layers N] --mode ddp|fsdp --out torch.json --trace-dir DIR
+        --preset gpt-1.3b [--layers N] --mode ddp|fsdp|tp --out torch.json --trace-dir DIR
 
 The model is scripts/fidelity/torch_step.py's (imported from it: the same layers, the model's
 ends, bf16 parameters, fused AdamW), one replica per rank, one GPU per rank (LOCAL_RANK), NCCL.
@@ -52,6 +52,19 @@ compare_dist.py's output):
     the GPU's work per layer is shorter the step waits on the CPU; the mock issues its plan
     from C++ and has no such cost.
 
+--mode tp: tensor parallelism over every rank through DTensor (tensor_parallel() below: the
+QKV and MLP up projections ColwiseParallel, the attention output and MLP down RowwiseParallel,
+as Megatron splits them), the layers only (--vocab 0), every rank the same tokens. Per layer and
+micro-batch two all-reduces of the activations in forward and two of their gradients in
+backward, as commprof's `--workload tp` (without --sequence-parallel) issues them.
+
+--mode megatron-tp: the same split as Megatron-LM writes it, without DTensor: each rank's slices
+of the projections as plain parameters, the forward all-reduces and the backward ones (the
+inputs' gradients, each started before the weight's gradient is computed and waited for after,
+as Megatron's LinearWithGradAccumulationAndAsyncCommunication overlaps them) in autograd
+functions (megatron_tensor_parallel() below). DTensor decides every op's sharding on the host,
+in Python; Megatron's layers do not, and that host time is what the two modes differ by.
+
 Timing: --warmup steps, then --steps steps each between two CUDA events (every step ends with a
 synchronize, as torch_step.py's), no profiler; rank 0 writes --out with each rank's step times.
 Tracing (--trace-dir): then one profiler warm-up step and --trace-steps steps under torch.profiler
@@ -91,8 +104,124 @@ def nccl_version():
     return ".".join(str(x) for x in v) if isinstance(v, tuple) else str(v)
 
 
+def tensor_parallel(model, world):
+    """Megatron's tensor parallelism through DTensor (torch.distributed.tensor.parallel) on one
+    mesh of every rank: in each layer the QKV projection and the MLP's up projection split by
+    output columns (ColwiseParallel: their input replicated, its gradient all-reduced in
+    backward), the attention output and the down projection by input rows (RowwiseParallel:
+    their output all-reduced in forward); norms and residuals replicated. Each rank's attention
+    then runs heads / tp query and kv / tp key/value heads, as Megatron's does. The fused QKV
+    weight is split by rows as they lie (query heads, then key, then value heads), so a rank's
+    "query" rows are not Megatron's; the shapes, the work and the collectives are."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
+                                                   parallelize_module)
+    mesh = init_device_mesh("cuda", (world,))
+    for layer in model.layers:
+        attn = layer.attn
+        if attn.heads % world or attn.kv % world:
+            sys.exit(f"torch_dist_step.py: --mode tp: {attn.heads} query and {attn.kv} "
+                     f"key/value heads do not divide by {world} ranks")
+        parallelize_module(layer, mesh, {"attn.qkv": ColwiseParallel(),
+                                         "attn.out": RowwiseParallel(),
+                                         "mlp.up": ColwiseParallel(),
+                                         "mlp.down": RowwiseParallel()})
+        attn.heads //= world
+        attn.kv //= world
+    return model
+
+
+class _ColumnParallelLinear(torch.autograd.Function):
+    """Megatron-LM's column-parallel linear (LinearWithGradAccumulationAndAsyncCommunication,
+    without sequence parallelism): forward y = x W^T + b on this rank's output columns; backward
+    the input's gradient first, its all-reduce over the tensor-parallel ranks started
+    asynchronously, the weight's gradient computed while it runs, then waited for."""
+
+    @staticmethod
+    def forward(ctx, x, w, b):
+        ctx.save_for_backward(x, w)
+        ctx.bias = b is not None
+        y = torch.matmul(x, w.t())
+        return y + b if b is not None else y
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, w = ctx.saved_tensors
+        gx = torch.matmul(gy, w)
+        pending = dist.all_reduce(gx, async_op=True)
+        g2 = gy.reshape(-1, gy.shape[-1])
+        gw = torch.matmul(g2.t(), x.reshape(-1, x.shape[-1]))
+        gb = g2.sum(0) if ctx.bias else None
+        pending.wait()
+        return gx, gw, gb
+
+
+class _ReduceFromTensorParallel(torch.autograd.Function):
+    """Megatron-LM's reduce_from_tensor_model_parallel_region: the row-parallel layer's partial
+    output all-reduced in forward; the gradient passes through."""
+
+    @staticmethod
+    def forward(ctx, x):
+        dist.all_reduce(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+class ColumnParallel(torch.nn.Module):
+    def __init__(self, linear, world):
+        super().__init__()
+        out = linear.out_features // world
+        self.weight = torch.nn.Parameter(linear.weight.detach()[:out].clone())
+        self.bias = (torch.nn.Parameter(linear.bias.detach()[:out].clone())
+                     if linear.bias is not None else None)
+
+    def forward(self, x):
+        return _ColumnParallelLinear.apply(x, self.weight, self.bias)
+
+
+class RowParallel(torch.nn.Module):
+    def __init__(self, linear, world):
+        super().__init__()
+        cols = linear.in_features // world
+        self.weight = torch.nn.Parameter(linear.weight.detach()[:, :cols].contiguous())
+        # Added once, after the all-reduce (Megatron's RowParallelLinear).
+        self.bias = (torch.nn.Parameter(linear.bias.detach().clone())
+                     if linear.bias is not None else None)
+
+    def forward(self, x):
+        y = _ReduceFromTensorParallel.apply(torch.matmul(x, self.weight.t()))
+        return y + self.bias if self.bias is not None else y
+
+
+def megatron_tensor_parallel(model, world):
+    """Megatron-LM's tensor parallelism written out as it does it: plain tensors, each rank
+    holding its slice of the QKV and MLP up projections (column-parallel) and of the attention
+    output and MLP down projections (row-parallel), the all-reduces issued by autograd
+    functions; no DTensor and its per-op dispatch on the host."""
+    for layer in model.layers:
+        attn, mlp = layer.attn, layer.mlp
+        if attn.heads % world or attn.kv % world:
+            sys.exit(f"torch_dist_step.py: --mode megatron-tp: {attn.heads} query and {attn.kv} "
+                     f"key/value heads do not divide by {world} ranks")
+        attn.qkv = ColumnParallel(attn.qkv, world)
+        attn.out = RowParallel(attn.out, world)
+        mlp.up = ColumnParallel(mlp.up, world)
+        mlp.down = RowParallel(mlp.down, world)
+        attn.heads //= world
+        attn.kv //= world
+    return model
+
+
 def wrap(model, args, dev):
-    """The replica under DDP or FSDP2; the optimizer is built afterwards, on what it returns."""
+    """The replica under DDP or FSDP2, or the model split by tensor parallelism; the optimizer
+    is built afterwards, on what it returns."""
+    if args.mode == "tp":
+        return tensor_parallel(model, dist.get_world_size())
+    if args.mode == "megatron-tp":
+        return megatron_tensor_parallel(model, dist.get_world_size())
     if args.mode == "ddp":
         from torch.nn.parallel import DistributedDataParallel as DDP
         # gradient_as_bucket_view stays at its default (False), which commprof's mock models.
@@ -108,12 +237,41 @@ def wrap(model, args, dev):
     return fully_shard(model, mp_policy=mp, reshard_after_forward=True)
 
 
+class Optimizers:
+    """AdamW over the parameters; under tensor parallelism one AdamW over the split (DTensor)
+    parameters and one over the replicated ones (the norms), since one fused or foreach call
+    takes tensors of one kind only."""
+
+    def __init__(self, groups, args):
+        self.opts = [torch.optim.AdamW(g, lr=1e-5, fused=args.optimizer == "fused",
+                                       foreach=args.optimizer == "foreach") for g in groups if g]
+
+    def step(self):
+        for o in self.opts:
+            o.step()
+
+    def zero_grad(self, set_to_none=True):
+        for o in self.opts:
+            o.zero_grad(set_to_none=set_to_none)
+
+
+def optimizer(params, args):
+    if args.mode != "tp":
+        return Optimizers([params], args)
+    from torch.distributed.tensor import DTensor
+    return Optimizers([[t for t in params if isinstance(t, DTensor)],
+                       [t for t in params if not isinstance(t, DTensor)]], args)
+
+
 def make_step(model, opt, inputs, mode):
     last = len(inputs) - 1
 
     def step():
         for i, (x, labels) in enumerate(inputs):
-            if mode == "fsdp":
+            if mode in ("tp", "megatron-tp"):
+                # One replica split across the ranks: nothing to accumulate apart.
+                model(x, labels).backward()
+            elif mode == "fsdp":
                 # Reduce-scatter only in the last micro-batch's backward; before, gradients
                 # accumulate unsharded (the mock's ZeRO reduces after the last backward too).
                 model.set_requires_gradient_sync(i == last)
@@ -155,7 +313,7 @@ def main():
     ap.add_argument("--layers", type=int, default=0, help="instead of the preset's")
     ap.add_argument("--vocab", type=int, default=-1,
                     help="vocabulary instead of the preset's; 0: no embedding, head or loss")
-    ap.add_argument("--mode", choices=["ddp", "fsdp"], default="ddp")
+    ap.add_argument("--mode", choices=["ddp", "fsdp", "tp", "megatron-tp"], default="ddp")
     ap.add_argument("--bucket-mb", type=float, default=25.0, help="DDP's bucket_cap_mb")
     ap.add_argument("--optimizer", choices=["fused", "foreach"], default="fused",
                     help="AdamW implementation (fused: as torch_step.py and the mock)")
@@ -189,11 +347,18 @@ def main():
     model = model.to(torch.bfloat16)
     params = sum(t.numel() for t in model.parameters())
     model = wrap(model, args, dev)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=args.optimizer == "fused",
-                            foreach=args.optimizer == "foreach")
-    # Each rank its own tokens, as data parallelism gives it.
+    opt = optimizer(list(model.parameters()), args)
+    # Each rank its own tokens, as data parallelism gives it; under tensor parallelism every
+    # rank the same ones (one replica split across the ranks).
+    tensor_parallel_mode = args.mode in ("tp", "megatron-tp")
+    if tensor_parallel_mode and p["vocab"] > 0:
+        sys.exit("torch_dist_step.py: --mode tp runs the layers only: give --vocab 0 (the mock's "
+                 "--workload tp --vocab 0 alike)")
+    if tensor_parallel_mode and p.get("experts", 0) > 0:
+        sys.exit("torch_dist_step.py: --mode tp splits dense layers only, not "
+                 f"{args.preset}'s experts")
     gen = torch.Generator(device=dev)
-    gen.manual_seed(1000 + rank)
+    gen.manual_seed(1000 + (0 if tensor_parallel_mode else rank))
     shape = (p["mb"], p["seq"])
     if p["vocab"] > 0:
         inputs = [(torch.randint(0, p["vocab"], shape, device=dev, generator=gen),
@@ -228,10 +393,16 @@ def main():
             "nccl": nccl_version(),
             "device": torch.cuda.get_device_name(dev), "world_size": world,
             "mode": args.mode,
-            "sharding": ("DDP, bucket_cap_mb %g, gradient_as_bucket_view False, no_sync on all "
-                         "micro-batches but the last" % args.bucket_mb if args.mode == "ddp" else
-                         "FSDP2 fully_shard per layer + root, reshard_after_forward (ZeRO-3), "
-                         "bf16, gradient sync on the last micro-batch only"),
+            "sharding": {"ddp": "DDP, bucket_cap_mb %g, gradient_as_bucket_view False, no_sync "
+                                "on all micro-batches but the last" % args.bucket_mb,
+                         "fsdp": "FSDP2 fully_shard per layer + root, reshard_after_forward "
+                                 "(ZeRO-3), bf16, gradient sync on the last micro-batch only",
+                         "tp": "DTensor tensor parallelism over every rank: QKV and MLP up "
+                               "ColwiseParallel, attention output and MLP down RowwiseParallel",
+                         "megatron-tp": "Megatron-LM's tensor parallelism over every rank, plain "
+                                        "tensors: column- and row-parallel linear layers, the "
+                                        "input gradients' all-reduce beside the weight gradients"
+                         }[args.mode],
             "optimizer": f"AdamW ({args.optimizer})",
             "preset": args.preset, "shape": p,
             "padded_vocab": padded(p["vocab"]) if p["vocab"] > 0 else 0,

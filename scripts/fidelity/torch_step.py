@@ -74,17 +74,19 @@ class Attention(nn.Module):
 
     def __init__(self, h, heads, kv, bias):
         super().__init__()
-        self.heads, self.kv = heads, kv
-        self.qkv = nn.Linear(h, (heads + 2 * kv) * (h // heads), bias=bias)
+        self.heads, self.kv, self.d = heads, kv, h // heads
+        self.qkv = nn.Linear(h, (heads + 2 * kv) * self.d, bias=bias)
         self.out = nn.Linear(h, h, bias=bias)
 
     def forward(self, x):
-        b, s, h = x.shape
-        qkv = self.qkv(x).view(b, s, self.heads + 2 * self.kv, h // self.heads).transpose(1, 2)
+        # The head counts are this rank's: a tensor-parallel rank (torch_dist_step.py --mode tp)
+        # holds heads / tp query and kv / tp key/value heads of the projection's output.
+        b, s, _ = x.shape
+        qkv = self.qkv(x).view(b, s, self.heads + 2 * self.kv, self.d).transpose(1, 2)
         q, k, v = qkv.split([self.heads, self.kv, self.kv], dim=1)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
                                            enable_gqa=self.kv != self.heads)
-        return self.out(y.transpose(1, 2).reshape(b, s, h))
+        return self.out(y.transpose(1, 2).reshape(b, s, self.heads * self.d))
 
 
 class Mlp(nn.Module):
