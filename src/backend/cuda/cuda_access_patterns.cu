@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "src/backend/access_slices.hpp"
 #include "src/backend/cuda/cuda_access_patterns.hpp"
 #include "src/backend/cuda/cuda_check.hpp"
 #include "src/core/errors.hpp"
@@ -13,10 +14,6 @@ namespace {
 
 using u32 = unsigned;
 using u64 = unsigned long long;
-
-// Items per launch at most: every index and offset below stays in 32 bits, as PyTorch keeps its
-// element-wise kernels' (it splits larger tensors too).
-constexpr u64 kSliceItems = u64{1} << 30;
 
 // n / d for n < 2^31 by a multiply-high and a shift (GPUs have no integer divide instruction):
 // the method of Granlund and Montgomery that PyTorch's IntDivider uses for the offsets of
@@ -63,30 +60,12 @@ __global__ void strided_kernel(const T* __restrict__ in, u32 in_items, T* __rest
 
 template <class T>
 void launch_strided(const ElementwiseCall& c, cudaStream_t stream) {
-  const u64 e = sizeof(T);
-  const u64 in_total = std::min(c.pattern_read, c.read_bytes) / e;
-  const u64 out_total = std::min(c.pattern_write, c.write_bytes) / e;
-  const u64 total = std::max(in_total, out_total);
-  if (total == 0) return;
-  const u64 src_cap = c.src_bytes / e;
-  const u64 dst_cap = std::max<u64>(c.dst_bytes / e, 1);
-  // Half-rows no wider than half the source buffer; each launch whole rows of it. Reads in
-  // order: one "row" as long as the launch.
-  u64 h = 0;
-  u64 slice = std::max<u64>(std::min({src_cap, dst_cap, kSliceItems}), 1);
-  if (c.row_bytes > 0) {
-    h = std::clamp<u64>(c.row_bytes / e, 1, std::max<u64>(src_cap / 2, 1));
-    slice = std::min({src_cap / (2 * h) * h, dst_cap, kSliceItems});
-    if (slice >= h) slice = slice / h * h;
-    slice = std::max<u64>(slice, 1);
-  } else {
-    h = slice;
-  }
-  const FastDiv half(static_cast<u32>(h));
-  for (u64 base = 0; base < total; base += slice) {
-    const u64 len = std::min(slice, total - base);
-    const u64 in_len = base < in_total ? std::min(len, in_total - base) : 0;
-    const u64 out_len = base < out_total ? std::min(len, out_total - base) : 0;
+  const StridedSlices g = strided_slices(c, sizeof(T));
+  const FastDiv half(static_cast<u32>(g.half));
+  for (u64 base = 0; base < g.total; base += g.slice) {
+    const u64 len = std::min<u64>(g.slice, g.total - base);
+    const u64 in_len = base < g.in_total ? std::min<u64>(len, g.in_total - base) : 0;
+    const u64 out_len = base < g.out_total ? std::min<u64>(len, g.out_total - base) : 0;
     const auto blocks = static_cast<unsigned>((len + kLegacyThreads * kLegacyItems - 1) /
                                               (kLegacyThreads * kLegacyItems));
     strided_kernel<T><<<blocks, kLegacyThreads, 0, stream>>>(
@@ -117,23 +96,16 @@ __global__ void scatter_add_kernel(const T* __restrict__ src, u32 items, u32 fir
 
 template <class T>
 void launch_scatter_add(const ElementwiseCall& c, int sm_count, cudaStream_t stream) {
-  const u64 e = sizeof(T);
-  const u64 src_cap = c.src_bytes / e;
-  const u64 dst_cap = c.dst_bytes / e;
-  const u64 w = std::clamp<u64>(c.row_bytes / e, 1, std::max<u64>(std::min(src_cap, dst_cap), 1));
-  const u64 rows_in = std::min(c.pattern_read, c.read_bytes) / e / w;
-  if (rows_in == 0) return;
-  const u64 rows_out = std::clamp<u64>(std::min(c.pattern_write, c.write_bytes) / e / w, 1,
-                                       std::max<u64>(dst_cap / w, 1));
-  const u64 slice_rows = std::max<u64>(std::min(src_cap, kSliceItems) / w, 1);
+  const ScatterRows g = scatter_rows(c, sizeof(T));
   const u64 most = static_cast<u64>(sm_count > 0 ? sm_count : 1) * kIndexBlocksPerSm;
-  for (u64 first = 0; first < rows_in; first += slice_rows) {
-    const u64 n = std::min(slice_rows, rows_in - first) * w;
+  for (u64 first = 0; first < g.rows_in; first += g.slice_rows) {
+    const u64 n = std::min<u64>(g.slice_rows, g.rows_in - first) * g.row;
     const auto blocks =
-        static_cast<unsigned>(std::min((n + kIndexThreads - 1) / kIndexThreads, most));
+        static_cast<unsigned>(std::min<u64>((n + kIndexThreads - 1) / kIndexThreads, most));
     scatter_add_kernel<T><<<blocks, kIndexThreads, 0, stream>>>(
         static_cast<const T*>(c.src), static_cast<u32>(n), static_cast<u32>(first),
-        FastDiv(static_cast<u32>(w)), FastDiv(static_cast<u32>(rows_out)), static_cast<T*>(c.dst));
+        FastDiv(static_cast<u32>(g.row)), FastDiv(static_cast<u32>(g.rows_out)),
+        static_cast<T*>(c.dst));
     COMMPROF_CUDA_CHECK(cudaGetLastError());
   }
 }
