@@ -118,17 +118,22 @@ def tensor_parallel(model, world):
                                                    parallelize_module)
     mesh = init_device_mesh("cuda", (world,))
     for layer in model.layers:
-        attn = layer.attn
-        if attn.heads % world or attn.kv % world:
-            sys.exit(f"torch_dist_step.py: --mode tp: {attn.heads} query and {attn.kv} "
-                     f"key/value heads do not divide by {world} ranks")
         parallelize_module(layer, mesh, {"attn.qkv": ColwiseParallel(),
                                          "attn.out": RowwiseParallel(),
                                          "mlp.up": ColwiseParallel(),
                                          "mlp.down": RowwiseParallel()})
-        attn.heads //= world
-        attn.kv //= world
+        split_heads(layer.attn, world, "tp")
     return model
+
+
+def split_heads(attn, world, mode):
+    """A tensor-parallel rank's attention runs heads / world query and kv / world key/value
+    heads of the split projection's output."""
+    if attn.heads % world or attn.kv % world:
+        sys.exit(f"torch_dist_step.py: --mode {mode}: {attn.heads} query and {attn.kv} "
+                 f"key/value heads do not divide by {world} ranks")
+    attn.heads //= world
+    attn.kv //= world
 
 
 class _ColumnParallelLinear(torch.autograd.Function):
@@ -203,15 +208,11 @@ def megatron_tensor_parallel(model, world):
     functions; no DTensor and its per-op dispatch on the host."""
     for layer in model.layers:
         attn, mlp = layer.attn, layer.mlp
-        if attn.heads % world or attn.kv % world:
-            sys.exit(f"torch_dist_step.py: --mode megatron-tp: {attn.heads} query and {attn.kv} "
-                     f"key/value heads do not divide by {world} ranks")
+        split_heads(attn, world, "megatron-tp")
         attn.qkv = ColumnParallel(attn.qkv, world)
         attn.out = RowParallel(attn.out, world)
         mlp.up = ColumnParallel(mlp.up, world)
         mlp.down = RowParallel(mlp.down, world)
-        attn.heads //= world
-        attn.kv //= world
     return model
 
 

@@ -9,6 +9,15 @@
 #include "src/core/errors.hpp"
 
 namespace commprof {
+namespace {
+
+// The element nearest the q-th quantile of a sorted, non-empty vector.
+template <class T>
+T percentile_of_sorted(const std::vector<T>& sorted, double q) {
+  return sorted[static_cast<std::size_t>(std::lround(q * static_cast<double>(sorted.size() - 1)))];
+}
+
+}  // namespace
 
 JitterReplay replay_with_jitter(const StepGraph& g, const ReplayModel& model,
                                 const std::vector<double>& samples, int draws, std::uint64_t seed) {
@@ -52,11 +61,12 @@ JitterReplay replay_with_jitter(const StepGraph& g, const ReplayModel& model,
   if (overlap_n > 0) out.mean.overlap = overlap_sum / overlap_n;
   out.path_ns /= draws;
   std::sort(steps.begin(), steps.end());
-  auto at = [&](double q) {
-    return steps[static_cast<std::size_t>(std::lround(q * static_cast<double>(steps.size() - 1)))];
-  };
-  out.step_p10_ns = at(0.1);
-  out.step_p90_ns = at(0.9);
+  out.step_p10_ns = percentile_of_sorted(steps, 0.1);
+  out.step_p90_ns = percentile_of_sorted(steps, 0.9);
+  std::vector<double> sorted = samples;
+  std::sort(sorted.begin(), sorted.end());
+  out.sample_p10 = percentile_of_sorted(sorted, 0.1);
+  out.sample_p90 = percentile_of_sorted(sorted, 0.9);
   return out;
 }
 

@@ -28,6 +28,8 @@ struct JitterReplay {
   double path_ns = 0.0;  ///< the critical path's length, mean over the draws
   /// The draws' steps: 10th and 90th percentile, what one step of the target may vary by.
   std::int64_t step_p10_ns = 0, step_p90_ns = 0;
+  /// The samples drawn from: 10th and 90th percentile.
+  double sample_p10 = 1.0, sample_p90 = 1.0;
 };
 
 /// Replays `model` over `g` `draws` times; in each, every rank's COMP ops take their time in

@@ -389,15 +389,9 @@ Projection project(const MeasuredRun& run, const ParallelLayout& layout,
     p.path_ns = static_cast<std::int64_t>(std::llround(j.path_ns));
     p.step_p10_ns = j.step_p10_ns;
     p.step_p90_ns = j.step_p90_ns;
-    std::vector<double> sorted = jitter;
-    std::sort(sorted.begin(), sorted.end());
-    auto at = [&](double q) {
-      return sorted[static_cast<std::size_t>(
-          std::lround(q * static_cast<double>(sorted.size() - 1)))];
-    };
-    p.jitter_p10 = at(0.1);
-    p.jitter_p90 = at(0.9);
-    p.jitter_samples = sorted.size();
+    p.jitter_p10 = j.sample_p10;
+    p.jitter_p90 = j.sample_p90;
+    p.jitter_samples = jitter.size();
   }
   std::map<std::string, ProjectedComm> comms;
   std::map<std::string, std::set<std::string>> names;
