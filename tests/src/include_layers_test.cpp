@@ -8,6 +8,11 @@
 // (COMMPROF_SHARED_LAYERS, the tsan preset) catches calls that run back up at link time; this
 // catches headers, whose inline code and types never reach the linker. ARCHITECTURE.md's layer
 // table must say what the manifest says.
+//
+// Above the layers stand the floors: the product's top-level folders, in a fixed order (src/
+// lowest, then collectives/, analysis/, workloads/; docs/ARCHITECTURE.md, "The floors"). Neither
+// an include nor a link may run up a floor, whatever the layers link, but for the program's entry
+// point, src/program/, which composes every command.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -79,6 +84,64 @@ std::string folder_of(const std::string& path) {
   return slash == std::string::npos ? "" : path.substr(0, slash);
 }
 
+/// The top-level folders, lowest floor first: a file may include, and a layer link, only its own
+/// floor and those below.
+const std::vector<std::string> kFloors = {"src", "collectives", "analysis", "workloads"};
+/// The program's entry point, the composition root: the one folder that reaches every floor.
+const std::string kEntryPoint = "src/program";
+
+/// The floor of a file or folder (its index in kFloors), or -1 outside them.
+int floor_of(const std::string& path) {
+  const std::string top = path.substr(0, path.find('/'));
+  const auto it = std::find(kFloors.begin(), kFloors.end(), top);
+  return it == kFloors.end() ? -1 : static_cast<int>(it - kFloors.begin());
+}
+
+bool in_entry_point(const std::string& path) {
+  return path == kEntryPoint || path.rfind(kEntryPoint + "/", 0) == 0;
+}
+
+/// Why `from` (a file or a layer's folder) may not reach `to` across the floors; "" if it may.
+std::string floor_problem(const std::string& from, const std::string& to) {
+  const int f = floor_of(from), t = floor_of(to);
+  if (f < 0 || t < 0 || t <= f || in_entry_point(from)) return "";
+  return kFloors[static_cast<std::size_t>(f)] + "/ lies below " +
+         kFloors[static_cast<std::size_t>(t)] + "/: only " + kEntryPoint + "/ reaches up";
+}
+
+struct Include {
+  std::string file;
+  int line = 0;
+  std::string included;  ///< as written: relative to the repository root
+};
+
+/// Every `#include "…"` of the file at `path` (relative to the repository root).
+std::vector<Include> includes_of(const std::string& path) {
+  static const std::regex include_line("^\\s*#\\s*include\\s+\"([^\"]+)\"");
+  std::vector<Include> out;
+  std::ifstream in(fs::path(COMMPROF_SOURCE_DIR) / path);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    std::smatch m;
+    if (std::regex_search(line, m, include_line)) out.push_back({path, number, m[1].str()});
+  }
+  return out;
+}
+
+/// The includes among `includes` that run up a floor, one message each.
+std::vector<std::string> upward_includes(const std::vector<Include>& includes) {
+  std::vector<std::string> out;
+  for (const Include& i : includes) {
+    const std::string why = floor_problem(i.file, i.included);
+    if (!why.empty()) {
+      out.push_back(i.file + ":" + std::to_string(i.line) + " includes " + i.included + ": " + why);
+    }
+  }
+  return out;
+}
+
 /// Every layer `layer` may include: itself and all it reaches through the arrows.
 std::set<std::string> reachable(const std::string& layer) {
   std::set<std::string> seen = {layer};
@@ -96,7 +159,7 @@ std::set<std::string> reachable(const std::string& layer) {
 std::vector<std::string> product_sources() {
   std::vector<std::string> out;
   const fs::path root = COMMPROF_SOURCE_DIR;
-  for (const char* top : {"src", "collectives", "workloads", "analysis"}) {
+  for (const std::string& top : kFloors) {
     for (const auto& e : fs::recursive_directory_iterator(root / top)) {
       const std::string ext = e.path().extension().string();
       if (e.is_regular_file() && (ext == ".cpp" || ext == ".hpp" || ext == ".cu")) {
@@ -136,7 +199,6 @@ TEST(IncludeLayers, ThePlanHasNoCycle) {
 }
 
 TEST(IncludeLayers, IncludesPointDown) {
-  const std::regex include_line("^\\s*#\\s*include\\s+\"([^\"]+)\"");
   std::size_t checked = 0;
   for (const std::string& path : product_sources()) {
     const std::string folder = folder_of(path);
@@ -144,14 +206,9 @@ TEST(IncludeLayers, IncludesPointDown) {
     const auto from = plan().layer_of_folder.find(folder);
     if (!tool && from == plan().layer_of_folder.end()) continue;  // the test above names it
     const std::set<std::string> allowed = tool ? std::set<std::string>{} : reachable(from->second);
-    std::ifstream in(fs::path(COMMPROF_SOURCE_DIR) / path);
-    std::string line;
-    int number = 0;
-    while (std::getline(in, line)) {
-      ++number;
-      std::smatch m;
-      if (!std::regex_search(line, m, include_line)) continue;
-      const std::string included = m[1].str();
+    for (const Include& include : includes_of(path)) {
+      const int number = include.line;
+      const std::string& included = include.included;
       const std::string to_folder = folder_of(included);
       const auto to = plan().layer_of_folder.find(to_folder);
       ++checked;
@@ -173,6 +230,56 @@ TEST(IncludeLayers, IncludesPointDown) {
     }
   }
   EXPECT_GT(checked, 300u) << "the scan found too few includes: wrong source directory?";
+}
+
+TEST(IncludeLayers, IncludesKeepTheFloors) {
+  std::vector<Include> includes;
+  for (const std::string& path : product_sources()) {
+    for (Include& i : includes_of(path)) includes.push_back(std::move(i));
+  }
+  ASSERT_GT(includes.size(), 300u) << "the scan found too few includes: wrong source directory?";
+  for (const std::string& problem : upward_includes(includes)) ADD_FAILURE() << problem;
+}
+
+TEST(IncludeLayers, AnIncludeUpAFloorIsRefused) {
+  // Made-up files: each include up a floor is named, those down or level pass, and so does the
+  // entry point's reach up (as src/program/command_list.cpp's).
+  const std::vector<Include> includes = {
+      {"src/nccl_profiler/plugin.cpp", 3, "collectives/spec.hpp"},       // up one floor
+      {"collectives/bench/bench.cpp", 4, "analysis/reducer.hpp"},        // up one floor
+      {"analysis/reducer.cpp", 5, "workloads/op_plan.hpp"},              // up one floor
+      {"src/core/log.cpp", 6, "workloads/workload.hpp"},                 // up three floors
+      {"workloads/projection/x.cpp", 7, "analysis/graph/graph.hpp"},     // down
+      {"analysis/reducer.cpp", 8, "src/timeline/rank_file.hpp"},         // down
+      {"collectives/routing.cpp", 9, "collectives/routing.hpp"},         // level
+      {"src/program/command_list.cpp", 10, "workloads/commands/c.hpp"},  // the entry point
+      {"src/programs/x.cpp", 11, "analysis/report.hpp"},                 // not the entry point
+      {"analysis/tools/gen.cpp", 12, "analysis_build_config.hpp"},       // outside the floors
+  };
+  const std::vector<std::string> want = {
+      "src/nccl_profiler/plugin.cpp:3 includes collectives/spec.hpp: src/ lies below "
+      "collectives/: only src/program/ reaches up",
+      "collectives/bench/bench.cpp:4 includes analysis/reducer.hpp: collectives/ lies below "
+      "analysis/: only src/program/ reaches up",
+      "analysis/reducer.cpp:5 includes workloads/op_plan.hpp: analysis/ lies below workloads/: "
+      "only src/program/ reaches up",
+      "src/core/log.cpp:6 includes workloads/workload.hpp: src/ lies below workloads/: only "
+      "src/program/ reaches up",
+      "src/programs/x.cpp:11 includes analysis/report.hpp: src/ lies below analysis/: only "
+      "src/program/ reaches up",
+  };
+  EXPECT_EQ(upward_includes(includes), want);
+}
+
+TEST(IncludeLayers, LinksKeepTheFloors) {
+  // A link up a floor would let the include above pass the layer check: refused here too.
+  for (const auto& [name, layer] : plan().layers) {
+    for (const std::string& below : layer.links) {
+      const std::string why = floor_problem(layer.folder, plan().layers.at(below).folder);
+      EXPECT_EQ(why, "") << "commprof_" << name << " (" << layer.folder << "/) links commprof_"
+                         << below << " (" << plan().layers.at(below).folder << "/)";
+    }
+  }
 }
 
 std::string trim(std::string s) {
