@@ -7,7 +7,8 @@
 // others; an include it cannot place in a layer fails. The shared-layer build
 // (COMMPROF_SHARED_LAYERS, the tsan preset) catches calls that run back up at link time; this
 // catches headers, whose inline code and types never reach the linker. ARCHITECTURE.md's layer
-// table must say what the manifest says.
+// table must say what the manifest says, and a folder's README.md (analysis/, workloads/) must
+// name every source file under it and every layer folder below it, and no file that is not there.
 //
 // Above the layers stand the floors: the product's top-level folders, in a fixed order (src/
 // lowest, then collectives/, analysis/, workloads/; docs/ARCHITECTURE.md, "The floors"). Neither
@@ -323,6 +324,101 @@ TEST(IncludeLayers, TheArchitectureTableIsTheManifest) {
     EXPECT_EQ(plan().layers.count(name), 1u)
         << "docs/ARCHITECTURE.md names commprof_" << name << ", which is no layer";
   }
+}
+
+// A README's names: its `code` spans. A name matches a file's path below the README's folder, or
+// its file name, with `*` standing for any run of characters ("report_*.cpp", "step_builder.*").
+bool glob_match(const char* pattern, const char* text) {
+  if (*pattern == '\0') return *text == '\0';
+  if (*pattern == '*') {
+    for (const char* t = text;; ++t) {
+      if (glob_match(pattern + 1, t)) return true;
+      if (*t == '\0') return false;
+    }
+  }
+  return *pattern == *text && glob_match(pattern + 1, text + 1);
+}
+
+std::vector<std::string> readme_names(const fs::path& readme) {
+  std::ifstream in(readme);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string all = text.str();
+  const std::regex code("`([^`\\n]+)`");
+  std::vector<std::string> out;
+  for (auto it = std::sregex_iterator(all.begin(), all.end(), code); it != std::sregex_iterator();
+       ++it) {
+    out.push_back((*it)[1].str());
+  }
+  return out;
+}
+
+bool names_file(const std::vector<std::string>& names, const std::string& below) {
+  const std::string file = below.substr(below.rfind('/') + 1);
+  return std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+    return glob_match(n.c_str(), below.c_str()) || glob_match(n.c_str(), file.c_str());
+  });
+}
+
+// The folders whose README.md maps them: the layers' and tools' folders that hold one.
+std::vector<std::string> mapped_folders() {
+  std::set<std::string> folders(plan().tool_folders.begin(), plan().tool_folders.end());
+  for (const auto& [name, layer] : plan().layers) folders.insert(layer.folder);
+  std::vector<std::string> out;
+  for (const std::string& f : folders) {
+    if (fs::exists(fs::path(COMMPROF_SOURCE_DIR) / f / "README.md")) out.push_back(f);
+  }
+  return out;
+}
+
+TEST(IncludeLayers, EachFolderReadmeNamesItsFilesAndLayers) {
+  const std::vector<std::string> folders = mapped_folders();
+  EXPECT_GE(folders.size(), 2u) << "analysis/README.md and workloads/README.md not found";
+  for (const std::string& folder : folders) {
+    const std::string readme = folder + "/README.md";
+    const std::vector<std::string> names = readme_names(fs::path(COMMPROF_SOURCE_DIR) / readme);
+    const std::string prefix = folder + "/";
+    std::vector<std::string> files;
+    for (const std::string& path : product_sources()) {
+      if (path.rfind(prefix, 0) == 0) files.push_back(path.substr(prefix.size()));
+    }
+    for (const std::string& below : files) {
+      EXPECT_TRUE(names_file(names, below)) << readme << " does not name " << below;
+    }
+    // Every layer (or tool) folder below: named as `sub/`, or as the folder of a path.
+    std::set<std::string> subfolders(plan().tool_folders.begin(), plan().tool_folders.end());
+    for (const auto& [name, layer] : plan().layers) subfolders.insert(layer.folder);
+    for (const std::string& sub : subfolders) {
+      if (sub.rfind(prefix, 0) != 0) continue;
+      const std::string rel = sub.substr(prefix.size()) + "/";
+      const bool named = std::any_of(names.begin(), names.end(),
+                                     [&](const std::string& n) { return n.rfind(rel, 0) == 0; });
+      EXPECT_TRUE(named) << readme << " does not name its layer folder " << rel;
+    }
+    // A source-file name must still name a file (below the folder, or a path from the
+    // repository's root): renamed or removed files leave the map.
+    const std::regex source_name("^[A-Za-z0-9_/*]+\\.(cpp|hpp|cu|\\*)$");
+    for (const std::string& n : names) {
+      if (!std::regex_match(n, source_name)) continue;
+      const bool found =
+          std::any_of(files.begin(), files.end(),
+                      [&](const std::string& below) { return names_file({n}, below); }) ||
+          fs::is_regular_file(fs::path(COMMPROF_SOURCE_DIR) / n);
+      EXPECT_TRUE(found) << readme << " names " << n << ", which is no source file under " << folder
+                         << "/";
+    }
+  }
+}
+
+TEST(IncludeLayers, ReadmeNamesMatchFilesByGlob) {
+  EXPECT_TRUE(glob_match("report_*.cpp", "report_csv.cpp"));
+  EXPECT_TRUE(glob_match("step_builder.*", "step_builder.hpp"));
+  EXPECT_TRUE(glob_match("nsys_rules*", "nsys_rules_default.txt"));
+  EXPECT_FALSE(glob_match("report_*.cpp", "report_writers.hpp"));
+  EXPECT_FALSE(glob_match("layout.*", "layout_test.cpp"));
+  EXPECT_TRUE(names_file({"projection/source_runs.*"}, "projection/source_runs.cpp"));
+  EXPECT_TRUE(names_file({"chrome_trace.*"}, "report/chrome_trace.hpp"));
+  EXPECT_FALSE(names_file({"projection/source_runs.*"}, "projection/run_sources.cpp"));
 }
 
 }  // namespace

@@ -64,10 +64,6 @@ void add_baseline(MeasuredRun& run, const std::vector<std::string>& inputs);
 /// The same from timelines already read; `source` names the first file in errors.
 void add_baseline(MeasuredRun& run, std::vector<RankTimeline> ranks, const std::string& source);
 
-/// "tp=2,pp=2,dp=2[,cp=…,ep=…,etp=…]" → a layout; missing degrees are 1. Throws ConfigError.
-ParallelLayout parse_layout(const std::string& text);
-std::string layout_text(const ParallelLayout& l);  ///< "tp=2,pp=2,dp=2" (cp, ep where > 1)
-
 /// The measured run's workload at `layout`: its kind (dp, tp or pp where only that degree is
 /// above 1, else hybrid), the pipeline split even. Throws ConfigError naming what does not fit
 /// (validate_layout, validate_workload).
