@@ -39,6 +39,11 @@ struct MeasuredRun {
   std::vector<CombinedFigure> combined;
 };
 
+/// The run's own link model: a fit of its collectives' points with its link probe's (the first
+/// source run's, where it made one) beside them. Empty when there is neither.
+LinkModel own_link_model(const std::vector<LinkSample>& own, const std::optional<LinkModel>& probe,
+                         const std::string& what);
+
 /// Reads a `commprof run` result (a directory or rank files). Throws ConfigError when the inputs
 /// are not one run's rank files, were not written by `commprof run`, learned their compute from
 /// a trace (--compute-from), or hold no measured step with per-op timing.

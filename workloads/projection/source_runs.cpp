@@ -254,9 +254,8 @@ MeasuredRun combine_runs(std::vector<MeasuredRun> runs) {
                                  link_class_name(p.link), " ", p.ranks, " ranks ", p.bytes, " B"),
                         "us", times));
   });
-  if (!r.collectives.empty()) {
-    out.own_links = fit_link_model(r.collectives, "the source runs' own collectives (medians)");
-  }
+  out.own_links = own_link_model(r.collectives, out.config.settings.link_probe,
+                                 "the source runs' own collectives (medians)");
 
   // The ranks' compute speeds. A rank slow in one run is often not slow in the next (on a shared
   // machine the slow core moves), while the step waits for whichever rank is slowest: a median
