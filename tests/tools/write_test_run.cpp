@@ -17,8 +17,8 @@
 // ranks is, in step 1, bwd (160 − 20 = 140 us; embed is the longest op, 0 beyond), and in step
 // 2, fwd (200 − 10 = 190 us; bwd 40 − 20 = 20). The critical path is 455 us: rank 2's embed,
 // fwd, bwd and ar (its last 10 us), then opt; COMP 445 us, COMM 10 us, no host gap.
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <string>
 #include <vector>
