@@ -78,8 +78,9 @@ set(COMMPROF_TEST_SANITIZER_REPORT
 # The labels `ctest --preset tsan` runs (keep CMakePresets.json's tsan filter in step), and the
 # target that builds every executable their tests run. Only tests that start threads of ours:
 # ThreadSanitizer finds nothing in single-threaded code, so `unit` is left out and its tests
-# that do start threads (the NCCL plugin's flush thread) carry the label `threads` as well.
-set(COMMPROF_TSAN_LABELS threads backend runtime bench reliability)
+# that do start threads (the NCCL plugin's flush thread) carry the label `threads` as well, and
+# the workload runs whose thread paths none of the others take carry `thread_paths`.
+set(COMMPROF_TSAN_LABELS threads backend runtime bench reliability thread_paths)
 if(NOT TARGET commprof_tsan_tests)
   add_custom_target(commprof_tsan_tests)
 endif()

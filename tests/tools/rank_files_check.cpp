@@ -1,24 +1,23 @@
 // SPDX-License-Identifier: MIT
 // Checks the rank-<R>.json files of a `commprof run` (directory in COMMPROF_RUN_DIR, rank count in
-// COMMPROF_RUN_NRANKS): every rank wrote a readable file; steps and ops are there; every
-// collective instance (communicator, sequence number) appears on each of its comm_size ranks
-// with the same op and bytes, which is what the reducer's matching relies on. With
-// COMMPROF_RUN_OP_TIMING set (the op timing the command line asked for, or resolves to), every
-// rank timed its ops that way, the ops of one stream (in order, as a CUDA stream runs them) never
-// overlap, and the steps that carry ops are the command line's: none with step timing; with
-// sampled timing the last warm-up step and every k-th measured step, k and the warm-up count
-// given as COMMPROF_RUN_SAMPLE_EVERY and COMMPROF_RUN_WARMUP_STEPS (never read from the files
-// under check); every step otherwise. An alltoallv's bytes per peer (peer_send_bytes,
-// peer_recv_bytes) add up to its bytes and recv_bytes, and what rank A says it sent rank B is
-// what B says it received from A, A and B being the comm_rank each op names (in range, one per
-// rank of the communicator).
-// The uneven all-gather and reduce-scatter (allgatherv, reducescatterv: an MoE layer's exchange
-// over expert TP) carry bytes per peer too, checked the same way (A to B is what B got from A);
-// their bytes are the whole gathered buffer: what an allgatherv's rank received from all, what a
-// reducescatterv's rank sent to all; an allgatherv's rank sends every peer the same share, and a
-// reducescatterv's receives the same block size from every peer.
-// With COMMPROF_RUN_LOADS_MOVE set (an MoE run routed anew each step), some all-to-allv's bytes
-// per peer differ from one step to another.
+// COMMPROF_RUN_NRANKS; rank-<R>.json.zst with COMMPROF_RUN_RANK_FILE_FORMAT=zstd): every rank wrote
+// a readable file; steps and ops are there; every collective instance (communicator, sequence
+// number) appears on each of its comm_size ranks with the same op and bytes, which is what the
+// reducer's matching relies on. With COMMPROF_RUN_OP_TIMING set (the op timing the command line
+// asked for, or resolves to), every rank timed its ops that way, the ops of one stream (in order,
+// as a CUDA stream runs them) never overlap, and the steps that carry ops are the command line's:
+// none with step timing; with sampled timing the last warm-up step and every k-th measured step, k
+// and the warm-up count given as COMMPROF_RUN_SAMPLE_EVERY and COMMPROF_RUN_WARMUP_STEPS (never
+// read from the files under check); every step otherwise. An alltoallv's bytes per peer
+// (peer_send_bytes, peer_recv_bytes) add up to its bytes and recv_bytes, and what rank A says it
+// sent rank B is what B says it received from A, A and B being the comm_rank each op names (in
+// range, one per rank of the communicator). The uneven all-gather and reduce-scatter (allgatherv,
+// reducescatterv: an MoE layer's exchange over expert TP) carry bytes per peer too, checked the
+// same way (A to B is what B got from A); their bytes are the whole gathered buffer: what an
+// allgatherv's rank received from all, what a reducescatterv's rank sent to all; an allgatherv's
+// rank sends every peer the same share, and a reducescatterv's receives the same block size from
+// every peer. With COMMPROF_RUN_LOADS_MOVE set (an MoE run routed anew each step), some
+// all-to-allv's bytes per peer differ from one step to another.
 // Every send and receive (P2P: a pipeline's activations and gradients, a context-parallel ring's
 // K/V) names its peers' world ranks (send_to, recv_from), and the step graph pairs them: the k-th
 // transfer from A to B of a step is A's k-th send_to B and B's k-th recv_from A. So, per step and
@@ -31,6 +30,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -74,7 +74,12 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
       transfers;
   std::size_t p2p_ops = 0;
   for (int r = 0; r < nranks; ++r) {
-    const RankTimeline t = read_rank_file(dir + "/rank-" + std::to_string(r) + ".json");
+    // COMMPROF_RUN_RANK_FILE_FORMAT=zstd: rank-<R>.json.zst, read by the product's reader (its
+    // frames against libzstd: ZstdRankFile.*), and no plain rank-<R>.json beside it.
+    const std::string base = dir + "/rank-" + std::to_string(r) + ".json";
+    const bool zstd = env("COMMPROF_RUN_RANK_FILE_FORMAT") == "zstd";
+    EXPECT_FALSE(std::filesystem::exists(zstd ? base : base + ".zst")) << "rank " << r;
+    const RankTimeline t = read_rank_file(zstd ? base + ".zst" : base);
     EXPECT_EQ(t.rank, r);
     EXPECT_EQ(t.world_size, nranks);
     EXPECT_EQ(t.backend, "host");
