@@ -17,10 +17,13 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/field_table.hpp"
 #include "analysis/report.hpp"
+#include "src/fields/field_table.hpp"
 
 namespace commprof::report_fields {
+
+// The generic table (Field, Table, field<>, the readers), as report_fields:: names it.
+using namespace fields;
 
 // ------------------------------------------------------------------ accessors the tables use
 inline double across_min(const AcrossRanks& a) { return a.stat.min; }

@@ -76,27 +76,6 @@ StepMetrics compute_step_metrics(const StepView& step, StepScratch& scratch) {
                  step.ops != nullptr ? *step.ops : kNone, scratch);
 }
 
-void Stat::add(double v) {
-  if (count == 0 || v < min) {
-    min = v;
-    argmin = count;
-  }
-  if (count == 0 || v > max) {
-    max = v;
-    argmax = count;
-  }
-  ++count;
-  sum_ += v;
-  const double previous_mean = count == 1 ? v : mean;
-  mean = sum_ / static_cast<double>(count);
-  m2_ += (v - previous_mean) * (v - mean);
-}
-
-std::optional<double> Stat::stddev() const {
-  if (count < 2) return std::nullopt;
-  return std::sqrt(std::max(0.0, m2_) / static_cast<double>(count - 1));
-}
-
 void add_step(RankSummary& s, const StepMetrics& m, std::int64_t ops) {
   ++s.steps;
   s.ops += ops;

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "analysis/import_rank.hpp"
-#include "src/backend/kinds/collective_kind.hpp"
+#include "src/collective/collective_kind.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
 

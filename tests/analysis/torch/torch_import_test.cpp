@@ -19,6 +19,7 @@
 #include "analysis/torch/torch_import.hpp"
 #include "src/core/errors.hpp"
 #include "src/timeline/rank_file.hpp"
+#include "support/temp_dir.hpp"
 
 namespace commprof {
 namespace {
@@ -37,7 +38,7 @@ std::string gunzip(const std::string& path) {
 }
 
 std::string temp_file(const std::string& name, const std::string& bytes) {
-  const std::string path = testing::TempDir() + "/" + name;
+  const std::string path = test::own_temp_path(name);
   std::ofstream(path, std::ios::binary) << bytes;
   return path;
 }
