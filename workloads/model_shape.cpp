@@ -110,6 +110,7 @@ void validate_shape(const ModelShape& s) {
   positive(s.seq, "seq");
   positive(s.micro_batch, "micro-batch");
   positive(s.micro_batches, "micro-batches");
+  positive(s.vocab_divisible_by, "make-vocab-size-divisible-by");
   if (s.hidden % s.heads != 0) {
     throw ConfigError(log::cat("--hidden ", s.hidden, " is not divisible by --heads ", s.heads));
   }
@@ -243,7 +244,8 @@ double layer_forward_flops(const ModelShape& s, int tp) {
 
 std::uint64_t vocab_per_rank(const ModelShape& s, int tp) {
   if (s.vocab <= 0) return 0;
-  const auto multiple = static_cast<std::uint64_t>(kVocabPadding) * static_cast<std::uint64_t>(tp);
+  const auto multiple =
+      static_cast<std::uint64_t>(s.vocab_divisible_by) * static_cast<std::uint64_t>(tp);
   const auto padded = (static_cast<std::uint64_t>(s.vocab) + multiple - 1) / multiple * multiple;
   return padded / static_cast<std::uint64_t>(tp);
 }

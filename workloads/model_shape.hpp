@@ -13,6 +13,11 @@
 
 namespace commprof {
 
+/// Megatron-LM's default --make-vocab-size-divisible-by: the embedding and LM head hold the
+/// vocabulary padded up to a multiple of this times the TP degree, so every TP rank holds the same
+/// rows (and cuBLAS gets aligned shapes).
+inline constexpr int kVocabPadding = 128;
+
 struct ModelShape {
   std::string name = "custom";
   int layers = 2;
@@ -41,6 +46,10 @@ struct ModelShape {
   int dense_layers = 0;
   /// Rows per (source rank, expert) over the mean T·K/E; 0: dropless (Megatron's default).
   double capacity_factor = 0;
+  /// Megatron-LM's --make-vocab-size-divisible-by: V is padded up to a multiple of this times
+  /// the TP degree (1: a multiple of tp only, which the TP split needs; Hugging Face models keep
+  /// V as it is on one rank).
+  int vocab_divisible_by = kVocabPadding;
 
   int key_value_heads() const { return kv_heads > 0 ? kv_heads : heads; }
   bool moe() const { return experts > 0; }
@@ -97,11 +106,8 @@ struct PassBytes {
   std::uint64_t row_bytes = 0;
 };
 
-/// Megatron-LM's make_vocab_size_divisible_by: the embedding and LM head hold the vocabulary
-/// padded up to a multiple of this times the TP degree, so every TP rank holds the same rows.
-inline constexpr int kVocabPadding = 128;
-/// V padded as Megatron-LM pads it (up to a multiple of 128·tp), divided over the TP ranks:
-/// the rows of the embedding and of the LM head on one TP rank. 0 without ends.
+/// V padded as Megatron-LM pads it (up to a multiple of vocab_divisible_by·tp), divided over the
+/// TP ranks: the rows of the embedding and of the LM head on one TP rank. 0 without ends.
 std::uint64_t vocab_per_rank(const ModelShape& shape, int tp);
 
 /// The parameters of the model's ends on one TP rank: the vocab-parallel embedding (V/t·h), the

@@ -64,6 +64,7 @@ nlohmann::ordered_json run_config_json(const WorkloadConfig& w, const RunSetting
         {"micro_batches", s.micro_batches},
         {"dtype", dtype_name(s.dtype)},
         {"vocab", s.vocab},
+        {"vocab_divisible_by", s.vocab_divisible_by},
         {"tie_embeddings", s.tie_embeddings},
         {"experts", s.experts},
         {"top_k", s.top_k},
@@ -137,6 +138,10 @@ RunConfigRead run_config_from_json(const nlohmann::ordered_json& j, const std::s
     s.micro_batches = config_field<int>(m, "micro_batches", where);
     s.dtype = parse_dtype(config_field<std::string>(m, "dtype", where));
     s.vocab = config_field<int>(m, "vocab", where);
+    // Files of earlier versions padded to Megatron's default.
+    s.vocab_divisible_by = m.contains("vocab_divisible_by")
+                               ? config_field<int>(m, "vocab_divisible_by", where)
+                               : kVocabPadding;
     s.tie_embeddings = config_field<bool>(m, "tie_embeddings", where);
     s.experts = config_field<int>(m, "experts", where);
     s.top_k = config_field<int>(m, "top_k", where);

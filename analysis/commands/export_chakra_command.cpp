@@ -198,7 +198,7 @@ class ExportChakraCommand final : public Command {
   }
 
   void define_options(po::options_description& visible, po::options_description& hidden) override {
-    visible.add_options()("out", po::value<std::string>(),
+    visible.add_options()("out,o", po::value<std::string>(),
                           "path prefix of the files written: PREFIX.<rank>.et, "
                           "PREFIX.comm_groups.json, PREFIX.network.yml, PREFIX.txt")(
         "step", po::value<int>(),

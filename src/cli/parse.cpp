@@ -6,6 +6,7 @@
 
 #include "src/cli/common_options.hpp"
 #include "src/cli/option_values.hpp"
+#include "src/cli/output_option.hpp"
 #include "src/core/build_config.hpp"
 #include "src/core/errors.hpp"
 #include "src/runtime/mpi_check.hpp"
@@ -177,6 +178,7 @@ void parse_command_options(int argc, const char* const* argv, Command& command,
   po::options_description hidden("test hooks");
   visible.add_options()("help,h", "this text");
   command.define_options(visible, hidden);
+  const OutputSpelling output = add_output_spelling(visible, hidden);
   // The test hooks break a run on purpose (a rank that hangs, data corrupted): they act only
   // with --enable-test-hooks on the command line, never from the environment.
   po::options_description hook_switch;
@@ -218,6 +220,7 @@ void parse_command_options(int argc, const char* const* argv, Command& command,
     po::options_description mirrored;  // every option but the hooks' switch
     mirrored.add(visible).add(hidden);
     po::store(parse_env(mirrored, environ_vars), vm);
+    fold_output_spelling(output, vm);
     po::notify(vm);
     command.configure(vm);
     out.effective_options = effective_options(vm);

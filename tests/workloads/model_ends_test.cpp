@@ -51,6 +51,19 @@ TEST(ModelEnds, VocabularyPaddedAsMegatronPadsIt) {
   EXPECT_EQ(vocab_per_rank(model_preset("tiny"), 1), 0u);  // no ends
 }
 
+// --make-vocab-size-divisible-by N: a multiple of N·tp; 1 keeps GPT-2's 50,257 on one rank and
+// pads to a multiple of tp beyond it (50,258 = 2 × 25,129); 64 on tp 2 is 128 again.
+TEST(ModelEnds, VocabularyPaddingFollowsMakeVocabSizeDivisibleBy) {
+  ModelShape g = model_preset("gpt-1.3b");
+  g.vocab_divisible_by = 1;
+  EXPECT_EQ(vocab_per_rank(g, 1), 50257u);
+  EXPECT_EQ(vocab_per_rank(g, 2), 25129u);
+  EXPECT_EQ(vocab_per_rank(g, 4), 50260u / 4);  // 12,565 × 4
+  g.vocab_divisible_by = 64;
+  EXPECT_EQ(vocab_per_rank(g, 2), 50304u / 2);  // 393 × 128
+  EXPECT_EQ(head_gemm(g, 1).n, 50304);          // 786 × 64: the LM head's GEMM at that shape
+}
+
 TEST(ModelEnds, ParametersOfTheEndsAndTheWholeModel) {
   // gpt-1.3b, tied: the embedding once (50304 × 2048), the final LayerNorm's weight and bias.
   const ModelShape g = model_preset("gpt-1.3b");

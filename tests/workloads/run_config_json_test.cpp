@@ -61,6 +61,18 @@ TEST(RunConfigJson, ReadsBackWhatRunWrites) {
                    .settings.link_probe.has_value());
 }
 
+// --make-vocab-size-divisible-by is read back; files of earlier versions, without it, padded to
+// Megatron's default of 128.
+TEST(RunConfigJson, VocabularyPaddingReadsBackAndDefaultsTo128) {
+  WorkloadConfig w;
+  w.shape = model_preset("gpt-1.3b");
+  w.shape.vocab_divisible_by = 1;
+  nlohmann::ordered_json j = run_config_json(w, RunSettings{});
+  EXPECT_EQ(run_config_from_json(j, "rank-0.json").workload.shape.vocab_divisible_by, 1);
+  j["model"].erase("vocab_divisible_by");
+  EXPECT_EQ(run_config_from_json(j, "rank-0.json").workload.shape.vocab_divisible_by, 128);
+}
+
 TEST(RunConfigJson, RefusesWhatRunDidNotWrite) {
   auto error_of = [](const nlohmann::ordered_json& j) {
     try {

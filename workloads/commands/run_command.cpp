@@ -81,12 +81,16 @@ ParallelLayout resolve_layout(const RunConfig& c, int world_size) {
       only(l.pp, "pp");
       break;
     case WorkloadKind::kHybrid: {
-      int missing = (l.tp == 0) + (l.dp == 0) + (l.pp == 0);
+      // One degree left out takes the ranks the others leave; several: --tp and --pp are 1 and
+      // --dp takes the rest, as Megatron-LM infers its data-parallel size.
+      const int missing = (l.tp == 0) + (l.dp == 0) + (l.pp == 0);
+      if (missing > 1) {
+        if (l.tp == 0) l.tp = 1;
+        if (l.pp == 0) l.pp = 1;
+      }
       const int known = std::max(l.tp, 1) * std::max(l.dp, 1) * std::max(l.pp, 1);
       for (int* axis : {&l.dp, &l.tp, &l.pp}) {
-        if (*axis == 0) {
-          *axis = missing == 1 && known > 0 && world % known == 0 ? world / known : 1;
-        }
+        if (*axis == 0) *axis = world % known == 0 ? world / known : 1;
       }
       break;
     }
@@ -221,9 +225,10 @@ void print_ends(std::ostream& os, const RunConfig& c, const ParallelLayout& l) {
   }
   const std::uint64_t rows = vocab_per_rank(s, l.tp);
   os << "# ends: vocabulary " << s.vocab << ", padded to "
-     << rows * static_cast<std::uint64_t>(l.tp) << " (" << rows << " rows per TP rank), embeddings "
-     << (s.tie_embeddings ? "tied" : "untied") << "; the model's parameters "
-     << model_parameters(s, 1) << " (" << model_parameters(s, l.tp)
+     << rows * static_cast<std::uint64_t>(l.tp) << " (a multiple of " << s.vocab_divisible_by
+     << " x tp " << l.tp << ", --make-vocab-size-divisible-by; " << rows
+     << " rows per TP rank), embeddings " << (s.tie_embeddings ? "tied" : "untied")
+     << "; the model's parameters " << model_parameters(s, 1) << " (" << model_parameters(s, l.tp)
      << " on a TP rank of a pipeline of one stage)\n";
   // The head, loss and embedding work on the rank's s/cp tokens.
   const ModelShape local = cp_local_shape(s, l.cp);
@@ -379,13 +384,18 @@ class RunCommand final : public Command {
         "micro-batches", po::value<int>(), "micro-batches per step m")(
         "vocab", po::value<int>(),
         "vocabulary V: embedding, final norm, LM head and loss (0: the layers alone, no ends)")(
+        "make-vocab-size-divisible-by", po::value<int>(),
+        "pad V up to a multiple of this times --tp, as Megatron-LM does (default 128; 1: no "
+        "padding beyond --tp, as Hugging Face models keep V); the LM head's GEMMs run at that "
+        "shape")(
         "tie-embeddings", po::value<bool>()->implicit_value(true),
         "the LM head multiplies by the embedding's weight (true | false; GPT presets: true)")(
         "dtype", po::value<std::string>(), "bfloat16, half, float, double")(
         "experts", po::value<int>(),
         "routed experts of each MoE layer (0: dense; Megatron-Core's alltoall dispatcher)")(
-        "top-k", po::value<int>(), "experts each token goes to")("moe-ffn", po::value<int>(),
-                                                                 "each expert's FFN hidden size")(
+        "top-k", po::value<int>(), "experts each token goes to")(
+        "moe-ffn", po::value<int>(),
+        "each expert's FFN hidden size (default: --ffn, as Megatron-Core)")(
         "shared-experts", po::value<int>(), "experts every token goes through (DeepSeek)")(
         "dense-layers", po::value<int>(), "the first layers are dense (ffn), the rest MoE")(
         "moe-capacity-factor", po::value<double>(),
@@ -484,6 +494,7 @@ class RunCommand final : public Command {
     override_int("micro-batch", s.micro_batch);
     override_int("micro-batches", s.micro_batches);
     override_int("vocab", s.vocab);
+    override_int("make-vocab-size-divisible-by", s.vocab_divisible_by);
     override_int("experts", s.experts);
     override_int("top-k", s.top_k);
     override_int("moe-ffn", s.moe_ffn);
@@ -499,6 +510,8 @@ class RunCommand final : public Command {
       s.name = "custom";
     }
     if (vm.count("dtype") != 0) s.dtype = parse_dtype(vm["dtype"].as<std::string>());
+    // Megatron-Core: the experts' FFN size (--moe-ffn-hidden-size) defaults to the model's.
+    if (s.experts > 0 && s.moe_ffn == 0) s.moe_ffn = s.ffn;
     validate_shape(s);
     c.steps = vm["steps"].as<int>();
     c.warmup_steps = vm["warmup-steps"].as<int>();

@@ -193,9 +193,11 @@ void report_across_ranks(RankContext& ctx, const RankTimeline& mine, const std::
                           [&](std::ostream& os) { write_report_text(os, report); });
     write_file_atomically(out_dir + "/report.json",
                           [&](std::ostream& os) { write_report_json(os, report); });
-    log::info("wrote " + out_dir + "/rank-*" +
-              (format == RankFileFormat::kZstd ? ".json.zst" : ".json") +
-              ", report.txt and report.json");
+    // On stdout after the report, not on stderr: under mpirun the two streams reach the
+    // terminal apart, and the line landed inside the report's tables.
+    std::cout << "# wrote " << out_dir << "/rank-*"
+              << (format == RankFileFormat::kZstd ? ".json.zst" : ".json")
+              << ", report.txt and report.json" << std::endl;
   }
 }
 

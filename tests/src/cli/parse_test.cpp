@@ -17,6 +17,7 @@ namespace commprof {
 namespace {
 
 using ::testing::AllOf;
+using ::testing::AnyOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
@@ -216,6 +217,34 @@ TEST(Parse, UnrelatedEnvironmentIsIgnored) {
   Parse p({"bench"}, {"PATH=/usr/bin", "COMMPROF_NOT_AN_OPTION=1", "COMMPROF_=x", "COMMPROF_HELP=1",
                       "COMMPROF_MIN_BYTES", "HOME=/root", "commprof_iters=0"});
   EXPECT_EQ(p->kind, Kind::kRun) << p->text;
+}
+
+// Where a command writes is --out, -o or --output on every command (README, "Options every
+// command takes"): each spelling lands in the command's own option.
+TEST(Parse, EveryOutputTakesOutDashOAndOutput) {
+  const std::vector<std::vector<std::string>> commands = {{"report", "DIR"},
+                                                          {"import-torch", "t.json"},
+                                                          {"import-nsys", "r.sqlite"},
+                                                          {"export-chakra", "DIR"},
+                                                          {"run"},
+                                                          {"project", "DIR", "--layout", "tp=2"}};
+  for (const auto& command : commands) {
+    for (const char* spelling : {"--out", "-o", "--output"}) {
+      std::vector<std::string> args = command;
+      args.push_back(spelling);
+      args.push_back("where");
+      Parse p(args);
+      ASSERT_EQ(p->kind, Kind::kRun) << command[0] << " " << spelling << ": " << p->text;
+      EXPECT_THAT(p->effective_options,
+                  AnyOf(HasSubstr("\nout=where\n"), HasSubstr("\noutput=where\n")))
+          << command[0] << " " << spelling;
+    }
+  }
+  Parse both({"report", "DIR", "--out", "a", "--output", "b"});
+  expect_usage_error(both, {"--output 'b' and --out 'a' are two spellings of one option: give one"},
+                     "commprof report: error: ");
+  Parse same({"run", "--out", "a", "--output", "a"});
+  EXPECT_EQ(same->kind, Kind::kRun) << same->text;
 }
 
 }  // namespace
