@@ -14,6 +14,7 @@
 
 #include "analysis/collective_matching.hpp"
 #include "analysis/step_metrics.hpp"
+#include "src/fields/field_unit.hpp"
 
 namespace commprof {
 
@@ -26,22 +27,6 @@ inline constexpr std::size_t kReportWorstInstances = 100;
 inline constexpr std::size_t kWaitColumns = 240;
 /// The JSON and CSV reports list this many critical-path shares: those with most time.
 inline constexpr std::size_t kReportCriticalShares = 100;
-
-/// The unit of a report value as the report holds it; formats convert it for display and name
-/// it. The fields of each row type and their units: analysis/report_fields.hpp.
-enum class ReportUnit {
-  kNs,      ///< a time or duration in ns
-  kBytes,   ///< B
-  kGBps,    ///< a bandwidth in GB/s (10⁹ B/s)
-  kRatio,   ///< a fraction (1 = 100 %)
-  kFactor,  ///< a multiple (a speed-up)
-  kCount,   ///< a number of things (steps, ops, collectives)
-  kRanks,   ///< a number of ranks
-  kId,      ///< a number that names something: a rank, a sequence number
-  kText,
-  kFlag,   ///< yes or no
-  kOfRow,  ///< the row's own unit (across ranks: the unit of the metric the row summarises)
-};
 
 /// A rank file that could not be read or parsed; the rest of the run is still reduced.
 struct FileProblem {

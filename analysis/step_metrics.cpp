@@ -76,27 +76,6 @@ StepMetrics compute_step_metrics(const StepView& step, StepScratch& scratch) {
                  step.ops != nullptr ? *step.ops : kNone, scratch);
 }
 
-void Stat::add(double v) {
-  if (count == 0 || v < min) {
-    min = v;
-    argmin = count;
-  }
-  if (count == 0 || v > max) {
-    max = v;
-    argmax = count;
-  }
-  ++count;
-  sum_ += v;
-  const double previous_mean = count == 1 ? v : mean;
-  mean = sum_ / static_cast<double>(count);
-  m2_ += (v - previous_mean) * (v - mean);
-}
-
-std::optional<double> Stat::stddev() const {
-  if (count < 2) return std::nullopt;
-  return std::sqrt(std::max(0.0, m2_) / static_cast<double>(count - 1));
-}
-
 void add_step(RankSummary& s, const StepMetrics& m, std::int64_t ops) {
   ++s.steps;
   s.ops += ops;
@@ -156,6 +135,7 @@ RankSummary summarise_rank(const RankTimeline& t, const std::string& source,
   s.source = source;
   s.clock_offset_ns = t.clock_offset_ns;
   s.pp_stage = pipeline_stage(t.rank, t.config);
+  HtaScope hta;
   for (const StepRecord& step : t.steps) {
     StepIntervals intervals;
     const StepMetrics m = compute_step_metrics(step, visit ? &intervals : nullptr);
@@ -167,7 +147,9 @@ RankSummary summarise_rank(const RankTimeline& t, const std::string& source,
     }
     if (visit) visit(step, m, intervals);
     add_step(s, m, static_cast<std::int64_t>(step.ops.size()));
+    hta.add_step(step.ops);
   }
+  s.hta = hta.figures();
   finish_summary(s);
   return s;
 }

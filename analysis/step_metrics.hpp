@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "analysis/group_time.hpp"
+#include "analysis/hta_scope.hpp"
 #include "analysis/interval_set.hpp"
+#include "src/fields/stat.hpp"
 #include "src/timeline/op_record.hpp"
 #include "src/timeline/rank_file.hpp"
 
@@ -52,26 +54,6 @@ struct StepScratch {
 /// The same metrics from a step as read (no allocation once the buffers have grown).
 StepMetrics compute_step_metrics(const StepView& step, StepScratch& scratch);
 
-/// min / mean / max of a quantity over the values it was defined for; `count` = 0 means none
-/// (printed as n/a, written as null), never NaN.
-struct Stat {
-  double min = 0.0;
-  double mean = 0.0;
-  double max = 0.0;
-  std::int64_t count = 0;
-  void add(double v);
-  /// Index (in add() order) of the largest and smallest value added.
-  std::int64_t argmax = -1;
-  std::int64_t argmin = -1;
-  /// The sample standard deviation (n − 1); empty below two values. `commprof compare` uses
-  /// it to tell a change from step-to-step noise.
-  std::optional<double> stddev() const;
-
- private:
-  double sum_ = 0.0;
-  double m2_ = 0.0;  ///< Σ (v − mean)², kept as values arrive (Welford), so no cancellation
-};
-
 /// One step of one rank as the per-step trend and the timeline's choice of step need it.
 struct StepPoint {
   int index = 0;
@@ -107,6 +89,11 @@ struct RankSummary {
   std::vector<StepPoint> step_points;  ///< every step, warm-up included, in file order
   /// Per kind of communicator, over the steps with per-op timing (`timed_steps` of them).
   std::vector<GroupTime> group_times;
+  /// Overlap and temporal breakdown as HTA computes them (analysis/hta_scope.hpp).
+  HtaFigures hta;
+  /// Why `overlap` (per step) and HTA's differ, where they do by 0.01 percentage points or
+  /// more; the report fills it once the ranks are gathered.
+  std::string hta_differs;
 };
 
 /// The point of one step with its metrics, for RankSummary::step_points.

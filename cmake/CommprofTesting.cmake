@@ -32,8 +32,10 @@
 #     script's wait) goes through it.
 #
 #   commprof_finish_tests()
-#     Called once after every test of a directory is added: scales their CTest TIMEOUTs and, in
-#     sanitizer builds, fails any test whose output holds a sanitizer report.
+#     Called once in each directory that adds tests: at the end of that directory (deferred, so
+#     tests added after the call count too) it scales their CTest TIMEOUTs and, in sanitizer
+#     builds, fails any test whose output holds a sanitizer report. A sanitizer build in which
+#     some test lacks that check (a directory that never called it) fails to configure.
 include_guard(GLOBAL)
 include(GoogleTest)
 
@@ -119,6 +121,27 @@ function(commprof_scaled out_var seconds)
 endfunction()
 
 function(commprof_finish_tests)
+  # Deferred to the end of the calling directory: a test registered below the call (as 20 once
+  # were) is finished like the others.
+  get_property(deferred DIRECTORY PROPERTY COMMPROF_FINISH_DEFERRED)
+  if(NOT deferred)
+    set_property(DIRECTORY PROPERTY COMMPROF_FINISH_DEFERRED ON)
+    cmake_language(DEFER CALL _commprof_finish_directory_tests)
+  endif()
+endfunction()
+
+# Every test of `dir` and the directories below it, appended to `out_var`.
+function(_commprof_tests_below dir out_var)
+  get_property(tests DIRECTORY ${dir} PROPERTY TESTS)
+  set(found ${${out_var}} ${tests})
+  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+  foreach(sub IN LISTS subdirs)
+    _commprof_tests_below(${sub} found)
+  endforeach()
+  set(${out_var} ${found} PARENT_SCOPE)
+endfunction()
+
+function(_commprof_finish_directory_tests)
   get_property(tests DIRECTORY PROPERTY TESTS)
   foreach(t IN LISTS tests)
     get_test_property(${t} TIMEOUT timeout)
@@ -130,6 +153,23 @@ function(commprof_finish_tests)
       set_tests_properties(${t} PROPERTIES FAIL_REGULAR_EXPRESSION "${COMMPROF_TEST_SANITIZER_REPORT}")
     endif()
   endforeach()
+  set_property(GLOBAL APPEND PROPERTY COMMPROF_FINISHED_TESTS ${tests})
+  # The tests' top directory finishes last (each subdirectory finished when it was added): in a
+  # sanitizer build, every test below it must have been finished, whatever its directory did.
+  if(COMMPROF_SANITIZE AND CMAKE_CURRENT_SOURCE_DIR STREQUAL COMMPROF_TESTS_DIR)
+    set(unfinished "")
+    _commprof_tests_below(${CMAKE_CURRENT_SOURCE_DIR} unfinished)
+    get_property(finished GLOBAL PROPERTY COMMPROF_FINISHED_TESTS)
+    if(finished)
+      list(REMOVE_ITEM unfinished ${finished})
+    endif()
+    if(unfinished)
+      string(REPLACE ";" " " unfinished "${unfinished}")
+      message(FATAL_ERROR "commprof: tests that would pass a sanitizer report unnoticed (no "
+                          "FAIL_REGULAR_EXPRESSION: call commprof_finish_tests() in their "
+                          "directory): ${unfinished}")
+    endif()
+  endif()
 endfunction()
 
 # Which launcher is this? Asked once per build tree and cached.

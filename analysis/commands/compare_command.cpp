@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "analysis/compare/comparison_writers.hpp"
+#include "src/cli/output_format.hpp"
 #include "src/cli/parse.hpp"
 #include "src/core/atomic_file.hpp"
 #include "src/core/errors.hpp"
@@ -21,7 +22,7 @@ namespace {
 struct CompareConfig {
   std::string base, next;
   std::vector<Threshold> thresholds;
-  std::string format = "text";
+  OutputFormat format = OutputFormat::kText;
   std::string output;
 };
 
@@ -29,9 +30,9 @@ int run_compare(const CompareConfig& cfg) {
   const Comparison c =
       compare_runs(load_run_metrics(cfg.base), load_run_metrics(cfg.next), cfg.thresholds);
   auto write = [&](std::ostream& os) {
-    if (cfg.format == "json") {
+    if (cfg.format == OutputFormat::kJson) {
       write_comparison_json(os, c);
-    } else if (cfg.format == "html") {
+    } else if (cfg.format == OutputFormat::kHtml) {
       write_comparison_html(os, c);
     } else {
       write_comparison_text(os, c);
@@ -89,9 +90,9 @@ class CompareCommand final : public Command {
       for (const std::string& t : vm["fail-if"].as<std::vector<std::string>>())
         cfg_.thresholds.push_back(parse_threshold(t));
     }
-    cfg_.format = vm["format"].as<std::string>();
-    if (cfg_.format != "text" && cfg_.format != "json" && cfg_.format != "html")
-      throw ConfigError("invalid --format '" + cfg_.format + "': expected text, json or html");
+    cfg_.format =
+        parse_output_format(vm["format"].as<std::string>(),
+                            {OutputFormat::kText, OutputFormat::kJson, OutputFormat::kHtml});
     if (vm.count("output") != 0) cfg_.output = vm["output"].as<std::string>();
   }
 

@@ -17,6 +17,7 @@
 #include "analysis/chakra/chakra_trace.hpp"
 #include "analysis/commands/rank_inputs.hpp"
 #include "analysis/reducer.hpp"
+#include "src/cli/output_format.hpp"
 #include "src/cli/parse.hpp"
 #include "src/core/atomic_file.hpp"
 #include "src/core/build_config.hpp"
@@ -35,7 +36,7 @@ struct ExportChakraConfig {
   std::vector<std::string> inputs;
   std::string prefix;
   int step = -1;  ///< -1: the first measured step
-  std::string format = "text";
+  OutputFormat format = OutputFormat::kText;
 };
 
 const StepGraph& chosen_step(const std::vector<StepGraph>& graphs, int step) {
@@ -177,7 +178,7 @@ int run_export(const ExportChakraConfig& cfg) {
   note(cfg.prefix + ".txt", [&](std::ostream& os) { write_notes(os, cfg, e, lines, dims); });
 
   write_to_stdout("the export summary", [&](std::ostream& os) {
-    if (cfg.format == "json") {
+    if (cfg.format == OutputFormat::kJson) {
       write_summary_json(os, e, dims, lines, written);
       return;
     }
@@ -220,9 +221,8 @@ class ExportChakraCommand final : public Command {
       cfg_.step = vm["step"].as<int>();
       if (cfg_.step < 0) throw ConfigError("--step must not be negative");
     }
-    cfg_.format = vm["format"].as<std::string>();
-    if (cfg_.format != "text" && cfg_.format != "json")
-      throw ConfigError("invalid --format '" + cfg_.format + "': expected text or json");
+    cfg_.format = parse_output_format(vm["format"].as<std::string>(),
+                                      {OutputFormat::kText, OutputFormat::kJson});
   }
 
   std::string backend_name() const override { return ""; }

@@ -23,6 +23,7 @@
 #include "analysis/report/report_writers.hpp"
 #include "analysis/report/step_timelines.hpp"
 #include "src/cli/command.hpp"
+#include "src/cli/output_format.hpp"
 #include "src/cli/parse.hpp"
 #include "src/core/atomic_file.hpp"
 #include "src/core/errors.hpp"
@@ -36,7 +37,7 @@ namespace {
 
 struct ReportConfig {
   std::vector<std::string> inputs;
-  std::string format = "text";
+  OutputFormat format = OutputFormat::kText;
   std::string output;  ///< "" = stdout
   std::string baseline;
   ReduceOptions reduce;
@@ -113,17 +114,17 @@ int write_report(const ReportConfig& cfg, Reduced& reduced) {
     report.critical_note = std::move(critical.critical_note);
     report.critical_paths = std::move(critical.critical_paths);
   }
-  if (cfg.format == "text") {
+  if (cfg.format == OutputFormat::kText) {
     emit(cfg.output, [&](std::ostream& os) { write_report_text(os, report); });
-  } else if (cfg.format == "json") {
+  } else if (cfg.format == OutputFormat::kJson) {
     emit(cfg.output, [&](std::ostream& os) { write_report_json(os, report); });
-  } else if (cfg.format == "html") {
+  } else if (cfg.format == OutputFormat::kHtml) {
     // The timeline's step is read again from the few rank files it draws.
     load_step_timelines_from_files(report, cfg.timeline);
     emit(cfg.output, [&](std::ostream& os) { write_report_html(os, report); });
-  } else if (cfg.format == "prometheus") {
+  } else if (cfg.format == OutputFormat::kPrometheus) {
     emit(cfg.output, [&](std::ostream& os) { write_report_prometheus(os, report); });
-  } else if (cfg.format == "csv") {
+  } else if (cfg.format == OutputFormat::kCsv) {
     std::error_code ec;
     const bool to_dir = !cfg.output.empty() &&
                         (cfg.output.back() == '/' || std::filesystem::is_directory(cfg.output, ec));
@@ -144,7 +145,7 @@ int write_report(const ReportConfig& cfg, Reduced& reduced) {
 int run_report(const ReportConfig& cfg) {
   Reduced reduced;
   reduced.files = expand_rank_inputs(cfg.inputs);
-  if (cfg.format == "chrome") {
+  if (cfg.format == OutputFormat::kChrome) {
     // Streamed: each rank's events are written as its file is read.
     emit(cfg.output, [&](std::ostream& os) {
       ChromeTraceWriter trace(os);
@@ -256,12 +257,10 @@ class ReportCommand final : public Command {
 
   void configure(const po::variables_map& vm) override {
     cfg_.inputs = rank_inputs(vm);
-    cfg_.format = vm["format"].as<std::string>();
-    if (cfg_.format != "text" && cfg_.format != "json" && cfg_.format != "csv" &&
-        cfg_.format != "html" && cfg_.format != "chrome" && cfg_.format != "prometheus") {
-      throw ConfigError("invalid --format '" + cfg_.format +
-                        "': expected text, json, csv, html, chrome or prometheus");
-    }
+    cfg_.format = parse_output_format(
+        vm["format"].as<std::string>(),
+        {OutputFormat::kText, OutputFormat::kJson, OutputFormat::kCsv, OutputFormat::kHtml,
+         OutputFormat::kChrome, OutputFormat::kPrometheus});
     if (vm.count("output") != 0) cfg_.output = vm["output"].as<std::string>();
     if (vm.count("peak-busbw") != 0) {
       cfg_.reduce.peak_busbw_gbps = vm["peak-busbw"].as<double>();
@@ -270,7 +269,7 @@ class ReportCommand final : public Command {
     }
     if (vm.count("baseline") != 0) {
       cfg_.baseline = vm["baseline"].as<std::string>();
-      if (cfg_.format == "chrome")
+      if (cfg_.format == OutputFormat::kChrome)
         throw ConfigError("--baseline does not apply to --format chrome");
     }
     cfg_.critical_path = !vm["no-critical-path"].as<bool>();
@@ -288,7 +287,7 @@ class ReportCommand final : public Command {
 
   int run(RankContext& ctx, Backend*, const BackendChoice&) override {
     // The Chrome trace holds every op of every rank in one stream: one process writes it.
-    if (ctx.size() == 1 || cfg_.format == "chrome") {
+    if (ctx.size() == 1 || cfg_.format == OutputFormat::kChrome) {
       return run_on_rank_zero(ctx, this, [&] { return run_report(cfg_); });
     }
     return run_report_across(cfg_, ctx, this);

@@ -11,9 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/commands/rank_inputs.hpp"
+#include "analysis/commands/whatif_fields.hpp"
 #include "analysis/graph/what_if.hpp"
 #include "analysis/reducer.hpp"
 #include "analysis/report/text_table.hpp"
+#include "analysis/report_fields.hpp"
+#include "src/cli/output_format.hpp"
 #include "src/cli/parse.hpp"
 #include "src/core/atomic_file.hpp"
 #include "src/core/errors.hpp"
@@ -32,42 +35,32 @@ struct WhatIfConfig {
   std::vector<std::string> inputs;
   std::vector<ScaleRule> rules;
   bool serialize = false;
-  std::string format = "text";
+  OutputFormat format = OutputFormat::kText;
   std::string output;
 };
 
-// One figure of the three runs: its key (JSON, CSV), label and unit, and its value in each.
-struct Figure {
-  const char* key;
-  const char* label;
-  const char* unit;  ///< "ns" or "ratio"
-  std::optional<double> WhatIfFigures::*optional = nullptr;
-  double WhatIfFigures::*value = nullptr;
-  std::optional<double> of(const WhatIfFigures& f) const {
-    return value != nullptr ? std::optional<double>(f.*value) : f.*optional;
-  }
-};
-const Figure kFigures[] = {
-    {"step_time_ns", "step", "ns", nullptr, &WhatIfFigures::step_ns},
-    {"exposed_comm_ns", "exposed comm", "ns", nullptr, &WhatIfFigures::exposed_comm_ns},
-    {"comm_busy_ns", "COMM busy", "ns", nullptr, &WhatIfFigures::comm_ns},
-    {"overlap", "overlap", "ratio", &WhatIfFigures::overlap, nullptr},
-    {"critical_path_ns", "critical path", "ns", nullptr, &WhatIfFigures::path_ns},
-    {"critical_path_gap_ns", "of it host gaps", "ns", nullptr, &WhatIfFigures::gap_ns},
-};
+using whatif_fields::kFigures;
+using FigureField = fields::Field<WhatIfFigures>;
 
-std::string shown(const Figure& f, const std::optional<double>& v) {
-  if (!v) return "n/a";
-  return std::string(f.unit) == "ns" ? format_number("%.1f", *v / 1e3)
-                                     : format_number("%.1f", 100.0 * *v);
+// Predicted against replayed: a time's change in %, the overlap's in percentage points.
+std::string change(const FigureField& f, const WhatIf& w) {
+  const std::optional<fields::Value> a = fields::defined_value(f, w.replayed),
+                                     b = fields::defined_value(f, w.predicted);
+  if (!a || !b) return "n/a";
+  const double x = fields::as_number(*a), y = fields::as_number(*b);
+  if (f.unit != ReportUnit::kNs) return format_number("%+.1f", 100.0 * (y - x)) + " pp";
+  if (x == 0) return "n/a";
+  return format_number("%+.1f", 100.0 * (y / x - 1)) + "%";
 }
 
-std::string change(const Figure& f, const WhatIf& w) {
-  const std::optional<double> a = f.of(w.replayed), b = f.of(w.predicted);
-  if (!a || !b) return "n/a";
-  if (std::string(f.unit) != "ns") return format_number("%+.1f", 100.0 * (*b - *a)) + " pp";
-  if (*a == 0) return "n/a";
-  return format_number("%+.1f", 100.0 * (*b / *a - 1)) + "%";
+// A critical-path share's text: times in us, shares in %, no communicator as "-".
+std::string share_cell(const fields::Field<CriticalShareRow>& f, const CriticalShareRow& s) {
+  const fields::Value v = f.get(s);
+  if (const auto* t = std::get_if<std::string_view>(&v)) return t->empty() ? "-" : std::string(*t);
+  const double x = fields::as_number(v);
+  if (f.unit == ReportUnit::kNs) return format_number("%.1f", x / 1e3);
+  if (f.unit == ReportUnit::kRatio) return format_number("%.1f", 100.0 * x);
+  return std::to_string(std::get<std::int64_t>(v));
 }
 
 std::string rules_text(const WhatIfConfig& cfg) {
@@ -84,36 +77,27 @@ void write_text(std::ostream& os, const WhatIfConfig& cfg, const WhatIf& w) {
   if (!w.paths.critical_note.empty()) os << "# graph: " << w.paths.critical_note << '\n';
   std::vector<std::vector<std::string>> rows = {
       {"figure", "measured", "replayed", "predicted", "change"}};
-  for (const Figure& f : kFigures) {
-    rows.push_back({std::string(f.label) + (std::string(f.unit) == "ns" ? "(us)" : "(%)"),
-                    shown(f, f.of(w.measured)), shown(f, f.of(w.replayed)),
-                    shown(f, f.of(w.predicted)), change(f, w)});
+  for (const FigureField& f : kFigures) {
+    rows.push_back({std::string(f.label), fields::text_cell(f, w.measured),
+                    fields::text_cell(f, w.replayed), fields::text_cell(f, w.predicted),
+                    change(f, w)});
   }
   write_table(os, rows);
   os << "\n## Predicted critical path by rank, category, op and communicator (most first)\n";
-  std::vector<std::vector<std::string>> shares = {
-      {"rank", "category", "op", "comm", "on path(us)", "share(%)", "steps"}};
+  const auto& table = report_fields::kCriticalShares;
+  std::vector<std::vector<std::string>> shares(1);
+  for (const auto& f : table) shares.front().push_back(fields::text_header(f));
   for (const CriticalShareRow& s : w.paths.critical_shares) {
     if (shares.size() > kTextShares) break;
-    shares.push_back({std::to_string(s.rank), s.category, s.op, s.comm.empty() ? "-" : s.comm,
-                      format_number("%.1f", s.mean_ns / 1e3),
-                      format_number("%.1f", 100.0 * s.share), std::to_string(s.steps)});
+    std::vector<std::string> cells;
+    for (const auto& f : table) cells.push_back(share_cell(f, s));
+    shares.push_back(std::move(cells));
   }
   write_table(os, shares);
 }
 
 nlohmann::ordered_json figures_json(const WhatIfFigures& f) {
-  nlohmann::ordered_json j;
-  for (const Figure& g : kFigures) {
-    const std::optional<double> v = g.of(f);
-    j[g.key] = v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-  }
-  return j;
-}
-
-nlohmann::ordered_json share_json(const CriticalShareRow& s) {
-  return {{"rank", s.rank},       {"category", s.category}, {"op", s.op},      {"comm", s.comm},
-          {"mean_ns", s.mean_ns}, {"share", s.share},       {"steps", s.steps}};
+  return fields::json_object(kFigures, f);
 }
 
 void write_json(std::ostream& os, const WhatIfConfig& cfg, const WhatIf& w) {
@@ -134,38 +118,25 @@ void write_json(std::ostream& os, const WhatIfConfig& cfg, const WhatIf& w) {
   nlohmann::ordered_json shares = nlohmann::ordered_json::array();
   for (const CriticalShareRow& s : w.paths.critical_shares) {
     if (shares.size() == kReportCriticalShares) break;
-    shares.push_back(share_json(s));
+    shares.push_back(fields::json_object(report_fields::kCriticalShares, s));
   }
   j["predicted_critical_path"] = shares;
   os << j.dump(1) << '\n';
 }
 
-std::string csv_number(const std::optional<double>& v) {
-  if (!v) return "";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", *v);
-  return buf;
-}
-
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (const char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 void write_csv(std::ostream& os, const WhatIf& w) {
   os << "# table: whatif\nfigure,unit,measured,replayed,predicted\n";
-  for (const Figure& f : kFigures) {
-    os << f.key << ',' << f.unit << ',' << csv_number(f.of(w.measured)) << ','
-       << csv_number(f.of(w.replayed)) << ',' << csv_number(f.of(w.predicted)) << '\n';
+  // A row per figure, a column per replay.
+  for (const FigureField& f : kFigures) {
+    os << f.key << ',' << fields::unit_name(f.unit) << ',' << fields::csv_cell(f, w.measured) << ','
+       << fields::csv_cell(f, w.replayed) << ',' << fields::csv_cell(f, w.predicted) << '\n';
   }
-  os << "\n# table: predicted_critical_path\nrank,category,op,comm,mean_ns,share,steps\n";
+  os << "\n# table: predicted_critical_path\n"
+     << fields::csv_header(report_fields::kCriticalShares);
   std::size_t n = 0;
   for (const CriticalShareRow& s : w.paths.critical_shares) {
     if (n++ == kReportCriticalShares) break;
-    os << s.rank << ',' << csv_cell(s.category) << ',' << csv_cell(s.op) << ',' << csv_cell(s.comm)
-       << ',' << csv_number(s.mean_ns) << ',' << csv_number(s.share) << ',' << s.steps << '\n';
+    os << fields::csv_line(report_fields::kCriticalShares, s);
   }
 }
 
@@ -179,9 +150,9 @@ int run_whatif(const WhatIfConfig& cfg) {
   }
   const WhatIf w = what_if(graphs, cfg.rules, cfg.serialize);
   auto write = [&](std::ostream& os) {
-    if (cfg.format == "json") {
+    if (cfg.format == OutputFormat::kJson) {
       write_json(os, cfg, w);
-    } else if (cfg.format == "csv") {
+    } else if (cfg.format == OutputFormat::kCsv) {
       write_csv(os, w);
     } else {
       write_text(os, cfg, w);
@@ -228,9 +199,9 @@ class WhatIfCommand final : public Command {
         cfg_.rules.push_back(parse_scale_rule(s));
     }
     cfg_.serialize = vm["serialize"].as<bool>();
-    cfg_.format = vm["format"].as<std::string>();
-    if (cfg_.format != "text" && cfg_.format != "json" && cfg_.format != "csv")
-      throw ConfigError("invalid --format '" + cfg_.format + "': expected text, json or csv");
+    cfg_.format =
+        parse_output_format(vm["format"].as<std::string>(),
+                            {OutputFormat::kText, OutputFormat::kJson, OutputFormat::kCsv});
     if (vm.count("output") != 0) cfg_.output = vm["output"].as<std::string>();
   }
 

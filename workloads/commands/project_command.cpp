@@ -23,6 +23,7 @@
 #include "analysis/group_time.hpp"
 #include "analysis/reducer.hpp"
 #include "src/cli/common_options.hpp"
+#include "src/cli/output_format.hpp"
 #include "src/cli/parse.hpp"
 #include "src/core/atomic_file.hpp"
 #include "src/core/errors.hpp"
@@ -50,7 +51,7 @@ struct ProjectConfig {
   bool rank_spread = true;
   int jitter_draws = 32;
   int gpus_per_node = -1;  // -1: from the run
-  std::string format = "text";
+  OutputFormat format = OutputFormat::kText;
   std::string output;
   bool validate = false;
   int validate_runs = 1;
@@ -219,9 +220,8 @@ class ProjectCommand final : public Command {
       cfg_.gpus_per_node = vm["gpus-per-node"].as<int>();
       if (cfg_.gpus_per_node < 1) throw ConfigError("--gpus-per-node must be at least 1");
     }
-    cfg_.format = vm["format"].as<std::string>();
-    if (cfg_.format != "text" && cfg_.format != "json")
-      throw ConfigError("invalid --format '" + cfg_.format + "': expected text or json");
+    cfg_.format = parse_output_format(vm["format"].as<std::string>(),
+                                      {OutputFormat::kText, OutputFormat::kJson});
     if (vm.count("output") != 0) cfg_.output = vm["output"].as<std::string>();
     cfg_.validate = vm["validate"].as<bool>();
     if (cfg_.validate && cfg_.sweep > 0) {
@@ -316,7 +316,7 @@ class ProjectCommand final : public Command {
                                    refused.empty() ? std::string() : ": " + refused.front()));
       }
       emit([&](std::ostream& os) {
-        if (cfg_.format == "json") {
+        if (cfg_.format == OutputFormat::kJson) {
           write_sweep_json(os, p.run, p.basis, cfg_.sweep, ranked, refused);
         } else {
           write_sweep_text(os, p.run, p.basis, cfg_.sweep, ranked, refused);
@@ -331,7 +331,7 @@ class ProjectCommand final : public Command {
 
   void write(std::ostream& os, const Prepared& p, const Projection& projection,
              const Validation* v) const {
-    if (cfg_.format == "json") {
+    if (cfg_.format == OutputFormat::kJson) {
       write_projection_json(os, p.run, p.basis, projection, v);
     } else {
       write_projection_text(os, p.run, p.basis, projection, v);

@@ -8,6 +8,7 @@
 
 #include "analysis/report/text_table.hpp"
 #include "src/core/log.hpp"
+#include "workloads/commands/project_fields.hpp"
 #include "workloads/layout.hpp"
 
 namespace commprof {
@@ -34,15 +35,20 @@ std::string source_line(const MeasuredRun& run) {
                   "\n");
 }
 
-std::string figure_value(double v) {
-  const double a = std::fabs(v);
-  return format_number(a != 0 && a < 0.01 ? "%.3g" : "%.3f", v);
-}
-
-std::string spread_text(const CombinedFigure& f) {
-  if (f.runs < 2) return "-";
-  return f.relative ? format_number("%.1f", 100.0 * f.spread()) + "%"
-                    : format_number("%.3f", f.spread());
+// The source runs as rows: each run combined, or the one run read.
+std::vector<project_fields::SourceRunRow> source_rows(const MeasuredRun& run,
+                                                      const ProjectionBasis& b) {
+  std::vector<project_fields::SourceRunRow> rows;
+  if (run.sources.size() < 2) {
+    rows.push_back({1, b.inputs.empty() ? std::string() : b.inputs.front(), run.rates.steps,
+                    run.figures.measured.step_ns});
+  }
+  for (std::size_t k = 0; run.sources.size() > 1 && k < run.sources.size(); ++k) {
+    const MeasuredRun& s = run.sources[k];
+    rows.push_back({static_cast<int>(k + 1), k < b.inputs.size() ? b.inputs[k] : s.files.front(),
+                    s.rates.steps, s.figures.measured.step_ns});
+  }
+  return rows;
 }
 
 // Where several source runs were combined: each one's step, then every figure the projection
@@ -54,40 +60,14 @@ void sources_text(std::ostream& os, const MeasuredRun& run, const ProjectionBasi
      << " runs of one source; each figure the median over the runs that measured it\n"
         "# the run is what varies on a shared machine (every op of a slow run is slow together),"
         " so each run's figure is one sample; spread: max / min - 1, of a slowdown max - min\n";
-  std::vector<std::vector<std::string>> runs = {{"run", "steps", "step(ms)", "input"}};
-  for (std::size_t k = 0; k < run.sources.size(); ++k) {
-    const MeasuredRun& s = run.sources[k];
-    runs.push_back({std::to_string(k + 1), std::to_string(s.rates.steps),
-                    ms(s.figures.measured.step_ns),
-                    k < b.inputs.size() ? b.inputs[k] : s.files.front()});
-  }
-  write_table(os, runs);
-  std::vector<std::vector<std::string>> rows = {
-      {"figure", "unit", "runs", "median", "min", "max", "spread"}};
-  auto add = [&](const CombinedFigure& f) {
-    rows.push_back({f.name, f.unit, std::to_string(f.runs), figure_value(f.median),
-                    figure_value(f.min), figure_value(f.max), spread_text(f)});
-  };
-  for (const CombinedFigure& f : run.combined) add(f);
-  if (slowdown != nullptr) {
-    for (const CombinedFigure& f : *slowdown) add(f);
-  }
-  write_table(os, rows);
+  write_table(os, fields::text_rows(project_fields::kSourceRuns, source_rows(run, b)));
+  std::vector<CombinedFigure> figures = run.combined;
+  if (slowdown != nullptr) figures.insert(figures.end(), slowdown->begin(), slowdown->end());
+  write_table(os, fields::text_rows(project_fields::kFigures, figures));
 }
 
 nlohmann::ordered_json figures_json(const std::vector<CombinedFigure>& figures) {
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const CombinedFigure& f : figures) {
-    list.push_back({{"figure", f.name},
-                    {"unit", f.unit},
-                    {"runs", f.runs},
-                    {"median", f.median},
-                    {"min", f.min},
-                    {"max", f.max},
-                    {"spread", f.spread()},
-                    {"spread_is", f.relative ? "max / min - 1" : "max - min"}});
-  }
-  return list;
+  return fields::json_array(project_fields::kFigures, figures);
 }
 
 // `p`: any of the projections printed (they share their options), or nullptr.
@@ -105,6 +85,10 @@ void basis_lines(std::ostream& os, const MeasuredRun& run, const ProjectionBasis
        << (run.sources.size() > 1 ? "runs'" : "run's")
        << " own collectives, per communicator kind (" << r.collectives.size()
        << (run.sources.size() > 1 ? " points, each the median over the runs" : " points")
+       << (run.config.settings.link_probe
+               ? log::cat(", and the link probe's ", run.config.settings.link_probe->samples.size(),
+                          " over the world for what the run did not issue")
+               : std::string())
        << "; no --links given): time = latency x ring steps + S x busbw factor / busbw\n";
   } else {
     os << "# collectives: the link model " << b.links
@@ -157,7 +141,31 @@ void basis_lines(std::ostream& os, const MeasuredRun& run, const ProjectionBasis
   }
 }
 
-std::string factor_text(double x) { return format_number("%.3f", x); }
+using project_fields::SlowdownRow;
+
+// Every measured factor: COMP's pooled per kind, COMP's per class, COMM's per key.
+std::vector<SlowdownRow> slowdown_rows(const OverlapSlowdown& s) {
+  std::vector<SlowdownRow> rows;
+  for (const auto& [kind, f] : s.comp_pooled) {
+    rows.push_back({SlowdownRow::Kind::kPooled, "COMP, every " + kind + " class (pooled)", &f,
+                    "below " + std::to_string(kMinClassOps) + " ops"});
+  }
+  for (const auto& [cls, f] : s.comp) {
+    rows.push_back({SlowdownRow::Kind::kClass, "COMP " + cls, &f,
+                    &s.comp_factor(cls) == &f ? "own" : "pooled"});
+  }
+  for (const auto& [k, f] : s.comm) {
+    rows.push_back({SlowdownRow::Kind::kComm,
+                    log::cat("COMM ", k.collective, " ", k.group, " ",
+                             size_class_name(k.size_class), k.inter_node ? " inter_node" : ""),
+                    &f, f.measured_slowdown ? "own" : "slowdown from its kind", &k});
+  }
+  return rows;
+}
+
+std::vector<project_fields::AppliedRow> applied_rows(const Projection& p) {
+  return {{"COMP", &p.applied_comp}, {"COMM", &p.applied_comm}};
+}
 
 // The measured factors and what they did to the predicted step.
 void slowdown_text(std::ostream& os, const Projection& p) {
@@ -174,30 +182,11 @@ void slowdown_text(std::ostream& os, const Projection& p) {
      << format_number("%.0f", 100.0 * kAloneOverlap)
      << "% overlap count as alone. COMP's reference: its class's rate when alone; COMM's: the "
         "link model\n";
-  std::vector<std::vector<std::string>> rows = {
-      {"ops", "alone ops", "overlapped ops", "mean overlap(%)", "alone x", "slowdown", "applied"}};
-  auto signed_factor = [](const SlowdownFactor& f) {
-    return f.measured_slowdown ? format_number("%+.3f", f.slowdown) : std::string("n/a");
-  };
-  for (const auto& [kind, f] : s.comp_pooled) {
-    rows.push_back({"COMP, every " + kind + " class (pooled)", "-",
-                    std::to_string(f.overlapped_ops), format_number("%.1f", 100.0 * f.mean_overlap),
-                    "1.000", signed_factor(f), "below " + std::to_string(kMinClassOps) + " ops"});
-  }
-  for (const auto& [cls, f] : s.comp) {
-    if (f.overlapped_ops == 0) continue;
-    const bool own = &s.comp_factor(cls) == &f;
-    rows.push_back({"COMP " + cls, std::to_string(f.alone_ops), std::to_string(f.overlapped_ops),
-                    format_number("%.1f", 100.0 * f.mean_overlap), "1.000", signed_factor(f),
-                    own ? "own" : "pooled"});
-  }
-  for (const auto& [k, f] : s.comm) {
-    rows.push_back({log::cat("COMM ", k.collective, " ", k.group, " ",
-                             size_class_name(k.size_class), k.inter_node ? " inter_node" : ""),
-                    std::to_string(f.alone_ops), std::to_string(f.overlapped_ops),
-                    format_number("%.1f", 100.0 * f.mean_overlap), factor_text(f.alone),
-                    format_number("%+.3f", f.slowdown),
-                    f.measured_slowdown ? "own" : "slowdown from its kind"});
+  std::vector<std::vector<std::string>> rows = {fields::text_labels(project_fields::kSlowdown)};
+  for (const SlowdownRow& r : slowdown_rows(s)) {
+    // A class without overlapped ops has no factor of its own to show.
+    if (r.kind == SlowdownRow::Kind::kClass && r.factor->overlapped_ops == 0) continue;
+    rows.push_back(fields::text_cells(project_fields::kSlowdown, r));
   }
   write_table(os, rows);
   if (s.comm_without_fit > 0) {
@@ -207,20 +196,7 @@ void slowdown_text(std::ostream& os, const Projection& p) {
      << (p.converged ? ", settled" : ", not settled") << "): step with every op alone "
      << ms(static_cast<double>(p.step_alone_ns)) << " ms, with the slowdown "
      << ms(static_cast<double>(p.outcome.step_ns)) << " ms\n";
-  std::vector<std::vector<std::string>> applied = {
-      {"target ops", "ops", "overlapped", "mean overlap(%)", "alone(ms)", "applied(ms)"}};
-  for (const auto& [name, a] : {std::pair{"COMP", &p.applied_comp}, {"COMM", &p.applied_comm}}) {
-    applied.push_back({name, std::to_string(a->ops), std::to_string(a->overlapped),
-                       format_number("%.1f", 100.0 * a->mean_overlap), ms(a->base_ns),
-                       ms(a->applied_ns)});
-  }
-  write_table(os, applied);
-}
-
-nlohmann::ordered_json factor_json(const SlowdownFactor& f) {
-  return {{"alone_ops", f.alone_ops},       {"overlapped_ops", f.overlapped_ops},
-          {"mean_overlap", f.mean_overlap}, {"alone", f.alone},
-          {"slowdown", f.slowdown},         {"slowdown_measured", f.measured_slowdown}};
+  write_table(os, fields::text_rows(project_fields::kApplied, applied_rows(p)));
 }
 
 nlohmann::ordered_json slowdown_json(const Projection& p) {
@@ -230,37 +206,38 @@ nlohmann::ordered_json slowdown_json(const Projection& p) {
   const OverlapSlowdown& s = p.slowdown;
   j["alone_below_overlap"] = kAloneOverlap;
   j["comp_min_class_ops"] = kMinClassOps;
+  // COMP's factors keyed by kind (pooled) and class, COMM's a list naming their keys.
   nlohmann::ordered_json pooled = nlohmann::ordered_json::object();
-  for (const auto& [kind, f] : s.comp_pooled) pooled[kind] = factor_json(f);
-  j["comp_pooled"] = pooled;
   nlohmann::ordered_json comp = nlohmann::ordered_json::object();
-  for (const auto& [cls, f] : s.comp) {
-    comp[cls] = factor_json(f);
-    comp[cls]["applied"] = &s.comp_factor(cls) == &f ? "own" : "pooled";
-  }
-  j["comp"] = comp;
   nlohmann::ordered_json comm = nlohmann::ordered_json::array();
-  for (const auto& [k, f] : s.comm) {
-    nlohmann::ordered_json e = {{"collective", k.collective},
-                                {"group", k.group},
-                                {"size_class", size_class_name(k.size_class)},
-                                {"link", k.inter_node ? "inter_node" : "intra_node"}};
-    e.update(factor_json(f));
-    comm.push_back(e);
+  auto pooled_it = s.comp_pooled.begin();
+  auto comp_it = s.comp.begin();
+  for (const SlowdownRow& r : slowdown_rows(s)) {
+    const nlohmann::ordered_json e = fields::json_object(project_fields::kSlowdown, r);
+    if (r.kind == SlowdownRow::Kind::kPooled) {
+      pooled[(pooled_it++)->first] = e;
+    } else if (r.kind == SlowdownRow::Kind::kClass) {
+      comp[(comp_it++)->first] = e;
+    } else {
+      nlohmann::ordered_json named = {{"collective", r.key->collective},
+                                      {"group", r.key->group},
+                                      {"size_class", size_class_name(r.key->size_class)},
+                                      {"link", r.key->inter_node ? "inter_node" : "intra_node"}};
+      named.update(e);
+      comm.push_back(named);
+    }
   }
+  j["comp_pooled"] = pooled;
+  j["comp"] = comp;
   j["comm"] = comm;
   j["comm_without_fit"] = s.comm_without_fit;
   j["source_runs_figures"] = figures_json(p.slowdown_figures);
   j["replays"] = p.iterations;
   j["settled"] = p.converged;
   j["step_time_alone_ns"] = p.step_alone_ns;
-  for (const auto& [name, a] :
-       {std::pair{"applied_comp", &p.applied_comp}, {"applied_comm", &p.applied_comm}}) {
-    j[name] = {{"ops", a->ops},
-               {"overlapped", a->overlapped},
-               {"mean_overlap", a->mean_overlap},
-               {"alone_ns", a->base_ns},
-               {"applied_ns", a->applied_ns}};
+  for (const project_fields::AppliedRow& a : applied_rows(p)) {
+    j[a.name == "COMP" ? "applied_comp" : "applied_comm"] =
+        fields::json_object(project_fields::kApplied, a);
   }
   return j;
 }
@@ -269,32 +246,14 @@ nlohmann::ordered_json json_or_null(const std::optional<double>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
 }
 
-nlohmann::ordered_json figures_json(const StepOutcome& o, std::int64_t path_ns) {
-  return {{"step_time_ns", o.step_ns},
-          {"exposed_comm_ns", o.exposed_comm_ns},
-          {"comm_busy_ns", o.comm_ns},
-          {"overlap", json_or_null(o.overlap)},
-          {"critical_path_ns", path_ns}};
-}
-
 nlohmann::ordered_json projection_json(const Projection& p) {
   nlohmann::ordered_json j;
   j["layout"] = layout_text(p.layout);
   j["ranks"] = p.ranks;
   j["nodes"] = p.nodes;
   j["ops"] = p.ops;
-  j["predicted"] = figures_json(p.outcome, p.path_ns);
-  nlohmann::ordered_json comms = nlohmann::ordered_json::array();
-  for (const ProjectedComm& c : p.comms) {
-    comms.push_back({{"group", c.group},
-                     {"collectives", c.collectives},
-                     {"calls", c.calls},
-                     {"time_ns", c.time_ns},
-                     {"bus_bytes", c.bus_bytes},
-                     {"busbw_gbps", c.busbw_gbps()},
-                     {"link", c.inter_node ? "inter_node" : "intra_node"}});
-  }
-  j["communicators"] = comms;
+  j["predicted"] = fields::json_object(project_fields::kPredicted, p);
+  j["communicators"] = fields::json_array(project_fields::kComms, p.comms);
   j["compute_jitter"] = {{"draws", p.jitter_draws},
                          {"samples", p.jitter_samples},
                          {"sample_p10", p.jitter_p10},
@@ -309,19 +268,7 @@ nlohmann::ordered_json projection_json(const Projection& p) {
 
 // Each source run and the figures combined from them: one run where a single one was read.
 nlohmann::ordered_json source_runs_json(const MeasuredRun& run, const ProjectionBasis& b) {
-  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
-  if (run.sources.size() < 2) {
-    runs.push_back({{"input", b.inputs.empty() ? std::string() : b.inputs.front()},
-                    {"measured_steps", run.rates.steps},
-                    {"measured_step_time_ns", run.figures.measured.step_ns}});
-  }
-  for (std::size_t k = 0; run.sources.size() > 1 && k < run.sources.size(); ++k) {
-    const MeasuredRun& s = run.sources[k];
-    runs.push_back({{"input", k < b.inputs.size() ? b.inputs[k] : s.files.front()},
-                    {"measured_steps", s.rates.steps},
-                    {"measured_step_time_ns", s.figures.measured.step_ns}});
-  }
-  return {{"runs", runs},
+  return {{"runs", fields::json_array(project_fields::kSourceRuns, source_rows(run, b))},
           {"combined_by", run.sources.size() > 1 ? "median over the runs" : "one run"},
           {"figures", figures_json(run.combined)}};
 }
@@ -354,11 +301,7 @@ std::optional<double> error_pct(double predicted, double measured) {
 
 namespace {
 
-// (predicted − measured) / measured as "+1.2%", or "n/a" where it has no value.
-std::string error_text(double predicted, double measured) {
-  const std::optional<double> e = error_pct(predicted, measured);
-  return e ? format_number("%+.1f", *e) + "%" : std::string("n/a");
-}
+using project_fields::error_text;
 
 // The projection's time of a communicator kind's collectives in the step (0: none there).
 double projected_ns(const Projection& p, const std::string& group) {
@@ -366,6 +309,17 @@ double projected_ns(const Projection& p, const std::string& group) {
     if (c.group == group) return c.time_ns;
   }
   return 0.0;
+}
+
+// The library's estimate per communicator kind, beside the projection's time and both errors.
+std::vector<project_fields::EstimateLine> estimate_lines(const Projection& p, const Validation& v) {
+  std::vector<project_fields::EstimateLine> lines;
+  for (const EstimateRow& r : v.estimates) {
+    const double proj = projected_ns(p, r.group);
+    lines.push_back({&r, proj, proj > 0 ? error_text(proj, r.measured_ns) : "n/a",
+                     r.estimated == r.calls ? error_text(r.estimate_ns, r.measured_ns) : "n/a"});
+  }
+  return lines;
 }
 
 // Every validation run's step and the prediction's error against it, and the runs' spread: an
@@ -402,17 +356,7 @@ void estimates_text(std::ostream& os, const Projection& p, const Validation& v) 
      << " (each call on its own) and the validation run\n"
      << "# times summed over the step's instances, each from its last arrival; error against "
         "measured\n";
-  std::vector<std::vector<std::string>> rows = {{"group", "calls", "estimated", "projected(ms)",
-                                                 "library(ms)", "measured(ms)", "projected err",
-                                                 "library err"}};
-  for (const EstimateRow& r : v.estimates) {
-    const double proj = projected_ns(p, r.group);
-    rows.push_back({r.group, std::to_string(r.calls), std::to_string(r.estimated), ms(proj),
-                    r.estimated > 0 ? ms(r.estimate_ns) : "n/a", ms(r.measured_ns),
-                    proj > 0 ? error_text(proj, r.measured_ns) : "n/a",
-                    r.estimated == r.calls ? error_text(r.estimate_ns, r.measured_ns) : "n/a"});
-  }
-  write_table(os, rows);
+  write_table(os, fields::text_rows(project_fields::kEstimates, estimate_lines(p, v)));
 }
 
 nlohmann::ordered_json estimates_json(const Projection& p, const Validation& v) {
@@ -420,17 +364,7 @@ nlohmann::ordered_json estimates_json(const Projection& p, const Validation& v) 
   j["model"] = v.estimate_model.empty() ? nlohmann::ordered_json(nullptr)
                                         : nlohmann::ordered_json(v.estimate_model);
   if (v.estimate_model.empty()) j["none_because"] = v.no_estimate_why;
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const EstimateRow& r : v.estimates) {
-    rows.push_back({{"group", r.group},
-                    {"calls", r.calls},
-                    {"estimated_calls", r.estimated},
-                    {"projected_ns", projected_ns(p, r.group)},
-                    {"estimate_ns", r.estimated > 0 ? nlohmann::ordered_json(r.estimate_ns)
-                                                    : nlohmann::ordered_json(nullptr)},
-                    {"measured_ns", r.measured_ns}});
-  }
-  j["groups"] = rows;
+  j["groups"] = fields::json_array(project_fields::kEstimates, estimate_lines(p, v));
   return j;
 }
 
@@ -442,12 +376,8 @@ void write_projection_text(std::ostream& os, const MeasuredRun& run, const Proje
      << p.ranks << " ranks on " << p.nodes << " node(s)), one step replayed: " << p.ops << " ops\n";
   basis_lines(os, run, b, &p);
   for (const std::string& n : p.notes) os << "# borrowed: " << n << '\n';
-  std::vector<std::vector<std::string>> rows = {{"figure", "predicted"}};
-  rows.push_back({"step (ms)", ms(static_cast<double>(p.outcome.step_ns))});
-  rows.push_back({"exposed comm (ms)", ms(p.outcome.exposed_comm_ns)});
-  rows.push_back({"COMM busy (ms)", ms(p.outcome.comm_ns)});
-  rows.push_back({"overlap (%)", pct(p.outcome.overlap)});
-  rows.push_back({"critical path (ms)", ms(static_cast<double>(p.path_ns))});
+  std::vector<std::vector<std::string>> rows =
+      fields::text_column(project_fields::kPredicted, p, {"figure", "predicted"});
   if (p.jitter_draws > 0) {
     rows.push_back({"one step, 10th pct (ms)", ms(static_cast<double>(p.step_p10_ns))});
     rows.push_back({"one step, 90th pct (ms)", ms(static_cast<double>(p.step_p90_ns))});
@@ -455,14 +385,7 @@ void write_projection_text(std::ostream& os, const MeasuredRun& run, const Proje
   write_table(os, rows);
   if (!p.comms.empty()) {
     os << "\n## Predicted collectives per communicator kind (one step)\n";
-    std::vector<std::vector<std::string>> comms = {
-        {"group", "collectives", "calls", "time(ms)", "busbw(GB/s)", "link"}};
-    for (const ProjectedComm& c : p.comms) {
-      comms.push_back({c.group, c.collectives, std::to_string(c.calls), ms(c.time_ns),
-                       format_number("%.3f", c.busbw_gbps()),
-                       c.inter_node ? "inter_node" : "intra_node"});
-    }
-    write_table(os, comms);
+    write_table(os, fields::text_rows(project_fields::kComms, p.comms));
   }
   sources_text(os, run, b, &p.slowdown_figures);
   slowdown_text(os, p);
@@ -574,5 +497,38 @@ void write_sweep_json(std::ostream& os, const MeasuredRun& run, const Projection
   j["refused"] = refused;
   os << j.dump(1) << '\n';
 }
+
+namespace project_fields {
+
+std::string figure_value(double v) {
+  const double a = std::fabs(v);
+  return format_number(a != 0 && a < 0.01 ? "%.3g" : "%.3f", v);
+}
+
+std::string spread_text(const CombinedFigure& f) {
+  if (f.runs < 2) return "-";
+  return f.relative ? format_number("%.1f", 100.0 * f.spread()) + "%"
+                    : format_number("%.3f", f.spread());
+}
+
+std::string error_text(double predicted, double measured) {
+  const std::optional<double> e = error_pct(predicted, measured);
+  return e ? format_number("%+.1f", *e) + "%" : std::string("n/a");
+}
+
+// A pooled factor has no alone ops of its own: its classes' are theirs.
+std::string alone_ops_text(const SlowdownRow& r) {
+  return r.kind == SlowdownRow::Kind::kPooled ? "-" : std::to_string(r.factor->alone_ops);
+}
+
+// COMM always has a slowdown (its own or its kind's); COMP's is n/a where not measured.
+std::string slowdown_text(const SlowdownRow& r) {
+  const SlowdownFactor& f = *r.factor;
+  return r.kind == SlowdownRow::Kind::kComm || f.measured_slowdown
+             ? format_number("%+.3f", f.slowdown)
+             : std::string("n/a");
+}
+
+}  // namespace project_fields
 
 }  // namespace commprof

@@ -13,11 +13,11 @@
 #include <memory>
 #include <vector>
 
-#include "collectives/collective_spec.hpp"
 #include "src/backend/annotation.hpp"
 #include "src/backend/cuda/cuda_backend.hpp"
 #include "src/backend/cuda/cuda_device.hpp"
 #include "src/backend/cuda/cupti_activity.hpp"
+#include "src/collective/collective_spec.hpp"
 #include "src/runtime/rank_context.hpp"
 #include "support/collective_model.hpp"
 

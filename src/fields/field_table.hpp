@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// What the report's field tables (report_fields.hpp) are made of: a field of a row type (its key,
-// value, unit, n/a rule and what the formats need to present it), a table of them, and what the
-// writers ask of a field. How each format presents a field:
+// What a field table is made of: a field of a row type (its key, value, unit, n/a rule and what
+// the formats need to present it), a table of them, and what the writers ask of a field. Each
+// field is declared once and every format walks the table, so no format can miss one. The
+// report's tables (analysis/report_fields.hpp) came first; how its formats present a field:
 //   JSON        key: value; n/a is null; a Stat is {min, mean, max, stddev, count}
 //   CSV         column key; n/a is an empty cell; a Stat is its mean (and, for min_max fields,
 //               its min and max in <stem>_min<unit> and <stem>_max<unit> after the fields)
@@ -21,12 +22,14 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
-#include "analysis/report.hpp"
+#include "src/fields/field_unit.hpp"
+#include "src/fields/stat.hpp"
 
-namespace commprof::report_fields {
+namespace commprof::fields {
 
 /// What "not defined" is for a field.
 enum class Absent {
@@ -66,6 +69,13 @@ struct Field {
   /// are also summarised across ranks.
   std::string_view family;
   bool higher_is_better = false;
+  // For outputs that write their own text (field_formats.hpp), whose labels name their units:
+  std::string_view text_format;  ///< a number's printf format in text ("%.3f"); "" as is
+  double text_times = 1.0;       ///< text shows value x text_times / text_per (a ratio as %:
+  double text_per = 1.0;         ///< x 100; ns as ms: / 1e6)
+  std::string (*text)(const Row&) = nullptr;  ///< the text cell where no format says it
+  bool text_only = false;                     ///< not in JSON or CSV (a row's ordinal)
+  bool json_only = false;                     ///< not in text (a detail the table leaves out)
 
   constexpr Field na_if_negative() const {
     Field f = *this;
@@ -117,9 +127,39 @@ struct Field {
     f.higher_is_better = higher_better;
     return f;
   }
+  constexpr Field shown_as(std::string_view printf_format, double times = 1.0,
+                           double per = 1.0) const {
+    Field f = *this;
+    f.text_format = printf_format;
+    f.text_times = times;
+    f.text_per = per;
+    return f;
+  }
+  constexpr Field text_by(std::string (*cell)(const Row&)) const {
+    Field f = *this;
+    f.text = cell;
+    return f;
+  }
+  constexpr Field in_text_only() const {
+    Field f = *this;
+    f.text_only = true;
+    return f;
+  }
+  constexpr Field in_json_only() const {
+    Field f = *this;
+    f.json_only = true;
+    return f;
+  }
 };
 
 namespace detail {
+
+// Whether the row carries its own unit (a ReportUnit member `unit`), which kOfRow fields take.
+template <class Row, class = void>
+struct has_own_unit : std::false_type {};
+template <class Row>
+struct has_own_unit<Row, std::void_t<decltype(std::declval<const Row&>().unit)>>
+    : std::is_same<std::decay_t<decltype(std::declval<const Row&>().unit)>, ReportUnit> {};
 
 template <class M>
 struct row_of;
@@ -233,7 +273,7 @@ const Row& deref(const Row* row) {
 /// The unit of `f` in `row` (kOfRow resolved).
 template <class Row>
 ReportUnit unit_of(const Field<Row>& f, const Row& row) {
-  if constexpr (std::is_same_v<Row, AcrossRanks>) {
+  if constexpr (detail::has_own_unit<Row>::value) {
     if (f.unit == ReportUnit::kOfRow) return row.unit;
   }
   return f.unit;
@@ -342,4 +382,4 @@ constexpr const Field<Row>& field_named(const Table<Row>& table, std::string_vie
 /// "step_time").
 std::string_view metric_of_key(std::string_view key);
 
-}  // namespace commprof::report_fields
+}  // namespace commprof::fields

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "analysis/field_table.hpp"
+#include "src/fields/field_table.hpp"
 
 #include <iterator>
 
-namespace commprof::report_fields {
+namespace commprof::fields {
 
 double as_number(const Value& v) {
   if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
@@ -64,4 +64,4 @@ std::string min_max_column(std::string_view key, std::string_view which) {
   return std::string(stem) + "_" + std::string(which) + (stem.size() < key.size() ? "_ns" : "");
 }
 
-}  // namespace commprof::report_fields
+}  // namespace commprof::fields
