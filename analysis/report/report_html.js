@@ -688,12 +688,67 @@
       const top = geo.PT + k * geo.LH;
       return { top: top + 2, bottom: top + geo.LH - 2, bg: laneBackground(k) };
     }), 48);
+    const probe = timelineProbe(cv, geo, lanes, span);
     timelineLegend(box, cv, geo, PATH, npath, drawn.path);
     foldedRanks(box, TL);
     checks.push('timeline lanes=' + nlanes + ' ops=' + nops + ' ranks=' + TL.ranks.length +
       ' folded=' + TL.folded.length + ' ' + geo.w + 'x' + geo.h);
     checks.push('timeline drawn ' + drawnLine('ops', drawn.ops, nops, painted,
       lanes.map(function (ln) { return ln.ops.length > 0; })));
+    if (probe) checks.push(probe);
+  }
+  // Where the first lane with ops must show paint and where not, worked out here from its ops'
+  // times alone (the first view: 0 to the span across the time area), not with the drawing's
+  // geometry (spanRect): each device column a pixel inside an op must be painted, each column
+  // clear of every op by a pixel must show the lane's background. An op drawn at the wrong place
+  // or length (a time scale off by 2x) paints where it must not or leaves bare where it must
+  // paint, which the counts of painted pixels per band do not tell. "timeline probe lane=K
+  // inside=A/B outside=C/D": A of the B inside columns painted, C of the D clear ones.
+  function timelineProbe(cv, geo, lanes, span) {
+    const k = lanes.findIndex(function (ln) { return !ln.header && ln.ops.length > 0; });
+    if (k < 0) return null;
+    const dpr = cv.width / parseFloat(cv.style.width);
+    const c0 = Math.ceil(geo.L * dpr), c1 = Math.floor((geo.L + geo.W) * dpr);
+    const top = Math.ceil((geo.PT + k * geo.LH + 2) * dpr);
+    const bottom = Math.floor((geo.PT + (k + 1) * geo.LH - 2) * dpr);
+    if (c1 <= c0 || bottom <= top) return null;
+    const per = (c1 - c0) / span;  // device columns per ns
+    const state = new Uint8Array(c1 - c0);  // 0 clear, 1 inside an op, 2 near an op's edge
+    const mark = function (from, to, v) {
+      for (let c = Math.max(from, c0); c <= Math.min(to, c1 - 1); c++) {
+        if (v === 1 || state[c - c0] === 0) state[c - c0] = v;
+      }
+    };
+    const ops = lanes[k].ops;
+    for (const op of ops) {  // an op is at least one CSS pixel wide
+      const a = c0 + op.start * per, b = a + Math.max(dpr, op.dur * per);
+      mark(Math.floor(a) - 2, Math.ceil(b) + 1, 2);
+    }
+    for (const op of ops) {
+      const a = c0 + op.start * per, b = a + Math.max(dpr, op.dur * per);
+      mark(Math.ceil(a) + 1, Math.floor(b) - 2, 1);
+    }
+    const bg = [1, 3, 5].map(function (i) { return parseInt(laneBackground(k).substr(i, 2), 16); });
+    const px = cv.getContext('2d').getImageData(c0, top, c1 - c0, bottom - top).data;
+    let inside = 0, insidePainted = 0, clear = 0, clearPainted = 0;
+    for (let c = 0; c < c1 - c0; c++) {
+      if (state[c] === 2) continue;
+      let painted = false;
+      for (let r = 0; r < bottom - top && !painted; r++) {
+        const i = (r * (c1 - c0) + c) * 4;
+        painted = Math.abs(px[i] - bg[0]) > 48 || Math.abs(px[i + 1] - bg[1]) > 48 ||
+          Math.abs(px[i + 2] - bg[2]) > 48;
+      }
+      if (state[c] === 1) {
+        inside++;
+        if (painted) insidePainted++;
+      } else {
+        clear++;
+        if (painted) clearPainted++;
+      }
+    }
+    return 'timeline probe lane=' + k + ' inside=' + insidePainted + '/' + inside + ' outside=' +
+      clearPainted + '/' + clear;
   }
 
   // The path's time per rank and category, most first, as stacked bars: the first

@@ -11,8 +11,10 @@
 # row the page holds must be the page's own ("tables formatted cells=N mismatched=0": what it
 # draws on later pages of a long table is written alike), and where the timeline has a critical
 # path, every segment of its lane must be drawn, with pixels painted ("timeline path segments=N
-# ranks=R outlined=K drawn=N/N pixels=X"). Each further argument is text that must appear on one
-# of those lines.
+# ranks=R outlined=K drawn=N/N pixels=X"). In the first lane with ops, every column inside an op
+# must be painted and none clear of them ("timeline probe lane=K inside=B/B outside=0/D", worked
+# out by the page from the ops' times, not from the drawing's geometry). Each further argument is
+# text that must appear on one of those lines.
 # Without chromium it exits 77 (CTest: skipped), or 1 under COMMPROF_REQUIRE_BROWSER=1 (a host
 # that installed it, CI: a skip there would hide the rendering).
 # Usage: html_render_check.sh REPORT.html [EXPECTED...]
@@ -56,6 +58,20 @@ drawn() {
 drawn timeline ops lanes
 printf '%s\n' "$lines" | grep -Eq "^timeline drawn ops=[0-9]+/[1-9]" || { echo "FAIL: no timeline op to draw"; status=1; }
 drawn heatmap cells rows
+# Where the first lane with ops must be painted, worked out by the page from the ops' times alone:
+# every column inside an op painted (and some such column), none clear of the ops painted.
+probed() {  # inside painted, inside columns, clear painted
+  { [ "$2" -gt 0 ] && [ "$1" -eq "$2" ]; } ||
+    { echo "FAIL: timeline probe: $1 of $2 columns inside an op painted"; status=1; }
+  [ "$3" -eq 0 ] || { echo "FAIL: timeline probe: $3 columns clear of every op painted"; status=1; }
+}
+probe=$(printf '%s\n' "$lines" | sed -n 's/^timeline probe lane=[0-9]* inside=\([0-9]*\)\/\([0-9]*\) outside=\([0-9]*\)\/[0-9]*$/\1 \2 \3/p')
+if [ -z "$probe" ]; then
+  echo "FAIL: no line 'timeline probe lane=K inside=A/B outside=C/D'"; status=1
+else
+  # shellcheck disable=SC2086  # three numbers, split on purpose
+  probed $probe
+fi
 printf '%s\n' "$lines" | grep -Eq "^tables formatted cells=[1-9][0-9]* mismatched=0$" ||
   { echo "FAIL: the script's table cells differ from the page's (or none were compared)"; status=1; }
 path=$(printf '%s\n' "$lines" | grep -E "^timeline path " || true)
