@@ -7,8 +7,8 @@
 #include "analysis/byte_codec.hpp"
 #include "analysis/group_time.hpp"
 #include "analysis/saturating_sum.hpp"
-#include "collectives/collective_spec.hpp"
-#include "src/backend/kinds/collective_kind.hpp"
+#include "src/collective/collective_kind.hpp"
+#include "src/collective/collective_spec.hpp"
 #include "src/core/errors.hpp"
 
 namespace commprof {

@@ -61,6 +61,18 @@ std::int64_t intersection_length(const std::vector<Interval>& a, const std::vect
   return total;
 }
 
+void merge_canonical(std::vector<Interval>& into, const std::vector<Interval>& add) {
+  if (add.empty()) return;
+  // The spans of `into` that end before `add` begins (and do not touch it) stay as they are.
+  const auto from = std::lower_bound(into.begin(), into.end(), add.front().begin,
+                                     [](const Interval& s, std::int64_t t) { return s.end < t; });
+  std::vector<Interval> tail(from, into.end());
+  into.erase(from, into.end());
+  tail.insert(tail.end(), add.begin(), add.end());
+  make_canonical(tail);
+  into.insert(into.end(), tail.begin(), tail.end());
+}
+
 IntervalSet::IntervalSet(std::vector<Interval> intervals) : spans_(std::move(intervals)) {
   make_canonical(spans_);
 }

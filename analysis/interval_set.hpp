@@ -50,5 +50,8 @@ std::int64_t total_length(const std::vector<Interval>& canonical);
 std::int64_t covered_length(const std::vector<Interval>& canonical, std::int64_t begin,
                             std::int64_t end);
 std::int64_t intersection_length(const std::vector<Interval>& a, const std::vector<Interval>& b);
+/// `into` ∪ `add`, both canonical, into `into`: O(log n) plus the part of `into` that `add`'s
+/// time reaches, so adding a timeline step by step stays linear.
+void merge_canonical(std::vector<Interval>& into, const std::vector<Interval>& add);
 
 }  // namespace commprof

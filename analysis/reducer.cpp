@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <map>
@@ -47,6 +48,7 @@ class Reducer::Staging final : public RankStepSink {
     offset_ = 0;
     rank_ = 0;
     pending_.clear();
+    hta_ = HtaScope{};
     r_.unfinished_.discard();
     for (const std::uint32_t slot : touched_) staged_[slot] = Timing{};
     touched_.clear();
@@ -109,6 +111,7 @@ class Reducer::Staging final : public RankStepSink {
       }
     }
     add_step(summary_, m, static_cast<std::int64_t>(step.ops->size()));
+    hta_.add_step(*step.ops);
   }
 
   void end() override {
@@ -134,6 +137,7 @@ class Reducer::Staging final : public RankStepSink {
       total.overlapped_count += add.overlapped_count;
       add_saturating(total.overlapped_total_ns, add.overlapped_total_ns);
     }
+    summary_.hta = hta_.figures();
     finish_summary(summary_);
     r_.report_.ranks.push_back(std::move(summary_));
     restart();
@@ -203,6 +207,7 @@ class Reducer::Staging final : public RankStepSink {
     std::optional<std::uint64_t> offrank;  // CollectiveMatcher::offrank_bytes_of(op)
   };
   std::vector<Pending> pending_;  // COMM ops, for the matcher once the file is known good
+  HtaScope hta_;
   StepScratch scratch_;
   GroupScratch group_scratch_;
   std::deque<std::string> names_;  // stable addresses: ids_ keys point into them
@@ -409,6 +414,23 @@ void add_group_time_rows(Report& rep, const std::map<std::string, std::int64_t>&
 
 namespace {
 
+// Where a rank's per-step overlap and HTA's differ by 0.01 percentage points or more, why: the
+// same formula aggregated otherwise (analysis/hta_scope.hpp).
+void explain_hta_differences(Report& rep) {
+  for (RankSummary& r : rep.ranks) {
+    const std::optional<double> hta = r.hta.overlap();
+    if (r.overlap.count == 0 || !hta || std::fabs(r.overlap.mean - *hta) < 1e-4) continue;
+    char ours[32];
+    std::snprintf(ours, sizeof ours, "%.2f", 100.0 * r.overlap.mean);
+    r.hta_differs = "per step: mean of " + std::to_string(r.overlap.count) + " step ratio(s), " +
+                    ours + " %; HTA: one ratio over " + std::to_string(r.hta.steps) +
+                    (r.hta.steps < r.hta.steps_of
+                         ? " of " + std::to_string(r.hta.steps_of) + " steps (the last left out)"
+                         : std::string(" step(s)")) +
+                    ", ops rounded inward to whole us";
+  }
+}
+
 // What finishing a report takes once the ranks, op timings and the tables of matched collectives
 // (tabulate_instances) are in `rep`: the same steps whether one process read every file or
 // several shared them.
@@ -418,6 +440,7 @@ void complete_report(Report& rep, const std::vector<RankWait>& waits,
             [](const RankSummary& a, const RankSummary& b) { return a.rank < b.rank; });
   check_world(rep);
   add_across_ranks(rep);
+  explain_hta_differences(rep);
   std::map<int, const std::string*> host_of;
   for (const RankSummary& s : rep.ranks) host_of[s.rank] = &s.host;
   for (const RankWait& w : waits) {
@@ -432,7 +455,8 @@ void complete_report(Report& rep, const std::vector<RankWait>& waits,
   add_stage_rows(rep);
 }
 
-static_assert(std::is_trivially_copyable_v<Stat> && std::is_trivially_copyable_v<StepPoint>);
+static_assert(std::is_trivially_copyable_v<Stat> && std::is_trivially_copyable_v<StepPoint> &&
+              std::is_trivially_copyable_v<HtaFigures>);
 
 void write_summary(ByteWriter& out, const RankSummary& r) {
   out.put(r.rank);
@@ -452,6 +476,7 @@ void write_summary(ByteWriter& out, const RankSummary& r) {
                            &r.plain_wall_ns, &r.overlap, &r.hidden_fraction}) {
     out.put(*stat);  // its bits, running sums included: the same doubles on process 0
   }
+  out.put(r.hta);
   out.put<std::uint64_t>(r.step_points.size());
   for (const StepPoint& p : r.step_points) out.put(p);
   out.put<std::uint64_t>(r.group_times.size());
@@ -484,6 +509,7 @@ RankSummary read_summary(ByteReader& in) {
                      &r.hidden_fraction}) {
     *stat = in.get<Stat>();
   }
+  r.hta = in.get<HtaFigures>();
   r.step_points.resize(in.get<std::uint64_t>());
   for (StepPoint& p : r.step_points) p = in.get<StepPoint>();
   r.group_times.resize(in.get<std::uint64_t>());

@@ -38,6 +38,14 @@ inline double arrived_last_fraction(const RankWait& w) {
                            : 0.0;
 }
 
+/// A rank's figures as HTA computes them (analysis/hta_scope.hpp).
+inline std::int64_t hta_steps(const RankSummary& r) { return r.hta.steps; }
+inline std::int64_t hta_span(const RankSummary& r) { return r.hta.span_ns; }
+inline std::optional<double> hta_overlap(const RankSummary& r) { return r.hta.overlap(); }
+inline std::optional<double> hta_idle(const RankSummary& r) { return r.hta.idle(); }
+inline std::optional<double> hta_compute(const RankSummary& r) { return r.hta.compute(); }
+inline std::optional<double> hta_non_compute(const RankSummary& r) { return r.hta.non_compute(); }
+
 using U = ReportUnit;  // short, for the tables below
 
 // ------------------------------------------------------------------ per rank
@@ -120,6 +128,43 @@ inline constexpr Field<RankSummary> kRankFields[] = {
         .in_part(2),
     field<&RankSummary::source>("file", U::kText, "file", "The rank file it was read from.")
         .in_part(2),
+    // As HTA computes them, to check against HolisticTraceAnalysis on the same trace.
+    field<&hta_steps>("hta_steps", U::kCount, "HTA steps",
+                      "As HTA computes it: the measured steps pooled, all but the last (all "
+                      "where there is one).")
+        .prom("commprof_hta_pooled_steps")
+        .in_part(3),
+    field<&hta_overlap>("hta_overlap", U::kRatio, "HTA overlap",
+                        "As HTA computes it (get_comm_comp_overlap): |COMM and COMP| / |COMM| "
+                        "of the pooled steps' ops, each rounded inward to whole us, as one "
+                        "ratio.")
+        .prom("commprof_hta_overlap_ratio")
+        .in_part(3),
+    field<&hta_idle>("hta_idle", U::kRatio, "HTA idle",
+                     "As HTA computes it (get_temporal_breakdown): the part of the pooled "
+                     "span (first op's start to last op's end) with no op running.")
+        .prom("commprof_hta_idle_ratio")
+        .in_part(3),
+    field<&hta_compute>("hta_compute", U::kRatio, "HTA compute",
+                        "As HTA computes it (get_temporal_breakdown): |COMP| over the pooled "
+                        "span.")
+        .prom("commprof_hta_compute_ratio")
+        .in_part(3),
+    field<&hta_non_compute>("hta_non_compute", U::kRatio, "HTA non-compute",
+                            "As HTA computes it (get_temporal_breakdown): time with ops but "
+                            "no COMP (communication, copies) over the pooled span.")
+        .prom("commprof_hta_non_compute_ratio")
+        .in_part(3),
+    field<&hta_span>("hta_span_ns", U::kNs, "HTA span",
+                     "As HTA computes it (its kernel time): the first pooled op's start to the "
+                     "last one's end.")
+        .prom("commprof_hta_span_seconds")
+        .in_part(3),
+    field<&RankSummary::hta_differs>("hta_differs", U::kText, "overlap vs HTA",
+                                     "Why the per-step overlap and HTA's differ, where they do "
+                                     "by 0.01 percentage points or more.")
+        .na_if_empty()
+        .in_part(3),
 };
 inline constexpr Table<RankSummary> kRanks{"ranks",
                                            "Per rank",

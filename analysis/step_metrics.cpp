@@ -135,6 +135,7 @@ RankSummary summarise_rank(const RankTimeline& t, const std::string& source,
   s.source = source;
   s.clock_offset_ns = t.clock_offset_ns;
   s.pp_stage = pipeline_stage(t.rank, t.config);
+  HtaScope hta;
   for (const StepRecord& step : t.steps) {
     StepIntervals intervals;
     const StepMetrics m = compute_step_metrics(step, visit ? &intervals : nullptr);
@@ -146,7 +147,9 @@ RankSummary summarise_rank(const RankTimeline& t, const std::string& source,
     }
     if (visit) visit(step, m, intervals);
     add_step(s, m, static_cast<std::int64_t>(step.ops.size()));
+    hta.add_step(step.ops);
   }
+  s.hta = hta.figures();
   finish_summary(s);
   return s;
 }

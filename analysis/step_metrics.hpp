@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/group_time.hpp"
+#include "analysis/hta_scope.hpp"
 #include "analysis/interval_set.hpp"
 #include "src/fields/stat.hpp"
 #include "src/timeline/op_record.hpp"
@@ -88,6 +89,11 @@ struct RankSummary {
   std::vector<StepPoint> step_points;  ///< every step, warm-up included, in file order
   /// Per kind of communicator, over the steps with per-op timing (`timed_steps` of them).
   std::vector<GroupTime> group_times;
+  /// Overlap and temporal breakdown as HTA computes them (analysis/hta_scope.hpp).
+  HtaFigures hta;
+  /// Why `overlap` (per step) and HTA's differ, where they do by 0.01 percentage points or
+  /// more; the report fills it once the ranks are gathered.
+  std::string hta_differs;
 };
 
 /// The point of one step with its metrics, for RankSummary::step_points.

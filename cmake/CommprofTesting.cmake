@@ -32,8 +32,10 @@
 #     script's wait) goes through it.
 #
 #   commprof_finish_tests()
-#     Called once after every test of a directory is added: scales their CTest TIMEOUTs and, in
-#     sanitizer builds, fails any test whose output holds a sanitizer report.
+#     Called once in each directory that adds tests: at the end of that directory (deferred, so
+#     tests added after the call count too) it scales their CTest TIMEOUTs and, in sanitizer
+#     builds, fails any test whose output holds a sanitizer report. A sanitizer build in which
+#     some test lacks that check (a directory that never called it) fails to configure.
 include_guard(GLOBAL)
 include(GoogleTest)
 
@@ -76,8 +78,9 @@ set(COMMPROF_TEST_SANITIZER_REPORT
 # The labels `ctest --preset tsan` runs (keep CMakePresets.json's tsan filter in step), and the
 # target that builds every executable their tests run. Only tests that start threads of ours:
 # ThreadSanitizer finds nothing in single-threaded code, so `unit` is left out and its tests
-# that do start threads (the NCCL plugin's flush thread) carry the label `threads` as well.
-set(COMMPROF_TSAN_LABELS threads backend runtime bench reliability)
+# that do start threads (the NCCL plugin's flush thread) carry the label `threads` as well, and
+# the workload runs whose thread paths none of the others take carry `thread_paths`.
+set(COMMPROF_TSAN_LABELS threads backend runtime bench reliability thread_paths)
 if(NOT TARGET commprof_tsan_tests)
   add_custom_target(commprof_tsan_tests)
 endif()
@@ -118,6 +121,27 @@ function(commprof_scaled out_var seconds)
 endfunction()
 
 function(commprof_finish_tests)
+  # Deferred to the end of the calling directory: a test registered below the call (as 20 once
+  # were) is finished like the others.
+  get_property(deferred DIRECTORY PROPERTY COMMPROF_FINISH_DEFERRED)
+  if(NOT deferred)
+    set_property(DIRECTORY PROPERTY COMMPROF_FINISH_DEFERRED ON)
+    cmake_language(DEFER CALL _commprof_finish_directory_tests)
+  endif()
+endfunction()
+
+# Every test of `dir` and the directories below it, appended to `out_var`.
+function(_commprof_tests_below dir out_var)
+  get_property(tests DIRECTORY ${dir} PROPERTY TESTS)
+  set(found ${${out_var}} ${tests})
+  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+  foreach(sub IN LISTS subdirs)
+    _commprof_tests_below(${sub} found)
+  endforeach()
+  set(${out_var} ${found} PARENT_SCOPE)
+endfunction()
+
+function(_commprof_finish_directory_tests)
   get_property(tests DIRECTORY PROPERTY TESTS)
   foreach(t IN LISTS tests)
     get_test_property(${t} TIMEOUT timeout)
@@ -129,6 +153,23 @@ function(commprof_finish_tests)
       set_tests_properties(${t} PROPERTIES FAIL_REGULAR_EXPRESSION "${COMMPROF_TEST_SANITIZER_REPORT}")
     endif()
   endforeach()
+  set_property(GLOBAL APPEND PROPERTY COMMPROF_FINISHED_TESTS ${tests})
+  # The tests' top directory finishes last (each subdirectory finished when it was added): in a
+  # sanitizer build, every test below it must have been finished, whatever its directory did.
+  if(COMMPROF_SANITIZE AND CMAKE_CURRENT_SOURCE_DIR STREQUAL COMMPROF_TESTS_DIR)
+    set(unfinished "")
+    _commprof_tests_below(${CMAKE_CURRENT_SOURCE_DIR} unfinished)
+    get_property(finished GLOBAL PROPERTY COMMPROF_FINISHED_TESTS)
+    if(finished)
+      list(REMOVE_ITEM unfinished ${finished})
+    endif()
+    if(unfinished)
+      string(REPLACE ";" " " unfinished "${unfinished}")
+      message(FATAL_ERROR "commprof: tests that would pass a sanitizer report unnoticed (no "
+                          "FAIL_REGULAR_EXPRESSION: call commprof_finish_tests() in their "
+                          "directory): ${unfinished}")
+    endif()
+  endif()
 endfunction()
 
 # Which launcher is this? Asked once per build tree and cached.

@@ -18,8 +18,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "collectives/collective_spec.hpp"
 #include "collectives/routing.hpp"
+#include "src/collective/collective_spec.hpp"
 
 namespace commprof {
 

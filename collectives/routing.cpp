@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <numeric>
 
-#include "src/backend/kinds/pattern.hpp"
+#include "src/collective/pattern.hpp"
 #include "src/core/errors.hpp"
 
 namespace commprof {

@@ -115,6 +115,15 @@
 #              pp 2 (1f1b); each run's timed step exported and simulated by
 #              scripts/astra-sim-check.sh: ASTRA-sim's step per rank beside the measured step and
 #              commprof's own serialised replay
+#   probe      what run's link probe costs (issue #45): the default gpt-1.3b dp job (10 steps after
+#              3) on NP ranks with and without --no-link-probe, PROBE_ROUNDS (3) rounds
+#              interleaved; each run's wall time (s) and the probe's own line, then
+#              `commprof project --sweep 2*NP` of a probed run (every feasible layout ranked)
+#   lmhead     the LM head's three GEMMs against PyTorch's with the vocabulary padded to 128 and
+#              unpadded (issue #45; --make-vocab-size-divisible-by 128 and 1): gpt-1.3b (hidden
+#              2048, seq 2048, vocabulary 50,257) on one GPU, commprof run
+#              with 1 layer and --op-timing activity for each divisor, scripts/fidelity/lm_head.py
+#              timing PyTorch's F.linear forward and backward GEMMs and reading commprof's head ops
 #   multi      NP=4 or NP=8 (required): bench allreduce, allgather, reducescatter on NP ranks,
 #              then gpt-1.3b workloads with their reports: NP=4: dp4, tp2 x dp2, tp2 x pp2 (1f1b),
 #              pp4 (1f1b, gpipe); NP=8: tp2 x pp2 x dp2, tp8, dp8, pp8 (1f1b, gpipe)
@@ -130,7 +139,7 @@
 set -uo pipefail
 
 PHASES=(tests sweep anchors workloads stages moe cp timing sampling nsys fidelity calibrate torchtrace plugin dist estimate
-  whatif astra multi)
+  whatif astra probe lmhead multi)
 usage() {
   echo "usage: scripts/gpu-bench.sh PHASE...   (PHASE: ${PHASES[*]}; see the comment at the top)" >&2
 }
@@ -1027,6 +1036,42 @@ phase_astra() {
   astra_case "dp$NP" --workload dp
   astra_case "tp$NP" --workload tp
   [ "$NP" -ge 4 ] && astra_case tp2pp2 --workload hybrid --tp 2 --pp 2 --schedule 1f1b
+}
+
+phase_probe() {
+  need_commprof || return
+  local r t0 name
+  for r in $(seq 1 "${PROBE_ROUNDS:-3}"); do
+    for name in probe noprobe; do
+      local extra=()
+      [ "$name" = noprobe ] && extra=(--no-link-probe)
+      t0=$(date +%s.%N)
+      run_to "$name round $r: run dp" "$PD/$name-$r.txt" "${MPIRUN[@]}" "${RUN13[@]}" \
+        --workload dp "${extra[@]}" --out "$PD/$name-$r"
+      say "  $name round $r: wall $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s; $(step_line "$PD/$name-$r.txt")"
+      grep -E '^# link probe' "$PD/$name-$r.txt" >>"$LOG"
+    done
+  done
+  run_to "project --sweep $((2 * NP)) of a probed run" "$PD/sweep.txt" "$COMMPROF" project \
+    "$PD/probe-1" --sweep $((2 * NP))
+  cat "$PD/sweep.txt" >>"$LOG"
+}
+
+phase_lmhead() {
+  need_commprof || return
+  local py=${PYTHON:-python3} d runs=()
+  for d in 128 1; do
+    run_to "commprof run, 1 layer, --make-vocab-size-divisible-by $d" "$PD/run-$d.txt" \
+      "${MPIRUN_BASE[@]}" -np 1 "$COMMPROF" run --backend cuda --model gpt-1.3b \
+      --layers 1 --workload dp --op-timing activity --steps 5 --warmup-steps 2 \
+      --make-vocab-size-divisible-by "$d" --out "$PD/run-$d"
+    runs+=(--commprof "$d=$PD/run-$d")
+  done
+  # gpt-1.3b's shapes (hidden 2048, one sequence of 2048 tokens per micro-batch, GPT-2's vocabulary)
+  run_to "lm_head.py" "$PD/lmhead.txt" "$py" "$COMMPROF_ROOT/scripts/fidelity/lm_head.py" \
+    --hidden 2048 --tokens 2048 --vocab 50257 --divisible-by 128 --divisible-by 1 "${runs[@]}" \
+    --json "$PD/lmhead.json"
+  cat "$PD/lmhead.txt" >>"$LOG"
 }
 
 phase_multi() {

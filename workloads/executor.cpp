@@ -8,9 +8,9 @@
 #include <utility>
 #include <variant>
 
-#include "collectives/collective_spec.hpp"
 #include "src/backend/annotation.hpp"
 #include "src/backend/backend.hpp"
+#include "src/collective/collective_spec.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
 #include "src/core/name_table.hpp"

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "workloads/layout.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <sstream>
+
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
 
@@ -90,6 +95,55 @@ std::string describe(const ParallelLayout& l) {
   if (l.ep > 1 || l.etp > 0) {
     s += log::cat(" x ep", l.ep, " (etp", l.expert_tp(), ", edp", l.expert_dp(), ")");
   }
+  return s;
+}
+
+ParallelLayout parse_layout(const std::string& text) {
+  ParallelLayout l;
+  std::set<std::string> seen;
+  std::istringstream in(text);
+  std::string item;
+  auto bad = [&](const std::string& why) {
+    throw ConfigError("invalid --layout '" + text + "': " + why +
+                      " (expected tp=N,pp=N,dp=N[,cp=N,ep=N,etp=N], e.g. tp=2,pp=2,dp=2)");
+  };
+  while (std::getline(in, item, ',')) {
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos) bad("'" + item + "' has no '='");
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (value.empty() || value.size() > 6 || !std::all_of(value.begin(), value.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c)) != 0;
+        })) {
+      bad("'" + value + "' is not a whole number");
+    }
+    const int n = std::stoi(value);
+    if (n < 1) bad(key + " must be at least 1");
+    if (!seen.insert(key).second) bad(key + " given twice");
+    if (key == "tp") {
+      l.tp = n;
+    } else if (key == "pp") {
+      l.pp = n;
+    } else if (key == "dp") {
+      l.dp = n;
+    } else if (key == "cp") {
+      l.cp = n;
+    } else if (key == "ep") {
+      l.ep = n;
+    } else if (key == "etp") {
+      l.etp = n;
+    } else {
+      bad("unknown degree '" + key + "'");
+    }
+  }
+  if (seen.empty()) bad("no degree given");
+  return l;
+}
+
+std::string layout_text(const ParallelLayout& l) {
+  std::string s = log::cat("tp=", l.tp, ",pp=", l.pp, ",dp=", l.dp);
+  if (l.cp > 1) s += log::cat(",cp=", l.cp);
+  if (l.ep > 1) s += log::cat(",ep=", l.ep);
+  if (l.etp > 0) s += log::cat(",etp=", l.etp);
   return s;
 }
 

@@ -68,4 +68,8 @@ void validate_layout(const ParallelLayout& layout, int world_size, const ModelSh
 /// "tp2 x dp2 x pp1", with " x cp2", " x ep4 (etp1, edp2)" where those are used.
 std::string describe(const ParallelLayout& layout);
 
+/// "tp=2,pp=2,dp=2[,cp=…,ep=…,etp=…]" → a layout; missing degrees are 1. Throws ConfigError.
+ParallelLayout parse_layout(const std::string& text);
+std::string layout_text(const ParallelLayout& l);  ///< "tp=2,pp=2,dp=2" (cp, ep where > 1)
+
 }  // namespace commprof

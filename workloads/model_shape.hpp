@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "src/backend/kinds/access_pattern.hpp"
+#include "src/core/access_pattern.hpp"
 #include "src/core/dtype.hpp"
 
 namespace commprof {

@@ -6,7 +6,7 @@
 #include <ostream>
 #include <type_traits>
 
-#include "collectives/collective_spec.hpp"
+#include "src/collective/collective_spec.hpp"
 #include "src/core/log.hpp"
 #include "workloads/model_shape.hpp"
 

@@ -12,8 +12,8 @@
 #include <variant>
 #include <vector>
 
-#include "src/backend/kinds/collective_kind.hpp"
 #include "src/backend/work.hpp"
+#include "src/collective/collective_kind.hpp"
 #include "src/core/dtype.hpp"
 #include "src/timeline/category.hpp"
 #include "workloads/model_shape.hpp"

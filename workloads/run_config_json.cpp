@@ -90,7 +90,9 @@ nlohmann::ordered_json run_config_json(const WorkloadConfig& w, const RunSetting
       {"op_timing", op_timing_name(r.timing)},
       {"sample_every", r.timing == OpTimingMode::kSampled ? nlohmann::ordered_json(r.sample_every)
                                                           : nlohmann::ordered_json(nullptr)},
-      {"compute_from", compute_json(w)}};
+      {"compute_from", compute_json(w)},
+      {"link_probe", r.link_probe ? nlohmann::ordered_json::parse(link_model_text(*r.link_probe))
+                                  : nlohmann::ordered_json(nullptr)}};
 }
 
 RunConfigRead run_config_from_json(const nlohmann::ordered_json& j, const std::string& where) {
@@ -164,6 +166,10 @@ RunConfigRead run_config_from_json(const nlohmann::ordered_json& j, const std::s
     out.settings.timing = parse_op_timing(config_field<std::string>(j, "op_timing", where));
     if (const auto e = j.find("sample_every"); e != j.end() && e->is_number_integer()) {
       out.settings.sample_every = e->get<int>();
+    }
+    // Runs before the probe (or with --no-link-probe, or on one rank) have none.
+    if (const auto probe = j.find("link_probe"); probe != j.end() && !probe->is_null()) {
+      out.settings.link_probe = parse_link_model(probe->dump(), where + "'s link probe");
     }
     const auto compute = j.find("compute_from");
     out.compute_from = compute != j.end() && !compute->is_null();

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
+#include "collectives/links/link_model.hpp"
 #include "workloads/executor.hpp"
 #include "workloads/workload.hpp"
 
@@ -17,6 +19,8 @@ struct RunSettings {
   int warmup_steps = 2;
   OpTimingMode timing = OpTimingMode::kAuto;
   int sample_every = 4;
+  /// The link probe's model (workloads/commands/link_probe.hpp), where the run made one.
+  std::optional<LinkModel> link_probe;
 };
 
 /// The header's "config" of a run of `w` (its layout in w.layout).

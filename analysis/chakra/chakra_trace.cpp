@@ -148,12 +148,9 @@ struct RankBuild {
   std::map<std::pair<int, int>, std::int32_t> next_tag;  // (src, dst) → transfers so far
 };
 
-}  // namespace
+using GroupOfComm = std::map<std::string, const ChakraGroup*>;
 
-ChakraExport chakra_export(const StepGraph& g, const ChakraDims& dims) {
-  ChakraExport e;
-  e.step = g.step;
-  e.ops_with_waits = g.ops_with_waits;
+void require_every_rank(const StepGraph& g) {
   for (std::size_t i = 0; i < g.ranks.size(); ++i) {
     if (g.ranks[i].rank != static_cast<int>(i)) {
       throw Error("step " + std::to_string(g.step) + " has no ops of rank " + std::to_string(i) +
@@ -161,7 +158,11 @@ ChakraExport chakra_export(const StepGraph& g, const ChakraDims& dims) {
                   std::to_string(g.ranks.back().rank) + ")");
     }
   }
-  // Communicators: the ranks whose ops name each one.
+}
+
+// Communicators: the ranks whose ops name each one, as e.groups; the map points into e.groups,
+// so nothing may add a group after it.
+GroupOfComm add_groups(const StepGraph& g, ChakraExport& e) {
   std::map<std::string, std::set<int>> members;
   std::map<std::string, int> sizes;
   for (const GraphOp& op : g.ops) {
@@ -169,7 +170,6 @@ ChakraExport chakra_export(const StepGraph& g, const ChakraDims& dims) {
     members[op.comm].insert(op.rank);
     sizes[op.comm] = std::max(sizes[op.comm], op.comm_size);
   }
-  std::map<std::string, const ChakraGroup*> group_of_comm;
   e.groups.reserve(members.size());
   for (const auto& [comm, ranks] : members) {
     ChakraGroup grp;
@@ -185,7 +185,140 @@ ChakraExport chakra_export(const StepGraph& g, const ChakraDims& dims) {
     }
     e.groups.push_back(std::move(grp));
   }
+  GroupOfComm group_of_comm;
   for (const ChakraGroup& grp : e.groups) group_of_comm[grp.comm] = &grp;
+  return group_of_comm;
+}
+
+// What every node of an op shares: name, times from the step's start, dependencies on every
+// predecessor's nodes (a send/receive op is two or more nodes; those on another stream are the
+// recorded waits, repeated as control dependencies), and the attributes every node carries.
+ChakraNode base_node(const StepGraph& g, const GraphOp& op, const RankBuild& b,
+                     std::int64_t step_start) {
+  const GraphRank& gr = g.rank_of(op);
+  ChakraNode base;
+  base.name = op.name;
+  base.start_us = micros(op.start_ns - step_start);
+  base.duration_us = micros(op.end_ns - op.start_ns);
+  std::set<std::uint64_t> data, ctrl;
+  for (const int p : op.preds) {
+    const GraphOp& before = g.ops[static_cast<std::size_t>(p)];
+    for (const std::uint64_t id : b.nodes_of_op[static_cast<std::size_t>(p - gr.first_op)]) {
+      data.insert(id);
+      if (before.stream != op.stream) ctrl.insert(id);
+    }
+  }
+  base.data_deps.assign(data.begin(), data.end());
+  base.ctrl_deps.assign(ctrl.begin(), ctrl.end());
+  base.attrs.push_back(attr_bool("is_cpu_op", false));
+  base.attrs.push_back(attr_text("commprof_category", category_name(op.category)));
+  return base;
+}
+
+// (send, peer) of each transfer of a point-to-point op: the file's send_to and recv_from where
+// it has them, else read from the op's name (`group` null when its communicator has none).
+std::vector<std::pair<bool, int>> transfer_legs(const StepGraph& g, const GraphOp& op,
+                                                const ChakraGroup* group) {
+  std::vector<std::pair<bool, int>> legs;
+  for (const std::int32_t to : op.send_to) legs.emplace_back(true, to);
+  for (const std::int32_t from : op.recv_from) legs.emplace_back(false, from);
+  if (!legs.empty()) return legs;
+  const std::vector<Transfer> transfers = transfers_of(op.name);
+  const bool wants_send = op.collective != "recv", wants_recv = op.collective != "send";
+  bool has_send = false, has_recv = false;
+  for (const Transfer& t : transfers) (t.send ? has_send : has_recv) = true;
+  if (transfers.empty() || has_send != wants_send || has_recv != wants_recv || !group) {
+    throw Error("rank " + std::to_string(op.rank) + ", step " + std::to_string(g.step) +
+                ": cannot tell the peers of " + op.collective + " op '" + op.name +
+                "' (the file records no send_to/recv_from, and its name is not one of "
+                "commprof's pipeline transfers: send_act, recv_act, send_grad, recv_grad "
+                "on a communicator of pipeline stages in rank order)");
+  }
+  const std::vector<int>& ring = group->ranks;
+  const auto at = std::find(ring.begin(), ring.end(), op.rank) - ring.begin();
+  const auto n = static_cast<std::ptrdiff_t>(ring.size());
+  for (const Transfer& t : transfers) {
+    // Activations go to the next stage and come from the previous one; gradients the
+    // other way (interleaved schedules wrap from the last stage to the first).
+    const bool to_next = t.send == t.forward;
+    legs.emplace_back(t.send, ring[static_cast<std::size_t>((at + (to_next ? 1 : n - 1)) % n)]);
+  }
+  return legs;
+}
+
+void add_transfer_nodes(const StepGraph& g, const GraphOp& op, const ChakraGroup* group,
+                        const ChakraNode& base, RankBuild& b, ChakraExport& e,
+                        std::vector<ChakraNode>& made) {
+  const std::string pg = group ? std::to_string(group->id) : std::string();
+  const std::vector<std::pair<bool, int>> legs = transfer_legs(g, op, group);
+  const std::uint64_t each = op.bytes / legs.size();
+  for (const auto& [send, peer] : legs) {
+    const int src = send ? op.rank : peer, dst = send ? peer : op.rank;
+    ChakraNode node = base;
+    node.name += send ? ".send" : ".recv";
+    node.type = send ? chakra::NodeType::kCommSend : chakra::NodeType::kCommRecv;
+    node.attrs.push_back(attr_int("comm_src", ChakraAttr::Kind::kInt32, src));
+    node.attrs.push_back(attr_int("comm_dst", ChakraAttr::Kind::kInt32, dst));
+    node.attrs.push_back(attr_int("comm_tag", ChakraAttr::Kind::kInt32, b.next_tag[{src, dst}]++));
+    node.attrs.push_back(
+        attr_int("comm_size", ChakraAttr::Kind::kInt64, static_cast<std::int64_t>(each)));
+    node.attrs.push_back(attr_text("pg_name", pg));
+    ++(send ? e.send_nodes : e.recv_nodes);
+    made.push_back(std::move(node));
+  }
+}
+
+ChakraNode collective_node(const StepGraph& g, const GraphOp& op, const ChakraGroup* group,
+                           chakra::CollectiveCommType type, const ChakraDims& dims, ChakraNode node,
+                           ChakraExport& e) {
+  node.type = chakra::NodeType::kCommColl;
+  if (op.collective_id >= 0) {
+    node.duration_us = micros(g.collectives[static_cast<std::size_t>(op.collective_id)].time_ns);
+  } else {
+    ++e.unmatched_coll;
+  }
+  node.attrs.push_back(
+      attr_int("comm_type", ChakraAttr::Kind::kInt64, static_cast<std::int64_t>(type)));
+  node.attrs.push_back(
+      attr_int("comm_size", ChakraAttr::Kind::kInt64, static_cast<std::int64_t>(op.bytes)));
+  if (group) node.attrs.push_back(attr_text("pg_name", std::to_string(group->id)));
+  const auto dim = dims.dim_of_kind.find(std::string(group_of(op.comm)));
+  if (dims.count > 1 && dim != dims.dim_of_kind.end()) {
+    ChakraAttr involved{"involved_dim", ChakraAttr::Kind::kBoolList, 0, {}, {}};
+    involved.list.assign(static_cast<std::size_t>(dims.count), false);
+    involved.list[static_cast<std::size_t>(dim->second)] = true;
+    node.attrs.push_back(std::move(involved));
+  }
+  ++e.coll_nodes;
+  return node;
+}
+
+// Compute, the MEM stream, and communication ASTRA-sim has no node for: replayed for their
+// measured time.
+ChakraNode compute_node(const GraphOp& op, ChakraNode node, ChakraExport& e) {
+  node.type = chakra::NodeType::kComp;
+  if (op.flops > 0) {
+    node.attrs.push_back(attr_int("num_ops", ChakraAttr::Kind::kInt64,
+                                  static_cast<std::int64_t>(std::llround(op.flops))));
+  }
+  if (op.bytes > 0) {
+    node.attrs.push_back(
+        attr_int("tensor_size", ChakraAttr::Kind::kUint64, static_cast<std::int64_t>(op.bytes)));
+  }
+  ++(op.category == Category::kComp  ? e.comp_nodes
+     : op.category == Category::kMem ? e.mem_as_comp
+                                     : e.comm_as_comp);
+  return node;
+}
+
+}  // namespace
+
+ChakraExport chakra_export(const StepGraph& g, const ChakraDims& dims) {
+  ChakraExport e;
+  e.step = g.step;
+  e.ops_with_waits = g.ops_with_waits;
+  require_every_rank(g);
+  const GroupOfComm group_of_comm = add_groups(g, e);
 
   std::int64_t step_start = std::numeric_limits<std::int64_t>::max();
   for (const GraphOp& op : g.ops) step_start = std::min(step_start, op.start_ns);
@@ -200,121 +333,21 @@ ChakraExport chakra_export(const StepGraph& g, const ChakraDims& dims) {
 
   for (const int k : emission_order(g)) {
     const GraphOp& op = g.ops[static_cast<std::size_t>(k)];
-    const GraphRank& gr = g.rank_of(op);
     RankBuild& b = builds[static_cast<std::size_t>(op.rank)];
-    std::vector<ChakraNode>& nodes = b.trace->nodes;
-
-    ChakraNode base;
-    base.name = op.name;
-    base.start_us = micros(op.start_ns - step_start);
-    base.duration_us = micros(op.end_ns - op.start_ns);
-    // Dependencies: every predecessor's nodes (a send/receive op is two or more nodes); those
-    // on another stream are the recorded waits, repeated as control dependencies.
-    std::set<std::uint64_t> data, ctrl;
-    for (const int p : op.preds) {
-      const GraphOp& before = g.ops[static_cast<std::size_t>(p)];
-      for (const std::uint64_t id : b.nodes_of_op[static_cast<std::size_t>(p - gr.first_op)]) {
-        data.insert(id);
-        if (before.stream != op.stream) ctrl.insert(id);
-      }
-    }
-    base.data_deps.assign(data.begin(), data.end());
-    base.ctrl_deps.assign(ctrl.begin(), ctrl.end());
-    base.attrs.push_back(attr_bool("is_cpu_op", false));
-    base.attrs.push_back(attr_text("commprof_category", category_name(op.category)));
+    ChakraNode base = base_node(g, op, b, step_start);
+    const auto found = group_of_comm.find(op.comm);
+    const ChakraGroup* group = found == group_of_comm.end() ? nullptr : found->second;
 
     std::vector<ChakraNode> made;
     chakra::CollectiveCommType type{};
-    const auto group = group_of_comm.find(op.comm);
-    const std::string pg =
-        group == group_of_comm.end() ? std::string() : std::to_string(group->second->id);
     if (op.category == Category::kComm && is_point_to_point(op.collective)) {
-      // (send, peer) of each transfer: the file's send_to and recv_from where it has them, else
-      // read from the op's name.
-      std::vector<std::pair<bool, int>> legs;
-      for (const std::int32_t to : op.send_to) legs.emplace_back(true, to);
-      for (const std::int32_t from : op.recv_from) legs.emplace_back(false, from);
-      if (legs.empty()) {
-        const std::vector<Transfer> transfers = transfers_of(op.name);
-        const bool wants_send = op.collective != "recv", wants_recv = op.collective != "send";
-        bool has_send = false, has_recv = false;
-        for (const Transfer& t : transfers) (t.send ? has_send : has_recv) = true;
-        if (transfers.empty() || has_send != wants_send || has_recv != wants_recv ||
-            group == group_of_comm.end()) {
-          throw Error("rank " + std::to_string(op.rank) + ", step " + std::to_string(g.step) +
-                      ": cannot tell the peers of " + op.collective + " op '" + op.name +
-                      "' (the file records no send_to/recv_from, and its name is not one of "
-                      "commprof's pipeline transfers: send_act, recv_act, send_grad, recv_grad "
-                      "on a communicator of pipeline stages in rank order)");
-        }
-        const std::vector<int>& ring = group->second->ranks;
-        const auto at = std::find(ring.begin(), ring.end(), op.rank) - ring.begin();
-        const auto n = static_cast<std::ptrdiff_t>(ring.size());
-        for (const Transfer& t : transfers) {
-          // Activations go to the next stage and come from the previous one; gradients the
-          // other way (interleaved schedules wrap from the last stage to the first).
-          const bool to_next = t.send == t.forward;
-          legs.emplace_back(t.send,
-                            ring[static_cast<std::size_t>((at + (to_next ? 1 : n - 1)) % n)]);
-        }
-      }
-      const std::uint64_t each = op.bytes / legs.size();
-      for (const auto& [send, peer] : legs) {
-        const int src = send ? op.rank : peer, dst = send ? peer : op.rank;
-        ChakraNode node = base;
-        node.name += send ? ".send" : ".recv";
-        node.type = send ? chakra::NodeType::kCommSend : chakra::NodeType::kCommRecv;
-        node.attrs.push_back(attr_int("comm_src", ChakraAttr::Kind::kInt32, src));
-        node.attrs.push_back(attr_int("comm_dst", ChakraAttr::Kind::kInt32, dst));
-        node.attrs.push_back(
-            attr_int("comm_tag", ChakraAttr::Kind::kInt32, b.next_tag[{src, dst}]++));
-        node.attrs.push_back(
-            attr_int("comm_size", ChakraAttr::Kind::kInt64, static_cast<std::int64_t>(each)));
-        node.attrs.push_back(attr_text("pg_name", pg));
-        ++(send ? e.send_nodes : e.recv_nodes);
-        made.push_back(std::move(node));
-      }
+      add_transfer_nodes(g, op, group, base, b, e, made);
     } else if (op.category == Category::kComm && comm_type_of(op.collective, type)) {
-      ChakraNode node = std::move(base);
-      node.type = chakra::NodeType::kCommColl;
-      if (op.collective_id >= 0) {
-        node.duration_us =
-            micros(g.collectives[static_cast<std::size_t>(op.collective_id)].time_ns);
-      } else {
-        ++e.unmatched_coll;
-      }
-      node.attrs.push_back(
-          attr_int("comm_type", ChakraAttr::Kind::kInt64, static_cast<std::int64_t>(type)));
-      node.attrs.push_back(
-          attr_int("comm_size", ChakraAttr::Kind::kInt64, static_cast<std::int64_t>(op.bytes)));
-      if (!pg.empty()) node.attrs.push_back(attr_text("pg_name", pg));
-      const auto dim = dims.dim_of_kind.find(std::string(group_of(op.comm)));
-      if (dims.count > 1 && dim != dims.dim_of_kind.end()) {
-        ChakraAttr involved{"involved_dim", ChakraAttr::Kind::kBoolList, 0, {}, {}};
-        involved.list.assign(static_cast<std::size_t>(dims.count), false);
-        involved.list[static_cast<std::size_t>(dim->second)] = true;
-        node.attrs.push_back(std::move(involved));
-      }
-      ++e.coll_nodes;
-      made.push_back(std::move(node));
+      made.push_back(collective_node(g, op, group, type, dims, std::move(base), e));
     } else {
-      // Compute, the MEM stream, and communication ASTRA-sim has no node for: replayed for
-      // their measured time.
-      ChakraNode node = std::move(base);
-      node.type = chakra::NodeType::kComp;
-      if (op.flops > 0) {
-        node.attrs.push_back(attr_int("num_ops", ChakraAttr::Kind::kInt64,
-                                      static_cast<std::int64_t>(std::llround(op.flops))));
-      }
-      if (op.bytes > 0) {
-        node.attrs.push_back(attr_int("tensor_size", ChakraAttr::Kind::kUint64,
-                                      static_cast<std::int64_t>(op.bytes)));
-      }
-      ++(op.category == Category::kComp  ? e.comp_nodes
-         : op.category == Category::kMem ? e.mem_as_comp
-                                         : e.comm_as_comp);
-      made.push_back(std::move(node));
+      made.push_back(compute_node(op, std::move(base), e));
     }
+    std::vector<ChakraNode>& nodes = b.trace->nodes;
     std::vector<std::uint64_t>& ids = b.nodes_of_op[static_cast<std::size_t>(op.index)];
     for (ChakraNode& node : made) {
       node.id = nodes.size();

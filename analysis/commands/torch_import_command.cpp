@@ -64,6 +64,7 @@ class ImportTorchCommand final : public Command {
                              " was already given by another trace"));
       }
     }
+    const std::int64_t origin_us = align_torch_origins(timelines, summaries);
     std::filesystem::create_directories(args_.output);
     for (std::size_t i = 0; i < timelines.size(); ++i) {
       write_rank_file(args_.output, timelines[i], args_.format);
@@ -73,6 +74,13 @@ class ImportTorchCommand final : public Command {
                 << s.ops[index_of(Category::kComm)] << " MEM " << s.ops[index_of(Category::kMem)]
                 << "; " << s.activities << " GPU activities, " << s.outside_steps
                 << " outside steps, " << s.ignored << " ignored <- " << s.file << std::endl;
+      if (s.origin_us != 0) {
+        std::cout << "# rank " << s.rank
+                  << ": times are Unix-epoch microseconds (PyTorch before 2.1): moved onto the "
+                     "earliest trace's first event, "
+                  << origin_us << " us (the rank file's configuration records it as time_origin_us)"
+                  << std::endl;
+      }
       if (s.whole_trace) {
         std::cout << "# rank " << s.rank
                   << ": no ProfilerStep#N ranges (torch.profiler without a schedule): the whole "

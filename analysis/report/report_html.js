@@ -412,6 +412,250 @@
   // outlined; beside it, the path's time per rank and category.
   const PATH_COLOR = COLOR.concat(['#9e9e9e']);  // COMP, COMM, MEM, host gap
   const PATH_WHAT = CAT.concat(['host gap']);
+  const GAP = 3;  // a path segment's category when it is a host gap
+  // The timeline's records as report_html.cpp writes them, times in ns from the drawn ranks'
+  // earliest start; names and communicators are indexes into TL.names and TL.comms.
+  // An op: [start, duration, category, name, bytes, communicator (-1: none), sequence number,
+  // on the critical path (1) or not (0)].
+  function opOf(a) {
+    return { start: a[0], dur: a[1], cat: a[2], name: a[3], bytes: a[4], comm: a[5], seq: a[6],
+      onPath: !!a[7] };
+  }
+  // A path segment: [start, duration, category (GAP: a host gap), rank, name of its op].
+  function segmentOf(a) {
+    return { start: a[0], dur: a[1], cat: a[2], rank: a[3], name: a[4] };
+  }
+  // Per drawn rank a header row, then one lane per stream.
+  function timelineLanes(TL) {
+    const lanes = [];
+    for (const r of TL.ranks) {
+      lanes.push({ r: r, header: true, ops: [] });
+      for (const l of r.lanes) lanes.push({ r: r, stream: l.s, ops: l.ops.map(opOf) });
+    }
+    return lanes;
+  }
+  // The canvas's layout: lane height LH, label column L, axis height AX, the path's lane PT
+  // above the ranks' (0 without a path), the time area's width W.
+  function timelineGeometry(box, nlanes, hasPath) {
+    const LH = 18, L = 150, AX = 40;
+    const PT = hasPath ? LH + 6 : 0;
+    const w = width(box);
+    return { LH: LH, L: L, AX: AX, PT: PT, w: w, h: PT + nlanes * LH + AX, W: w - L - 10 };
+  }
+  function laneBackground(k) { return k % 2 ? '#fafafa' : '#f3f3f3'; }
+  // A rectangle from time s lasting d in the view [v0, v1]: its x, width, and whether its
+  // coordinates are finite and overlap the time area.
+  function spanRect(geo, view, s, d) {
+    const sx = geo.W / (view.v1 - view.v0);
+    const x = geo.L + (s - view.v0) * sx, ww = Math.max(1, d * sx);
+    return { x: x, ww: ww,
+      inside: Number.isFinite(x) && Number.isFinite(ww) && x < geo.L + geo.W && x + ww > geo.L };
+  }
+  // The critical path's lane; returns how many segments got a rectangle inside it.
+  function drawPathLane(g, geo, view, segments, names) {
+    const LH = geo.LH, L = geo.L;
+    let drawn = 0;
+    g.fillStyle = '#fff8e1'; g.fillRect(L, 1, geo.W, LH - 2);
+    g.fillStyle = '#222'; g.textAlign = 'right';
+    g.fillText('critical path', L - 6, LH / 2, L - 10);
+    g.save();
+    g.beginPath(); g.rect(L, 0, geo.W, LH); g.clip();
+    for (const sg of segments) {
+      const { x, ww, inside } = spanRect(geo, view, sg.start, sg.dur);
+      if (inside) drawn++;
+      g.fillStyle = PATH_COLOR[sg.cat];
+      g.fillRect(x, 2, ww, LH - 4);
+      if (ww > 60) {
+        g.fillStyle = '#fff'; g.textAlign = 'left';
+        g.fillText('r' + sg.rank + ' ' + (sg.cat === GAP ? 'gap' : names[sg.name]),
+          Math.max(x, L) + 3, LH / 2, ww - 6);
+      }
+    }
+    g.restore();
+    return drawn;
+  }
+  function drawRankHeader(g, geo, r, y) {
+    g.fillStyle = '#e3e7ee'; g.fillRect(0, y, geo.w, geo.LH);
+    g.fillStyle = '#222'; g.textAlign = 'left';
+    g.fillText('rank ' + r.r + ' (' + r.h + '): step ' + fmtDur(r.wall) +
+      (r.tag ? ', ' + r.tag : ''), 4, y + geo.LH / 2, geo.w - 8);
+  }
+  // One stream's lane; returns how many of its ops got a rectangle inside it.
+  function drawOpLane(g, geo, view, ln, k, names) {
+    const LH = geo.LH, L = geo.L, y = geo.PT + k * LH;
+    let drawn = 0;
+    g.fillStyle = laneBackground(k);
+    g.fillRect(L, y + 1, geo.W, LH - 2);
+    g.fillStyle = '#222';
+    g.textAlign = 'right';
+    g.fillText(ln.stream, L - 6, y + LH / 2, L - 10);
+    g.save();
+    g.beginPath(); g.rect(L, y, geo.W, LH); g.clip();
+    for (const op of ln.ops) {
+      if (op.start + op.dur < view.v0 || op.start > view.v1) continue;
+      const { x, ww, inside } = spanRect(geo, view, op.start, op.dur);
+      if (inside) drawn++;
+      g.fillStyle = COLOR[op.cat];
+      g.fillRect(x, y + 2, ww, LH - 4);
+      if (op.onPath) {  // a dark outline
+        g.strokeStyle = '#111'; g.lineWidth = 2;
+        g.strokeRect(x + 1, y + 3, Math.max(0, ww - 2), LH - 6);
+      }
+      if (ww > 50) {
+        g.fillStyle = '#fff'; g.textAlign = 'left';
+        g.fillText(names[op.name], Math.max(x, L) + 3, y + LH / 2, ww - 6);
+      }
+    }
+    g.restore();
+    return drawn;
+  }
+  // Round ticks in the unit that fits the visible range, below lane `nlanes`.
+  function drawTimeAxis(g, geo, view, nlanes) {
+    const L = geo.L, w = geo.w, sx = geo.W / (view.v1 - view.v0);
+    const [div, unit] = timeUnit(view.v1 - view.v0);
+    g.fillStyle = '#222'; g.textAlign = 'center'; g.textBaseline = 'top';
+    const y = geo.PT + nlanes * geo.LH;
+    for (const t of ticks(view.v0 / div, view.v1 / div, 8)) {
+      const x = L + (t * div - view.v0) * sx;
+      if (x < L - 1 || x > w - 10 + 1) continue;
+      g.fillRect(x, y, 1, 5);
+      g.fillText(num(t) + ' ' + unit, Math.min(Math.max(x, L + 20), w - 30), y + 7);
+    }
+    g.textAlign = 'left';
+    g.fillText('time since the step began on the earliest drawn rank', L, y + 22);
+  }
+  // The whole canvas; returns how many ops and path segments got a rectangle inside the lanes.
+  function drawTimeline(g, geo, view, lanes, segments, names) {
+    let ops = 0, path = 0;
+    g.clearRect(0, 0, geo.w, geo.h);
+    g.font = '11px sans-serif';
+    g.textBaseline = 'middle';
+    if (segments) path = drawPathLane(g, geo, view, segments, names);
+    lanes.forEach(function (ln, k) {
+      if (ln.header) {
+        drawRankHeader(g, geo, ln.r, geo.PT + k * geo.LH);
+      } else {
+        ops += drawOpLane(g, geo, view, ln, k, names);
+      }
+    });
+    drawTimeAxis(g, geo, view, lanes.length);
+    return { ops: ops, path: path };
+  }
+  // The tooltip's lines at time t (within slack) in the path's lane or in lane `ln`; null: none.
+  function pathTip(TL, segments, t, slack) {
+    let seg = null;
+    for (const sg of segments) {
+      if (sg.start - slack <= t && t <= sg.start + sg.dur + slack) seg = sg;
+    }
+    if (!seg) return null;
+    const gap = seg.cat === GAP;
+    return ['critical path: ' + (gap ? 'host gap before ' : '') + TL.names[seg.name],
+      (gap ? 'waiting to launch' : CAT[seg.cat]) + ' on rank ' + seg.rank,
+      fmtDur(seg.dur) + ' of the path, from ' + fmtDur(seg.start)];
+  }
+  function opTip(TL, ln, t, slack) {
+    let hit = null;
+    for (const op of ln.ops) {
+      if (op.start - slack <= t && t <= op.start + op.dur + slack) { hit = op; }
+    }
+    if (!hit) return null;
+    const lines = [TL.names[hit.name], CAT[hit.cat] + ' on ' + ln.stream + ', rank ' + ln.r.r,
+      'duration ' + fmtDur(hit.dur), 'starts at ' + fmtDur(hit.start)];
+    if (hit.bytes > 0) lines.push(fmtBytes(hit.bytes));
+    if (hit.comm >= 0) lines.push('communicator ' + TL.comms[hit.comm] + ', seq ' + hit.seq);
+    if (hit.onPath) lines.push('on the critical path');
+    return lines;
+  }
+  // Zoom (wheel, buttons), pan (drag), reset (double click) and hover on the canvas; `draw`
+  // redraws after `view` changed.
+  function timelineControls(cv, geo, view, lanes, TL, segments, draw) {
+    const L = geo.L, span = view.span;
+    function at(ev) {
+      const b = cv.getBoundingClientRect();
+      return [ev.clientX - b.left, ev.clientY - b.top];
+    }
+    function timeAt(x) { return view.v0 + (x - L) / (geo.w - L - 10) * (view.v1 - view.v0); }
+    cv.addEventListener('wheel', function (ev) {
+      ev.preventDefault();
+      const [x] = at(ev);
+      const t = timeAt(Math.max(L, x));
+      const f = Math.pow(1.2, ev.deltaY / 100);
+      const nv0 = t - (t - view.v0) * f, nv1 = t + (view.v1 - t) * f;
+      if (nv1 - nv0 < 100) return;  // 100 ns across the page is enough
+      view.v0 = Math.max(-span * 0.05, nv0); view.v1 = Math.min(span * 1.05, nv1);
+      draw();
+    }, { passive: false });
+    let drag = null;
+    cv.addEventListener('mousedown', function (ev) { drag = [at(ev)[0], view.v0, view.v1]; });
+    window.addEventListener('mouseup', function () { drag = null; });
+    cv.addEventListener('dblclick', function () { view.v0 = 0; view.v1 = span; draw(); });
+    cv.addEventListener('mouseleave', hideTip);
+    cv.addEventListener('mousemove', function (ev) {
+      const [x, y] = at(ev);
+      if (drag) {
+        const dt = (x - drag[0]) / (geo.w - L - 10) * (drag[2] - drag[1]);
+        view.v0 = drag[1] - dt; view.v1 = drag[2] - dt;
+        draw();
+        return;
+      }
+      const t = timeAt(x), slack = 2 * (view.v1 - view.v0) / (geo.w - L);
+      let lines = null;
+      if (segments && y < geo.PT) {
+        lines = x < L ? null : pathTip(TL, segments, t, slack);
+      } else {
+        const ln = lanes[Math.floor((y - geo.PT) / geo.LH)];
+        lines = !ln || ln.header || x < L ? null : opTip(TL, ln, t, slack);
+      }
+      if (lines) { showTip(lines, ev.pageX, ev.pageY); } else { hideTip(); }
+    });
+    for (const [label, f] of [['zoom in', 0.5], ['zoom out', 2], ['reset', 0]]) {
+      const b = el('button', { type: 'button' }, document.getElementById('timeline-tools'), label);
+      b.addEventListener('click', function () {
+        if (!f) { view.v0 = 0; view.v1 = span; } else {
+          const m = (view.v0 + view.v1) / 2, half = (view.v1 - view.v0) * f / 2;
+          view.v0 = Math.max(-span * 0.05, m - half); view.v1 = Math.min(span * 1.05, m + half);
+        }
+        draw();
+      });
+    }
+  }
+  // The legend under the canvas; with a path, its shares and its lane's check line.
+  function timelineLegend(box, cv, geo, PATH, npath, pathDrawn) {
+    const legend = el('p', { class: 'legend', id: 'timeline-legend' }, box);
+    CAT.forEach(function (c, i) { el('span', { style: 'color:' + COLOR[i] }, legend, '■ ' + c + '  '); });
+    if (!PATH) {
+      el('span', {}, legend, '(no critical path for this step: report --no-critical-path, or ' +
+        'its graph could not be built)');
+      return;
+    }
+    el('span', {}, legend, '▢ outlined: on the critical path (the chain of ops and host gaps ' +
+      'the step\'s end waited for; its own lane on top, ');
+    el('span', { style: 'color:' + PATH_COLOR[GAP] }, legend, '■ host gap');
+    el('span', {}, legend, ')');
+    criticalShares(box, PATH);
+    const pp = paintedPixels(cv, geo.L, geo.w - 10,
+      [{ top: 2, bottom: geo.LH - 2, bg: '#fff8e1' }], 48);
+    checks.push('timeline path segments=' + PATH.segments.length + ' ranks=' +
+      PATH.shares.length + ' outlined=' + npath + ' drawn=' + pathDrawn + '/' +
+      PATH.segments.length + ' pixels=' + pp[0]);
+  }
+  // The ranks not drawn, slowest first, as a paged table.
+  function foldedRanks(box, TL) {
+    if (!TL.folded.length) return;
+    const det = el('details', {}, box);
+    el('summary', {}, det, TL.folded.length + ' more rank(s) folded: step ' + TL.step +
+      ' took ' + fmtDur(TL.folded[TL.folded.length - 1][2]) + ' to ' + fmtDur(TL.folded[0][2]) +
+      ' on them (slowest first)');
+    const tb = el('table', { class: 'sortable', id: 'table-folded' }, det);
+    const hr = el('tr', {}, el('thead', {}, tb));
+    ['rank', 'host', 'step time'].forEach(function (t) { el('th', {}, hr, t); });
+    el('tbody', {}, tb);
+    if (TL.folded.length > PAGE) tb.dataset.rows = TL.folded.length;
+    pager(tb, TL.folded.length, function (i) {
+      const [r, host, wall] = TL.folded[i];
+      return [[String(r), r], [host, host], [fmtDur(wall), wall]];
+    }, true);
+  }
   function timeline() {
     const box = document.getElementById('timeline-box');
     const TL = D.timeline;
@@ -421,206 +665,34 @@
       return;
     }
     const PATH = TL.path;
-    // Per drawn rank a header row, then one lane per stream.
-    const lanes = [];
+    const segments = PATH ? PATH.segments.map(segmentOf) : null;
+    const lanes = timelineLanes(TL);
     let nops = 0, nlanes = 0, npath = 0;
-    for (const r of TL.ranks) {
-      lanes.push({ r: r, header: true, ops: [] });
-      for (const l of r.lanes) {
-        lanes.push({ r: r, stream: l.s, ops: l.ops });
-        nops += l.ops.length;
-        nlanes++;
-        for (const op of l.ops) if (op[7]) npath++;
-      }
+    for (const ln of lanes) {
+      if (ln.header) continue;
+      nlanes++;
+      nops += ln.ops.length;
+      npath += ln.ops.filter(function (op) { return op.onPath; }).length;
     }
-    const LH = 18, L = 150, AX = 40;
-    const PT = PATH ? LH + 6 : 0;  // the path's lane, above the ranks'
-    const w = width(box), h = PT + lanes.length * LH + AX;
-    const [cv, g] = canvas(box, 'timeline', w, h);
+    const geo = timelineGeometry(box, lanes.length, !!PATH);
+    const [cv, g] = canvas(box, 'timeline', geo.w, geo.h);
     const span = Math.max(1, TL.t1 - TL.t0);
-    let v0 = 0, v1 = span;
-    let pathDrawn = 0;
-    // Returns how many ops got a rectangle with finite coordinates that overlaps the lanes' area.
-    function draw() {
-      let drawn = 0;
-      g.clearRect(0, 0, w, h);
-      g.font = '11px sans-serif';
-      g.textBaseline = 'middle';
-      const W = w - L - 10;
-      const sx = W / (v1 - v0);
-      if (PATH) {
-        pathDrawn = 0;
-        g.fillStyle = '#fff8e1'; g.fillRect(L, 1, W, LH - 2);
-        g.fillStyle = '#222'; g.textAlign = 'right';
-        g.fillText('critical path', L - 6, LH / 2, L - 10);
-        g.save();
-        g.beginPath(); g.rect(L, 0, W, LH); g.clip();
-        for (const sg of PATH.segments) {
-          const x = L + (sg[0] - v0) * sx, ww = Math.max(1, sg[1] * sx);
-          if (Number.isFinite(x) && Number.isFinite(ww) && x < L + W && x + ww > L) pathDrawn++;
-          g.fillStyle = PATH_COLOR[sg[2]];
-          g.fillRect(x, 2, ww, LH - 4);
-          if (ww > 60) {
-            g.fillStyle = '#fff'; g.textAlign = 'left';
-            g.fillText('r' + sg[3] + ' ' + (sg[2] === 3 ? 'gap' : TL.names[sg[4]]),
-              Math.max(x, L) + 3, LH / 2, ww - 6);
-          }
-        }
-        g.restore();
-      }
-      lanes.forEach(function (ln, k) {
-        const y = PT + k * LH;
-        if (ln.header) {
-          g.fillStyle = '#e3e7ee'; g.fillRect(0, y, w, LH);
-          g.fillStyle = '#222'; g.textAlign = 'left';
-          g.fillText('rank ' + ln.r.r + ' (' + ln.r.h + '): step ' + fmtDur(ln.r.wall) +
-            (ln.r.tag ? ', ' + ln.r.tag : ''), 4, y + LH / 2, w - 8);
-          return;
-        }
-        g.fillStyle = k % 2 ? '#fafafa' : '#f3f3f3';
-        g.fillRect(L, y + 1, W, LH - 2);
-        g.fillStyle = '#222';
-        g.textAlign = 'right';
-        g.fillText(ln.stream, L - 6, y + LH / 2, L - 10);
-        g.save();
-        g.beginPath(); g.rect(L, y, W, LH); g.clip();
-        for (const op of ln.ops) {
-          const s = op[0], d = op[1];
-          if (s + d < v0 || s > v1) continue;
-          const x = L + (s - v0) * sx, ww = Math.max(1, d * sx);
-          if (Number.isFinite(x) && Number.isFinite(ww) && x < L + W && x + ww > L) drawn++;
-          g.fillStyle = COLOR[op[2]];
-          g.fillRect(x, y + 2, ww, LH - 4);
-          if (op[7]) {  // on the critical path: a dark outline
-            g.strokeStyle = '#111'; g.lineWidth = 2;
-            g.strokeRect(x + 1, y + 3, Math.max(0, ww - 2), LH - 6);
-          }
-          if (ww > 50) {
-            g.fillStyle = '#fff'; g.textAlign = 'left';
-            g.fillText(TL.names[op[3]], Math.max(x, L) + 3, y + LH / 2, ww - 6);
-          }
-        }
-        g.restore();
-      });
-      // Round ticks in the unit that fits the visible range.
-      const [div, unit] = timeUnit(v1 - v0);
-      g.fillStyle = '#222'; g.textAlign = 'center'; g.textBaseline = 'top';
-      const y = PT + lanes.length * LH;
-      for (const t of ticks(v0 / div, v1 / div, 8)) {
-        const x = L + (t * div - v0) * sx;
-        if (x < L - 1 || x > w - 10 + 1) continue;
-        g.fillRect(x, y, 1, 5);
-        g.fillText(num(t) + ' ' + unit, Math.min(Math.max(x, L + 20), w - 30), y + 7);
-      }
-      g.textAlign = 'left';
-      g.fillText('time since the step began on the earliest drawn rank', L, y + 22);
-      return drawn;
-    }
-    function at(ev) {
-      const b = cv.getBoundingClientRect();
-      return [ev.clientX - b.left, ev.clientY - b.top];
-    }
-    function timeAt(x) { return v0 + (x - L) / (w - L - 10) * (v1 - v0); }
-    cv.addEventListener('wheel', function (ev) {
-      ev.preventDefault();
-      const [x] = at(ev);
-      const t = timeAt(Math.max(L, x));
-      const f = Math.pow(1.2, ev.deltaY / 100);
-      const nv0 = t - (t - v0) * f, nv1 = t + (v1 - t) * f;
-      if (nv1 - nv0 < 100) return;  // 100 ns across the page is enough
-      v0 = Math.max(-span * 0.05, nv0); v1 = Math.min(span * 1.05, nv1);
-      draw();
-    }, { passive: false });
-    let drag = null;
-    cv.addEventListener('mousedown', function (ev) { drag = [at(ev)[0], v0, v1]; });
-    window.addEventListener('mouseup', function () { drag = null; });
-    cv.addEventListener('dblclick', function () { v0 = 0; v1 = span; draw(); });
-    cv.addEventListener('mouseleave', hideTip);
-    cv.addEventListener('mousemove', function (ev) {
-      const [x, y] = at(ev);
-      if (drag) {
-        const dt = (x - drag[0]) / (w - L - 10) * (drag[2] - drag[1]);
-        v0 = drag[1] - dt; v1 = drag[2] - dt;
-        draw();
-        return;
-      }
-      const t = timeAt(x), slack = 2 * (v1 - v0) / (w - L);
-      if (PATH && y < PT) {
-        let seg = null;
-        for (const sg of PATH.segments) {
-          if (sg[0] - slack <= t && t <= sg[0] + sg[1] + slack) seg = sg;
-        }
-        if (!seg || x < L) { hideTip(); return; }
-        showTip(['critical path: ' + (seg[2] === 3 ? 'host gap before ' : '') + TL.names[seg[4]],
-          (seg[2] === 3 ? 'waiting to launch' : CAT[seg[2]]) + ' on rank ' + seg[3],
-          fmtDur(seg[1]) + ' of the path, from ' + fmtDur(seg[0])], ev.pageX, ev.pageY);
-        return;
-      }
-      const ln = lanes[Math.floor((y - PT) / LH)];
-      if (!ln || ln.header || x < L) { hideTip(); return; }
-      let hit = null;
-      for (const op of ln.ops) {
-        if (op[0] - slack <= t && t <= op[0] + op[1] + slack) { hit = op; }
-      }
-      if (!hit) { hideTip(); return; }
-      const lines = [TL.names[hit[3]], CAT[hit[2]] + ' on ' + ln.stream + ', rank ' + ln.r.r,
-        'duration ' + fmtDur(hit[1]), 'starts at ' + fmtDur(hit[0])];
-      if (hit[4] > 0) lines.push(fmtBytes(hit[4]));
-      if (hit[5] >= 0) lines.push('communicator ' + TL.comms[hit[5]] + ', seq ' + hit[6]);
-      if (hit[7]) lines.push('on the critical path');
-      showTip(lines, ev.pageX, ev.pageY);
-    });
-    for (const [label, f] of [['zoom in', 0.5], ['zoom out', 2], ['reset', 0]]) {
-      const b = el('button', { type: 'button' }, document.getElementById('timeline-tools'), label);
-      b.addEventListener('click', function () {
-        if (!f) { v0 = 0; v1 = span; } else {
-          const m = (v0 + v1) / 2, half = (v1 - v0) * f / 2;
-          v0 = Math.max(-span * 0.05, m - half); v1 = Math.min(span * 1.05, m + half);
-        }
-        draw();
-      });
-    }
+    const view = { v0: 0, v1: span, span: span };
+    const draw = function () { return drawTimeline(g, geo, view, lanes, segments, TL.names); };
+    timelineControls(cv, geo, view, lanes, TL, segments, draw);
     const drawn = draw();
-    // Each lane's band where ops are painted, on its background (as draw() fills them). The
+    // Each lane's band where ops are painted, on its background (as drawOpLane fills them). The
     // ops' names are white on them: a pixel counts where it is far from the grey background
     // (more than 48 of 255 in a channel), as every op colour is and white is not.
-    const painted = paintedPixels(cv, L, w - 10, lanes.map(function (ln, k) {
-      return { top: PT + k * LH + 2, bottom: PT + k * LH + LH - 2, bg: k % 2 ? '#fafafa' : '#f3f3f3' };
+    const painted = paintedPixels(cv, geo.L, geo.w - 10, lanes.map(function (ln, k) {
+      const top = geo.PT + k * geo.LH;
+      return { top: top + 2, bottom: top + geo.LH - 2, bg: laneBackground(k) };
     }), 48);
-    const legend = el('p', { class: 'legend', id: 'timeline-legend' }, box);
-    CAT.forEach(function (c, i) { el('span', { style: 'color:' + COLOR[i] }, legend, '■ ' + c + '  '); });
-    if (PATH) {
-      el('span', {}, legend, '▢ outlined: on the critical path (the chain of ops and host gaps ' +
-        'the step\'s end waited for; its own lane on top, ');
-      el('span', { style: 'color:' + PATH_COLOR[3] }, legend, '■ host gap');
-      el('span', {}, legend, ')');
-      criticalShares(box, PATH);
-      const pp = paintedPixels(cv, L, w - 10, [{ top: 2, bottom: LH - 2, bg: '#fff8e1' }], 48);
-      checks.push('timeline path segments=' + PATH.segments.length + ' ranks=' +
-        PATH.shares.length + ' outlined=' + npath + ' drawn=' + pathDrawn + '/' +
-        PATH.segments.length + ' pixels=' + pp[0]);
-    } else {
-      el('span', {}, legend, '(no critical path for this step: report --no-critical-path, or ' +
-        'its graph could not be built)');
-    }
-    if (TL.folded.length) {
-      const det = el('details', {}, box);
-      el('summary', {}, det, TL.folded.length + ' more rank(s) folded: step ' + TL.step +
-        ' took ' + fmtDur(TL.folded[TL.folded.length - 1][2]) + ' to ' + fmtDur(TL.folded[0][2]) +
-        ' on them (slowest first)');
-      const tb = el('table', { class: 'sortable', id: 'table-folded' }, det);
-      const hr = el('tr', {}, el('thead', {}, tb));
-      ['rank', 'host', 'step time'].forEach(function (t) { el('th', {}, hr, t); });
-      el('tbody', {}, tb);
-      if (TL.folded.length > PAGE) tb.dataset.rows = TL.folded.length;
-      pager(tb, TL.folded.length, function (i) {
-        const [r, host, wall] = TL.folded[i];
-        return [[String(r), r], [host, host], [fmtDur(wall), wall]];
-      }, true);
-    }
+    timelineLegend(box, cv, geo, PATH, npath, drawn.path);
+    foldedRanks(box, TL);
     checks.push('timeline lanes=' + nlanes + ' ops=' + nops + ' ranks=' + TL.ranks.length +
-      ' folded=' + TL.folded.length + ' ' + w + 'x' + h);
-    checks.push('timeline drawn ' + drawnLine('ops', drawn, nops, painted,
+      ' folded=' + TL.folded.length + ' ' + geo.w + 'x' + geo.h);
+    checks.push('timeline drawn ' + drawnLine('ops', drawn.ops, nops, painted,
       lanes.map(function (ln) { return ln.ops.length > 0; })));
   }
 

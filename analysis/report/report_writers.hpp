@@ -2,8 +2,9 @@
 // The report's formats. Each writer takes a std::ostream& so tests can read what it wrote.
 //   text  : tables for a terminal (rank 0's stdout, report.txt)
 //   json  : schema "commprof.report" v1, every field named with its unit (…_ns, …_gbps)
-//   csv   : one table per file (ranks, across_ranks, groups, collectives, stragglers, problems)
-//   html  : one self-contained page with inline SVG charts (see report_html.cpp)
+//   csv   : one file per field table (report_csv_tables), and the problems
+//   html  : one self-contained page: tables, and charts its script draws in SVG and on canvas
+//           (report_html.cpp, report_html.js)
 //   chrome: Trace Event Format for Perfetto / chrome://tracing (see chrome_trace.hpp)
 //   prometheus: text exposition format 0.0.4, for node_exporter's textfile collector
 #pragma once

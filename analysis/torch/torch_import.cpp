@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "analysis/import_rank.hpp"
-#include "src/backend/kinds/collective_kind.hpp"
+#include "src/collective/collective_kind.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
 
@@ -151,24 +151,43 @@ std::string short_kernel_name(const std::string& name) {
   return out.empty() ? name : out;
 }
 
-RankTimeline import_torch_trace(const std::string& path, const TorchImportOptions& options,
-                                int position, int fallback_world, TorchImportSummary* summary) {
-  const RuleSet& rules = options.rules != nullptr ? *options.rules : RuleSet::defaults();
-  TorchImportSummary local;
-  TorchImportSummary& sum = summary != nullptr ? *summary : local;
-  sum.file = path;
-  const simdjson::padded_string json(read_maybe_gzip(path));
-  simdjson::dom::parser parser;
-  element doc;
-  if (const auto err = parser.parse(json).get(doc); err != simdjson::SUCCESS) {
-    fail(path, std::string("not JSON (") + simdjson::error_message(err) + ")");
-  }
-  simdjson::dom::array events;
-  if (doc["traceEvents"].get_array().get(events) != simdjson::SUCCESS) {
-    fail(path, "no \"traceEvents\" array: not a PyTorch profiler (Chrome trace) file");
-  }
+namespace {
 
-  RankTimeline t;
+// Where the trace's times start from. Kineto's "ts" are microseconds on the host's monotonic
+// clock since PyTorch 2.1 (with "baseTimeNanoseconds" to make them Unix time); earlier versions
+// wrote Unix-epoch microseconds (HTA's own test traces have them), which in nanoseconds lie
+// beyond a rank file's ±2^60 ns. Such a trace is moved onto its own earliest event, a whole
+// microsecond, subtracted in microseconds before scaling: at 1.7·10^18 ns a double no longer
+// holds every nanosecond, at 1.7·10^15 µs it holds every microsecond.
+struct TraceClock {
+  double origin_us = 0.0;
+  std::int64_t ns(double us) const { return ns_of(us - origin_us); }
+};
+
+TraceClock clock_of(const simdjson::dom::array& events, const std::string& path) {
+  std::optional<double> first, last;
+  for (element e : events) {
+    if (text(e, "ph") != "X") continue;
+    const auto ts = number(e, "ts");
+    if (!ts) continue;
+    const double end = *ts + number(e, "dur").value_or(0.0);
+    first = std::min(first.value_or(*ts), *ts);
+    last = std::max(last.value_or(end), end);
+  }
+  TraceClock clock;
+  const double limit_us = static_cast<double>(kMaxTimeNs) / 1000.0;
+  if (!first) return clock;
+  if (*last > limit_us || *first < -limit_us) clock.origin_us = std::floor(*first);
+  if (*last - clock.origin_us > limit_us || *first - clock.origin_us < -limit_us) {
+    fail(path, log::cat("events span ", *first, " to ", *last,
+                        " us: more than a rank file's 2^60 ns (36 years)"));
+  }
+  return clock;
+}
+
+// The trace's rank, world size and the configuration its rank file records.
+void read_header(const element& doc, const std::string& path, const TorchImportOptions& options,
+                 int position, int fallback_world, RankTimeline& t, TorchImportSummary& sum) {
   nlohmann::ordered_json config = {{"command", "import-torch"}, {"source", path}};
   element dist;
   std::optional<double> dist_rank, dist_world;
@@ -190,13 +209,30 @@ RankTimeline import_torch_trace(const std::string& path, const TorchImportOption
   t.backend = "pytorch";
   t.host = "";
   sum.rank = t.rank;
+  if (sum.origin_us != 0) config["time_origin_us"] = sum.origin_us;
+  std::string device_name;
+  if (doc["deviceProperties"].is_array()) {
+    simdjson::dom::array props = doc["deviceProperties"].get_array();
+    for (element p : props) {
+      device_name = text(p, "name");
+      break;
+    }
+  }
+  t.device = device_name.empty() ? "unknown" : device_name;
+  t.config = JsonObject(std::move(config));
+}
 
-  // Steps (ProfilerStep#N on the CPU), launches by correlation, and the GPU activities.
+// What the trace's events hold: the steps (ProfilerStep#N on the CPU), the launches by
+// correlation, and the GPU activities in launch order.
+struct TraceEvents {
   std::vector<std::pair<std::int64_t, std::int64_t>> step_windows;
   std::vector<int> step_numbers;
-  std::map<std::int64_t, std::int64_t> launch_of;  // correlation -> launch time
   std::vector<GpuActivity> gpu;
-  std::string device_name;
+};
+
+TraceEvents read_events(const simdjson::dom::array& events, const TraceClock& clock) {
+  TraceEvents out;
+  std::map<std::int64_t, std::int64_t> launch_of;  // correlation -> launch time
   for (element e : events) {
     if (text(e, "ph") != "X") continue;
     const std::string cat = text(e, "cat");
@@ -208,13 +244,13 @@ RankTimeline import_torch_trace(const std::string& path, const TorchImportOption
     if (cat == "user_annotation") {
       const std::string name = text(e, "name");
       if (name.rfind("ProfilerStep#", 0) == 0) {
-        step_windows.emplace_back(ns_of(*ts), ns_of(*ts + *dur));
-        step_numbers.push_back(std::atoi(name.c_str() + 13));
+        out.step_windows.emplace_back(clock.ns(*ts), clock.ns(*ts + *dur));
+        out.step_numbers.push_back(std::atoi(name.c_str() + 13));
       }
     } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
       if (!has_args) continue;
       if (const auto c = number(args, "correlation")) {
-        launch_of[static_cast<std::int64_t>(*c)] = ns_of(*ts);
+        launch_of[static_cast<std::int64_t>(*c)] = clock.ns(*ts);
       }
     } else if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
       GpuActivity a;
@@ -222,8 +258,8 @@ RankTimeline import_torch_trace(const std::string& path, const TorchImportOption
                : cat == "gpu_memcpy" ? ActivityKind::kMemcpy
                                      : ActivityKind::kMemset;
       a.name = text(e, "name");
-      a.start = ns_of(*ts);
-      a.end = ns_of(*ts + *dur);
+      a.start = clock.ns(*ts);
+      a.end = clock.ns(*ts + *dur);
       a.launch = a.start;
       if (has_args) {
         a.args = args;
@@ -233,49 +269,94 @@ RankTimeline import_torch_trace(const std::string& path, const TorchImportOption
         a.correlation = static_cast<std::int64_t>(number(args, "correlation").value_or(-1));
         a.bytes = static_cast<std::uint64_t>(number(args, "bytes").value_or(0));
       }
-      gpu.push_back(std::move(a));
+      out.gpu.push_back(std::move(a));
     }
   }
-  sum.activities = static_cast<std::int64_t>(gpu.size());
-  for (GpuActivity& a : gpu) {
+  for (GpuActivity& a : out.gpu) {
     const auto it = launch_of.find(a.correlation);
     if (it != launch_of.end()) a.launch = it->second;
   }
-  std::stable_sort(gpu.begin(), gpu.end(),
+  std::stable_sort(out.gpu.begin(), out.gpu.end(),
                    [](const GpuActivity& a, const GpuActivity& b) { return a.launch < b.launch; });
-  if (step_windows.empty()) {
+  return out;
+}
+
+// The steps in time order; without ProfilerStep ranges, one step from the first activity's
+// launch to the last one's end.
+std::vector<StepRecord> steps_of(TraceEvents& ev, TorchImportSummary& sum) {
+  if (ev.step_windows.empty()) {
     sum.whole_trace = true;
-    if (!gpu.empty()) {
-      std::int64_t first = gpu.front().launch, last = gpu.front().end;
-      for (const GpuActivity& a : gpu) {
+    if (!ev.gpu.empty()) {
+      std::int64_t first = ev.gpu.front().launch, last = ev.gpu.front().end;
+      for (const GpuActivity& a : ev.gpu) {
         first = std::min(first, a.launch);
         last = std::max(last, a.end);
       }
-      step_windows.emplace_back(first, last);
-      step_numbers.push_back(0);
+      ev.step_windows.emplace_back(first, last);
+      ev.step_numbers.push_back(0);
     }
   }
-  // Steps in time order; an activity belongs to the step whose window holds its launch.
-  std::vector<std::size_t> order(step_windows.size());
+  std::vector<std::size_t> order(ev.step_windows.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return step_windows[a] < step_windows[b]; });
+            [&](std::size_t a, std::size_t b) { return ev.step_windows[a] < ev.step_windows[b]; });
+  std::vector<StepRecord> steps;
   for (std::size_t i : order) {
     StepRecord s;
-    s.index = step_numbers[i];
-    s.start_ns = step_windows[i].first;
-    s.end_ns = step_windows[i].second;
-    t.steps.push_back(std::move(s));
+    s.index = ev.step_numbers[i];
+    s.start_ns = ev.step_windows[i].first;
+    s.end_ns = ev.step_windows[i].second;
+    steps.push_back(std::move(s));
   }
+  return steps;
+}
+
+// The op an activity becomes (its category from `cls`); a COMM op with the collective's record
+// gets the collective, communicator, size and bytes, and its place in the communicator's order.
+OpRecord op_of(const GpuActivity& a, const std::string& name, RuleClass cls,
+               std::map<std::string, std::int64_t>& next_seq) {
+  OpRecord op;
+  op.name = name;
+  op.category = cls == RuleClass::kComm  ? Category::kComm
+                : cls == RuleClass::kMem ? Category::kMem
+                                         : Category::kComp;
+  op.stream = log::cat("cuda:", a.device, ":", a.stream);
+  op.start_ns = a.start;
+  op.end_ns = a.end;
+  op.bytes = a.bytes;
+  const std::string coll = a.has_args ? text(a.args, "Collective name") : "";
+  if (op.category != Category::kComm || coll.empty()) return op;
+  op.collective = torch_collective_name(coll);
+  const std::string pg = text(a.args, "Process Group Name");
+  const std::string desc = text(a.args, "Process Group Description");
+  op.comm = "pg" + pg + (desc.empty() || desc == "undefined" ? "" : ":" + desc);
+  op.comm_size = static_cast<int>(number(a.args, "Group size").value_or(0));
+  const std::size_t elem = torch_dtype_size(text(a.args, "dtype"));
+  const auto in = static_cast<std::uint64_t>(number(a.args, "In msg nelems").value_or(0));
+  const auto out = static_cast<std::uint64_t>(number(a.args, "Out msg nelems").value_or(0));
+  // S of the bus-bandwidth formulas (docs/reference: nccl-tests): the larger of the two
+  // buffers: all-gather's output, reduce-scatter's input, an all-reduce's either.
+  op.bytes = std::max(in, out) * elem;
+  // NCCL's count: the smaller buffer (all-gather's input, reduce-scatter's output).
+  op.count = in > 0 && out > 0 ? std::min(in, out) : std::max(in, out);
+  op.dtype = text(a.args, "dtype");
+  op.seq = next_seq[op.comm]++;
+  op.name = op.collective;
+  return op;
+}
+
+// Each activity into the step whose window holds its launch, classified by `rules`.
+void place_activities(const std::vector<GpuActivity>& gpu, const RuleSet& rules,
+                      std::vector<StepRecord>& steps, TorchImportSummary& sum) {
   std::map<std::string, std::int64_t> next_seq;  // per communicator, in launch order
   for (const GpuActivity& a : gpu) {
     // Steps are in start order: the one that can hold the launch is the last starting at or
     // before it (a search, not a scan: traces hold millions of kernels and thousands of steps).
     StepRecord* step = nullptr;
     const auto after = std::upper_bound(
-        t.steps.begin(), t.steps.end(), a.launch,
+        steps.begin(), steps.end(), a.launch,
         [](std::int64_t launch, const StepRecord& s) { return launch < s.start_ns; });
-    if (after != t.steps.begin() && a.launch <= std::prev(after)->end_ns) step = &*std::prev(after);
+    if (after != steps.begin() && a.launch <= std::prev(after)->end_ns) step = &*std::prev(after);
     ActivityFacts facts;
     facts.kind = a.kind;
     facts.name = a.kind == ActivityKind::kKernel   ? short_kernel_name(a.name)
@@ -290,49 +371,69 @@ RankTimeline import_torch_trace(const std::string& path, const TorchImportOption
       ++sum.outside_steps;
       continue;
     }
-    OpRecord op;
-    op.name = facts.name;
-    op.category = cls == RuleClass::kComm  ? Category::kComm
-                  : cls == RuleClass::kMem ? Category::kMem
-                                           : Category::kComp;
-    op.stream = log::cat("cuda:", a.device, ":", a.stream);
-    op.start_ns = a.start;
-    op.end_ns = a.end;
-    op.bytes = a.bytes;
-    const std::string coll = a.has_args ? text(a.args, "Collective name") : "";
-    if (op.category == Category::kComm && !coll.empty()) {
-      op.collective = torch_collective_name(coll);
-      const std::string pg = text(a.args, "Process Group Name");
-      const std::string desc = text(a.args, "Process Group Description");
-      op.comm = "pg" + pg + (desc.empty() || desc == "undefined" ? "" : ":" + desc);
-      op.comm_size = static_cast<int>(number(a.args, "Group size").value_or(0));
-      const std::size_t elem = torch_dtype_size(text(a.args, "dtype"));
-      const auto in = static_cast<std::uint64_t>(number(a.args, "In msg nelems").value_or(0));
-      const auto out = static_cast<std::uint64_t>(number(a.args, "Out msg nelems").value_or(0));
-      // S of the bus-bandwidth formulas (docs/reference: nccl-tests): the larger of the two
-      // buffers: all-gather's output, reduce-scatter's input, an all-reduce's either.
-      op.bytes = std::max(in, out) * elem;
-      // NCCL's count: the smaller buffer (all-gather's input, reduce-scatter's output).
-      op.count = in > 0 && out > 0 ? std::min(in, out) : std::max(in, out);
-      op.dtype = text(a.args, "dtype");
-      op.seq = next_seq[op.comm]++;
-      op.name = op.collective;
-    }
+    OpRecord op = op_of(a, facts.name, cls, next_seq);
     ++sum.ops[index_of(op.category)];
     if (op.end_ns > step->end_ns) step->end_ns = op.end_ns;
     step->ops.push_back(std::move(op));
   }
-  sum.steps = static_cast<int>(t.steps.size());
-  if (doc["deviceProperties"].is_array()) {
-    simdjson::dom::array props = doc["deviceProperties"].get_array();
-    for (element p : props) {
-      device_name = text(p, "name");
-      break;
-    }
+}
+
+}  // namespace
+
+RankTimeline import_torch_trace(const std::string& path, const TorchImportOptions& options,
+                                int position, int fallback_world, TorchImportSummary* summary) {
+  const RuleSet& rules = options.rules != nullptr ? *options.rules : RuleSet::defaults();
+  TorchImportSummary local;
+  TorchImportSummary& sum = summary != nullptr ? *summary : local;
+  sum.file = path;
+  const simdjson::padded_string json(read_maybe_gzip(path));
+  simdjson::dom::parser parser;
+  element doc;
+  if (const auto err = parser.parse(json).get(doc); err != simdjson::SUCCESS) {
+    fail(path, std::string("not JSON (") + simdjson::error_message(err) + ")");
   }
-  t.device = device_name.empty() ? "unknown" : device_name;
-  t.config = JsonObject(std::move(config));
+  simdjson::dom::array events;
+  if (doc["traceEvents"].get_array().get(events) != simdjson::SUCCESS) {
+    fail(path, "no \"traceEvents\" array: not a PyTorch profiler (Chrome trace) file");
+  }
+  const TraceClock clock = clock_of(events, path);
+  sum.origin_us = static_cast<std::int64_t>(clock.origin_us);
+  RankTimeline t;
+  read_header(doc, path, options, position, fallback_world, t, sum);
+  TraceEvents ev = read_events(events, clock);
+  sum.activities = static_cast<std::int64_t>(ev.gpu.size());
+  t.steps = steps_of(ev, sum);
+  place_activities(ev.gpu, rules, t.steps, sum);
+  sum.steps = static_cast<int>(t.steps.size());
   return t;
+}
+
+std::int64_t align_torch_origins(std::vector<RankTimeline>& timelines,
+                                 const std::vector<TorchImportSummary>& summaries) {
+  std::optional<std::int64_t> common;
+  for (const TorchImportSummary& s : summaries) {
+    if (s.origin_us != 0) common = std::min(common.value_or(s.origin_us), s.origin_us);
+  }
+  if (!common) return 0;
+  for (std::size_t i = 0; i < timelines.size() && i < summaries.size(); ++i) {
+    if (summaries[i].origin_us == 0) continue;
+    // Traces of one job moved onto their own first events: put them back on one clock. The
+    // shift is a difference of start times of one job (seconds), far inside ±2^60 ns.
+    const std::int64_t shift = (summaries[i].origin_us - *common) * 1000;
+    RankTimeline& t = timelines[i];
+    for (StepRecord& s : t.steps) {
+      s.start_ns += shift;
+      s.end_ns += shift;
+      for (OpRecord& op : s.ops) {
+        op.start_ns += shift;
+        op.end_ns += shift;
+      }
+    }
+    nlohmann::ordered_json config = t.config.json();
+    config["time_origin_us"] = *common;
+    t.config = JsonObject(std::move(config));
+  }
+  return *common;
 }
 
 }  // namespace commprof

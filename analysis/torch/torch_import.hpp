@@ -5,7 +5,10 @@
 // What a Kineto trace holds (PyTorch 2.x, schemaVersion 1), and what is taken from it:
 // - "distributedInfo": {"rank", "world_size", "pg_config": [...]}: the rank and world size;
 // - events with "ph": "X" and "ts"/"dur" in microseconds (fractions carry nanoseconds) on the
-//   host's monotonic clock, so traces of one host line up as they are;
+//   host's monotonic clock, so traces of one host line up as they are; PyTorch before 2.1 wrote
+//   Unix-epoch microseconds instead, beyond a rank file's ±2^60 ns: such a trace is moved onto
+//   its earliest event (a whole microsecond), and align_torch_origins puts the traces of one
+//   import back on one clock;
 // - GPU work: "cat" "kernel", "gpu_memcpy", "gpu_memset", with args "device", "stream",
 //   "correlation"; NCCL kernels also carry the collective's record: "Collective name",
 //   "In msg nelems", "Out msg nelems", "Group size", "dtype", "Process Group Name",
@@ -18,6 +21,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "analysis/nsys_rules.hpp"
 #include "src/timeline/op_record.hpp"
@@ -39,6 +43,8 @@ struct TorchImportSummary {
   std::int64_t ops[3] = {0, 0, 0};
   int steps = 0;
   bool whole_trace = false;  ///< no ProfilerStep range: the trace is one step
+  /// Unix-epoch traces: the earliest event's time (µs) their times were moved by; 0: not moved.
+  std::int64_t origin_us = 0;
 };
 
 /// The file's bytes, gunzipped when it starts with gzip's magic. Throws Error naming the file.
@@ -59,5 +65,12 @@ std::string short_kernel_name(const std::string& name);
 /// file and what is wrong.
 RankTimeline import_torch_trace(const std::string& path, const TorchImportOptions& options,
                                 int position, int fallback_world, TorchImportSummary* summary);
+
+/// Puts traces imported together whose times were moved (TorchImportSummary::origin_us) back on
+/// one clock: each is moved on by its origin's distance from the earliest one, whose time each
+/// rank file's configuration records as "time_origin_us" (a time there + it = the trace's).
+/// Returns that origin (µs), 0 where no trace was moved.
+std::int64_t align_torch_origins(std::vector<RankTimeline>& timelines,
+                                 const std::vector<TorchImportSummary>& summaries);
 
 }  // namespace commprof

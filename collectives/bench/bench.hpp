@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "collectives/alltoallv_layout.hpp"
-#include "collectives/collective_spec.hpp"
 #include "collectives/routing.hpp"
-#include "src/backend/kinds/collective_kind.hpp"
 #include "src/backend/work.hpp"
+#include "src/collective/collective_kind.hpp"
+#include "src/collective/collective_spec.hpp"
 #include "src/core/dtype.hpp"
 
 namespace commprof {

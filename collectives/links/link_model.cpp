@@ -6,8 +6,8 @@
 #include <map>
 #include <tuple>
 
-#include "collectives/collective_spec.hpp"
-#include "src/backend/kinds/collective_kind.hpp"
+#include "src/collective/collective_kind.hpp"
+#include "src/collective/collective_spec.hpp"
 #include "src/core/errors.hpp"
 
 namespace commprof {

@@ -76,6 +76,8 @@ LinkModel fit_link_model(std::vector<LinkSample> samples, const std::string& sou
 std::vector<LinkSample> merge_samples(std::vector<LinkSample> base,
                                       const std::vector<LinkSample>& more);
 
+/// The file's text (schema commprof.links, version 1, JSON); parse_link_model reads it back.
+std::string link_model_text(const LinkModel& model);
 /// The file (schema commprof.links, version 1), written atomically.
 void write_link_model(const std::string& path, const LinkModel& model);
 /// Throws ConfigError naming the file and the field when it is not a link model of version 1.

@@ -92,7 +92,7 @@ T top_field(const nlohmann::json& j, const char* key, const std::string& where) 
 
 }  // namespace
 
-void write_link_model(const std::string& path, const LinkModel& m) {
+std::string link_model_text(const LinkModel& m) {
   nlohmann::ordered_json j;
   j["schema"] = kLinksSchema;
   j["version"] = kLinksVersion;
@@ -104,7 +104,12 @@ void write_link_model(const std::string& path, const LinkModel& m) {
   for (const LinkFit& f : m.fits) j["fits"].push_back(row_json(f, link_fields::kFit));
   j["samples"] = nlohmann::ordered_json::array();
   for (const LinkSample& p : m.samples) j["samples"].push_back(row_json(p, link_fields::kSample));
-  write_file_atomically(path, [&](std::ostream& os) { os << j.dump(2) << '\n'; });
+  return j.dump(2);
+}
+
+void write_link_model(const std::string& path, const LinkModel& m) {
+  const std::string text = link_model_text(m);
+  write_file_atomically(path, [&](std::ostream& os) { os << text << '\n'; });
 }
 
 LinkModel parse_link_model(const std::string& text, const std::string& source) {

@@ -6,7 +6,7 @@
 #include <atomic>
 
 #include "src/backend/communicator.hpp"
-#include "src/backend/kinds/collective_kind.hpp"
+#include "src/collective/collective_kind.hpp"
 #include "src/timeline/op_range_text.hpp"
 
 namespace commprof {

@@ -11,8 +11,8 @@
 
 #include "src/backend/buffer.hpp"
 #include "src/backend/communicator.hpp"
-#include "src/backend/kinds/pattern.hpp"
 #include "src/backend/work.hpp"
+#include "src/collective/pattern.hpp"
 #include "src/core/dtype.hpp"
 #include "src/timeline/category.hpp"
 

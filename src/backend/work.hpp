@@ -12,8 +12,8 @@
 #include <variant>
 #include <vector>
 
-#include "src/backend/kinds/access_pattern.hpp"
-#include "src/backend/kinds/collective_kind.hpp"
+#include "src/collective/collective_kind.hpp"
+#include "src/core/access_pattern.hpp"
 #include "src/core/dtype.hpp"
 
 namespace commprof {

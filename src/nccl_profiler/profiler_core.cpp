@@ -12,7 +12,7 @@
 
 #include <unistd.h>
 
-#include "collectives/collective_spec.hpp"
+#include "src/collective/collective_spec.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
 #include "src/timeline/rank_file.hpp"

@@ -29,6 +29,21 @@ TEST(IntervalSet, TouchingIntervalsMerge) {
   EXPECT_EQ(s.intervals(), (Spans{{0, 10}}));
 }
 
+// Adding one canonical set to another (a timeline step by step): spans before the added ones stay,
+// those it reaches or touches merge with it, later ones keep their place.
+TEST(IntervalSet, MergingCanonicalSetsKeepsTheUnion) {
+  Spans into{{0, 5}, {10, 20}, {30, 40}};
+  merge_canonical(into, Spans{{15, 25}, {40, 45}, {50, 60}});
+  EXPECT_EQ(into, (Spans{{0, 5}, {10, 25}, {30, 45}, {50, 60}}));
+  merge_canonical(into, Spans{{-10, -5}});  // wholly before: the tail is everything
+  EXPECT_EQ(into, (Spans{{-10, -5}, {0, 5}, {10, 25}, {30, 45}, {50, 60}}));
+  merge_canonical(into, Spans{});
+  EXPECT_EQ(total_length(into), 5 + 5 + 15 + 15 + 10);
+  Spans empty;
+  merge_canonical(empty, Spans{{1, 2}});
+  EXPECT_EQ(empty, (Spans{{1, 2}}));
+}
+
 // The crash tests/fuzz found (a span of ~2^64 ns overflowing length()) is refused by the readers
 // now (RankFile.TimesOutsideTheDomainAreRefused); spans across the whole domain are exact.
 TEST(IntervalSet, LengthsAcrossTheWholeDomainAreExact) {

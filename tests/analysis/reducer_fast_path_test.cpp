@@ -16,6 +16,7 @@
 #include "analysis/report/report_writers.hpp"
 #include "analysis/tools/synthetic_timeline.hpp"
 #include "src/timeline/rank_file.hpp"
+#include "support/temp_dir.hpp"
 
 namespace commprof {
 namespace {
@@ -23,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string fresh_dir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/" + name;
+  const std::string dir = test::own_temp_path(name);
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

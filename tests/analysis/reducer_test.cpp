@@ -18,6 +18,7 @@
 #include "analysis/three_ranks.hpp"
 #include "analysis/tools/synthetic_timeline.hpp"
 #include "src/timeline/rank_file.hpp"
+#include "support/temp_dir.hpp"
 
 namespace commprof {
 namespace {
@@ -183,7 +184,7 @@ TEST(Reducer, GroupsAndPeak) {
 }
 
 TEST(Reducer, MissingAndBrokenFilesAreNamedAndTheRestReduced) {
-  const std::string dir = ::testing::TempDir() + "/reducer_missing";
+  const std::string dir = test::own_temp_path("reducer_missing");
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   SyntheticSpec spec = three_ranks();

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: MIT
 // A reference model of every collective on host vectors, written from the MPI/NCCL semantics
-// and independent of src/backend/kinds/pattern.hpp: the oracle that verification patterns and
+// and independent of src/collective/pattern.hpp: the oracle that verification patterns and
 // backends are checked against.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "collectives/collective_spec.hpp"
-#include "src/backend/kinds/collective_kind.hpp"
+#include "src/collective/collective_kind.hpp"
+#include "src/collective/collective_spec.hpp"
 
 namespace commprof::testing {
+
+/// Every element type a collective runs on.
+inline constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat64,  DType::kInt32,
+                                       DType::kInt64,   DType::kBFloat16, DType::kFloat16};
 
 /// Value left in receive buffers that a collective does not define (reduce, non-root ranks).
 inline constexpr double kUndefined = -1.0;

@@ -1,33 +1,41 @@
 // SPDX-License-Identifier: MIT
 // Checks the rank-<R>.json files of a `commprof run` (directory in COMMPROF_RUN_DIR, rank count in
-// COMMPROF_RUN_NRANKS): every rank wrote a readable file; steps and ops are there; every
-// collective instance (communicator, sequence number) appears on each of its comm_size ranks
-// with the same op and bytes, which is what the reducer's matching relies on. With
-// COMMPROF_RUN_OP_TIMING set (the op timing the command line asked for, or resolves to), every
-// rank timed its ops that way, the ops of one stream (in order, as a CUDA stream runs them) never
-// overlap, and the steps that carry ops are the command line's: none with step timing; with
-// sampled timing the last warm-up step and every k-th measured step, k and the warm-up count
-// given as COMMPROF_RUN_SAMPLE_EVERY and COMMPROF_RUN_WARMUP_STEPS (never read from the files
-// under check); every step otherwise. An alltoallv's bytes per peer (peer_send_bytes,
-// peer_recv_bytes) add up to its bytes and recv_bytes, and what rank A says it sent rank B is
-// what B says it received from A, A and B being the comm_rank each op names (in range, one per
-// rank of the communicator).
-// The uneven all-gather and reduce-scatter (allgatherv, reducescatterv: an MoE layer's exchange
-// over expert TP) carry bytes per peer too, checked the same way (A to B is what B got from A);
-// their bytes are the whole gathered buffer: what an allgatherv's rank received from all, what a
-// reducescatterv's rank sent to all; an allgatherv's rank sends every peer the same share, and a
-// reducescatterv's receives the same block size from every peer.
-// With COMMPROF_RUN_LOADS_MOVE set (an MoE run routed anew each step), some all-to-allv's bytes
-// per peer differ from one step to another.
+// COMMPROF_RUN_NRANKS; rank-<R>.json.zst with COMMPROF_RUN_RANK_FILE_FORMAT=zstd): every rank wrote
+// a readable file; steps and ops are there; every collective instance (communicator, sequence
+// number) appears on each of its comm_size ranks with the same op and bytes, which is what the
+// reducer's matching relies on. With COMMPROF_RUN_OP_TIMING set (the op timing the command line
+// asked for, or resolves to), every rank timed its ops that way, the ops of one stream (in order,
+// as a CUDA stream runs them) never overlap, and the steps that carry ops are the command line's:
+// none with step timing; with sampled timing the last warm-up step and every k-th measured step, k
+// and the warm-up count given as COMMPROF_RUN_SAMPLE_EVERY and COMMPROF_RUN_WARMUP_STEPS (never
+// read from the files under check); every step otherwise. An alltoallv's bytes per peer
+// (peer_send_bytes, peer_recv_bytes) add up to its bytes and recv_bytes, and what rank A says it
+// sent rank B is what B says it received from A, A and B being the comm_rank each op names (in
+// range, one per rank of the communicator). The uneven all-gather and reduce-scatter (allgatherv,
+// reducescatterv: an MoE layer's exchange over expert TP) carry bytes per peer too, checked the
+// same way (A to B is what B got from A); their bytes are the whole gathered buffer: what an
+// allgatherv's rank received from all, what a reducescatterv's rank sent to all; an allgatherv's
+// rank sends every peer the same share, and a reducescatterv's receives the same block size from
+// every peer. With COMMPROF_RUN_LOADS_MOVE set (an MoE run routed anew each step), some
+// all-to-allv's bytes per peer differ from one step to another.
+// Every send and receive (P2P: a pipeline's activations and gradients, a context-parallel ring's
+// K/V) names its peers' world ranks (send_to, recv_from), and the step graph pairs them: the k-th
+// transfer from A to B of a step is A's k-th send_to B and B's k-th recv_from A. So, per step and
+// ordered pair (A, B), A's sends to B and B's receives from A are as many, each pair moving the
+// same bytes (a P2P op's bytes are its transfers', count · element size each), and every peer is
+// another rank of the run.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "src/timeline/rank_file.hpp"
 
@@ -59,8 +67,19 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
   std::size_t uneven_ops = 0;  // allgatherv and reducescatterv records
   // (rank, alltoallv op name) -> the distinct bytes received per peer over the steps
   std::map<std::pair<int, std::string>, std::set<std::vector<std::uint64_t>>> loads;
+  // (step, sender, receiver) -> the bytes of each transfer, in record order, as the sender and
+  // the receiver recorded them
+  std::map<std::tuple<int, int, int>,
+           std::pair<std::vector<std::uint64_t>, std::vector<std::uint64_t>>>
+      transfers;
+  std::size_t p2p_ops = 0;
   for (int r = 0; r < nranks; ++r) {
-    const RankTimeline t = read_rank_file(dir + "/rank-" + std::to_string(r) + ".json");
+    // COMMPROF_RUN_RANK_FILE_FORMAT=zstd: rank-<R>.json.zst, read by the product's reader (its
+    // frames against libzstd: ZstdRankFile.*), and no plain rank-<R>.json beside it.
+    const std::string base = dir + "/rank-" + std::to_string(r) + ".json";
+    const bool zstd = env("COMMPROF_RUN_RANK_FILE_FORMAT") == "zstd";
+    EXPECT_FALSE(std::filesystem::exists(zstd ? base : base + ".zst")) << "rank " << r;
+    const RankTimeline t = read_rank_file(zstd ? base + ".zst" : base);
     EXPECT_EQ(t.rank, r);
     EXPECT_EQ(t.world_size, nranks);
     EXPECT_EQ(t.backend, "host");
@@ -119,6 +138,24 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
         EXPECT_LE(op.end_ns, s.end_ns) << op.name;
         if (op.category != Category::kComm) continue;
         any_comm = true;
+        if (op.collective == "send" || op.collective == "recv" || op.collective == "sendrecv") {
+          ++p2p_ops;
+          const std::size_t legs = op.send_to.size() + op.recv_from.size();
+          ASSERT_GT(legs, 0u) << "rank " << r << " step " << s.index << " " << op.name
+                              << ": a transfer without send_to or recv_from";
+          EXPECT_EQ(op.send_to.empty(), op.collective == "recv") << op.name;
+          EXPECT_EQ(op.recv_from.empty(), op.collective == "send") << op.name;
+          EXPECT_EQ(op.bytes % legs, 0u) << op.name << ": bytes not a whole count per transfer";
+          const std::uint64_t each = op.bytes / legs;
+          for (const std::int32_t to : op.send_to) {
+            EXPECT_TRUE(to >= 0 && to < nranks && to != r) << op.name << ": sends to " << to;
+            transfers[{s.index, r, to}].first.push_back(each);
+          }
+          for (const std::int32_t from : op.recv_from) {
+            EXPECT_TRUE(from >= 0 && from < nranks && from != r) << op.name << ": from " << from;
+            transfers[{s.index, from, r}].second.push_back(each);
+          }
+        }
         if (op.seq < 0) continue;  // point-to-point: not matched by sequence number
         auto& [coll, bytes, size, seen] = instances[{op.comm, op.seq}];
         if (seen.empty()) {
@@ -198,6 +235,14 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
             << key.first << " #" << key.second << ": peer " << a << " to peer " << b;
       }
     }
+  }
+  // A pipeline or context-parallel run (COMMPROF_RUN_P2P set) records transfers.
+  if (!env("COMMPROF_RUN_P2P").empty()) EXPECT_GT(p2p_ops, 0u) << "no send or receive recorded";
+  for (const auto& [key, bytes] : transfers) {
+    const auto& [step, from, to] = key;
+    EXPECT_EQ(bytes.first, bytes.second)
+        << "step " << step << ": the transfers rank " << from << " sent rank " << to
+        << " (bytes each, in order) against what rank " << to << " received from rank " << from;
   }
   for (const auto& [key, value] : instances) {
     const auto& [coll, bytes, size, seen] = value;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # `commprof report` shared among processes against one process: every format byte for byte,
-# for 2 and 4 processes under the launcher (issue #32). The reference, 1 process, runs without a
+# for 2 and 4 processes under the launcher (issue #32); chrome too, which process 0 alone writes
+# from the timelines it gathers. The reference, 1 process, runs without a
 # launcher (an MPI singleton, the single-process path).
 # Usage: report_across_check.sh COMMPROF RANK_DIR LAUNCHER... (the launcher without its -np)
 set -eu
@@ -11,7 +12,7 @@ shift 2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
-for format in text json csv html prometheus; do
+for format in text json csv html prometheus chrome; do
   "$prog" report "$dir" --format "$format" --peak-busbw 200 -o "$tmp/one.$format"
   for n in 2 4; do
     if ! "$@" -n "$n" "$prog" report "$dir" --format "$format" --peak-busbw 200 \

@@ -16,9 +16,12 @@ for pid in $(pgrep -f "^$bin run .*--out $out"); do
     kill -KILL "$pid" && echo "killed rank $victim (pid $pid)" && killed=1
   fi
 done
-# Without a victim the test would fail later as "still running", naming the wrong cause.
+# Without a victim the test would fail later as "still running", naming the wrong cause: it fails
+# now, the job ended through its launcher (which passes SIGTERM on to the ranks) instead of
+# waited for.
 if [ $killed -eq 0 ]; then
   echo "FAIL: no process of rank $victim found (OMPI_COMM_WORLD_RANK in its environment)"
+  kill -TERM "$launcher" 2>/dev/null
   wait_run
   exit 1
 fi

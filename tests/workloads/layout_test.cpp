@@ -188,5 +188,15 @@ TEST(Layout, KeyValueHeadsSplitWholeOverTensorParallelRanks) {
   }
 }
 
+TEST(Layout, ParsesAndWritesTheLayoutText) {
+  const ParallelLayout l = parse_layout("tp=2,pp=2,dp=2");
+  EXPECT_EQ(l.world(), 8);
+  EXPECT_EQ(layout_text(l), "tp=2,pp=2,dp=2");
+  EXPECT_EQ(parse_layout("dp=8").dp, 8);
+  for (const char* bad : {"", "tp=0", "tp=2,tp=2", "xp=2", "tp", "tp=two"}) {
+    EXPECT_THROW(parse_layout(bad), ConfigError) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace commprof

@@ -6,11 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "src/core/errors.hpp"
+#include "support/temp_dir.hpp"
 #include "workloads/layout.hpp"
 #include "workloads/workload.hpp"
 
@@ -107,6 +111,81 @@ TEST(Moe, CapacityFactorFixesTheSizesAndCountsTheDrops) {
   for (std::uint64_t c : routing.expert_counts(4096, 2, 0, 0, 1)) over += c > 1024 ? c - 1024 : 0;
   EXPECT_EQ(d.dropped, over);
   EXPECT_GT(d.dropped, 0U);
+}
+
+// A routing file of one layer with these counts (docs/collectives.md's format), removed at the end.
+class FileRouting {
+ public:
+  FileRouting(const std::string& counts, int experts)
+      : path_(test::own_temp_path("moe_routing.txt")) {
+    std::ofstream(path_) << "layer 0: " << counts << "\n";
+    routing_ = std::make_unique<Routing>(parse_routing("file:" + path_), experts);
+  }
+  ~FileRouting() { std::remove(path_.c_str()); }
+  const Routing& operator*() const { return *routing_; }
+
+ private:
+  std::string path_;
+  std::unique_ptr<Routing> routing_;
+};
+
+// 4 experts, top-1, rows of h = 2 elements, 8 tokens per rank, EP 2 (experts 0-1 on EP rank 0).
+// The file's 5 1 1 1 is exactly 8 tokens: every source rank routes 5 rows to expert 0 and one to
+// each other. Dropless, EP rank 0 sends itself 5 + 1 = 6 rows (12 elements) and EP rank 1 2 (4),
+// receives 6 from each source, computes 2 × 5 = 10 rows on expert 0 and 2 on expert 1, and the EP
+// ranks receive 12 and 4 rows: max/mean 12 / 8 = 1.5. At capacity factor 1 every (source,
+// expert) pair is ⌈1 × 8 / 4⌉ = 2 rows, expert 0's 5 cut to 2 (3 dropped): 4 rows (8 elements)
+// to each EP rank; at 1.5, ⌈3⌉ = 3 rows, 2 dropped, 6 rows (12 elements) to each.
+TEST(Moe, CapacityAndDropsFromAFileRoutingByHand) {
+  ModelShape s = model_preset("tiny-moe");
+  s.experts = 4;
+  s.top_k = 1;
+  s.hidden = 2;
+  const FileRouting routing("5 1 1 1", 4);
+  s.capacity_factor = 0;
+  const MoeDispatch free = moe_dispatch(s, *routing, 0, 2, 0, 8);
+  EXPECT_EQ(free.capacity, 0U);
+  EXPECT_EQ(free.dropped, 0U);
+  EXPECT_EQ(free.dispatch->send_counts, (std::vector<std::size_t>{12, 4}));
+  EXPECT_EQ(free.dispatch->recv_counts, (std::vector<std::size_t>{12, 12}));
+  EXPECT_EQ(free.expert_rows, (std::vector<std::uint64_t>{10, 2}));
+  EXPECT_DOUBLE_EQ(free.imbalance, 1.5);
+  s.capacity_factor = 1.0;
+  const MoeDispatch cut = moe_dispatch(s, *routing, 0, 2, 0, 8);
+  EXPECT_EQ(cut.capacity, 2U);
+  EXPECT_EQ(cut.dropped, 3U);
+  EXPECT_EQ(cut.dispatch->send_counts, (std::vector<std::size_t>{8, 8}));
+  EXPECT_EQ(cut.dispatch->recv_counts, (std::vector<std::size_t>{8, 8}));
+  EXPECT_EQ(cut.expert_rows, (std::vector<std::uint64_t>{4, 4}));
+  EXPECT_DOUBLE_EQ(cut.imbalance, 1.0);
+  s.capacity_factor = 1.5;
+  const MoeDispatch half = moe_dispatch(s, *routing, 0, 2, 0, 8);
+  EXPECT_EQ(half.capacity, 3U);
+  EXPECT_EQ(half.dropped, 2U);
+  EXPECT_EQ(half.dispatch->send_counts, (std::vector<std::size_t>{12, 12}));
+}
+
+// Expert TP 2 × EP 2 (sources: etp rank a of EP rank e is a + 2e), 4 experts, top-1, h = 2, 6
+// tokens per source, the file's equal counts 1 1 1 1: each expert 1.5, so 1 each and the 2 left
+// to the experts first from offset (source × (6 mod 4)) mod 4 (the routing's rule for ties):
+// sources 0 and 2 route 2 2 1 1, sources 1 and 3 route 1 1 2 2. EP rank 0 (experts 0-1): its etp
+// rank 0 receives from sources 0 and 2, 4 + 4 = 8 rows, its etp rank 1 from 1 and 3, 2 + 2 = 4:
+// gathered 12 rows (24 elements); EP rank 1 the other way round, 4 and 8.
+TEST(Moe, ExpertTensorParallelRowsFromAFileRoutingByHand) {
+  ModelShape s = model_preset("tiny-moe");
+  s.experts = 4;
+  s.top_k = 1;
+  s.hidden = 2;
+  s.capacity_factor = 0;
+  const FileRouting routing("1 1 1 1", 4);
+  for (int etp_rank : {0, 1}) {
+    const MoeDispatch d0 = moe_dispatch(s, *routing, 0, 2, 0, 6, 0, 2, etp_rank);
+    EXPECT_EQ(d0.etp_rows, (std::vector<std::uint64_t>{8, 4})) << "etp rank " << etp_rank;
+    EXPECT_EQ(d0.gathered_elements, 24U);
+    EXPECT_EQ(d0.expert_rows, (std::vector<std::uint64_t>{6, 6}));
+    const MoeDispatch d1 = moe_dispatch(s, *routing, 0, 2, 1, 6, 0, 2, etp_rank);
+    EXPECT_EQ(d1.etp_rows, (std::vector<std::uint64_t>{4, 8})) << "etp rank " << etp_rank;
+  }
 }
 
 // Mixtral 8x7B has 46,702,792,704 parameters (its model card): 32 layers of attention, a router

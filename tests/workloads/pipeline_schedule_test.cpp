@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "src/core/errors.hpp"
@@ -235,17 +236,34 @@ TEST(PipelineSchedule, InterleavedFollowsMegatronCore) {
 TEST(PipelineSchedule, InterleavedTransfersPairUpAroundTheRing) {
   for (const auto& [p, v, m] : std::vector<std::array<int, 3>>{
            {2, 2, 4}, {2, 3, 4}, {3, 2, 6}, {4, 2, 8}, {4, 4, 8}, {4, 2, 4}, {8, 2, 16}}) {
-    // (from, to, activation) -> what the sender sent, and what the receiver took, in order.
-    std::map<std::tuple<int, int, bool>, std::vector<int>> sent, received;
+    // (from, to, activation) -> what the sender sent, and what the receiver took, in order: each
+    // part's (micro-batch, chunk), the sender's chunk given as the receiver's: an activation
+    // goes from chunk c of stage r to chunk c of stage r + 1, the last stage's to chunk c + 1 of
+    // the first; a gradient from chunk c of stage r to chunk c of r - 1, the first stage's to
+    // chunk c - 1 of the last.
+    std::map<std::tuple<int, int, bool>, std::vector<std::pair<int, int>>> sent, received;
+    auto to_chunk = [p = p](int r, bool forward, int c) {
+      if (forward) return r == p - 1 ? c + 1 : c;
+      return r == 0 ? c - 1 : c;
+    };
     for (int r = 0; r < p; ++r) {
       int forwards = 0, backwards = 0;
       for (const PipeItem& it : pipeline_schedule(PpSchedule::kInterleaved, p, r, m, v)) {
         forwards += it.kind == PipeItem::Kind::kForward ? 1 : 0;
         backwards += it.kind == PipeItem::Kind::kBackward ? 1 : 0;
-        for (const P2PTransfer& t : it.sends)
-          if (t.peer >= 0) sent[{r, t.peer, t.forward}].push_back(1);
-        for (const P2PTransfer& t : it.recvs)
-          if (t.peer >= 0) received[{t.peer, r, t.forward}].push_back(1);
+        for (std::size_t i = 0; i < it.sends.size(); ++i) {
+          const P2PTransfer& t = it.sends[i];
+          if (t.peer < 0) continue;
+          sent[{r, t.peer, t.forward}].emplace_back(it.send_mb[i],
+                                                    to_chunk(r, t.forward, it.send_chunk[i]));
+          EXPECT_TRUE(it.send_mb[i] >= 0 && it.send_mb[i] < m) << "p=" << p << " stage " << r;
+        }
+        for (std::size_t i = 0; i < it.recvs.size(); ++i) {
+          const P2PTransfer& t = it.recvs[i];
+          if (t.peer < 0) continue;
+          received[{t.peer, r, t.forward}].emplace_back(it.recv_mb[i], it.recv_chunk[i]);
+          EXPECT_TRUE(it.recv_chunk[i] >= 0 && it.recv_chunk[i] < v) << "p=" << p << " stage " << r;
+        }
         for (const P2PTransfer& t : it.sends) {
           if (t.peer >= 0) {
             EXPECT_EQ(t.peer, t.forward ? (r + 1) % p : (r + p - 1) % p);

@@ -27,7 +27,18 @@ TEST(RunConfigJson, ReadsBackWhatRunWrites) {
   w.cp_mode = CpMode::kA2a;
   w.slow_rank = 3;
   w.slow_factor = 1.5;
-  const RunSettings s{7, 3, OpTimingMode::kSampled, 5};
+  RunSettings s{7, 3, OpTimingMode::kSampled, 5, std::nullopt};
+  LinkModel probe;
+  probe.source = "the link probe";
+  LinkFit fit;
+  fit.collective = "p2p";
+  fit.latency_us = 3.5;
+  fit.busbw_gbps = 12.25;
+  fit.points = 2;
+  probe.fits.push_back(fit);
+  probe.samples.push_back(LinkSample{"p2p", LinkClass::kIntraNode, "", 4, 4096, 3.75});
+  probe.samples.push_back(LinkSample{"p2p", LinkClass::kIntraNode, "", 4, 1 << 20, 89.0});
+  s.link_probe = probe;
   const nlohmann::ordered_json j = run_config_json(w, s);
   const RunConfigRead back = run_config_from_json(j, "rank-0.json");
   EXPECT_EQ(run_config_json(back.workload, back.settings), j);
@@ -36,6 +47,18 @@ TEST(RunConfigJson, ReadsBackWhatRunWrites) {
   EXPECT_EQ(back.settings.sample_every, 5);
   EXPECT_FALSE(back.compute_from);
   EXPECT_EQ(back.workload.slow_rank, 3);
+  // The link probe comes back whole: project fits its points beside the run's own.
+  ASSERT_TRUE(back.settings.link_probe.has_value());
+  ASSERT_EQ(back.settings.link_probe->samples.size(), 2u);
+  EXPECT_EQ(back.settings.link_probe->samples[1].bytes, 1u << 20);
+  EXPECT_EQ(back.settings.link_probe->samples[1].time_us, 89.0);
+  EXPECT_EQ(back.settings.link_probe->fits.at(0).busbw_gbps, 12.25);
+  // A run without one (--no-link-probe, one rank, or before the probe existed) reads as none.
+  nlohmann::ordered_json older = j;
+  older.erase("link_probe");
+  EXPECT_FALSE(run_config_from_json(older, "rank-0.json").settings.link_probe.has_value());
+  EXPECT_FALSE(run_config_from_json(run_config_json(w, RunSettings{}), "rank-0.json")
+                   .settings.link_probe.has_value());
 }
 
 TEST(RunConfigJson, RefusesWhatRunDidNotWrite) {

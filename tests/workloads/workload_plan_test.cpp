@@ -267,7 +267,10 @@ TEST(ModelShape, GroupedQueryAttentionShrinksKeysAndValuesNotTheProducts) {
     const std::uint64_t y = x / 2;
     const std::uint64_t stats = static_cast<std::uint64_t>(s.micro_batch) * 2 * s.seq * 4;
     EXPECT_EQ(op->bytes, (a.backward ? 4 * x + 4 * y : 2 * x + 2 * y) + stats) << op->name;
-    // The same FLOPs as multi-head attention: every query head still multiplies.
+    // The same FLOPs as multi-head attention: every query head still multiplies. By hand, on a
+    // rank's 2 heads: forward QK^T and PV, 2 · 2·b·a·s²·d, causal half: 2 · 2 · 2 · 64² · 32 / 2
+    // = 524,288; backward five such products (QK^T again, dV, dP, dQ, dK): 2.5 times that.
+    EXPECT_DOUBLE_EQ(op->flops, a.backward ? 1310720.0 : 524288.0) << op->name;
     EXPECT_DOUBLE_EQ(op->flops, layer_attention(mha, 2, a.backward).work(s.dtype).flops());
   }
 }

@@ -85,6 +85,10 @@ void basis_lines(std::ostream& os, const MeasuredRun& run, const ProjectionBasis
        << (run.sources.size() > 1 ? "runs'" : "run's")
        << " own collectives, per communicator kind (" << r.collectives.size()
        << (run.sources.size() > 1 ? " points, each the median over the runs" : " points")
+       << (run.config.settings.link_probe
+               ? log::cat(", and the link probe's ", run.config.settings.link_probe->samples.size(),
+                          " over the world for what the run did not issue")
+               : std::string())
        << "; no --links given): time = latency x ring steps + S x busbw factor / busbw\n";
   } else {
     os << "# collectives: the link model " << b.links

@@ -17,6 +17,7 @@
 #include "src/runtime/output_dir.hpp"
 #include "src/runtime/rank_context.hpp"
 #include "src/timeline/rank_file.hpp"
+#include "workloads/commands/link_probe.hpp"
 #include "workloads/commands/mock_run.hpp"
 #include "workloads/commands/run_report.hpp"
 #include "workloads/executor.hpp"
@@ -43,6 +44,7 @@ struct RunConfig {
   int test_no_activity_rank = -1;
   std::string out_dir;
   RankFileFormat rank_file_format = RankFileFormat::kJson;
+  bool link_probe = true;      // --no-link-probe clears it
   bool attention_auto = true;  // --attention auto: fused where every rank's backend can
   std::string attention_note;  // why auto chose GEMMs, for the summary
 };
@@ -411,6 +413,10 @@ class RunCommand final : public Command {
         "count the LM head and loss as a layer of the last stage when splitting layers evenly")(
         "offload", po::bool_switch(), "activations to pinned host memory and back (MEM stream)")(
         "no-overlap", po::bool_switch(), "every op waits for the previous one: serial baseline")(
+        "no-link-probe", po::bool_switch(),
+        "skip the link probe at the start (a short sweep of all-reduce, all-gather, "
+        "reduce-scatter, all-to-all and send/receive recorded in the rank files, from which "
+        "`commprof project` times the layouts whose communication this run does not issue)")(
         "slow-rank", po::value<std::string>(),
         "R:FACTOR: world rank R's compute does FACTOR times its work (GEMM rows, bytes of its "
         "passes, attention heads), a slow GPU to check what the critical path and whatif say "
@@ -511,6 +517,7 @@ class RunCommand final : public Command {
     c.workload.split.account_for_loss = vm["account-for-loss"].as<bool>();
     c.workload.offload = vm["offload"].as<bool>();
     c.workload.no_overlap = vm["no-overlap"].as<bool>();
+    c.link_probe = !vm["no-link-probe"].as<bool>();
     if (vm.count("slow-rank") != 0) {
       std::tie(c.workload.slow_rank, c.workload.slow_factor) =
           parse_slow_rank(vm["slow-rank"].as<std::string>());
@@ -574,8 +581,22 @@ class RunCommand final : public Command {
       prepare_output_directory(ctx, c.out_dir, runtime_.force);
     }
 
-    MockRun mock{c.workload, RunSettings{c.steps, c.warmup_steps, c.timing, c.sample_every},
-                 c.out_dir, c.rank_file_format, c.test_hang_rank};
+    RunSettings settings{c.steps, c.warmup_steps, c.timing, c.sample_every, std::nullopt};
+    if (c.link_probe) {
+      if (std::optional<LinkProbe> probe = probe_links(ctx, *backend)) {
+        if (ctx.rank() == 0) {
+          std::cout << log::cat("# link probe: ", probe->points,
+                                " points (all-reduce, all-gather, reduce-scatter, all-to-all, "
+                                "send/receive; 4 KiB to 1 MiB over the world) in ",
+                                static_cast<long long>(std::llround(probe->elapsed_ms)),
+                                " ms, recorded in the rank files for `commprof project` "
+                                "(--no-link-probe skips it)\n")
+                    << std::flush;
+        }
+        settings.link_probe = std::move(probe->model);
+      }
+    }
+    MockRun mock{c.workload, settings, c.out_dir, c.rank_file_format, c.test_hang_rank};
     MockRunResult result = run_mock(ctx, *backend, mock);
     c.timing = result.timing;
     const OpPlan& plan = result.plan;

@@ -33,51 +33,80 @@ std::int64_t mean(const std::vector<std::int64_t>& v) {
   return static_cast<std::int64_t>(sum / static_cast<double>(v.size()));
 }
 
-}  // namespace
-
-std::string op_class(const std::string& name) {
-  std::istringstream in(name);
-  std::string token, out;
-  while (std::getline(in, token, '.')) {
-    if (index_token(token)) continue;
-    out += (out.empty() ? "" : ".") + token;
+// Collectives: (comm, step, seq) → the members' mean time from the last arrival to their end
+// (what the replay gives each member: the time the step waits on it once all are there), bytes,
+// size and hosts. Point-to-point ops carry no sequence number: each (comm, bytes) keeps its
+// shortest op, the one whose peer was already there.
+struct Instance {
+  std::string collective, comm;
+  int comm_size = 0;
+  std::uint64_t bytes = 0;
+  std::int64_t min_ns = -1;
+  std::int64_t last_start_ns = 0;  // rank 0's clock
+  double end_sum_ns = 0.0;
+  int members = 0;
+  std::set<std::string> hosts;
+  std::int64_t time_ns() const {
+    if (collective == "p2p" || members == 0) return min_ns;
+    return std::max<std::int64_t>(0,
+                                  static_cast<std::int64_t>(end_sum_ns / members) - last_start_ns);
   }
-  return out;
-}
+};
 
-MeasuredRates learn_rates(const std::vector<RankTimeline>& ranks,
-                          const std::vector<StepGraph>& graphs) {
-  MeasuredRates m;
-  m.ranks = static_cast<int>(ranks.size());
+struct Instances {
+  std::map<std::tuple<std::string, int, std::int64_t>, Instance> collectives;
+  std::map<std::pair<std::string, std::uint64_t>, Instance> p2p;
+  std::vector<Instance> paired;  ///< transfers timed from their pairs in the step graphs
+};
+
+void count_hosts(const std::vector<RankTimeline>& ranks, MeasuredRates& m) {
   std::map<std::string, int> per_host;
   for (const RankTimeline& t : ranks) {
     ++per_host[t.host];
   }
   m.hosts = static_cast<int>(per_host.size());
   for (const auto& [host, n] : per_host) m.ranks_per_host = std::max(m.ranks_per_host, n);
+}
 
-  // Collectives: (comm, step, seq) → the members' mean time from the last arrival to their
-  // end (what the replay gives each member: the time the step waits on it once all are there),
-  // bytes, size and hosts. Point-to-point ops carry no sequence number: each (comm, bytes)
-  // keeps its shortest op, the one whose peer was already there.
-  struct Instance {
-    std::string collective, comm;
-    int comm_size = 0;
-    std::uint64_t bytes = 0;
-    std::int64_t min_ns = -1;
-    std::int64_t last_start_ns = 0;  // rank 0's clock
-    double end_sum_ns = 0.0;
-    int members = 0;
-    std::set<std::string> hosts;
-    std::int64_t time_ns() const {
-      if (collective == "p2p" || members == 0) return min_ns;
-      return std::max<std::int64_t>(
-          0, static_cast<std::int64_t>(end_sum_ns / members) - last_start_ns);
-    }
-  };
-  std::map<std::tuple<std::string, int, std::int64_t>, Instance> instances;
-  std::map<std::pair<std::string, std::uint64_t>, Instance> p2p;
-  std::vector<double> rank_steps;
+void add_comm_op(const RankTimeline& t, const StepRecord& s, const OpRecord& op, Instances& in) {
+  if (op.collective.empty() || op.comm.empty() || op.duration_ns() <= 0) return;
+  const bool point = link_collective(op.collective) == "p2p";
+  Instance& i = point ? in.p2p[{op.comm, op.bytes}] : in.collectives[{op.comm, s.index, op.seq}];
+  i.collective = link_collective(op.collective);
+  i.comm = op.comm;
+  i.comm_size = op.comm_size;
+  i.bytes = op.bytes;
+  if (i.min_ns < 0 || op.duration_ns() < i.min_ns) i.min_ns = op.duration_ns();
+  const std::int64_t start = op.start_ns + t.clock_offset_ns;
+  i.last_start_ns = i.members == 0 ? start : std::max(i.last_start_ns, start);
+  i.end_sum_ns += static_cast<double>(op.end_ns + t.clock_offset_ns);
+  ++i.members;
+  i.hosts.insert(t.host);
+}
+
+// A compute or copy op's work and time, to its class and to its aggregate.
+void add_work_op(const OpRecord& op, MeasuredRates& m) {
+  const double ns = static_cast<double>(op.end_ns - op.start_ns);
+  const bool flops = op.flops > 0;
+  const double work = flops ? op.flops : static_cast<double>(op.bytes);
+  if (work <= 0 || ns <= 0) return;
+  Throughput& c = m.by_class[op_class(op.name) + (flops ? "/flop" : "/byte")];
+  Throughput* agg = &m.copy_bytes;
+  if (op.category == Category::kComp) {
+    agg = !flops                                           ? &m.pass_bytes
+          : op.name.find("attention") != std::string::npos ? &m.attention_flops
+                                                           : &m.gemm_flops;
+  }
+  for (Throughput* tp : {&c, agg}) {
+    tp->work += work;
+    tp->ns += ns;
+    ++tp->ops;
+  }
+}
+
+// Every measured op of the files: collectives to `in`, the rest to the class rates, and each
+// rank's mean step time.
+void read_ops(const std::vector<RankTimeline>& ranks, MeasuredRates& m, Instances& in) {
   for (const RankTimeline& t : ranks) {
     double sum = 0;
     int n = 0;
@@ -86,44 +115,20 @@ MeasuredRates learn_rates(const std::vector<RankTimeline>& ranks,
       sum += static_cast<double>(s.end_ns - s.start_ns);
       ++n;
       for (const OpRecord& op : s.ops) {
-        const double ns = static_cast<double>(op.end_ns - op.start_ns);
         if (op.category == Category::kComm) {
-          if (op.collective.empty() || op.comm.empty() || op.duration_ns() <= 0) continue;
-          const bool point = link_collective(op.collective) == "p2p";
-          Instance& i = point ? p2p[{op.comm, op.bytes}] : instances[{op.comm, s.index, op.seq}];
-          i.collective = link_collective(op.collective);
-          i.comm = op.comm;
-          i.comm_size = op.comm_size;
-          i.bytes = op.bytes;
-          if (i.min_ns < 0 || op.duration_ns() < i.min_ns) i.min_ns = op.duration_ns();
-          const std::int64_t start = op.start_ns + t.clock_offset_ns;
-          i.last_start_ns = i.members == 0 ? start : std::max(i.last_start_ns, start);
-          i.end_sum_ns += static_cast<double>(op.end_ns + t.clock_offset_ns);
-          ++i.members;
-          i.hosts.insert(t.host);
-          continue;
-        }
-        const bool flops = op.flops > 0;
-        const double work = flops ? op.flops : static_cast<double>(op.bytes);
-        if (work <= 0 || ns <= 0) continue;
-        Throughput& c = m.by_class[op_class(op.name) + (flops ? "/flop" : "/byte")];
-        Throughput* agg = &m.copy_bytes;
-        if (op.category == Category::kComp) {
-          agg = !flops                                           ? &m.pass_bytes
-                : op.name.find("attention") != std::string::npos ? &m.attention_flops
-                                                                 : &m.gemm_flops;
-        }
-        for (Throughput* tp : {&c, agg}) {
-          tp->work += work;
-          tp->ns += ns;
-          ++tp->ops;
+          add_comm_op(t, s, op, in);
+        } else {
+          add_work_op(op, m);
         }
       }
     }
     m.rank_step_ns.push_back(n > 0 ? sum / n : 0.0);
   }
-  // Each rank's compute against every rank's class rates, over all its steps and each step
-  // apart: the one is the rank's speed, the other's ratio to it the step's jitter.
+}
+
+// Each rank's compute against every rank's class rates, over all its steps and each step apart:
+// the one is the rank's speed, the other's ratio to it the step's jitter.
+void add_compute_speeds(const std::vector<RankTimeline>& ranks, MeasuredRates& m) {
   for (const RankTimeline& t : ranks) {
     double ns = 0, expected = 0;
     std::vector<double> step_speed;
@@ -147,12 +152,15 @@ MeasuredRates learn_rates(const std::vector<RankTimeline>& ranks,
     m.rank_compute.push_back(speed);
     for (const double v : step_speed) m.compute_jitter.push_back(v / speed);
   }
-  // Host gaps, and transfers timed from their pairs (the step graph's partners, where the files
-  // record the peers): each side's time from the last side's arrival, as the replay gives it.
+}
+
+// Host gaps, and transfers timed from their pairs (the step graph's partners, where the files
+// record the peers): each side's time from the last side's arrival, as the replay gives it.
+void read_graphs(const std::vector<RankTimeline>& ranks, const std::vector<StepGraph>& graphs,
+                 MeasuredRates& m, Instances& in) {
   std::vector<std::int64_t> gaps[3];
   std::map<int, std::string> hosts;
   for (const RankTimeline& t : ranks) hosts[t.rank] = t.host;
-  std::vector<Instance> paired;
   for (const StepGraph& g : graphs) {
     const ReplayModel model = measured_model(g);
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
@@ -172,12 +180,16 @@ MeasuredRates learn_rates(const std::vector<RankTimeline>& ranks,
       x.hosts.insert(hosts[op.rank]);
       for (const int k : op.partners)
         x.hosts.insert(hosts[g.ops[static_cast<std::size_t>(k)].rank]);
-      paired.push_back(std::move(x));
+      in.paired.push_back(std::move(x));
     }
     ++m.steps;
   }
-  // One point per communicator kind, size and link class: the mean of its instances' times (the
-  // fit weighs points by relative error; repeated calls of one size are one measurement).
+  for (int c = 0; c < 3; ++c) m.gap_ns[c] = mean(gaps[c]);
+}
+
+// One point per communicator kind, size and link class: the mean of its instances' times (the
+// fit weighs points by relative error; repeated calls of one size are one measurement).
+void add_link_points(const Instances& in, MeasuredRates& m) {
   std::map<std::tuple<std::string, std::string, LinkClass, int, std::uint64_t>,
            std::pair<double, int>>
       points;
@@ -189,14 +201,14 @@ MeasuredRates learn_rates(const std::vector<RankTimeline>& ranks,
     sum += static_cast<double>(i.time_ns()) / 1e3;
     ++count;
   };
-  for (const auto& [key, i] : instances) {
+  for (const auto& [key, i] : in.collectives) {
     if (std::get<2>(key) >= 0) add_point(i);
   }
   // Transfers: from their pairs where the files recorded peers, else each size's shortest op.
-  if (!paired.empty()) {
-    for (const Instance& i : paired) add_point(i);
+  if (!in.paired.empty()) {
+    for (const Instance& i : in.paired) add_point(i);
   } else {
-    for (const auto& [key, i] : p2p) add_point(i);
+    for (const auto& [key, i] : in.p2p) add_point(i);
   }
   for (const auto& [key, sum_count] : points) {
     LinkSample p;
@@ -204,19 +216,46 @@ MeasuredRates learn_rates(const std::vector<RankTimeline>& ranks,
     p.time_us = sum_count.first / sum_count.second;
     m.collectives.push_back(p);
   }
+}
 
-  if (m.steps == 0) {
-    throw ConfigError(
-        "the run holds no measured step with per-op timing (a run with --op-timing step, or "
-        "warm-up steps only): nothing to learn rates from");
-  }
-  for (int c = 0; c < 3; ++c) m.gap_ns[c] = mean(gaps[c]);
+// The spread of the ranks' mean step times (ranks without a measured step left out).
+void add_step_spread(MeasuredRates& m) {
   m.rank_step_ns.erase(std::remove(m.rank_step_ns.begin(), m.rank_step_ns.end(), 0.0),
                        m.rank_step_ns.end());
   if (!m.rank_step_ns.empty()) {
     const auto [lo, hi] = std::minmax_element(m.rank_step_ns.begin(), m.rank_step_ns.end());
     if (*lo > 0) m.step_spread = *hi / *lo - 1;
   }
+}
+
+}  // namespace
+
+std::string op_class(const std::string& name) {
+  std::istringstream in(name);
+  std::string token, out;
+  while (std::getline(in, token, '.')) {
+    if (index_token(token)) continue;
+    out += (out.empty() ? "" : ".") + token;
+  }
+  return out;
+}
+
+MeasuredRates learn_rates(const std::vector<RankTimeline>& ranks,
+                          const std::vector<StepGraph>& graphs) {
+  MeasuredRates m;
+  m.ranks = static_cast<int>(ranks.size());
+  count_hosts(ranks, m);
+  Instances in;
+  read_ops(ranks, m, in);
+  add_compute_speeds(ranks, m);
+  read_graphs(ranks, graphs, m, in);
+  add_link_points(in, m);
+  if (m.steps == 0) {
+    throw ConfigError(
+        "the run holds no measured step with per-op timing (a run with --op-timing step, or "
+        "warm-up steps only): nothing to learn rates from");
+  }
+  add_step_spread(m);
   return m;
 }
 

@@ -2,13 +2,11 @@
 #include "workloads/projection/projection.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "analysis/graph/critical_path.hpp"
 #include "analysis/graph/replay.hpp"
@@ -37,6 +35,19 @@ MeasuredRun load_measured_run(const std::vector<std::string>& inputs) {
   MeasuredRun run = measured_run(std::move(ranks), files.front());
   run.files = files;
   return run;
+}
+
+LinkModel own_link_model(const std::vector<LinkSample>& own, const std::optional<LinkModel>& probe,
+                         const std::string& what) {
+  // The probe's points are the world's (group ""): LinkModel::find takes a communicator kind's
+  // own fit first and the probe's where the run issued no such collective.
+  std::vector<LinkSample> points = own;
+  if (probe) points.insert(points.end(), probe->samples.begin(), probe->samples.end());
+  if (points.empty()) return {};
+  return fit_link_model(
+      std::move(points),
+      probe ? what + " and its link probe (" + std::to_string(probe->samples.size()) + " points)"
+            : what);
 }
 
 MeasuredRun measured_run(std::vector<RankTimeline> ranks, const std::string& first) {
@@ -73,9 +84,8 @@ MeasuredRun measured_run(std::vector<RankTimeline> ranks, const std::string& fir
     std::vector<OpObservation> seen = observe_ops(g, hosts);
     run.observations.insert(run.observations.end(), seen.begin(), seen.end());
   }
-  if (!run.rates.collectives.empty()) {
-    run.own_links = fit_link_model(run.rates.collectives, "the run's own collectives");
-  }
+  run.own_links = own_link_model(run.rates.collectives, run.config.settings.link_probe,
+                                 "the run's own collectives");
   run.figures = what_if(graphs, {});
   return run;
 }
@@ -150,55 +160,6 @@ void add_baseline(MeasuredRun& run, std::vector<RankTimeline> ranks, const std::
   }
   run.baseline_steps = base.rates.steps;
   if (run.baseline_files.empty()) run.baseline_files = {first};
-}
-
-ParallelLayout parse_layout(const std::string& text) {
-  ParallelLayout l;
-  std::set<std::string> seen;
-  std::istringstream in(text);
-  std::string item;
-  auto bad = [&](const std::string& why) {
-    throw ConfigError("invalid --layout '" + text + "': " + why +
-                      " (expected tp=N,pp=N,dp=N[,cp=N,ep=N,etp=N], e.g. tp=2,pp=2,dp=2)");
-  };
-  while (std::getline(in, item, ',')) {
-    const std::size_t eq = item.find('=');
-    if (eq == std::string::npos) bad("'" + item + "' has no '='");
-    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    if (value.empty() || value.size() > 6 || !std::all_of(value.begin(), value.end(), [](char c) {
-          return std::isdigit(static_cast<unsigned char>(c)) != 0;
-        })) {
-      bad("'" + value + "' is not a whole number");
-    }
-    const int n = std::stoi(value);
-    if (n < 1) bad(key + " must be at least 1");
-    if (!seen.insert(key).second) bad(key + " given twice");
-    if (key == "tp") {
-      l.tp = n;
-    } else if (key == "pp") {
-      l.pp = n;
-    } else if (key == "dp") {
-      l.dp = n;
-    } else if (key == "cp") {
-      l.cp = n;
-    } else if (key == "ep") {
-      l.ep = n;
-    } else if (key == "etp") {
-      l.etp = n;
-    } else {
-      bad("unknown degree '" + key + "'");
-    }
-  }
-  if (seen.empty()) bad("no degree given");
-  return l;
-}
-
-std::string layout_text(const ParallelLayout& l) {
-  std::string s = log::cat("tp=", l.tp, ",pp=", l.pp, ",dp=", l.dp);
-  if (l.cp > 1) s += log::cat(",cp=", l.cp);
-  if (l.ep > 1) s += log::cat(",ep=", l.ep);
-  if (l.etp > 0) s += log::cat(",etp=", l.etp);
-  return s;
 }
 
 WorkloadConfig target_workload(const MeasuredRun& run, const ParallelLayout& layout) {
@@ -290,109 +251,106 @@ std::int64_t collective_ns(const LinkModel& links, const TargetOp& t, bool own,
   return static_cast<std::int64_t>(std::llround(f->time_us(t.bytes, t.comm_size) * 1e3));
 }
 
-}  // namespace
-
-Projection project(const MeasuredRun& run, const ParallelLayout& layout,
-                   const ProjectionOptions& options) {
-  const WorkloadConfig w = target_workload(run, layout);
-  const bool own = options.links == nullptr;
-  const LinkModel& links = own ? run.own_links : *options.links;
-  TargetGraph tg = build_target_graph(w, options.gpus_per_node);
-  const StepGraph& g = tg.graph;
-  std::set<std::string> notes;
-  Projection p;
-  p.slowdown_applied = options.overlap_slowdown;
-  if (p.slowdown_applied && run.sources.size() > 1) {
-    // Measured on each source run against one link model, then each factor their median.
+// The overlap slowdown the projection applies: measured on each source run against one link
+// model, then each factor their median; or on the one run.
+void measure_applied_slowdown(const MeasuredRun& run, const LinkModel& links, Projection& p) {
+  if (run.sources.size() > 1) {
     std::vector<OverlapSlowdown> each;
     for (const MeasuredRun& source : run.sources)
       each.push_back(measure_slowdown(source.observations, links));
     p.slowdown = combine_slowdowns(each, &p.slowdown_figures);
-  } else if (p.slowdown_applied) {
+  } else {
     p.slowdown = measure_slowdown(run.observations, links);
   }
+}
+
+// Each target op's time alone (base), its slowdown per unit of overlap (slope) and the host gap
+// before it.
+struct OpDurations {
+  std::vector<double> base, slope;
+  std::vector<std::int64_t> gaps;
+};
+
+OpDurations op_durations(const MeasuredRun& run, const TargetGraph& tg, const LinkModel& links,
+                         bool own, const Projection& p, std::set<std::string>& notes) {
+  const StepGraph& g = tg.graph;
   const std::vector<double>& spread = run.rates.rank_compute;
-  p.rank_spread_applied = options.rank_spread && !spread.empty();
-  // Each op's time alone (base) and its slowdown per unit of overlap (slope).
-  std::vector<double> base(g.ops.size(), 0.0), slope(g.ops.size(), 0.0);
-  std::vector<std::int64_t> gaps(g.ops.size(), 0);
+  OpDurations d;
+  d.base.assign(g.ops.size(), 0.0);
+  d.slope.assign(g.ops.size(), 0.0);
+  d.gaps.assign(g.ops.size(), 0);
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     const TargetOp& t = tg.ops[i];
-    gaps[i] = run.rates.gap_ns[index_of(g.ops[i].category)];
+    d.gaps[i] = run.rates.gap_ns[index_of(g.ops[i].category)];
     if (t.work == TargetOp::Work::kCollective) {
       if (own && links.fits.empty()) {
         throw ConfigError(
             "the run measured no collective to fit a link model to: pass --links FILE (commprof "
             "bench --fit-links FILE writes one)");
       }
-      base[i] = static_cast<double>(collective_ns(links, t, own, notes));
+      d.base[i] = static_cast<double>(collective_ns(links, t, own, notes));
       if (p.slowdown_applied) {
         const SlowdownFactor* f =
             p.slowdown.comm_factor({t.collective, t.group, size_class(t.bytes), t.inter_node});
         if (f != nullptr) {
-          base[i] *= f->alone;
-          slope[i] = f->slowdown;
+          d.base[i] *= f->alone;
+          d.slope[i] = f->slowdown;
         }
       }
     } else {
-      base[i] = static_cast<double>(
+      d.base[i] = static_cast<double>(
           compute_ns(run.rates, p.slowdown_applied ? &p.slowdown.alone_rate : nullptr, t,
                      g.ops[i].category, notes));
       if (p.rank_spread_applied && g.ops[i].category == Category::kComp) {
-        base[i] *= spread[static_cast<std::size_t>(g.ops[i].rank) % spread.size()];
+        d.base[i] *= spread[static_cast<std::size_t>(g.ops[i].rank) % spread.size()];
       }
       if (p.slowdown_applied && g.ops[i].category == Category::kComp &&
           t.work != TargetOp::Work::kFixed) {
-        slope[i] = p.slowdown.comp_factor(t.cls + (t.flops > 0 ? "/flop" : "/byte")).slowdown;
+        d.slope[i] = p.slowdown.comp_factor(t.cls + (t.flops > 0 ? "/flop" : "/byte")).slowdown;
       }
     }
   }
-  const SlowdownReplay r = replay_with_slowdown(g, std::move(gaps), base, slope);
-  const ReplayModel& model = r.model;
-  const GraphTimes& times = r.times;
-  p.step_alone_ns = r.step_alone_ns;
-  p.iterations = r.replays;
-  p.converged = r.settled;
-  if (!r.settled) {
-    notes.insert(log::cat("the overlap slowdown did not settle in ", r.replays,
-                          " replays (the step still moved by more than 0.1%): the last is "
-                          "printed"));
-  }
-  if (p.slowdown_applied) {
-    for (std::size_t i = 0; i < g.ops.size(); ++i) {
-      if (g.ops[i].category == Category::kMem) continue;
-      AppliedSlowdown& a = g.ops[i].category == Category::kComp ? p.applied_comp : p.applied_comm;
-      ++a.ops;
-      a.base_ns += base[i];
-      a.applied_ns += static_cast<double>(model.op_ns[i]);
-      if (r.overlap[i] >= kAloneOverlap) {
-        ++a.overlapped;
-        a.mean_overlap += r.overlap[i];
-      }
-    }
-    for (AppliedSlowdown* a : {&p.applied_comp, &p.applied_comm}) {
-      if (a->overlapped > 0) a->mean_overlap /= static_cast<double>(a->overlapped);
+  return d;
+}
+
+// What the slowdown did to the COMP and COMM ops: their time alone against the time replayed,
+// and how many were overlapped, by how much.
+void tally_applied_slowdown(const StepGraph& g, const std::vector<double>& base,
+                            const SlowdownReplay& r, Projection& p) {
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    if (g.ops[i].category == Category::kMem) continue;
+    AppliedSlowdown& a = g.ops[i].category == Category::kComp ? p.applied_comp : p.applied_comm;
+    ++a.ops;
+    a.base_ns += base[i];
+    a.applied_ns += static_cast<double>(r.model.op_ns[i]);
+    if (r.overlap[i] >= kAloneOverlap) {
+      ++a.overlapped;
+      a.mean_overlap += r.overlap[i];
     }
   }
-  p.layout = layout;
-  p.ranks = layout.world();
-  p.nodes = tg.nodes;
-  p.ops = static_cast<std::int64_t>(g.ops.size());
-  p.outcome = step_outcome(g, times);
-  p.path_ns = critical_path(g, times).length_ns();
-  p.step_steady_ns = p.outcome.step_ns;
-  const std::vector<double>& jitter = run.rates.compute_jitter;
-  if (options.jitter_draws > 0 && !jitter.empty()) {
-    const JitterReplay j = replay_with_jitter(g, model, jitter, options.jitter_draws);
-    p.jitter_draws = j.draws;
-    p.outcome = j.mean;
-    p.path_ns = static_cast<std::int64_t>(std::llround(j.path_ns));
-    p.step_p10_ns = j.step_p10_ns;
-    p.step_p90_ns = j.step_p90_ns;
-    p.jitter_p10 = j.sample_p10;
-    p.jitter_p90 = j.sample_p90;
-    p.jitter_samples = jitter.size();
+  for (AppliedSlowdown* a : {&p.applied_comp, &p.applied_comm}) {
+    if (a->overlapped > 0) a->mean_overlap /= static_cast<double>(a->overlapped);
   }
+}
+
+// The step replayed with the run's compute jitter drawn over `draws` replays: its mean outcome
+// and path take the steady replay's place.
+void apply_jitter(const StepGraph& g, const ReplayModel& model, const std::vector<double>& jitter,
+                  int draws, Projection& p) {
+  const JitterReplay j = replay_with_jitter(g, model, jitter, draws);
+  p.jitter_draws = j.draws;
+  p.outcome = j.mean;
+  p.path_ns = static_cast<std::int64_t>(std::llround(j.path_ns));
+  p.step_p10_ns = j.step_p10_ns;
+  p.step_p90_ns = j.step_p90_ns;
+  p.jitter_p10 = j.sample_p10;
+  p.jitter_p90 = j.sample_p90;
+  p.jitter_samples = jitter.size();
+}
+
+// The replayed communication per communicator kind: calls, time, bus bytes, collectives.
+std::vector<ProjectedComm> comm_per_group(const TargetGraph& tg, const ReplayModel& model) {
+  const StepGraph& g = tg.graph;
   std::map<std::string, ProjectedComm> comms;
   std::map<std::string, std::set<std::string>> names;
   auto count = [&](std::size_t op, double bus_bytes) {
@@ -420,11 +378,51 @@ Projection project(const MeasuredRun& run, const ParallelLayout& layout,
                          static_cast<double>(op.send_to.size() + op.recv_from.size());
     count(i, static_cast<double>(tg.ops[i].bytes) * share);
   }
+  std::vector<ProjectedComm> out;
   for (auto& [group, pc] : comms) {
     for (const std::string& n : names[group])
       pc.collectives += (pc.collectives.empty() ? "" : ",") + n;
-    p.comms.push_back(pc);
+    out.push_back(pc);
   }
+  return out;
+}
+
+}  // namespace
+
+Projection project(const MeasuredRun& run, const ParallelLayout& layout,
+                   const ProjectionOptions& options) {
+  const WorkloadConfig w = target_workload(run, layout);
+  const bool own = options.links == nullptr;
+  const LinkModel& links = own ? run.own_links : *options.links;
+  TargetGraph tg = build_target_graph(w, options.gpus_per_node);
+  const StepGraph& g = tg.graph;
+  std::set<std::string> notes;
+  Projection p;
+  p.slowdown_applied = options.overlap_slowdown;
+  if (p.slowdown_applied) measure_applied_slowdown(run, links, p);
+  p.rank_spread_applied = options.rank_spread && !run.rates.rank_compute.empty();
+  OpDurations d = op_durations(run, tg, links, own, p, notes);
+  const SlowdownReplay r = replay_with_slowdown(g, std::move(d.gaps), d.base, d.slope);
+  p.step_alone_ns = r.step_alone_ns;
+  p.iterations = r.replays;
+  p.converged = r.settled;
+  if (!r.settled) {
+    notes.insert(log::cat("the overlap slowdown did not settle in ", r.replays,
+                          " replays (the step still moved by more than 0.1%): the last is "
+                          "printed"));
+  }
+  if (p.slowdown_applied) tally_applied_slowdown(g, d.base, r, p);
+  p.layout = layout;
+  p.ranks = layout.world();
+  p.nodes = tg.nodes;
+  p.ops = static_cast<std::int64_t>(g.ops.size());
+  p.outcome = step_outcome(g, r.times);
+  p.path_ns = critical_path(g, r.times).length_ns();
+  p.step_steady_ns = p.outcome.step_ns;
+  if (options.jitter_draws > 0 && !run.rates.compute_jitter.empty()) {
+    apply_jitter(g, r.model, run.rates.compute_jitter, options.jitter_draws, p);
+  }
+  p.comms = comm_per_group(tg, r.model);
   p.notes.assign(notes.begin(), notes.end());
   return p;
 }

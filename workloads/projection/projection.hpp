@@ -39,6 +39,11 @@ struct MeasuredRun {
   std::vector<CombinedFigure> combined;
 };
 
+/// The run's own link model: a fit of its collectives' points with its link probe's (the first
+/// source run's, where it made one) beside them. Empty when there is neither.
+LinkModel own_link_model(const std::vector<LinkSample>& own, const std::optional<LinkModel>& probe,
+                         const std::string& what);
+
 /// Reads a `commprof run` result (a directory or rank files). Throws ConfigError when the inputs
 /// are not one run's rank files, were not written by `commprof run`, learned their compute from
 /// a trace (--compute-from), or hold no measured step with per-op timing.
@@ -58,10 +63,6 @@ MeasuredRun load_source_runs(const std::vector<std::string>& inputs);
 void add_baseline(MeasuredRun& run, const std::vector<std::string>& inputs);
 /// The same from timelines already read; `source` names the first file in errors.
 void add_baseline(MeasuredRun& run, std::vector<RankTimeline> ranks, const std::string& source);
-
-/// "tp=2,pp=2,dp=2[,cp=…,ep=…,etp=…]" → a layout; missing degrees are 1. Throws ConfigError.
-ParallelLayout parse_layout(const std::string& text);
-std::string layout_text(const ParallelLayout& l);  ///< "tp=2,pp=2,dp=2" (cp, ep where > 1)
 
 /// The measured run's workload at `layout`: its kind (dp, tp or pp where only that degree is
 /// above 1, else hybrid), the pipeline split even. Throws ConfigError naming what does not fit

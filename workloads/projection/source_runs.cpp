@@ -124,6 +124,161 @@ std::map<Key, SlowdownFactor> median_factors(const std::vector<OverlapSlowdown>&
   return out;
 }
 
+// Compute rates per op class and per kind: the median rate over the runs that measured the
+// class; its Throughput keeps every run's time and ops, its work set so that per_ns() is the
+// median.
+Throughput combine_throughput(const std::vector<const Throughput*>& ts, const std::string& name,
+                              const std::string& unit, double scale,
+                              std::vector<CombinedFigure>& figures) {
+  Throughput t;
+  std::vector<double> rates;
+  for (const Throughput* x : ts) {
+    if (x->per_ns() <= 0) continue;
+    rates.push_back(x->per_ns());
+    t.ns += x->ns;
+    t.ops += x->ops;
+  }
+  t.work = median_of(rates) * t.ns;
+  if (!rates.empty()) figures.push_back(combined_figure(name, unit, rates, scale));
+  return t;
+}
+
+void combine_compute_rates(const std::vector<MeasuredRun>& runs, MeasuredRates& r,
+                           std::vector<CombinedFigure>& figures) {
+  std::map<std::string, std::vector<const Throughput*>> classes;
+  for (const MeasuredRun& run : runs) {
+    for (const auto& [cls, t] : run.rates.by_class) classes[cls].push_back(&t);
+  }
+  for (const auto& [cls, ts] : classes) {
+    r.by_class[cls] =
+        combine_throughput(ts, "rate " + cls, rate_unit(cls), rate_scale(cls), figures);
+  }
+  const std::pair<Throughput MeasuredRates::*, const char*> kinds[] = {
+      {&MeasuredRates::gemm_flops, "GEMMs (FLOPs)"},
+      {&MeasuredRates::attention_flops, "attention (FLOPs)"},
+      {&MeasuredRates::pass_bytes, "memory-bound passes (bytes)"},
+      {&MeasuredRates::copy_bytes, "copies (bytes)"}};
+  for (const auto& [member, label] : kinds) {
+    std::vector<const Throughput*> ts;
+    for (const MeasuredRun& run : runs) ts.push_back(&(run.rates.*member));
+    const bool flops = std::string(label).find("FLOPs") != std::string::npos;
+    r.*member = combine_throughput(ts, std::string("rate, every op of ") + label,
+                                   flops ? "TFLOP/s" : "GB/s", flops ? 1e-3 : 1.0, figures);
+  }
+}
+
+// Host gaps per category.
+void combine_gaps(const std::vector<MeasuredRun>& runs, MeasuredRates& r,
+                  std::vector<CombinedFigure>& figures) {
+  static const char* kCategory[] = {"COMP", "COMM", "MEM"};
+  for (int c = 0; c < 3; ++c) {
+    std::vector<double> gaps;
+    for (const MeasuredRun& run : runs) gaps.push_back(static_cast<double>(run.rates.gap_ns[c]));
+    r.gap_ns[c] = std::llround(median_of(gaps));
+    figures.push_back(combined_figure(log::cat("host gap ", kCategory[c]), "us", gaps, 1e-3));
+  }
+}
+
+// Collectives: each link-model point (collective, communicator kind, link, ranks, bytes) the
+// median of its time over the runs that measured it; the run's own fit is made from those.
+void combine_link_points(const std::vector<MeasuredRun>& runs, MeasuredRun& out) {
+  MeasuredRates& r = out.rates;
+  using PointKey = std::tuple<std::string, std::string, LinkClass, int, std::uint64_t>;
+  std::vector<std::map<PointKey, double>> points;
+  for (const MeasuredRun& run : runs) {
+    std::map<PointKey, double>& m = points.emplace_back();
+    for (const LinkSample& p : run.rates.collectives)
+      m[{p.collective, p.group, p.link, p.ranks, p.bytes}] = p.time_us;
+  }
+  combine_map(points, [&](const PointKey& k, const std::vector<double>& times) {
+    LinkSample p;
+    std::tie(p.collective, p.group, p.link, p.ranks, p.bytes) = k;
+    p.time_us = median_of(times);
+    r.collectives.push_back(p);
+    out.combined.push_back(
+        combined_figure(log::cat("link point ", p.collective, " ", p.group, " ",
+                                 link_class_name(p.link), " ", p.ranks, " ranks ", p.bytes, " B"),
+                        "us", times));
+  });
+  out.own_links = own_link_model(r.collectives, out.config.settings.link_probe,
+                                 "the source runs' own collectives (medians)");
+}
+
+// The ranks' compute speeds. A rank slow in one run is often not slow in the next (on a shared
+// machine the slow core moves), while the step waits for whichever rank is slowest: a median
+// per rank id would shrink the spread that every run showed to nearly none. So the speeds are
+// combined as order statistics: the k-th slowest speed is the median of the runs' k-th slowest,
+// and it is given to the rank whose own median speed is k-th slowest (a rank that is slow in
+// most runs, where it ran, keeps being the slow one).
+void combine_rank_speeds(const std::vector<MeasuredRun>& runs, MeasuredRates& r,
+                         std::vector<CombinedFigure>& figures) {
+  const std::size_t n = runs.front().rates.rank_compute.size();
+  bool aligned = n > 0;
+  for (const MeasuredRun& run : runs) aligned = aligned && run.rates.rank_compute.size() == n;
+  if (!aligned) return;
+  std::vector<std::vector<double>> sorted;
+  std::vector<double> own(n);
+  for (const MeasuredRun& run : runs) {
+    sorted.push_back(run.rates.rank_compute);
+    std::sort(sorted.back().begin(), sorted.back().end(), std::greater<>());
+  }
+  for (std::size_t rank = 0; rank < n; ++rank) {
+    std::vector<double> v;
+    for (const MeasuredRun& run : runs) v.push_back(run.rates.rank_compute[rank]);
+    own[rank] = median_of(v);
+  }
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return own[a] > own[b]; });
+  r.rank_compute.assign(n, 1.0);
+  for (std::size_t k = 0; k < n; ++k) {
+    std::vector<double> v;
+    for (const std::vector<double>& s : sorted) v.push_back(s[k]);
+    r.rank_compute[order[k]] = median_of(v);
+    figures.push_back(combined_figure(
+        log::cat("compute time / class rates, slowest rank ", k + 1, " (to rank ", order[k], ")"),
+        "x", v));
+  }
+}
+
+// The steps' compute jitter: every run's samples together. Each is a step's speed over its own
+// run's rank speed, so runs of different speeds pool without one shifting the others. Shown, not
+// applied: the ranks' step spread.
+void combine_jitter_and_spread(const std::vector<MeasuredRun>& runs, MeasuredRates& r,
+                               std::vector<CombinedFigure>& figures) {
+  r.compute_jitter.clear();
+  for (const MeasuredRun& run : runs) {
+    r.compute_jitter.insert(r.compute_jitter.end(), run.rates.compute_jitter.begin(),
+                            run.rates.compute_jitter.end());
+  }
+  std::vector<double> spreads;
+  for (const MeasuredRun& run : runs) spreads.push_back(run.rates.step_spread);
+  r.step_spread = median_of(spreads);
+  figures.push_back(combined_figure("ranks' step spread (not applied)", "ratio", spreads));
+}
+
+// What the run itself measured: the run of median step (the lower middle of an even count), as
+// --validate-runs compares with; every run's steps, files and observations.
+void take_measured(const std::vector<MeasuredRun>& runs, MeasuredRun& out) {
+  std::vector<std::size_t> by_step(runs.size());
+  std::iota(by_step.begin(), by_step.end(), 0);
+  std::stable_sort(by_step.begin(), by_step.end(), [&](std::size_t a, std::size_t b) {
+    return runs[a].figures.measured.step_ns < runs[b].figures.measured.step_ns;
+  });
+  out.figures = runs[by_step[(by_step.size() - 1) / 2]].figures;
+  std::vector<double> steps;
+  for (const MeasuredRun& run : runs) {
+    steps.push_back(run.figures.measured.step_ns);
+    out.rates.steps += run.rates.steps;
+    out.files.insert(out.files.end(), run.files.begin(), run.files.end());
+    out.observations.insert(out.observations.end(), run.observations.begin(),
+                            run.observations.end());
+  }
+  out.combined.push_back(
+      combined_figure("measured step (the median run's printed)", "ms", steps, 1e-6));
+}
+
 }  // namespace
 
 double CombinedFigure::spread() const {
@@ -187,144 +342,12 @@ MeasuredRun combine_runs(std::vector<MeasuredRun> runs) {
   r.ranks = first.rates.ranks;
   r.hosts = first.rates.hosts;
   r.ranks_per_host = first.rates.ranks_per_host;
-  std::vector<CombinedFigure>& figures = out.combined;
-
-  // Compute rates per op class and per kind: the median rate over the runs that measured the
-  // class; its Throughput keeps every run's time and ops, its work set so that per_ns() is the
-  // median.
-  auto combine_throughput = [&](const std::vector<const Throughput*>& ts, const std::string& name,
-                                const std::string& unit, double scale) {
-    Throughput t;
-    std::vector<double> rates;
-    for (const Throughput* x : ts) {
-      if (x->per_ns() <= 0) continue;
-      rates.push_back(x->per_ns());
-      t.ns += x->ns;
-      t.ops += x->ops;
-    }
-    t.work = median_of(rates) * t.ns;
-    if (!rates.empty()) figures.push_back(combined_figure(name, unit, rates, scale));
-    return t;
-  };
-  std::map<std::string, std::vector<const Throughput*>> classes;
-  for (const MeasuredRun& run : runs) {
-    for (const auto& [cls, t] : run.rates.by_class) classes[cls].push_back(&t);
-  }
-  for (const auto& [cls, ts] : classes) {
-    r.by_class[cls] = combine_throughput(ts, "rate " + cls, rate_unit(cls), rate_scale(cls));
-  }
-  const std::pair<Throughput MeasuredRates::*, const char*> kinds[] = {
-      {&MeasuredRates::gemm_flops, "GEMMs (FLOPs)"},
-      {&MeasuredRates::attention_flops, "attention (FLOPs)"},
-      {&MeasuredRates::pass_bytes, "memory-bound passes (bytes)"},
-      {&MeasuredRates::copy_bytes, "copies (bytes)"}};
-  for (const auto& [member, label] : kinds) {
-    std::vector<const Throughput*> ts;
-    for (const MeasuredRun& run : runs) ts.push_back(&(run.rates.*member));
-    const bool flops = std::string(label).find("FLOPs") != std::string::npos;
-    r.*member = combine_throughput(ts, std::string("rate, every op of ") + label,
-                                   flops ? "TFLOP/s" : "GB/s", flops ? 1e-3 : 1.0);
-  }
-
-  // Host gaps per category.
-  static const char* kCategory[] = {"COMP", "COMM", "MEM"};
-  for (int c = 0; c < 3; ++c) {
-    std::vector<double> gaps;
-    for (const MeasuredRun& run : runs) gaps.push_back(static_cast<double>(run.rates.gap_ns[c]));
-    r.gap_ns[c] = std::llround(median_of(gaps));
-    figures.push_back(combined_figure(log::cat("host gap ", kCategory[c]), "us", gaps, 1e-3));
-  }
-
-  // Collectives: each link-model point (collective, communicator kind, link, ranks, bytes) the
-  // median of its time over the runs that measured it; the run's own fit is made from those.
-  using PointKey = std::tuple<std::string, std::string, LinkClass, int, std::uint64_t>;
-  std::vector<std::map<PointKey, double>> points;
-  for (const MeasuredRun& run : runs) {
-    std::map<PointKey, double>& m = points.emplace_back();
-    for (const LinkSample& p : run.rates.collectives)
-      m[{p.collective, p.group, p.link, p.ranks, p.bytes}] = p.time_us;
-  }
-  combine_map(points, [&](const PointKey& k, const std::vector<double>& times) {
-    LinkSample p;
-    std::tie(p.collective, p.group, p.link, p.ranks, p.bytes) = k;
-    p.time_us = median_of(times);
-    r.collectives.push_back(p);
-    figures.push_back(
-        combined_figure(log::cat("link point ", p.collective, " ", p.group, " ",
-                                 link_class_name(p.link), " ", p.ranks, " ranks ", p.bytes, " B"),
-                        "us", times));
-  });
-  if (!r.collectives.empty()) {
-    out.own_links = fit_link_model(r.collectives, "the source runs' own collectives (medians)");
-  }
-
-  // The ranks' compute speeds. A rank slow in one run is often not slow in the next (on a shared
-  // machine the slow core moves), while the step waits for whichever rank is slowest: a median
-  // per rank id would shrink the spread that every run showed to nearly none. So the speeds are
-  // combined as order statistics: the k-th slowest speed is the median of the runs' k-th slowest,
-  // and it is given to the rank whose own median speed is k-th slowest (a rank that is slow in
-  // most runs, where it ran, keeps being the slow one).
-  const std::size_t n = first.rates.rank_compute.size();
-  bool aligned = n > 0;
-  for (const MeasuredRun& run : runs) aligned = aligned && run.rates.rank_compute.size() == n;
-  if (aligned) {
-    std::vector<std::vector<double>> sorted;
-    std::vector<double> own(n);
-    for (const MeasuredRun& run : runs) {
-      sorted.push_back(run.rates.rank_compute);
-      std::sort(sorted.back().begin(), sorted.back().end(), std::greater<>());
-    }
-    for (std::size_t rank = 0; rank < n; ++rank) {
-      std::vector<double> v;
-      for (const MeasuredRun& run : runs) v.push_back(run.rates.rank_compute[rank]);
-      own[rank] = median_of(v);
-    }
-    std::vector<std::size_t> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return own[a] > own[b]; });
-    r.rank_compute.assign(n, 1.0);
-    for (std::size_t k = 0; k < n; ++k) {
-      std::vector<double> v;
-      for (const std::vector<double>& s : sorted) v.push_back(s[k]);
-      r.rank_compute[order[k]] = median_of(v);
-      figures.push_back(combined_figure(
-          log::cat("compute time / class rates, slowest rank ", k + 1, " (to rank ", order[k], ")"),
-          "x", v));
-    }
-  }
-
-  // The steps' compute jitter: every run's samples together. Each is a step's speed over its own
-  // run's rank speed, so runs of different speeds pool without one shifting the others.
-  r.compute_jitter.clear();
-  for (const MeasuredRun& run : runs) {
-    r.compute_jitter.insert(r.compute_jitter.end(), run.rates.compute_jitter.begin(),
-                            run.rates.compute_jitter.end());
-  }
-
-  // Shown, not applied: the ranks' step spread; each rank's mean step.
-  std::vector<double> spreads;
-  for (const MeasuredRun& run : runs) spreads.push_back(run.rates.step_spread);
-  r.step_spread = median_of(spreads);
-  figures.push_back(combined_figure("ranks' step spread (not applied)", "ratio", spreads));
-
-  // What the run itself measured: the run of median step (the lower middle of an even count),
-  // as --validate-runs compares with.
-  std::vector<std::size_t> by_step(runs.size());
-  std::iota(by_step.begin(), by_step.end(), 0);
-  std::stable_sort(by_step.begin(), by_step.end(), [&](std::size_t a, std::size_t b) {
-    return runs[a].figures.measured.step_ns < runs[b].figures.measured.step_ns;
-  });
-  out.figures = runs[by_step[(by_step.size() - 1) / 2]].figures;
-  std::vector<double> steps;
-  for (const MeasuredRun& run : runs) {
-    steps.push_back(run.figures.measured.step_ns);
-    r.steps += run.rates.steps;
-    out.files.insert(out.files.end(), run.files.begin(), run.files.end());
-    out.observations.insert(out.observations.end(), run.observations.begin(),
-                            run.observations.end());
-  }
-  figures.push_back(combined_figure("measured step (the median run's printed)", "ms", steps, 1e-6));
+  combine_compute_rates(runs, r, out.combined);
+  combine_gaps(runs, r, out.combined);
+  combine_link_points(runs, out);
+  combine_rank_speeds(runs, r, out.combined);
+  combine_jitter_and_spread(runs, r, out.combined);
+  take_measured(runs, out);
   out.sources = std::move(runs);
   return out;
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Verifiable data written and checked on the GPU (src/backend/kinds/pattern.hpp formulas), so a 1
+// Verifiable data written and checked on the GPU (src/collective/pattern.hpp formulas), so a 1
 // GiB buffer is checked without copying it to the host.
 #pragma once
 
@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "src/backend/kinds/pattern.hpp"
+#include "src/collective/pattern.hpp"
 #include "src/core/dtype.hpp"
 
 namespace commprof {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The Chakra export read back by a decoder written here from the protobuf wire format and the
-// schema's field numbers (varints and tags parsed by hand; nothing shared with the encoder),
+// The Chakra export read back by a decoder written from the protobuf wire format and Chakra's
+// et_def.proto (tests/support/chakra_wire_reader.hpp; nothing shared with the encoder),
 // over a hand-built step of 8 ranks, tp2 × dp2 × pp2 (rank = tp + 2·(dp + 2·pp)). Times in µs:
 //
 //   stage 0 (ranks 0-3)                         stage 1 (ranks 4-7)
@@ -21,182 +21,35 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/chakra/astra_network.hpp"
 #include "analysis/chakra/chakra_trace.hpp"
 #include "analysis/graph/step_graph.hpp"
 #include "src/core/errors.hpp"
+#include "support/chakra_wire_reader.hpp"
 
 namespace commprof {
 namespace {
 
-// --- An independent reader of the wire format -------------------------------------------------
-
-struct Cursor {
-  const std::string& s;
-  std::size_t at = 0;
-  bool done() const { return at >= s.size(); }
-  std::uint64_t varint() {
-    std::uint64_t v = 0;
-    for (int shift = 0;; shift += 7) {
-      if (at >= s.size() || shift > 63) throw std::runtime_error("truncated varint");
-      const auto byte = static_cast<unsigned char>(s[at++]);
-      v |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) return v;
-    }
-  }
-  std::string chunk() {
-    const std::uint64_t n = varint();
-    if (at + n > s.size()) throw std::runtime_error("truncated field");
-    std::string out = s.substr(at, n);
-    at += n;
-    return out;
-  }
-};
-
-struct Attr {
-  std::string name;
-  int field = 0;  // which member of the oneof was set
-  std::uint64_t number = 0;
-  std::string text;
-  std::vector<bool> list;
-};
-
-struct Node {
-  std::uint64_t id = 0, type = 0, start = 0, duration = 0;
-  std::string name;
-  std::vector<std::uint64_t> ctrl, data;
-  std::vector<Attr> attrs;
-  const Attr& attr(const std::string& n) const {
-    for (const Attr& a : attrs)
-      if (a.name == n) return a;
-    throw std::runtime_error("node " + name + " has no attribute " + n);
-  }
-  bool has(const std::string& n) const {
-    for (const Attr& a : attrs)
-      if (a.name == n) return true;
-    return false;
-  }
-};
-
-// A repeated uint64 field, packed (wire type 2) or not (wire type 0).
-void repeated(Cursor& c, int wire, std::vector<std::uint64_t>& out) {
-  if (wire == 0) {
-    out.push_back(c.varint());
-    return;
-  }
-  const std::string body = c.chunk();
-  Cursor in{body};
-  while (!in.done()) out.push_back(in.varint());
-}
-
-Attr read_attr(const std::string& bytes) {
-  Attr a;
-  Cursor c{bytes};
-  while (!c.done()) {
-    const std::uint64_t key = c.varint();
-    const int field = static_cast<int>(key >> 3), wire = static_cast<int>(key & 7);
-    if (field == 1) {
-      a.name = c.chunk();
-    } else if (wire == 0) {  // int32 7, int64 9, uint64 13, bool 27
-      a.field = field;
-      a.number = c.varint();
-    } else if (field == 29) {  // string_val
-      a.field = field;
-      a.text = c.chunk();
-    } else if (field == 28) {  // bool_list: BoolList { repeated bool values = 1; }
-      a.field = field;
-      const std::string list = c.chunk();
-      Cursor l{list};
-      while (!l.done()) {
-        const std::uint64_t k = l.varint();
-        std::vector<std::uint64_t> v;
-        repeated(l, static_cast<int>(k & 7), v);
-        for (const std::uint64_t b : v) a.list.push_back(b != 0);
-      }
-    } else {
-      throw std::runtime_error("unexpected attribute field " + std::to_string(field));
-    }
-  }
-  return a;
-}
-
-Node read_node(const std::string& bytes) {
-  Node n;
-  Cursor c{bytes};
-  while (!c.done()) {
-    const std::uint64_t key = c.varint();
-    const int field = static_cast<int>(key >> 3), wire = static_cast<int>(key & 7);
-    switch (field) {
-      case 1:
-        n.id = c.varint();
-        break;
-      case 2:
-        n.name = c.chunk();
-        break;
-      case 3:
-        n.type = c.varint();
-        break;
-      case 4:
-        repeated(c, wire, n.ctrl);
-        break;
-      case 5:
-        repeated(c, wire, n.data);
-        break;
-      case 6:
-        n.start = c.varint();
-        break;
-      case 7:
-        n.duration = c.varint();
-        break;
-      case 10:
-        n.attrs.push_back(read_attr(c.chunk()));
-        break;
-      default:
-        throw std::runtime_error("unexpected node field " + std::to_string(field));
-    }
-  }
-  return n;
-}
-
-struct Trace {
-  std::string version;
-  std::vector<Attr> meta;
-  std::vector<Node> nodes;
-};
-
-// A file: length-delimited messages, GlobalMetadata { string version = 1; repeated attr = 2 }
-// first, then Nodes.
-Trace read_trace(const std::string& file) {
-  Trace t;
-  Cursor c{file};
-  bool first = true;
-  while (!c.done()) {
-    const std::string message = c.chunk();
-    if (first) {
-      Cursor m{message};
-      while (!m.done()) {
-        const std::uint64_t key = m.varint();
-        if ((key >> 3) == 1)
-          t.version = m.chunk();
-        else if ((key >> 3) == 2)
-          t.meta.push_back(read_attr(m.chunk()));
-        else
-          throw std::runtime_error("unexpected metadata field");
-      }
-      first = false;
-    } else {
-      t.nodes.push_back(read_node(message));
-    }
-  }
-  return t;
-}
-
-// NodeType and CollectiveCommType values of et_def.proto.
-constexpr std::uint64_t kComp = 4, kSend = 5, kRecv = 6, kColl = 7;
-constexpr std::uint64_t kAllReduce = 0;
+using chakra_wire::Attr;
+using chakra_wire::kAllReduce;
+using chakra_wire::kBoolList;
+using chakra_wire::kBoolVal;
+using chakra_wire::kColl;
+using chakra_wire::kComp;
+using chakra_wire::kInt32Val;
+using chakra_wire::kInt64Val;
+using chakra_wire::kRecv;
+using chakra_wire::kSend;
+using chakra_wire::kStringVal;
+using chakra_wire::kUint64Val;
+using chakra_wire::Node;
+using chakra_wire::read_trace;
+using chakra_wire::Trace;
 
 // --- The hand-built run -------------------------------------------------------------------------
 
@@ -297,7 +150,7 @@ TEST_F(ChakraExportTest, OneFilePerRankWithMetadataAndOneNodePerOp) {
     for (std::size_t i = 0; i < t.nodes.size(); ++i) {
       EXPECT_EQ(t.nodes[i].id, i);
       ++types[t.nodes[i].type];
-      EXPECT_EQ(t.nodes[i].attr("is_cpu_op").field, 27);  // bool_val, false
+      EXPECT_EQ(t.nodes[i].attr("is_cpu_op").field, kBoolVal);  // false
       EXPECT_EQ(t.nodes[i].attr("is_cpu_op").number, 0u);
     }
     EXPECT_EQ(types[kComp], 3) << "fwd, bwd and the MEM copy";
@@ -360,10 +213,14 @@ TEST_F(ChakraExportTest, CollectivesCarryTypeSizeGroupAndDimension) {
   EXPECT_EQ(g.at("12"), nlohmann::json({6, 7}));
 
   const Node& tp = traces_[3].nodes[1];
-  EXPECT_EQ(tp.attr("comm_type").field, 9);  // int64_val
+  EXPECT_EQ(tp.attr("comm_type").field, kInt64Val);
   EXPECT_EQ(tp.attr("comm_type").number, kAllReduce);
+  // ASTRA-sim's feeder reads comm_size as int64_val.
+  EXPECT_EQ(tp.attr("comm_size").field, kInt64Val);
   EXPECT_EQ(tp.attr("comm_size").number, 4096u);
+  EXPECT_EQ(tp.attr("pg_name").field, kStringVal);
   EXPECT_EQ(tp.attr("pg_name").text, "10");  // tp1: ranks 2, 3
+  EXPECT_EQ(tp.attr("involved_dim").field, kBoolList);
   EXPECT_EQ(tp.attr("involved_dim").list, (std::vector<bool>{true, false, false}));
   const Node& dp = traces_[5].nodes[5];
   EXPECT_EQ(dp.attr("comm_size").number, 131072u);
@@ -371,7 +228,7 @@ TEST_F(ChakraExportTest, CollectivesCarryTypeSizeGroupAndDimension) {
   EXPECT_EQ(dp.attr("involved_dim").list, (std::vector<bool>{false, true, false}));
   EXPECT_EQ(traces_[0].nodes[0].attr("commprof_category").text, "COMP");
   EXPECT_EQ(traces_[0].nodes[6].attr("commprof_category").text, "MEM");
-  EXPECT_EQ(traces_[0].nodes[6].attr("tensor_size").field, 13);  // uint64_val
+  EXPECT_EQ(traces_[0].nodes[6].attr("tensor_size").field, kUint64Val);
   EXPECT_EQ(traces_[0].nodes[6].attr("tensor_size").number, 65536u);
   EXPECT_FALSE(traces_[0].nodes[0].has("tensor_size")) << "fwd records no bytes";
 }
@@ -383,7 +240,10 @@ TEST_F(ChakraExportTest, SendsAndReceivesPairAcrossRankFiles) {
     for (const Node& n : traces_[r].nodes) {
       if (n.type != kSend) continue;
       EXPECT_EQ(n.attr("comm_src").number, r);
-      EXPECT_EQ(n.attr("comm_src").field, 7);  // int32_val
+      EXPECT_EQ(n.attr("comm_src").field, kInt32Val);
+      EXPECT_EQ(n.attr("comm_dst").field, kInt32Val);
+      EXPECT_EQ(n.attr("comm_tag").field, kInt32Val);
+      EXPECT_EQ(n.attr("comm_size").field, kInt64Val);
       EXPECT_TRUE(n.has("pg_name"));
       sends[{n.attr("comm_src").number, n.attr("comm_dst").number, n.attr("comm_tag").number}] =
           n.attr("comm_size").number;
@@ -395,6 +255,10 @@ TEST_F(ChakraExportTest, SendsAndReceivesPairAcrossRankFiles) {
     for (const Node& n : traces_[r].nodes) {
       if (n.type != kRecv) continue;
       EXPECT_EQ(n.attr("comm_dst").number, r);
+      EXPECT_EQ(n.attr("comm_src").field, kInt32Val);
+      EXPECT_EQ(n.attr("comm_dst").field, kInt32Val);
+      EXPECT_EQ(n.attr("comm_tag").field, kInt32Val);
+      EXPECT_EQ(n.attr("comm_size").field, kInt64Val);
       const auto it = sends.find(
           {n.attr("comm_src").number, n.attr("comm_dst").number, n.attr("comm_tag").number});
       ASSERT_NE(it, sends.end()) << "rank " << r << "'s " << n.name << " has no send";
@@ -498,6 +362,66 @@ TEST(ChakraExport, PeersComeFromTheFilesSendToAndRecvFrom) {
     EXPECT_EQ(t.nodes[1].attr("comm_src").number, (me + 2) % 3);
     EXPECT_EQ(t.nodes[1].attr("comm_size").number, 512u);
   }
+}
+
+TEST(ChakraExport, EveryCollectiveHasItsCommTypeAndComputeItsOps) {
+  // Two ranks calling each collective commprof records once, then a GEMM of known FLOPs: the
+  // CollectiveCommType of et_def.proto each becomes (the uneven kinds as their even ones, which
+  // move the same total bytes), and the GEMM's num_ops.
+  const std::vector<std::pair<std::string, std::uint64_t>> kinds = {
+      {"allreduce", chakra_wire::kAllReduce},
+      {"allgather", chakra_wire::kAllGather},
+      {"reducescatter", chakra_wire::kReduceScatter},
+      {"alltoall", chakra_wire::kAllToAll},
+      {"alltoallv", chakra_wire::kAllToAll},
+      {"allgatherv", chakra_wire::kAllGather},
+      {"reducescatterv", chakra_wire::kReduceScatter},
+      {"broadcast", chakra_wire::kBroadcast},
+      {"reduce", chakra_wire::kReduce}};
+  auto rank = [&kinds](int r) {
+    RankTimeline t;
+    t.rank = r;
+    t.world_size = 2;
+    StepRecord s;
+    s.index = 3;
+    for (std::size_t i = 0; i < kinds.size(); ++i) {
+      const double at = static_cast<double>(2 * i);
+      s.ops.push_back(comm("c" + std::to_string(i), kinds[i].first, "world", static_cast<int>(i),
+                           1024 * (i + 1), at, at + 1));
+    }
+    OpRecord gemm = op("gemm", Category::kComp, 30, 31);
+    gemm.flops = 6.0e9;
+    s.ops.push_back(gemm);
+    t.steps.push_back(std::move(s));
+    return t;
+  };
+  const ChakraExport e = chakra_export(graphs_of({rank(0), rank(1)}).at(0));
+  ASSERT_EQ(e.ranks.size(), 2u);
+  for (const ChakraRankTrace& r : e.ranks) {
+    const Trace t = read_trace(encode_chakra_trace(e, r, "test"));
+    ASSERT_EQ(t.nodes.size(), kinds.size() + 1) << "rank " << r.rank;
+    for (std::size_t i = 0; i < kinds.size(); ++i) {
+      const Node& n = t.nodes[i];
+      EXPECT_EQ(n.type, kColl) << kinds[i].first;
+      EXPECT_EQ(n.attr("comm_type").field, kInt64Val) << kinds[i].first;
+      EXPECT_EQ(n.attr("comm_type").number, kinds[i].second) << kinds[i].first;
+      EXPECT_EQ(n.attr("comm_size").number, 1024 * (i + 1)) << kinds[i].first;
+    }
+    const Node& gemm = t.nodes.back();
+    EXPECT_EQ(gemm.type, kComp);
+    EXPECT_EQ(gemm.attr("num_ops").field, kInt64Val);
+    EXPECT_EQ(gemm.attr("num_ops").number, 6000000000u);
+  }
+}
+
+TEST(ChakraWireReader, RefusesAVarintInAFieldOfAnotherType) {
+  // AttributeProto { name = 1 "x"; double_val = 3 as a varint 5 }: not a member the export sets.
+  const std::string bad = std::string("\x0a\x01x\x18\x05", 5);
+  EXPECT_THROW(chakra_wire::read_attr(bad), std::runtime_error);
+  // int64_val = 9: 0x48.
+  const std::string good = std::string("\x0a\x01x\x48\x05", 5);
+  EXPECT_EQ(chakra_wire::read_attr(good).field, kInt64Val);
+  EXPECT_EQ(chakra_wire::read_attr(good).number, 5u);
 }
 
 TEST(ChakraExport, NodesComeAfterWhatTheyDependOn) {

@@ -35,6 +35,7 @@
 #include "analysis/report/report_writers.hpp"
 #include "src/timeline/rank_file.hpp"
 #include "support/hand_timelines.hpp"
+#include "support/temp_dir.hpp"
 #include "support/thread_exchange.hpp"
 
 namespace commprof {
@@ -157,7 +158,7 @@ std::string critical_text(const Report& r) {
 
 TEST(CriticalPathAcross, SameRowsAsOneProcessHoldingEveryGraph) {
   const std::vector<std::string> files =
-      write_pipeline_run(::testing::TempDir() + "/critical_across_pipeline");
+      write_pipeline_run(test::own_temp_path("critical_across_pipeline"));
   Report held;
   add_critical_paths(held, load_step_graphs(files));
   ASSERT_EQ(held.critical_steps.size(), 2u);
@@ -184,7 +185,7 @@ TEST(CriticalPathAcross, SameRowsAsOneProcessHoldingEveryGraph) {
 }
 
 TEST(CriticalPathAcross, LeavesOutProblemFilesAndWarnsOfABadWaitAsOneProcess) {
-  const std::string dir = ::testing::TempDir() + "/critical_across_problems";
+  const std::string dir = test::own_temp_path("critical_across_problems");
   std::vector<std::string> files = write_pipeline_run(dir);
   // A file the reduction could not read is left out: the rows are those of the others.
   Report reduced;

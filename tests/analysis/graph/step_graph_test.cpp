@@ -198,7 +198,7 @@ TEST(WhatIf, RulesScaleTheirOpsAndACollectiveByItsSlowestMember) {
   EXPECT_DOUBLE_EQ(w.predicted.path_ns, 66.0);
   EXPECT_DOUBLE_EQ(w.predicted.gap_ns, 0.0);
   ASSERT_FALSE(w.paths.critical_shares.empty());
-  EXPECT_EQ(w.paths.critical_shares[0].rank, 1);  // rank 1's a: 40 of the path's 67
+  EXPECT_EQ(w.paths.critical_shares[0].rank, 1);  // rank 1's a: 40 of the path's 66
   EXPECT_EQ(w.paths.critical_shares[0].op, "a");
   EXPECT_DOUBLE_EQ(w.paths.critical_shares[0].mean_ns, 40.0);
   // Kept whole where the op became ready no later than measured: gaps scaled up stay.

@@ -280,12 +280,21 @@ void make_db(const std::string& path, const std::string& sql) {
   sqlite3_close(db);
 }
 
+// The import fails naming `part`, and writes no rank file (docs/RELIABILITY.md: a damaged
+// export is refused whole; a part of a run would reduce as if it were the run).
 void expect_import_error(const std::vector<std::string>& files, const std::string& part) {
+  const std::string out = temp_path("out");
+  std::filesystem::remove_all(out);
   try {
-    import_nsys_files(files, temp_path("out"), {});
+    import_nsys_files(files, out, {});
     FAIL() << "no error, expected: " << part;
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+  if (std::filesystem::exists(out)) {
+    for (const auto& entry : std::filesystem::directory_iterator(out)) {
+      ADD_FAILURE() << "the refused import left " << entry.path();
+    }
   }
 }
 
@@ -335,6 +344,8 @@ TEST(NsysImport, RejectsTimesOutOfBoundsOrBackwards) {
       damaged_copy("backwards_0.sqlite",
                    "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = start - 1000" + middle_kernel);
   expect_import_error({backwards}, backwards + ": a kernel activity ends (");
+  // Read after a good export of the same run: no rank file of either is written.
+  expect_import_error({export_of(1), backwards}, backwards + ": a kernel activity ends (");
   const std::string step = damaged_copy(
       "step_0.sqlite",
       "UPDATE NVTX_EVENTS SET end = start - 1 WHERE rowid = (SELECT MIN(rowid) FROM NVTX_EVENTS "

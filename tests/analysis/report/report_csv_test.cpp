@@ -78,24 +78,44 @@ TEST(ReportCsv, EveryTableKnownAnswers) {
                                                 "clock_offset_ns",
                                                 "backend",
                                                 "file",
+                                                "hta_steps",
+                                                "hta_overlap",
+                                                "hta_idle",
+                                                "hta_compute",
+                                                "hta_non_compute",
+                                                "hta_span_ns",
+                                                "hta_differs",
                                                 "step_time_min_ns",
                                                 "step_time_max_ns"}));
   // Rank r's two allreduces each last 6600 − 100 r ns; layer 0's lies under layer 1's COMP, so
   // 6600 − 100 r ns of COMM per step are hidden and as many exposed. Every step carries ops (no
   // plain step time); 2 layers of COMP, MEM and COMM a step; hosts' clocks 1 ms apart.
-  expect_row(ranks[1], {"0",   "node0", "synthetic", "2", "26600",     "20000", "13200", "4000",
-                        "0.5", "0.5",   "6600",      "0", "26600",     "6600",  "26600", "",
-                        "2",   "1",     "12",        "0", "synthetic", "mem",   "26600", "26600"},
+  // As HTA computes it: the first measured step alone (the last left out), on each rank's clock
+  // (offsets of whole ms), every op rounded inward to whole us. That step begins 27.6 us after a
+  // whole us (base b = 10^9 + 27600 ns), so COMP [b, b+10) us is [b+0.4, b+9.4), the next
+  // [b+10.4, b+19.4), the allreduces [b+10+0.1r, b+16.6) and [b+20+0.1r, b+26.6) are [b+10.4,
+  // b+16.4) and [b+20.4, b+26.4) on every rank, the copies lie under COMP: COMM 12 us of which 6
+  // hidden, 0.5 as per step (no note); COMP 18 us, every op 24 us, span b+0.4 to b+26.4 = 26 us.
+  const std::vector<std::string> hta = {
+      "1", "0.5", exact(2.0 / 26.0), exact(18.0 / 26.0), exact(6.0 / 26.0), "26000", ""};
+  auto with_hta = [&](std::vector<std::string> row) {
+    row.insert(row.end() - 2, hta.begin(), hta.end());
+    return row;
+  };
+  expect_row(ranks[1],
+             with_hta({"0",   "node0", "synthetic", "2", "26600",     "20000", "13200", "4000",
+                       "0.5", "0.5",   "6600",      "0", "26600",     "6600",  "26600", "",
+                       "2",   "1",     "12",        "0", "synthetic", "mem",   "26600", "26600"}),
              "ranks row 0");
-  expect_row(ranks[2],
-             {"1",   "node1", "synthetic", "2",       "26600",     "20000", "13000", "4000",
-              "0.5", "0.5",   "6500",      "100",     "26500",     "6500",  "26600", "",
-              "2",   "1",     "12",        "1000000", "synthetic", "mem",   "26600", "26600"},
+  expect_row(ranks[2], with_hta({"1",     "node1",   "synthetic", "2",   "26600", "20000",
+                                 "13000", "4000",    "0.5",       "0.5", "6500",  "100",
+                                 "26500", "6500",    "26600",     "",    "2",     "1",
+                                 "12",    "1000000", "synthetic", "mem", "26600", "26600"}),
              "ranks row 1");
-  expect_row(ranks[3],
-             {"2",   "node2", "synthetic", "2",       "26600",     "20000", "12800", "4000",
-              "0.5", "0.5",   "6400",      "200",     "26400",     "6400",  "26600", "",
-              "2",   "1",     "12",        "2000000", "synthetic", "mem",   "26600", "26600"},
+  expect_row(ranks[3], with_hta({"2",     "node2",   "synthetic", "2",   "26600", "20000",
+                                 "12800", "4000",    "0.5",       "0.5", "6400",  "200",
+                                 "26400", "6400",    "26600",     "",    "2",     "1",
+                                 "12",    "2000000", "synthetic", "mem", "26600", "26600"}),
              "ranks row 2");
 
   // One row per compared per-rank field, in the ranks table's order; the standard deviation

@@ -43,7 +43,13 @@ TEST(ReportPrometheus, ThreeRanksKnownAnswers) {
   EXPECT_DOUBLE_EQ(s.at(R"(commprof_collective_wait_seconds{rank="0",node=")" + host0 + R"("})"),
                    800e-9);
   EXPECT_DOUBLE_EQ(s.at(R"(commprof_group_wait_caused_seconds{comm_name="world"})"), 4 * 300e-9);
-  // Per rank, the report's own means in seconds.
+  // Rank 0 by hand (Reducer.PerRankMetricsAndWorstRank): a step of 26.6 us, 13.2 us of COMM, half
+  // of it under COMP.
+  const std::string l0 = R"({rank="0",node=")" + host0 + '"';
+  EXPECT_DOUBLE_EQ(s.at("commprof_step_time_seconds" + l0 + "}"), 26.6e-6);
+  EXPECT_DOUBLE_EQ(s.at("commprof_busy_seconds" + l0 + R"(,category="COMM"})"), 13.2e-6);
+  EXPECT_DOUBLE_EQ(s.at("commprof_overlap_ratio" + l0 + "}"), 0.5);
+  // Every rank: the report's own means in seconds.
   for (const RankSummary& r : report.ranks) {
     const std::string l = R"({rank=")" + std::to_string(r.rank) + R"(",node=")" + r.host + '"';
     EXPECT_DOUBLE_EQ(s.at("commprof_step_time_seconds" + l + "}"), r.wall_ns.mean / 1e9);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The Backend contract (backend_conformance.hpp): every collective on the world and on a split
-// communicator, verified exactly against the collective's spec (collectives/collective_spec.hpp),
-// alltoallv with the counts of a skewed MoE routing, and the uneven all-gather and reduce-scatter
-// against the tests' collective model (tests/support/collective_model.hpp).
+// communicator, verified exactly against the collective's spec
+// (src/collective/collective_spec.hpp), alltoallv with the counts of a skewed MoE routing, and the
+// uneven all-gather and reduce-scatter against the tests' collective model
+// (tests/support/collective_model.hpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,8 +12,8 @@
 #include <string>
 
 #include "collectives/alltoallv_layout.hpp"
-#include "collectives/collective_spec.hpp"
 #include "src/backend/backend_conformance.hpp"
+#include "src/collective/collective_spec.hpp"
 #include "support/collective_model.hpp"
 
 namespace commprof::test {

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "collectives/collective_spec.hpp"
 #include "src/backend/backend_conformance.hpp"
+#include "src/collective/collective_spec.hpp"
 
 namespace commprof::test {
 namespace {

@@ -3,6 +3,7 @@
 // epochs, activity spans against the stamps around their op, and ops that last a set time
 // (ComputeCall, idle_for).
 #include <gtest/gtest.h>
+#include <time.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +14,16 @@
 
 namespace commprof::test {
 namespace {
+
+// CPU time of this process, every thread's (ns). The host backend's timed ops spin on the
+// steady clock until their end, so the CPU time they use is at most their wall time: a loaded
+// machine that deschedules a stream's thread makes it smaller, never larger. An upper bound on
+// it holds on any load, where one on wall time cannot.
+std::int64_t process_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
 
 TEST_F(BackendConformance, StampsAreNonDecreasingWithinAStream) {
   Buffer data = constant(1024, 1.0);
@@ -93,8 +104,9 @@ TEST_F(BackendConformance, ActivitySpansLieInsideTheStampsAroundTheirOp) {
   EXPECT_EQ(mismatches(gemm.c.data(), OnesGemm::kElems, OnesGemm::kDim), 0u);
 }
 
-// ComputeCall runs about as long as it asks (the host: at least that long, by its clock; a GPU:
-// from its measured rate, on an otherwise idle device), and in order with the stream's other work.
+// ComputeCall runs about as long as it asks (the host: at least that long, by its clock, and no
+// longer on CPU time; a GPU: from its measured rate, on an otherwise idle device), and in order
+// with the stream's other work.
 TEST_F(BackendConformance, ComputeLastsAboutItsSetTime) {
   ActivityRecorder* recorder = b().activity();
   if (recorder == nullptr) {
@@ -103,6 +115,7 @@ TEST_F(BackendConformance, ComputeLastsAboutItsSetTime) {
   Buffer scratch = constant(4096, 1.0);
   b().begin_epoch();
   const std::uint64_t wanted_ns[] = {200'000, 2'000'000, 8'000'000};
+  const std::int64_t cpu_before = process_cpu_ns();
   std::uint64_t tag = 20;
   for (std::uint64_t ns : wanted_ns) {
     OpLabel label{"compute"};
@@ -113,6 +126,14 @@ TEST_F(BackendConformance, ComputeLastsAboutItsSetTime) {
   after.activity_tag = ++tag;
   b().submit(Category::kComp, MemsetCall{scratch.data(), 0, 4096 * 4}, after);
   b().synchronize();
+  if (b().name() == std::string("host")) {
+    // No longer than asked where it cannot be descheduled: on CPU time (10.2 ms asked; the
+    // memset, the submitting thread and the sanitizers' own threads well within the margin).
+    const std::int64_t cpu = process_cpu_ns() - cpu_before;
+    EXPECT_LE(cpu, 10'200'000 * 5 / 4 + 1'000'000) << "CPU time of the three ComputeCalls";
+    std::printf("ComputeCall of 10.2 ms in all: %.2f ms of CPU time\n",
+                static_cast<double>(cpu) / 1e6);
+  }
   std::int64_t previous_end = 0;
   for (std::size_t i = 0; i <= std::size(wanted_ns); ++i) {
     const auto span = recorder->span(21 + i);
@@ -139,9 +160,19 @@ TEST_F(BackendConformance, IdleForHoldsTheStreamForItsTime) {
   if (recorder == nullptr) {
     GTEST_SKIP() << "no activity records here: " << b().unavailable_reason(Capability::kActivity);
   }
-  const bool host = b().name() == std::string("host");  // threads of a loaded CPU may be
-                                                        // descheduled: no upper bound there
+  // Threads of a loaded CPU may be descheduled: no upper bound on the host's wall time (one on
+  // its CPU time instead).
+  const bool host = b().name() == std::string("host");
   b().begin_epoch();
+  if (host) {
+    // On CPU time (see process_cpu_ns), which descheduling never lengthens: 2 ms asked.
+    const std::int64_t cpu_before = process_cpu_ns();
+    b().idle_for(Category::kComp, 2'000'000);
+    b().synchronize();
+    const std::int64_t cpu = process_cpu_ns() - cpu_before;
+    EXPECT_LE(cpu, 2'000'000 * 5 / 4 + 500'000) << "CPU time of idle_for(2 ms)";
+    std::printf("idle_for(2 ms): %.2f ms of CPU time\n", static_cast<double>(cpu) / 1e6);
+  }
   const std::uint64_t first_tag = 40;
   std::uint64_t tag = first_tag;
   auto compute = [&] {

@@ -24,6 +24,7 @@
 #include "analysis/report/report_writers.hpp"
 #include "src/nccl_profiler/nccl_profiler_abi.hpp"
 #include "src/timeline/rank_file.hpp"
+#include "support/temp_dir.hpp"
 
 namespace commprof {
 namespace {
@@ -36,7 +37,7 @@ std::uint64_t gpu_now() {  // the GPU's globaltimer reads the host's realtime cl
 }
 
 std::string fresh_dir(const std::string& name) {
-  const std::string dir = testing::TempDir() + "/" + name;
+  const std::string dir = test::own_temp_path(name);
   std::filesystem::remove_all(dir);
   return dir;
 }

@@ -9,7 +9,8 @@
 // behind the calls (a host that runs ahead of its GPU), as NCCL's proxy thread does; with
 // --threads 1 each collective's channels follow its call on the one thread. It prints the
 // nanoseconds per collective each thread spent inside the plugin, then checks that the rank
-// file the plugin wrote at the end holds every collective (no measurement lost). Each of
+// file the plugin wrote at the end holds every collective (no measurement lost), each as driven:
+// its sequence number, kernel time and bytes (every_record_as_driven). Each of
 // --rounds rounds drives --ops collectives; the figures are the round of median wall time's.
 //
 //   commprof_plugin_bench [--plugin PATH] [--ops N] [--channels C] [--threads 1|2]
@@ -30,6 +31,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -303,6 +305,47 @@ Round run_round(Driver& d, const Args& a, std::int64_t pair) {
   return r;
 }
 
+// What the records say against what the driver did: on each communicator (the all-reduces', or
+// each direction of each pair for the transfers) the sequence numbers 0 to n-1, each once, n =
+// ops x rounds; every record's kernel time exactly the 10 us its channels were given (start and
+// stop read on one clock); the bytes of 2^18 floats per all-reduce, 2^16 per send or receive.
+// Prints what is wrong and returns false.
+bool every_record_as_driven(const std::vector<commprof::OpRecord>& ops, const Args& a) {
+  std::map<std::string, std::vector<std::int64_t>> seqs;
+  bool ok = true;
+  const std::uint64_t bytes = a.alltoall ? (1u << 16) * 4u : (1u << 18) * 4u;
+  for (const commprof::OpRecord& op : ops) {
+    seqs[op.comm].push_back(op.seq);
+    if (op.end_ns - op.start_ns != 10'000 || op.bytes != bytes) {
+      std::fprintf(stderr, "%s #%lld on %s: %lld ns, %llu B; driven 10000 ns, %llu B\n",
+                   op.name.c_str(), static_cast<long long>(op.seq), op.comm.c_str(),
+                   static_cast<long long>(op.end_ns - op.start_ns),
+                   static_cast<unsigned long long>(op.bytes),
+                   static_cast<unsigned long long>(bytes));
+      ok = false;
+    }
+  }
+  const std::size_t comms = a.alltoall ? 2u * static_cast<std::size_t>(a.ranks - 1) : 1u;
+  if (seqs.size() != comms) {
+    std::fprintf(stderr, "records on %zu communicator(s), driven on %zu\n", seqs.size(), comms);
+    ok = false;
+  }
+  for (auto& [comm, s] : seqs) {
+    std::sort(s.begin(), s.end());
+    const auto n = static_cast<std::int64_t>(a.ops) * a.rounds;
+    bool dense = static_cast<std::int64_t>(s.size()) == n;
+    for (std::int64_t i = 0; dense && i < n; ++i) dense = s[static_cast<std::size_t>(i)] == i;
+    if (!dense) {
+      std::fprintf(stderr, "%s: %zu records whose sequence numbers are not 0 to %lld, each once\n",
+                   comm.c_str(), s.size(), static_cast<long long>(n - 1));
+      ok = false;
+    }
+  }
+  std::printf("checked:        sequence numbers, times and bytes of every record: %s\n",
+              ok ? "as driven" : "NOT as driven");
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -369,6 +412,7 @@ int main(int argc, char** argv) {
                                  static_cast<std::size_t>(per_call);
     std::printf("recorded:       %zu of %zu operations\n", recorded, expected);
     if (recorded != expected) rc = 1;
+    if (!t.steps.empty() && !every_record_as_driven(t.steps[0].ops, a)) rc = 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "commprof_plugin_bench: the plugin's file: %s\n", e.what());
     rc = 1;

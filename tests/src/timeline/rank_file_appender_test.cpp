@@ -17,6 +17,7 @@
 #include "analysis/tools/synthetic_timeline.hpp"
 #include "src/core/errors.hpp"
 #include "src/timeline/rank_file.hpp"
+#include "support/temp_dir.hpp"
 
 namespace commprof {
 namespace {
@@ -31,7 +32,7 @@ std::string slurp(const std::string& path) {
 }
 
 std::string fresh_dir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/appender-" + name;
+  const std::string dir = test::own_temp_path("appender-" + name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

@@ -12,6 +12,7 @@
 
 #include "analysis/tools/synthetic_timeline.hpp"
 #include "src/core/errors.hpp"
+#include "support/temp_dir.hpp"
 
 namespace commprof {
 namespace {
@@ -19,7 +20,7 @@ namespace {
 // `t` written as a rank file into a fresh TempDir()/<name> and read back by the one-pass reader
 // (stream_rank_file): its header and steps, as the readers' checks compare them.
 RankTimeline rank_file_streamed_back(const RankTimeline& t, const std::string& name) {
-  const std::string dir = testing::TempDir() + "/" + name;
+  const std::string dir = test::own_temp_path(name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   struct Keep : RankStepSink {
@@ -365,7 +366,7 @@ TEST(RankFile, TornLastRecordIsDroppedByBothReaders) {
   append_step_line(record, t.steps[2], /*first=*/false, 0);
   record += kRankFileEnd;
   const std::size_t end = before.size() - kRankFileEnd.size();
-  const std::string dir = testing::TempDir() + "/torn";
+  const std::string dir = test::own_temp_path("torn");
   std::filesystem::create_directories(dir);
   for (std::size_t k = 0; k < record.size(); ++k) {
     std::string text = before.substr(0, end) + record.substr(0, k);

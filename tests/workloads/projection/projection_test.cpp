@@ -144,16 +144,6 @@ TEST(Projection, RunsThatAreNotCommprofRunsAreRefused) {
   EXPECT_THROW(measured_run(ranks, "one rank short"), ConfigError);
 }
 
-TEST(Projection, ParsesLayouts) {
-  const ParallelLayout l = parse_layout("tp=2,pp=2,dp=2");
-  EXPECT_EQ(l.world(), 8);
-  EXPECT_EQ(layout_text(l), "tp=2,pp=2,dp=2");
-  EXPECT_EQ(parse_layout("dp=8").dp, 8);
-  for (const char* bad : {"", "tp=0", "tp=2,tp=2", "xp=2", "tp", "tp=two"}) {
-    EXPECT_THROW(parse_layout(bad), ConfigError) << bad;
-  }
-}
-
 TEST(Projection, OpClassesDropIndexes) {
   EXPECT_EQ(op_class("l3.qkv.mb0.dgrad"), "qkv.dgrad");
   EXPECT_EQ(op_class("l1.attention.mb2.fwd.step1"), "attention.fwd");
@@ -188,7 +178,8 @@ TEST(Projection, PipelineTransfersAreTimedFromTheirPairs) {
     t.rank = gr.rank;
     t.world_size = 2;
     t.host = "node0";
-    t.config = JsonObject(run_config_json(w, RunSettings{1, 0, OpTimingMode::kPair, 4}));
+    t.config =
+        JsonObject(run_config_json(w, RunSettings{1, 0, OpTimingMode::kPair, 4, std::nullopt}));
     StepRecord step;
     for (int k = gr.first_op; k < gr.first_op + gr.ops; ++k) {
       const GraphOp& g = tg.graph.ops[static_cast<std::size_t>(k)];

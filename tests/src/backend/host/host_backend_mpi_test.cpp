@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/collective_spec.hpp"
+#include "src/collective/collective_spec.hpp"
 #include "src/core/errors.hpp"
 #include "src/runtime/rank_context.hpp"
 #include "support/collective_model.hpp"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "src/backend/kinds/collective_kind.hpp"
+#include "src/collective/collective_kind.hpp"
 
 #include <algorithm>
 #include <sstream>

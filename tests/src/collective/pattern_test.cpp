@@ -2,7 +2,7 @@
 // Verification is only as good as its expected values: these tests replay every collective on
 // host vectors (support/collective_model) from the inputs a bench run writes and require the
 // closed-form expectations to match element for element, and to notice wrong results.
-#include "src/backend/kinds/pattern.hpp"
+#include "src/collective/pattern.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/collective_spec.hpp"
+#include "src/collective/collective_spec.hpp"
 #include "support/collective_model.hpp"
 
 namespace commprof {
@@ -23,8 +23,7 @@ namespace {
 using K = CollectiveKind;
 using testing::RankBuffers;
 
-constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat64,  DType::kInt32,
-                                DType::kInt64,   DType::kBFloat16, DType::kFloat16};
+using testing::kAllDTypes;
 
 TEST(Pattern, ReduceSumClosedFormEqualsBruteForce) {
   std::mt19937_64 rng(12345);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "collectives/collective_spec.hpp"
+#include "src/collective/collective_spec.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,13 +7,14 @@
 #include <cstdint>
 #include <string>
 
+#include "support/collective_model.hpp"
+
 namespace commprof {
 namespace {
 
 using K = CollectiveKind;
 
-constexpr DType kAllDTypes[] = {DType::kFloat32, DType::kFloat64,  DType::kInt32,
-                                DType::kInt64,   DType::kBFloat16, DType::kFloat16};
+using testing::kAllDTypes;
 
 bool divided(K kind) {
   return kind == K::kAllGather || kind == K::kReduceScatter || kind == K::kAllToAll;

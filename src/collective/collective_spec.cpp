@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "collectives/collective_spec.hpp"
+#include "src/collective/collective_spec.hpp"
 
 #include <algorithm>
 #include <stdexcept>

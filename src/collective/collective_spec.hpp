@@ -9,8 +9,8 @@
 
 #include <cstdint>
 
-#include "src/backend/kinds/collective_kind.hpp"
-#include "src/backend/kinds/pattern.hpp"
+#include "src/collective/collective_kind.hpp"
+#include "src/collective/pattern.hpp"
 #include "src/core/dtype.hpp"
 
 namespace commprof {

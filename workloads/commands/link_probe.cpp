@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+#include "workloads/commands/link_probe.hpp"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "collectives/bench/bench.hpp"
+#include "src/core/errors.hpp"
+#include "src/runtime/mpi_check.hpp"
+
+namespace commprof {
+namespace {
+
+// Rank 0's text to every rank.
+std::string broadcast_text(RankContext& ctx, std::string text) {
+  int length = static_cast<int>(text.size());
+  COMMPROF_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, 0, ctx.comm()));
+  text.resize(static_cast<std::size_t>(length));
+  COMMPROF_MPI_CHECK(MPI_Bcast(text.data(), length, MPI_CHAR, 0, ctx.comm()));
+  return text;
+}
+
+}  // namespace
+
+std::optional<LinkProbe> probe_links(RankContext& ctx, Backend& backend) {
+  if (ctx.size() < 2) return std::nullopt;
+  const auto start = std::chrono::steady_clock::now();
+  BenchConfig config;
+  config.ops = {CollectiveKind::kAllReduce, CollectiveKind::kAllGather,
+                CollectiveKind::kReduceScatter, CollectiveKind::kAllToAll,
+                CollectiveKind::kSendRecv};
+  config.min_bytes = 4 << 10;
+  config.max_bytes = 1 << 20;
+  config.step_factor = 16;
+  config.iters = 5;
+  config.warmup = 2;
+  config.check = false;
+  const BenchReport report = run_bench(config, backend, ctx, "the run's backend");
+  bool one_host = true;
+  for (const std::string& h : ctx.hosts()) one_host = one_host && h == ctx.hosts().front();
+  // Rank 0 holds the times reduced over the ranks and fits them; every rank reads the model back
+  // from the same text, so every rank file records the same one (project refuses files whose
+  // configurations differ). A fit that fails (no point timed) leaves the run without a probe.
+  std::string text;
+  if (ctx.rank() == 0) {
+    std::vector<LinkSample> points;
+    for (const BenchRow& row : report.rows) {
+      if (!(row.time_avg_us > 0) || row.nranks < 2) continue;
+      LinkSample p;
+      p.collective = link_collective(collective_name(row.op));
+      p.link = one_host ? LinkClass::kIntraNode : LinkClass::kInterNode;
+      p.ranks = row.nranks;
+      p.bytes = row.sizes.bytes;
+      p.time_us = row.time_avg_us;
+      points.push_back(p);
+    }
+    try {
+      text = link_model_text(
+          fit_link_model(std::move(points), "the link probe at the start of commprof run"));
+    } catch (const ConfigError&) {
+      text.clear();
+    }
+  }
+  text = broadcast_text(ctx, std::move(text));
+  if (text.empty()) return std::nullopt;
+  LinkProbe probe;
+  probe.model = parse_link_model(text, "the link probe");
+  probe.points = static_cast<int>(probe.model.samples.size());
+  probe.elapsed_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return probe;
+}
+
+}  // namespace commprof
