@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "analysis/compare/comparison_fields.hpp"
 #include "analysis/report/report_writers.hpp"
 #include "analysis/report/text_table.hpp"
 #include "src/core/units.hpp"
@@ -14,18 +15,6 @@ namespace commprof {
 namespace {
 
 std::string fmt(const char* format, double v) { return format_number(format, v); }
-
-const char* unit_name(MetricUnit u) {
-  switch (u) {
-    case MetricUnit::kNanoseconds:
-      return "ns";
-    case MetricUnit::kRatio:
-      return "ratio";
-    case MetricUnit::kGBps:
-      return "GB/s";
-  }
-  return "";
-}
 
 // A value in its unit as people read it: 92.80 ms, 41.2 %, 187.31 GB/s.
 std::string show(MetricUnit u, double v) {
@@ -75,22 +64,24 @@ std::string run_line(const RunMetrics& r) {
          " measured step(s) per rank)";
 }
 
-std::vector<std::string> cells(const MetricComparison& c) {
-  const MetricUnit u = c.base_metric.unit;
-  std::string relative = "n/a";
-  if (c.in_base && c.in_new && c.relative) relative = fmt("%+.2f%%", 100.0 * *c.relative);
+using comparison_fields::ComparisonRow;
+using comparison_fields::kComparison;
+
+// The verdict and, after it, the thresholds crossed.
+std::string verdict_text(const MetricComparison& c) {
   std::string tail = verdict(c);
   if (!c.crossed.empty()) {
     tail += "  CROSSED";
     for (const std::string& t : c.crossed) tail += " " + t;
   }
-  return {c.base_metric.key(),
-          c.in_base ? show(u, c.base_metric.value) : "-",
-          c.in_new ? show(u, c.new_metric.value) : "-",
-          c.in_base && c.in_new ? show_delta(u, c.delta) : "-",
-          relative,
-          show_noise(u, c.noise),
-          tail};
+  return tail;
+}
+
+std::vector<ComparisonRow> rows_of(const Comparison& c) {
+  std::vector<ComparisonRow> rows;
+  for (const MetricComparison& m : c.rows)
+    rows.push_back({&m, m.base_metric.key(), verdict_text(m)});
+  return rows;
 }
 
 }  // namespace
@@ -101,10 +92,7 @@ void write_comparison_text(std::ostream& os, const Comparison& c) {
      << "# new:  " << run_line(c.next) << "\n"
      << "# per-rank metrics are means over ranks of each rank's mean per measured step; noise is "
         "two standard errors of the difference (step-to-step spread, Welch)\n";
-  std::vector<std::vector<std::string>> rows{
-      {"metric", "base", "new", "change", "change %", "noise", "verdict"}};
-  for (const MetricComparison& m : c.rows) rows.push_back(cells(m));
-  write_table(os, rows, /*last_left=*/true);
+  write_table(os, fields::text_rows(kComparison, rows_of(c)), /*last_left=*/true);
   for (const MetricComparison& m : c.rows) {
     if (!m.base_metric.note.empty() || !m.new_metric.note.empty()) {
       os << "# " << m.base_metric.key() << ": base " << (m.in_base ? m.base_metric.note : "-")
@@ -127,9 +115,6 @@ void write_comparison_text(std::ostream& os, const Comparison& c) {
 
 void write_comparison_json(std::ostream& os, const Comparison& c) {
   using nlohmann::ordered_json;
-  auto opt = [](const std::optional<double>& v) {
-    return v ? ordered_json(*v) : ordered_json(nullptr);
-  };
   auto run = [&](const RunMetrics& r) {
     return ordered_json{{"source", r.source},
                         {"ranks", r.ranks},
@@ -148,27 +133,10 @@ void write_comparison_json(std::ostream& os, const Comparison& c) {
   for (const Threshold& t : c.thresholds) thresholds.push_back(t.text);
   j["thresholds"] = thresholds;
   ordered_json metrics = ordered_json::array();
-  for (const MetricComparison& m : c.rows) {
-    const RunMetric& id = m.base_metric;
-    const bool both = m.in_base && m.in_new;
-    metrics.push_back(
-        {{"metric", id.key()},
-         {"family", id.family},
-         {"label", id.label},
-         {"unit", unit_name(id.unit)},
-         {"higher_is_better", id.higher_is_better},
-         {"base", m.in_base ? ordered_json(m.base_metric.value) : ordered_json(nullptr)},
-         {"new", m.in_new ? ordered_json(m.new_metric.value) : ordered_json(nullptr)},
-         {"base_spread", m.in_base ? opt(m.base_metric.spread) : nullptr},
-         {"new_spread", m.in_new ? opt(m.new_metric.spread) : nullptr},
-         {"delta", both ? ordered_json(m.delta) : ordered_json(nullptr)},
-         {"relative", both ? opt(m.relative) : nullptr},
-         {"noise", opt(m.noise)},
-         {"beyond_noise", m.noise ? ordered_json(m.beyond_noise()) : ordered_json(nullptr)},
-         {"worse", both ? ordered_json(m.delta != 0 && m.worse()) : ordered_json(nullptr)},
-         {"base_note", m.in_base ? m.base_metric.note : ""},
-         {"new_note", m.in_new ? m.new_metric.note : ""},
-         {"crossed", m.crossed}});
+  for (const ComparisonRow& row : rows_of(c)) {
+    ordered_json m = fields::json_object(kComparison, row);
+    m["crossed"] = row.m->crossed;
+    metrics.push_back(std::move(m));
   }
   j["metrics"] = metrics;
   j["unmatched_thresholds"] = c.unmatched;
@@ -198,11 +166,18 @@ void write_comparison_html(std::ostream& os, const Comparison& c) {
     os << "<p class=\"verdict bad\">REGRESSION: " << c.crossed
        << " metric(s) crossed a threshold</p>\n";
   }
-  os << "<table id=\"comparison\"><thead><tr><th>metric</th><th>base</th><th>new</th>"
-        "<th>change</th><th>change %</th><th>noise (2 SE)</th><th>verdict</th></tr></thead>"
-        "<tbody>\n";
-  for (const MetricComparison& m : c.rows) {
-    const std::vector<std::string> row = cells(m);
+  os << "<table id=\"comparison\"><thead><tr>";
+  // Each column headed by its label, with what it is as the header's title.
+  for (const auto& f : kComparison) {
+    if (fields::in_text(f)) {
+      os << "<th title=\"" << html_escape(std::string(f.help)) << "\">"
+         << html_escape(std::string(f.label)) << "</th>";
+    }
+  }
+  os << "</tr></thead><tbody>\n";
+  for (const ComparisonRow& r : rows_of(c)) {
+    const MetricComparison& m = *r.m;
+    const std::vector<std::string> row = fields::text_cells(kComparison, r);
     const char* cls = !m.crossed.empty()                                            ? "crossed"
                       : (m.in_base && m.in_new && m.delta != 0 && m.worse())        ? "worse"
                       : (m.in_base && m.in_new && m.delta != 0 && m.beyond_noise()) ? "better"
@@ -217,5 +192,46 @@ void write_comparison_html(std::ostream& os, const Comparison& c) {
   }
   os << "</body></html>\n";
 }
+
+namespace comparison_fields {
+
+std::string_view metric_unit_name(MetricUnit u) {
+  switch (u) {
+    case MetricUnit::kNanoseconds:
+      return "ns";
+    case MetricUnit::kRatio:
+      return "ratio";
+    case MetricUnit::kGBps:
+      return "GB/s";
+  }
+  return "";
+}
+
+std::string base_text(const ComparisonRow& r) {
+  return r.m->in_base ? show(r.m->base_metric.unit, r.m->base_metric.value) : "-";
+}
+std::string new_text(const ComparisonRow& r) {
+  return r.m->in_new ? show(r.m->base_metric.unit, r.m->new_metric.value) : "-";
+}
+std::string delta_text(const ComparisonRow& r) {
+  return both(r) ? show_delta(r.m->base_metric.unit, r.m->delta) : "-";
+}
+std::string relative_text(const ComparisonRow& r) {
+  return both(r) && r.m->relative ? fmt("%+.2f%%", 100.0 * *r.m->relative) : "n/a";
+}
+std::string noise_text(const ComparisonRow& r) {
+  return show_noise(r.m->base_metric.unit, r.m->noise);
+}
+
+const std::string& base_note(const ComparisonRow& r) {
+  static const std::string none;
+  return r.m->in_base ? r.m->base_metric.note : none;
+}
+const std::string& new_note(const ComparisonRow& r) {
+  static const std::string none;
+  return r.m->in_new ? r.m->new_metric.note : none;
+}
+
+}  // namespace comparison_fields
 
 }  // namespace commprof

@@ -3,10 +3,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <ostream>
 #include <set>
+#include <string>
 #include <vector>
 
+#include "collectives/bench/bench_fields.hpp"
 #include "src/core/build_config.hpp"
 
 namespace commprof {
@@ -18,20 +21,11 @@ std::string fixed(double value, int decimals) {
   return buf;
 }
 
-// Like nccl-tests: fewer decimals as numbers grow, so columns keep their width.
-std::string adaptive(double value) {
-  if (value < 1000) return fixed(value, 2);
-  if (value < 100000) return fixed(value, 1);
-  return fixed(value, 0);
-}
-
 std::string pad(const std::string& text, int width) {
   return text.size() >= static_cast<std::size_t>(width)
              ? text
              : std::string(static_cast<std::size_t>(width) - text.size(), ' ') + text;
 }
-
-const char* redop_name(const CollectiveSpec& spec) { return spec.reduces ? "sum" : "none"; }
 
 bool routed(const BenchRow& row) { return row.op == CollectiveKind::kAllToAllV; }
 
@@ -87,23 +81,22 @@ void BenchTextPrinter::measured(const BenchReport& report, const BenchRow& row) 
       os_ << "#\n# " << spec.name << ": n = " << row.nranks << ", busbw factor "
           << spec.factor_formula << " = " << fixed(row.busbw_factor, 4) << '\n';
     }
-    os_ << "#" << pad("size", 12) << pad("count", 13) << pad("type", 10) << pad("redop", 7)
-        << pad("root", 6) << pad("time min", 11) << pad("time avg", 11) << pad("time max", 11)
-        << pad("algbw", 9) << pad("busbw", 9)
-        << (routed(row) ? pad("factor", 8) + pad("imbal", 7) : "") << pad("#wrong", 8) << '\n'
-        << "#" << pad("(B)", 12) << pad("(elements)", 13) << pad("", 10) << pad("", 7) << pad("", 6)
-        << pad("(us)", 11) << pad("(us)", 11) << pad("(us)", 11) << pad("(GB/s)", 9)
-        << pad("(GB/s)", 9) << (routed(row) ? pad("", 8) + pad("", 7) : "") << pad("", 8) << '\n';
+    // The columns' names, then their units, each padded to its width.
+    std::string names = "#", units = "#";
+    for (const bench_fields::Column& c : bench_fields::kColumns) {
+      if (!bench_fields::in_text(c, row)) continue;
+      names += pad(std::string(c.field.label), c.width);
+      units += pad(std::string(c.unit_line), c.width);
+    }
+    os_ << names << '\n' << units << '\n';
     table_open_ = true;
     table_op_ = row.op;
   }
-  os_ << ' ' << pad(std::to_string(row.sizes.bytes), 12) << pad(std::to_string(row.sizes.count), 13)
-      << pad(dtype_name(row.dtype), 10) << pad(redop_name(spec), 7)
-      << pad(row.root < 0 ? "-" : std::to_string(row.root), 6) << pad(adaptive(row.time_min_us), 11)
-      << pad(adaptive(row.time_avg_us), 11) << pad(adaptive(row.time_max_us), 11)
-      << pad(fixed(row.algbw_gbps, 2), 9) << pad(fixed(row.busbw_gbps, 2), 9)
-      << (routed(row) ? pad(fixed(row.busbw_factor, 4), 8) + pad(fixed(row.imbalance, 3), 7) : "")
-      << pad(row.wrong < 0 ? "N/A" : std::to_string(row.wrong), 8) << '\n';
+  std::string line = " ";
+  for (const bench_fields::Column& c : bench_fields::kColumns) {
+    if (bench_fields::in_text(c, row)) line += pad(fields::text_cell(c.field, row), c.width);
+  }
+  os_ << line << '\n';
   os_.flush();
 }
 
@@ -300,20 +293,35 @@ nlohmann::ordered_json bench_to_json(const BenchReport& report) {
 }
 
 void write_bench_csv(std::ostream& os, const BenchReport& report) {
-  os << "op,nranks,size_bytes,count,dtype,redop,root,time_min_us,time_avg_us,time_max_us,"
-        "host_clock_time_avg_us,algbw_gbps,busbw_gbps,algbw_gbps_from_max,busbw_gbps_from_max,"
-        "busbw_factor,imbalance,wrong\n";
+  std::string header;
+  for (const bench_fields::Column& c : bench_fields::kColumns)
+    header += (header.empty() ? "" : ",") + std::string(c.field.key);
+  os << header << '\n';
   for (const BenchRow& row : report.rows) {
-    const CollectiveSpec& spec = collective_spec(row.op);
-    os << spec.name << ',' << row.nranks << ',' << row.sizes.bytes << ',' << row.sizes.count << ','
-       << dtype_name(row.dtype) << ',' << (spec.reduces ? "sum" : "none") << ',' << row.root << ','
-       << fixed(row.time_min_us, 3) << ',' << fixed(row.time_avg_us, 3) << ','
-       << fixed(row.time_max_us, 3) << ',' << fixed(row.host_time_avg_us, 3) << ','
-       << fixed(row.algbw_gbps, 4) << ',' << fixed(row.busbw_gbps, 4) << ','
-       << fixed(row.algbw_max_gbps, 4) << ',' << fixed(row.busbw_max_gbps, 4) << ','
-       << fixed(row.busbw_factor, 6) << ',' << (routed(row) ? fixed(row.imbalance, 6) : "") << ','
-       << (row.wrong < 0 ? "" : std::to_string(row.wrong)) << '\n';
+    std::string line;
+    for (const bench_fields::Column& c : bench_fields::kColumns)
+      line += (&c == bench_fields::kColumns ? "" : ",") + bench_fields::csv_cell(c, row);
+    os << line << '\n';
   }
 }
+
+namespace bench_fields {
+
+std::string adaptive_time(double us) {
+  if (us < 1000) return fixed(us, 2);
+  if (us < 100000) return fixed(us, 1);
+  return fixed(us, 0);
+}
+
+std::string csv_cell(const Column& c, const BenchRow& row) {
+  const std::optional<fields::Value> v = fields::defined_value(c.field, row);
+  if (!v) return "";
+  if (const auto* d = std::get_if<double>(&*v)) {
+    return fields::printf_number(c.csv_format, *d);
+  }
+  return fields::csv_cell(c.field, row);
+}
+
+}  // namespace bench_fields
 
 }  // namespace commprof

@@ -2,14 +2,17 @@
 // The link model's file: schema "commprof.links", version 1, one JSON object.
 //   {"schema": "commprof.links", "version": 1, "source": "...",
 //    "time_formula": "...",
-//    "fits": [{"collective", "link", "group", "latency_us", "busbw_gbps", "points",
-//              "rms_rel_error", "ranks", "min_bytes", "max_bytes"}],
-//    "samples": [{"collective", "link", "group", "ranks", "bytes", "time_us"}]}
+//    "fits": [{...}], "samples": [{...}]}
+// each fit and sample an object of the fields link_fields.hpp lists, which the writer and the
+// parser both walk.
 // busbw_gbps counts bus bytes (S × the busbw factor, as nccl-tests' busbw), 10⁹ B/s.
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
+#include <tuple>
 
+#include "collectives/links/link_fields.hpp"
 #include "collectives/links/link_model.hpp"
 #include "src/core/atomic_file.hpp"
 #include "src/core/errors.hpp"
@@ -20,35 +23,71 @@ namespace {
 constexpr const char* kLinksSchema = "commprof.links";
 constexpr int kLinksVersion = 1;
 
-nlohmann::ordered_json sample_json(const LinkSample& p) {
-  return {{"collective", p.collective}, {"link", link_class_name(p.link)},
-          {"group", p.group},           {"ranks", p.ranks},
-          {"bytes", p.bytes},           {"time_us", p.time_us}};
-}
-
-nlohmann::ordered_json fit_json(const LinkFit& f) {
-  return {{"collective", f.collective},
-          {"link", link_class_name(f.link)},
-          {"group", f.group},
-          {"latency_us", f.latency_us},
-          {"busbw_gbps", f.busbw_gbps},
-          {"points", f.points},
-          {"rms_rel_error", f.rms_rel_error},
-          {"ranks", f.ranks},
-          {"min_bytes", f.min_bytes},
-          {"max_bytes", f.max_bytes}};
-}
-
-// A field of `j`, of the type asked, or ConfigError naming the file, where and what.
+// A member's value in the file: a link class by its name, anything else as it is.
 template <class T>
-T field(const nlohmann::json& j, const char* key, const std::string& where) {
+nlohmann::ordered_json json_of(const T& v) {
+  return v;
+}
+nlohmann::ordered_json json_of(LinkClass c) { return link_class_name(c); }
+
+// A value of the type asked, or ConfigError saying the key has the wrong type.
+template <class T>
+void read_value(const nlohmann::json& v, T& out, std::string_view key) {
+  try {
+    out = v.get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw ConfigError("\"" + std::string(key) + "\" has the wrong type (" + v.dump() + ")");
+  }
+}
+void read_value(const nlohmann::json& v, LinkClass& out, std::string_view key) {
+  std::string name;
+  read_value(v, name, key);
+  out = parse_link_class(name);
+}
+
+// `row` as an object, every field of `table` in its order.
+template <class Row, class Table>
+nlohmann::ordered_json row_json(const Row& row, const Table& table) {
+  nlohmann::ordered_json j;
+  std::apply([&](const auto&... f) { ((j[std::string(f.key)] = json_of(row.*f.member)), ...); },
+             table);
+  return j;
+}
+
+// A row from object `e` (`where` names it in errors): every field of `table` read and checked.
+template <class Row, class Table>
+Row row_of(const nlohmann::json& e, const Table& table, const std::string& where) {
+  if (!e.is_object()) throw ConfigError(where + ": not an object");
+  Row row;
+  auto read = [&](const auto& f) {
+    const auto it = e.find(std::string(f.key));
+    if (it == e.end()) {
+      if (f.required) throw ConfigError(where + ": no \"" + std::string(f.key) + "\"");
+      return;  // the member's default
+    }
+    try {
+      read_value(*it, row.*f.member, f.key);
+      if (f.check != nullptr) f.check(row.*f.member);
+    } catch (const ConfigError& bad) {
+      throw ConfigError(where + ": " + bad.what());
+    }
+  };
+  std::apply([&](const auto&... f) { (read(f), ...); }, table);
+  return row;
+}
+
+// A member of the file's top object, of the type asked, or ConfigError naming the file.
+template <class T>
+T top_field(const nlohmann::json& j, const char* key, const std::string& where) {
   const auto it = j.find(key);
   if (it == j.end()) throw ConfigError(where + ": no \"" + key + "\"");
+  T out;
   try {
-    return it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw ConfigError(where + ": \"" + key + "\" has the wrong type (" + it->dump() + ")");
+    read_value(*it, out, key);
+  } catch (const ConfigError& bad) {
+    throw ConfigError(where + ": " + bad.what());
   }
+  return out;
 }
 
 }  // namespace
@@ -62,9 +101,9 @@ std::string link_model_text(const LinkModel& m) {
       "time_us = latency_us * steps(n) + bytes * busbw_factor(n) / (busbw_gbps * 1e3); steps: "
       "allreduce 2(n-1), p2p 1, others n-1; busbw_gbps 0: no bandwidth term";
   j["fits"] = nlohmann::ordered_json::array();
-  for (const LinkFit& f : m.fits) j["fits"].push_back(fit_json(f));
+  for (const LinkFit& f : m.fits) j["fits"].push_back(row_json(f, link_fields::kFit));
   j["samples"] = nlohmann::ordered_json::array();
-  for (const LinkSample& p : m.samples) j["samples"].push_back(sample_json(p));
+  for (const LinkSample& p : m.samples) j["samples"].push_back(row_json(p, link_fields::kSample));
   return j.dump(2);
 }
 
@@ -82,12 +121,12 @@ LinkModel parse_link_model(const std::string& text, const std::string& source) {
   }
   const std::string top = "link model '" + source + "'";
   if (!j.is_object()) throw ConfigError(top + ": not a JSON object");
-  const auto schema = field<std::string>(j, "schema", top);
+  const auto schema = top_field<std::string>(j, "schema", top);
   if (schema != kLinksSchema) {
     throw ConfigError(top + ": schema '" + schema + "', expected '" + kLinksSchema +
                       "' (commprof bench --fit-links writes it)");
   }
-  const int version = field<int>(j, "version", top);
+  const int version = top_field<int>(j, "version", top);
   if (version != kLinksVersion) {
     throw ConfigError(top + ": version " + std::to_string(version) + ", this commprof reads " +
                       std::to_string(kLinksVersion));
@@ -97,50 +136,20 @@ LinkModel parse_link_model(const std::string& text, const std::string& source) {
   const auto fits = j.find("fits");
   if (fits == j.end() || !fits->is_array()) throw ConfigError(top + ": no \"fits\" array");
   for (std::size_t i = 0; i < fits->size(); ++i) {
-    const nlohmann::json& e = (*fits)[i];
     const std::string where = top + ", fits[" + std::to_string(i) + "]";
-    if (!e.is_object()) throw ConfigError(where + ": not an object");
-    LinkFit f;
-    f.collective = field<std::string>(e, "collective", where);
-    try {
-      link_steps(f.collective, 2);
-      f.link = parse_link_class(field<std::string>(e, "link", where));
-    } catch (const ConfigError& bad) {
-      throw ConfigError(where + ": " + bad.what());
-    }
-    f.group = e.value("group", std::string());
-    f.latency_us = field<double>(e, "latency_us", where);
-    f.busbw_gbps = field<double>(e, "busbw_gbps", where);
+    const LinkFit f = row_of<LinkFit>((*fits)[i], link_fields::kFit, where);
     if (f.latency_us < 0 || f.busbw_gbps < 0 || (f.latency_us == 0 && f.busbw_gbps == 0)) {
       throw ConfigError(where + ": latency_us " + std::to_string(f.latency_us) +
                         " and busbw_gbps " + std::to_string(f.busbw_gbps) +
                         " (neither may be negative, and not both 0)");
     }
-    f.points = e.value("points", 0);
-    f.rms_rel_error = e.value("rms_rel_error", 0.0);
-    f.ranks = e.value("ranks", std::vector<int>());
-    f.min_bytes = e.value("min_bytes", std::uint64_t{0});
-    f.max_bytes = e.value("max_bytes", std::uint64_t{0});
     m.fits.push_back(f);
   }
   if (m.fits.empty()) throw ConfigError(top + ": \"fits\" is empty");
   if (const auto samples = j.find("samples"); samples != j.end() && samples->is_array()) {
     for (std::size_t i = 0; i < samples->size(); ++i) {
-      const nlohmann::json& e = (*samples)[i];
       const std::string where = top + ", samples[" + std::to_string(i) + "]";
-      if (!e.is_object()) throw ConfigError(where + ": not an object");
-      LinkSample p;
-      p.collective = field<std::string>(e, "collective", where);
-      try {
-        p.link = parse_link_class(field<std::string>(e, "link", where));
-      } catch (const ConfigError& bad) {
-        throw ConfigError(where + ": " + bad.what());
-      }
-      p.group = e.value("group", std::string());
-      p.ranks = field<int>(e, "ranks", where);
-      p.bytes = field<std::uint64_t>(e, "bytes", where);
-      p.time_us = field<double>(e, "time_us", where);
-      m.samples.push_back(p);
+      m.samples.push_back(row_of<LinkSample>((*samples)[i], link_fields::kSample, where));
     }
   }
   return m;

@@ -27,12 +27,12 @@ struct UnitNames {
   const char* text_suffix;
 };
 constexpr UnitNames kUnitNames[] = {
-    {ReportUnit::kNs, "ns", "(us)"},          {ReportUnit::kBytes, "B", "(B)"},
-    {ReportUnit::kGBps, "GB/s", "(GB/s)"},    {ReportUnit::kRatio, "ratio", "(%)"},
-    {ReportUnit::kFactor, "factor", "(x)"},   {ReportUnit::kCount, "count", "(#)"},
-    {ReportUnit::kRanks, "ranks", "(ranks)"}, {ReportUnit::kId, "id", ""},
-    {ReportUnit::kText, "text", ""},          {ReportUnit::kFlag, "flag", ""},
-    {ReportUnit::kOfRow, "unit", ""},
+    {ReportUnit::kNs, "ns", "(us)"},      {ReportUnit::kUs, "us", "(us)"},
+    {ReportUnit::kBytes, "B", "(B)"},     {ReportUnit::kGBps, "GB/s", "(GB/s)"},
+    {ReportUnit::kRatio, "ratio", "(%)"}, {ReportUnit::kFactor, "factor", "(x)"},
+    {ReportUnit::kCount, "count", "(#)"}, {ReportUnit::kRanks, "ranks", "(ranks)"},
+    {ReportUnit::kId, "id", ""},          {ReportUnit::kText, "text", ""},
+    {ReportUnit::kFlag, "flag", ""},      {ReportUnit::kOfRow, "unit", ""},
 };
 
 constexpr bool every_unit_in_order() {

@@ -9,6 +9,7 @@ namespace commprof {
 /// first: analysis/report_fields.hpp.)
 enum class ReportUnit {
   kNs,      ///< a time or duration in ns
+  kUs,      ///< a time in µs (bench's, as nccl-tests')
   kBytes,   ///< B
   kGBps,    ///< a bandwidth in GB/s (10⁹ B/s)
   kRatio,   ///< a fraction (1 = 100 %)

@@ -6,10 +6,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "collectives/bench/bench_fields.hpp"
 
 namespace commprof {
 namespace {
@@ -301,6 +304,36 @@ TEST(BenchCsv, HeaderAndOneRowPerResult) {
       << lines[2];
   EXPECT_THAT(lines[2], ::testing::EndsWith(",1.500000,,0"));
   EXPECT_THAT(lines[4], ::testing::EndsWith(",0.750000,,"));  // unchecked: empty, not 0
+}
+
+// Every column of the rows' table (bench_fields.hpp) is a CSV column, in order, and every one
+// with a width a text header, in order: a column added there reaches both.
+TEST(BenchColumns, EveryColumnReachesTheCsvAndTheText) {
+  const BenchReport r = sample_report();
+  std::ostringstream csv;
+  write_bench_csv(csv, r);
+  std::string header, text_names = "#", text_units = "#";
+  std::size_t cells = 0;
+  for (const bench_fields::Column& c : bench_fields::kColumns) {
+    header += (header.empty() ? "" : ",") + std::string(c.field.key);
+    ++cells;
+    if (bench_fields::in_text(c, r.rows.front())) {
+      text_names += " +" + std::string(c.field.label);
+      if (!c.unit_line.empty()) {
+        text_units += std::string(" +\\(") +
+                      std::string(c.unit_line.substr(1, c.unit_line.size() - 2)) + "\\)";
+      }
+    }
+  }
+  const auto lines = lines_of(csv.str());
+  EXPECT_EQ(lines.front(), header);
+  for (const std::string& line : lines) {
+    EXPECT_EQ(static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1, cells)
+        << line;
+  }
+  const std::string text = text_of(r);
+  EXPECT_TRUE(std::regex_search(text, std::regex("\n" + text_names + "\n"))) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex("\n" + text_units + " *\n"))) << text;
 }
 
 }  // namespace

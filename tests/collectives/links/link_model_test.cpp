@@ -8,6 +8,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "collectives/links/link_fields.hpp"
 
 #include "src/core/errors.hpp"
 
@@ -141,6 +147,54 @@ TEST_F(LinkFile, WrittenAndReadBack) {
   EXPECT_EQ(back.samples.size(), m.samples.size());
 }
 
+// The keys of a file table (link_fields.hpp), in order.
+template <class Table>
+std::vector<std::string> keys_of_table(const Table& table) {
+  std::vector<std::string> keys;
+  std::apply([&](const auto&... f) { (keys.emplace_back(f.key), ...); }, table);
+  return keys;
+}
+std::vector<std::string> keys_of(const nlohmann::ordered_json& object) {
+  std::vector<std::string> keys;
+  for (auto it = object.begin(); it != object.end(); ++it) keys.push_back(it.key());
+  return keys;
+}
+// Every field of `table` equal in `a` and `b`.
+template <class Row, class Table>
+void expect_same_fields(const Row& a, const Row& b, const Table& table) {
+  auto same = [&](const auto& f) { EXPECT_EQ(a.*f.member, b.*f.member) << f.key; };
+  std::apply([&](const auto&... f) { (same(f), ...); }, table);
+}
+
+TEST_F(LinkFile, EveryFieldOfTheTablesWrittenAndReadBack) {
+  LinkModel m;
+  m.source = "by hand";
+  LinkFit f;
+  f.collective = "allgather";
+  f.link = LinkClass::kInterNode;
+  f.group = "dp";
+  f.latency_us = 2.5;
+  f.busbw_gbps = 40.0;
+  f.points = 7;
+  f.rms_rel_error = 0.125;
+  f.ranks = {2, 4};
+  f.min_bytes = 1024;
+  f.max_bytes = 1u << 20;
+  m.fits = {f};
+  m.samples = {{"p2p", LinkClass::kInterNode, "pp", 2, 4096, 3.5}};
+  write_link_model(path_, m);
+  std::ifstream in(path_);
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(in);
+  EXPECT_EQ(keys_of(j.at("fits").at(0)), keys_of_table(link_fields::kFit));
+  EXPECT_EQ(keys_of(j.at("samples").at(0)), keys_of_table(link_fields::kSample));
+  EXPECT_EQ(j.at("fits").at(0).at("link"), "inter_node");
+  const LinkModel back = read_link_model(path_);
+  ASSERT_EQ(back.fits.size(), 1u);
+  ASSERT_EQ(back.samples.size(), 1u);
+  expect_same_fields(back.fits[0], f, link_fields::kFit);
+  expect_same_fields(back.samples[0], m.samples[0], link_fields::kSample);
+}
+
 TEST_F(LinkFile, BadFilesNameWhatIsWrong) {
   write("{not json");
   EXPECT_NE(error_of().find("is not JSON"), std::string::npos);
@@ -161,6 +215,15 @@ TEST_F(LinkFile, BadFilesNameWhatIsWrong) {
   EXPECT_NE(error_of().find("neither may be negative"), std::string::npos) << error_of();
   write(R"({"schema": "commprof.links", "version": 1, "fits": []})");
   EXPECT_NE(error_of().find("\"fits\" is empty"), std::string::npos);
+  // A missing required field is named once, with where it is missing.
+  write(R"({"schema": "commprof.links", "version": 1, "fits": [{"collective": "allreduce",
+          "latency_us": 1, "busbw_gbps": 1}]})");
+  EXPECT_EQ(error_of(), std::string("link model '") + path_ + "', fits[0]: no \"link\"");
+  // An optional field of the wrong type is named too, not read as its default.
+  write(R"({"schema": "commprof.links", "version": 1, "fits": [{"collective": "allreduce",
+          "link": "intra_node", "latency_us": 1, "busbw_gbps": 1, "points": "many"}]})");
+  EXPECT_NE(error_of().find("fits[0]: \"points\" has the wrong type (\"many\")"), std::string::npos)
+      << error_of();
   std::filesystem::remove(path_);
   EXPECT_NE(error_of().find("cannot read link model"), std::string::npos);
 }
