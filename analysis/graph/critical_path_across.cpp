@@ -245,6 +245,11 @@ struct Received {
 Received read_round(const std::string& bytes) {
   Received r;
   VarReader in(bytes);
+  // The packed steps keep a codec of their own (LEB128, for size), but the version of all.
+  if (const std::uint64_t version = in.get(); version != wire::kVersion) {
+    throw Error("critical path message of format version " + std::to_string(version) +
+                ", but this commprof reads version " + std::to_string(wire::kVersion));
+  }
   r.strings.resize(in.get());
   for (std::string_view& s : r.strings) s = in.get_text();
   while (!in.done()) {
@@ -348,7 +353,10 @@ void add_critical_paths_across(Report& report, const std::vector<std::string>& f
   std::map<int, std::string>& mine = packer.steps();
   for (int round = 0; round < kRounds; ++round) {
     std::vector<std::string> to(static_cast<std::size_t>(processes));
-    for (std::string& bytes : to) strings.write(bytes);
+    for (std::string& bytes : to) {
+      put_varint(bytes, wire::kVersion);
+      strings.write(bytes);
+    }
     for (auto it = mine.begin(); it != mine.end();) {
       const int step = it->first;
       const long long s = step < 0 ? -static_cast<long long>(step) : step;
