@@ -45,8 +45,10 @@ class ByteReader {
     std::memcpy(&value, take(sizeof value).data(), sizeof value);
     return value;
   }
-  std::string get_string() { return std::string(take(get<std::uint64_t>())); }
+  std::string get_string() { return get_bytes(get<std::uint64_t>()); }
+  std::string get_bytes(std::size_t n) { return std::string(take(n)); }
   bool done() const { return at_ == bytes_.size(); }
+  std::size_t left() const { return bytes_.size() - at_; }
 
  private:
   std::string_view take(std::size_t n) {

@@ -4,9 +4,10 @@
 #include <algorithm>
 #include <optional>
 
-#include "analysis/byte_codec.hpp"
 #include "analysis/group_time.hpp"
+#include "analysis/reduction_wire.hpp"
 #include "analysis/saturating_sum.hpp"
+#include "analysis/wire_codec.hpp"
 #include "src/collective/collective_kind.hpp"
 #include "src/collective/collective_spec.hpp"
 #include "src/core/errors.hpp"
@@ -206,90 +207,49 @@ std::uint64_t owner_hash(std::string_view comm, std::int64_t seq) {
   return h;
 }
 
+// One instance as one process matched it, for its owner's merge: what matching set, which op
+// gave the algorithm, the most bytes any member sent, and each member's (rank, start).
+struct InstancePartial {
+  CollectiveInstance instance;
+  std::uint64_t algo_order = 0;
+  std::uint64_t max_bytes = 0;
+  std::vector<std::pair<std::int32_t, std::int64_t>> members;
+};
+
+template <class IO>
+void transfer(IO& io, InstancePartial& p) {
+  io(p.instance, p.algo_order, p.max_bytes, p.members);
+}
+
 }  // namespace
-
-void CollectiveMatcher::write_instance(ByteWriter& out, const CollectiveInstance& c) {
-  out.put_string(c.comm);
-  out.put(c.seq);
-  out.put_string(c.collective);
-  out.put(c.comm_size);
-  out.put(c.bytes);
-  out.put(c.offrank_bytes);
-  out.put(c.offrank_ranks);
-  out.put_string(c.algo);
-  out.put_string(c.phase);
-  out.put(c.ranks_seen);
-  out.put(c.consistent);
-  out.put(c.first_start_ns);
-  out.put(c.last_start_ns);
-  out.put(c.first_rank);
-  out.put(c.last_rank);
-  out.put(c.min_end_ns);
-  out.put(c.max_end_ns);
-  out.put(c.min_duration_ns);
-  out.put(c.max_duration_ns);
-  out.put(c.mean_duration_ns);
-  out.put(c.wait_caused_ns);
-  out.put(c.order);
-  out.put(c.sum_duration_ns_);
-}
-
-CollectiveInstance CollectiveMatcher::read_instance(ByteReader& in) {
-  CollectiveInstance c;
-  c.comm = in.get_string();
-  c.seq = in.get<std::int64_t>();
-  c.collective = in.get_string();
-  c.comm_size = in.get<int>();
-  c.bytes = in.get<std::uint64_t>();
-  c.offrank_bytes = in.get<std::uint64_t>();
-  c.offrank_ranks = in.get<int>();
-  c.algo = in.get_string();
-  c.phase = in.get_string();
-  c.ranks_seen = in.get<int>();
-  c.consistent = in.get<bool>();
-  c.first_start_ns = in.get<std::int64_t>();
-  c.last_start_ns = in.get<std::int64_t>();
-  c.first_rank = in.get<int>();
-  c.last_rank = in.get<int>();
-  c.min_end_ns = in.get<std::int64_t>();
-  c.max_end_ns = in.get<std::int64_t>();
-  c.min_duration_ns = in.get<std::int64_t>();
-  c.max_duration_ns = in.get<std::int64_t>();
-  c.mean_duration_ns = in.get<double>();
-  c.wait_caused_ns = in.get<std::int64_t>();
-  c.order = in.get<std::uint64_t>();
-  c.sum_duration_ns_ = in.get<std::int64_t>();
-  return c;
-}
 
 std::vector<std::string> CollectiveMatcher::partials(int owners) const {
   std::vector<std::vector<Record>> members(instances_.size());
   for (const Record& r : records_) members[r.instance].push_back(r);
-  std::vector<ByteWriter> out(static_cast<std::size_t>(owners));
+  std::vector<std::vector<std::size_t>> owned(static_cast<std::size_t>(owners));
   for (std::size_t i = 0; i < instances_.size(); ++i) {
     const CollectiveInstance& c = instances_[i];
-    ByteWriter& w = out[owner_hash(c.comm, c.seq) % static_cast<std::uint64_t>(owners)];
-    write_instance(w, c);
-    w.put(extras_[i].algo_order);
-    w.put(extras_[i].max_bytes);
-    w.put<std::uint64_t>(members[i].size());
-    for (const Record& r : members[i]) {
-      w.put(r.rank);
-      w.put(r.start_ns);
-    }
+    owned[owner_hash(c.comm, c.seq) % static_cast<std::uint64_t>(owners)].push_back(i);
   }
   std::vector<std::string> buffers;
-  for (ByteWriter& w : out) buffers.push_back(w.take());
+  for (const std::vector<std::size_t>& list : owned) {
+    wire::Writer w;
+    w.list(list.size());
+    for (const std::size_t i : list) {
+      InstancePartial part{instances_[i], extras_[i].algo_order, extras_[i].max_bytes, {}};
+      for (const Record& r : members[i]) part.members.emplace_back(r.rank, r.start_ns);
+      w(part);
+    }
+    buffers.push_back(w.take());
+  }
   return buffers;
 }
 
 void CollectiveMatcher::merge(std::string_view partials) {
-  ByteReader in(partials);
-  while (!in.done()) {
-    const CollectiveInstance p = read_instance(in);
-    Extra pe;
-    pe.algo_order = in.get<std::uint64_t>();
-    pe.max_bytes = in.get<std::uint64_t>();
+  wire::Reader in(partials);
+  in.each<InstancePartial>([&](const InstancePartial& part) {
+    const CollectiveInstance& p = part.instance;
+    const Extra pe{part.algo_order, part.max_bytes};
     const auto [i, inserted] = find_or_add(p.comm, p.seq);
     CollectiveInstance& c = instances_[i];
     Extra& extra = extras_[i];
@@ -328,12 +288,9 @@ void CollectiveMatcher::merge(std::string_view partials) {
       c.offrank_ranks += p.offrank_ranks;
       add_saturating(c.sum_duration_ns_, p.sum_duration_ns_);
     }
-    const std::uint64_t n = in.get<std::uint64_t>();
-    for (std::uint64_t k = 0; k < n; ++k) {
-      const std::int32_t rank = in.get<std::int32_t>();
-      records_.push_back({i, rank, in.get<std::int64_t>()});
-    }
-  }
+    for (const auto& [rank, start_ns] : part.members) records_.push_back({i, rank, start_ns});
+  });
+  in.expect_end();
 }
 
 void CollectiveMatcher::finish(int world_size) {
@@ -395,45 +352,6 @@ std::int64_t CollectiveMatcher::find(const std::string& comm, std::int64_t seq) 
   if (by_seq == index_.end()) return -1;
   const auto it = by_seq->second.find(seq);
   return it == by_seq->second.end() ? -1 : static_cast<std::int64_t>(it->second);
-}
-
-}  // namespace commprof
-
-namespace commprof {
-
-void CollectiveMatcher::write_waits(ByteWriter& out) const {
-  std::uint64_t ranks = 0;
-  for (const RankWait& w : waits_) ranks += w.collectives > 0 ? 1 : 0;
-  out.put(ranks);
-  for (const RankWait& w : waits_) {
-    if (w.collectives == 0) continue;
-    out.put(w.rank);
-    out.put(w.collectives);
-    out.put(w.wait_ns);
-    out.put(w.wait_caused_ns);
-    out.put(w.times_last);
-    out.put(w.times_first);
-  }
-}
-
-void CollectiveMatcher::read_waits(ByteReader& in, std::vector<RankWait>& waits) {
-  const std::uint64_t ranks = in.get<std::uint64_t>();
-  for (std::uint64_t k = 0; k < ranks; ++k) {
-    const int rank = in.get<int>();
-    if (rank < 0) throw Error("reduction message names rank " + std::to_string(rank));
-    if (static_cast<std::size_t>(rank) >= waits.size()) {
-      const std::size_t old = waits.size();
-      waits.resize(static_cast<std::size_t>(rank) + 1);
-      for (std::size_t r = old; r < waits.size(); ++r) waits[r].rank = static_cast<int>(r);
-    }
-    // Waits are never negative, so saturating sums give the same total in any order.
-    RankWait& w = waits[static_cast<std::size_t>(rank)];
-    w.collectives += in.get<std::int64_t>();
-    add_saturating(w.wait_ns, in.get<std::int64_t>());
-    add_saturating(w.wait_caused_ns, in.get<std::int64_t>());
-    w.times_last += in.get<std::int64_t>();
-    w.times_first += in.get<std::int64_t>();
-  }
 }
 
 }  // namespace commprof

@@ -16,9 +16,6 @@
 
 namespace commprof {
 
-class ByteReader;
-class ByteWriter;
-
 /// One collective call seen by every rank of its communicator. Times in ns on rank 0's clock.
 struct CollectiveInstance {
   std::string comm;
@@ -116,7 +113,8 @@ class CollectiveMatcher {
   /// `owners` processes by a hash of (comm, seq), one buffer each, for the owners' merge().
   std::vector<std::string> partials(int owners) const;
   /// Adds instances from partials() of other matchers: the result is the same as adding their
-  /// ops here, in their reading order, whatever order the buffers come in.
+  /// ops here, in their reading order, whatever order the buffers come in. Throws Error on a
+  /// buffer that is not a partials() message of this build.
   void merge(std::string_view partials);
 
   /// Matches everything added. `world_size` sizes the per-rank table.
@@ -124,13 +122,6 @@ class CollectiveMatcher {
 
   const std::vector<CollectiveInstance>& instances() const { return instances_; }
   const std::vector<RankWait>& rank_waits() const { return waits_; }
-  /// After finish(): the per-rank waits, for read_waits().
-  void write_waits(ByteWriter& out) const;
-  /// Adds the waits write_waits() wrote to `waits` (by rank, grown as needed).
-  static void read_waits(ByteReader& in, std::vector<RankWait>& waits);
-  /// The fields of an instance that matching sets, in a fixed order, and back.
-  static void write_instance(ByteWriter& out, const CollectiveInstance& c);
-  static CollectiveInstance read_instance(ByteReader& in);
 
   /// Wait of `rank` at instance `i` (last start − own start); -1 if it did not take part.
   /// Valid after finish().

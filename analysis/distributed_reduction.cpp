@@ -5,9 +5,10 @@
 #include <memory>
 #include <utility>
 
-#include "analysis/byte_codec.hpp"
 #include "analysis/collective_matching.hpp"
 #include "analysis/instance_tables.hpp"
+#include "analysis/reduction_shard.hpp"
+#include "analysis/wire_codec.hpp"
 
 namespace commprof {
 namespace {
@@ -38,37 +39,29 @@ std::unique_ptr<Reducer> reduce_block(const std::vector<std::string>& files, std
 // for each file that is not the one its rank is kept from, which one is.
 std::map<std::uint32_t, std::uint32_t> kept_files(const Reducer& reducer,
                                                   ReduceExchange& exchange) {
-  ByteWriter mine;
-  for (const Reducer::FileOutcome& o : reducer.outcomes()) {
-    mine.put(o.index);
-    mine.put(o.rank);
-  }
-  ByteWriter answer;
-  const std::vector<std::string> all = exchange.gather(mine.take());
+  using Outcomes = std::vector<std::pair<std::uint32_t, int>>;        // (file, its rank)
+  using Kept = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // (file, kept file)
+  Outcomes mine;
+  for (const Reducer::FileOutcome& o : reducer.outcomes()) mine.emplace_back(o.index, o.rank);
+  Kept answer;
+  const std::vector<std::string> all = exchange.gather(wire::encode(mine));
   if (exchange.rank() == 0) {
     std::map<int, std::uint32_t> first;  // rank -> first file (blocks come in file order)
-    std::vector<std::pair<std::uint32_t, int>> outcomes;
+    Outcomes outcomes;
     for (const std::string& bytes : all) {
-      ByteReader in(bytes);
-      while (!in.done()) {
-        const auto index = in.get<std::uint32_t>();
-        const int rank = in.get<int>();
+      for (const auto& [index, rank] : wire::decode<Outcomes>(bytes)) {
         first.try_emplace(rank, index);
         outcomes.emplace_back(index, rank);
       }
     }
     for (const auto& [index, rank] : outcomes) {
-      if (first[rank] == index) continue;
-      answer.put(index);
-      answer.put(first[rank]);
+      if (first[rank] != index) answer.emplace_back(index, first[rank]);
     }
   }
   std::map<std::uint32_t, std::uint32_t> kept;
-  const std::string answered = exchange.broadcast(answer.take());
-  ByteReader in(answered);
-  while (!in.done()) {
-    const auto index = in.get<std::uint32_t>();
-    kept[index] = in.get<std::uint32_t>();
+  for (const auto& [index, kept_index] :
+       wire::decode<Kept>(exchange.broadcast(wire::encode(answer)))) {
+    kept[index] = kept_index;
   }
   return kept;
 }
@@ -113,21 +106,21 @@ Report finish_across(Reducer& reducer, const ReduceOptions& options, ReduceExcha
   Report report;
   report.peak_busbw_gbps = options.peak_busbw_gbps;
   const InstanceFindings found = tabulate_instances(owned.instances(), report, exchange);
-  ByteWriter shard;
-  reducer.write_shard(shard);
-  owned.write_waits(shard);
+  ReductionShard shard = reducer.shard();
+  for (const RankWait& w : owned.rank_waits()) {
+    if (w.collectives > 0) shard.waits.push_back(w);
+  }
   owned = CollectiveMatcher{};
   // The ranks' summaries (each with a point per step) in batches, read as they come.
   const std::size_t ranks = reducer.rank_count();
   for (std::size_t batch = 0; batch < kSummaryBatches; ++batch) {
-    ByteWriter mine;
-    reducer.write_summaries(mine, batch * ranks / kSummaryBatches,
-                            (batch + 1) * ranks / kSummaryBatches);
-    for (const std::string& bytes : exchange.gather(mine.take())) {
+    const std::string mine =
+        reducer.summaries(batch * ranks / kSummaryBatches, (batch + 1) * ranks / kSummaryBatches);
+    for (const std::string& bytes : exchange.gather(mine)) {
       Reducer::read_summaries(bytes, report.ranks);
     }
   }
-  const std::vector<std::string> shards = exchange.gather(shard.take());
+  const std::vector<std::string> shards = exchange.gather(wire::encode(shard));
   if (exchange.rank() != 0) return Report{};
   Reducer::merge_shards(report, shards, found);
   return report;

@@ -9,47 +9,25 @@
 #include <tuple>
 #include <utility>
 
-#include "analysis/byte_codec.hpp"
 #include "analysis/group_time.hpp"
+#include "analysis/instance_digest.hpp"
+#include "analysis/reduction_wire.hpp"
 #include "analysis/report_fields.hpp"
 #include "analysis/saturating_sum.hpp"
+#include "analysis/wire_codec.hpp"
 #include "src/core/errors.hpp"
 
 namespace commprof {
 namespace {
 
-constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
+constexpr std::uint64_t kNone = InstanceDigest::kNone;
 
 // Signed values as unsigned ones in the same order, so that one bisection serves both.
 std::uint64_t ordered(std::int64_t v) { return static_cast<std::uint64_t>(v) ^ (1ULL << 63); }
 std::int64_t unordered(std::uint64_t v) { return static_cast<std::int64_t>(v ^ (1ULL << 63)); }
 
-using SizeKey = std::tuple<std::string, int, std::uint64_t>;  // collective, comm size, bytes
-
-// Every sum below is of integers, most of them never negative (saturating sums of such agree in
-// any order): owners' sums add up to one process's.
-struct SizeSums {
-  std::int64_t count = 0;
-  std::int64_t skew_ns = 0;
-  std::int64_t wait_ns = 0;
-  std::int64_t min_time_ns = std::numeric_limits<std::int64_t>::max();
-  std::int64_t max_time_ns = std::numeric_limits<std::int64_t>::min();
-  std::map<std::string, std::uint64_t> algos;  // NCCL's algorithm → its first instance's order
-  // All-to-all(v)s whose off-rank bytes are known (CollectiveInstance::offrank_known): how many,
-  // and Σ offrank_bytes (capped, as every term and the cap are the same on any process).
-  std::int64_t offrank_count = 0;
-  std::uint64_t offrank_bytes = 0;
-};
-
-// Per collective and size: Σ bytes of the instances whose busbw is bytes × factor, Σ off-rank
-// bytes of the all-to-all(v)s whose busbw is those over time, and Σ time of both.
-struct BusSums {
-  std::uint64_t bytes = 0;
-  std::uint64_t offrank_bytes = 0;
-  std::int64_t offrank_count = 0;
-  std::int64_t count = 0;
-  std::int64_t time_ns = 0;
-};
+using Digest = InstanceDigest;
+using SizeKey = InstanceDigest::SizeKey;
 
 // Which busbw an all-to-all(v) row shows: of `per_peer` instances out of `all`.
 std::string basis_of(std::int64_t per_peer, std::int64_t all) {
@@ -57,168 +35,11 @@ std::string basis_of(std::int64_t per_peer, std::int64_t all) {
   return std::string(per_peer == 0 ? kBasisFactor : kBasisMixed);
 }
 
-struct GroupSums {
-  std::set<std::string> comms;
-  int min_size = INT_MAX;
-  int max_size = 0;
-  std::int64_t instances = 0;
-  std::int64_t incomplete = 0;
-  std::uint64_t bytes = 0;
-  std::int64_t time_ns = 0;
-  std::int64_t skew_ns = 0;
-  std::int64_t wait_ns = 0;
-  std::map<std::pair<std::string, int>, BusSums> bus;  // by collective and comm size
-};
-
-// The first instance (in reading order) of a kind, named.
-struct First {
-  std::uint64_t order = kNone;
-  std::string text;
-  void offer(std::uint64_t o, const std::string& t) {
-    if (o < order) {
-      order = o;
-      text = t;
-    }
-  }
-};
-
-struct Digest {
-  std::int64_t total = 0;
-  std::int64_t incomplete = 0;
-  std::int64_t inconsistent = 0;
-  First first_incomplete;
-  First first_inconsistent;
-  std::map<SizeKey, SizeSums> sizes;
-  std::map<std::string, GroupSums> groups;
-  std::map<std::string, std::int64_t> alltoall_waits;
-  std::int64_t min_start_ns = std::numeric_limits<std::int64_t>::max();
-  std::int64_t max_start_ns = std::numeric_limits<std::int64_t>::min();
-  std::uint64_t min_order = kNone;
-  std::uint64_t max_order = 0;
-  std::vector<CollectiveInstance> worst;  // candidates
-};
-
-void add(Digest& d, const CollectiveInstance& c) {
-  ++d.total;
-  const std::string id = c.collective + " on '" + c.comm + "' seq " + std::to_string(c.seq);
-  if (c.ranks_seen < c.comm_size) {
-    ++d.incomplete;
-    d.first_incomplete.offer(c.order, id + " (" + std::to_string(c.ranks_seen) + " of " +
-                                          std::to_string(c.comm_size) + " ranks)");
-  }
-  if (!c.consistent) {
-    ++d.inconsistent;
-    d.first_inconsistent.offer(c.order, id);
-  }
-  SizeSums& s = d.sizes[{c.collective, c.comm_size, c.bytes}];
-  ++s.count;
-  add_saturating(s.skew_ns, c.start_skew_ns());
-  add_saturating(s.wait_ns, c.wait_caused_ns);
-  s.min_time_ns = std::min(s.min_time_ns, c.time_ns());
-  s.max_time_ns = std::max(s.max_time_ns, c.time_ns());
-  if (!c.algo.empty()) {
-    const auto [it, inserted] = s.algos.try_emplace(c.algo, c.order);
-    if (!inserted) it->second = std::min(it->second, c.order);
-  }
-  const bool offrank = is_alltoall(c.collective) && c.offrank_known();
-  if (offrank) {
-    ++s.offrank_count;
-    add_saturating(s.offrank_bytes, c.offrank_bytes);
-  }
-  const std::string group(group_of(c.comm));
-  GroupSums& g = d.groups[group];
-  g.comms.insert(c.comm);
-  g.min_size = std::min(g.min_size, c.comm_size);
-  g.max_size = std::max(g.max_size, c.comm_size);
-  ++g.instances;
-  if (c.ranks_seen < c.comm_size) ++g.incomplete;
-  g.bytes += c.bytes;
-  add_saturating(g.time_ns, c.time_ns());
-  add_saturating(g.skew_ns, c.start_skew_ns());
-  add_saturating(g.wait_ns, c.wait_caused_ns);
-  BusSums& bus = g.bus[{c.collective, c.comm_size}];
-  ++bus.count;
-  if (offrank) {
-    ++bus.offrank_count;
-    add_saturating(bus.offrank_bytes, c.offrank_bytes);
-  } else {
-    bus.bytes += c.bytes;
-  }
-  add_saturating(bus.time_ns, c.time_ns());
-  if (is_alltoall(c.collective)) {
-    add_saturating(d.alltoall_waits[group], c.wait_caused_ns);
-    if (!c.phase.empty())
-      add_saturating(d.alltoall_waits[phase_group(group, c.phase)], c.wait_caused_ns);
-  }
-  d.min_start_ns = std::min(d.min_start_ns, c.first_start_ns);
-  d.max_start_ns = std::max(d.max_start_ns, c.first_start_ns);
-  d.min_order = std::min(d.min_order, c.order);
-  d.max_order = std::max(d.max_order, c.order);
-}
-
 // This process's share of the digest, with its kReportWorstInstances worst instances: the
 // worst of all are among the owners' worst, the order being total.
-void write_digest(ByteWriter& out, const std::vector<CollectiveInstance>& owned) {
+Digest digest_of(const std::vector<CollectiveInstance>& owned) {
   Digest d;
-  for (const CollectiveInstance& c : owned) add(d, c);
-  out.put(d.total);
-  out.put(d.incomplete);
-  out.put(d.inconsistent);
-  for (const First* f : {&d.first_incomplete, &d.first_inconsistent}) {
-    out.put(f->order);
-    out.put_string(f->text);
-  }
-  out.put<std::uint64_t>(d.sizes.size());
-  for (const auto& [key, s] : d.sizes) {
-    out.put_string(std::get<0>(key));
-    out.put(std::get<1>(key));
-    out.put(std::get<2>(key));
-    out.put(s.count);
-    out.put(s.skew_ns);
-    out.put(s.wait_ns);
-    out.put(s.min_time_ns);
-    out.put(s.max_time_ns);
-    out.put<std::uint64_t>(s.algos.size());
-    for (const auto& [algo, order] : s.algos) {
-      out.put_string(algo);
-      out.put(order);
-    }
-    out.put(s.offrank_count);
-    out.put(s.offrank_bytes);
-  }
-  out.put<std::uint64_t>(d.groups.size());
-  for (const auto& [group, g] : d.groups) {
-    out.put_string(group);
-    out.put<std::uint64_t>(g.comms.size());
-    for (const std::string& comm : g.comms) out.put_string(comm);
-    out.put(g.min_size);
-    out.put(g.max_size);
-    out.put(g.instances);
-    out.put(g.incomplete);
-    out.put(g.bytes);
-    out.put(g.time_ns);
-    out.put(g.skew_ns);
-    out.put(g.wait_ns);
-    out.put<std::uint64_t>(g.bus.size());
-    for (const auto& [key, bus] : g.bus) {
-      out.put_string(key.first);
-      out.put(key.second);
-      out.put(bus.bytes);
-      out.put(bus.offrank_bytes);
-      out.put(bus.offrank_count);
-      out.put(bus.count);
-      out.put(bus.time_ns);
-    }
-  }
-  out.put<std::uint64_t>(d.alltoall_waits.size());
-  for (const auto& [group, wait] : d.alltoall_waits) {
-    out.put_string(group);
-    out.put(wait);
-  }
-  out.put(d.min_start_ns);
-  out.put(d.max_start_ns);
-  out.put(d.min_order);
-  out.put(d.max_order);
+  for (const CollectiveInstance& c : owned) d.add(c);
   std::vector<const CollectiveInstance*> worst;
   for (const CollectiveInstance& c : owned) worst.push_back(&c);
   const std::size_t keep = std::min(worst.size(), kReportWorstInstances);
@@ -226,73 +47,8 @@ void write_digest(ByteWriter& out, const std::vector<CollectiveInstance>& owned)
                     [](const CollectiveInstance* a, const CollectiveInstance* b) {
                       return report_fields::waited_longer(*a, *b);
                     });
-  out.put<std::uint64_t>(keep);
-  for (std::size_t i = 0; i < keep; ++i) CollectiveMatcher::write_instance(out, *worst[i]);
-}
-
-void merge_digest(Digest& d, ByteReader& in) {
-  d.total += in.get<std::int64_t>();
-  d.incomplete += in.get<std::int64_t>();
-  d.inconsistent += in.get<std::int64_t>();
-  for (First* f : {&d.first_incomplete, &d.first_inconsistent}) {
-    const auto order = in.get<std::uint64_t>();
-    f->offer(order, in.get_string());
-  }
-  for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
-    SizeKey key;
-    std::get<0>(key) = in.get_string();
-    std::get<1>(key) = in.get<int>();
-    std::get<2>(key) = in.get<std::uint64_t>();
-    SizeSums& s = d.sizes[key];
-    s.count += in.get<std::int64_t>();
-    add_saturating(s.skew_ns, in.get<std::int64_t>());
-    add_saturating(s.wait_ns, in.get<std::int64_t>());
-    s.min_time_ns = std::min(s.min_time_ns, in.get<std::int64_t>());
-    s.max_time_ns = std::max(s.max_time_ns, in.get<std::int64_t>());
-    for (auto a = in.get<std::uint64_t>(); a > 0; --a) {
-      std::string algo = in.get_string();
-      const auto order = in.get<std::uint64_t>();
-      const auto [it, inserted] = s.algos.try_emplace(std::move(algo), order);
-      if (!inserted) it->second = std::min(it->second, order);
-    }
-    s.offrank_count += in.get<std::int64_t>();
-    add_saturating(s.offrank_bytes, in.get<std::uint64_t>());
-  }
-  for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
-    GroupSums& g = d.groups[in.get_string()];
-    for (auto c = in.get<std::uint64_t>(); c > 0; --c) g.comms.insert(in.get_string());
-    g.min_size = std::min(g.min_size, in.get<int>());
-    g.max_size = std::max(g.max_size, in.get<int>());
-    g.instances += in.get<std::int64_t>();
-    g.incomplete += in.get<std::int64_t>();
-    g.bytes += in.get<std::uint64_t>();
-    add_saturating(g.time_ns, in.get<std::int64_t>());
-    add_saturating(g.skew_ns, in.get<std::int64_t>());
-    add_saturating(g.wait_ns, in.get<std::int64_t>());
-    for (auto b = in.get<std::uint64_t>(); b > 0; --b) {
-      std::pair<std::string, int> key;
-      key.first = in.get_string();
-      key.second = in.get<int>();
-      BusSums& bus = g.bus[key];
-      bus.bytes += in.get<std::uint64_t>();
-      add_saturating(bus.offrank_bytes, in.get<std::uint64_t>());
-      bus.offrank_count += in.get<std::int64_t>();
-      bus.count += in.get<std::int64_t>();
-      add_saturating(bus.time_ns, in.get<std::int64_t>());
-    }
-  }
-  for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
-    std::string group = in.get_string();
-    add_saturating(d.alltoall_waits[group], in.get<std::int64_t>());
-  }
-  d.min_start_ns = std::min(d.min_start_ns, in.get<std::int64_t>());
-  d.max_start_ns = std::max(d.max_start_ns, in.get<std::int64_t>());
-  d.min_order = std::min(d.min_order, in.get<std::uint64_t>());
-  d.max_order = std::max(d.max_order, in.get<std::uint64_t>());
-  for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
-    d.worst.push_back(CollectiveMatcher::read_instance(in));
-  }
-  if (!in.done()) throw Error("reduction message has bytes after its end");
+  for (std::size_t i = 0; i < keep; ++i) d.worst.push_back(*worst[i]);
+  return d;
 }
 
 // A question of order over values spread across processes: the smallest value v in [lo, hi]
@@ -309,6 +65,19 @@ struct Question {
 
 constexpr std::uint32_t kStarts = std::numeric_limits<std::uint32_t>::max();  // first starts
 constexpr std::uint32_t kStartOrders = kStarts - 1;  // (first start, order) pairs up to (param, v)
+
+// One question's probes of a round: how many values of list `list` (with `param`) lie at or
+// below each.
+struct Probes {
+  std::uint32_t list = 0;
+  std::uint64_t param = 0;
+  std::vector<std::uint64_t> values;
+};
+
+template <class IO>
+void transfer(IO& io, Probes& p) {
+  io(p.list, p.param, p.values);
+}
 
 // What each process holds to answer: per size key its instance times, and the instances' (first
 // start, order) pairs, sorted.
@@ -353,42 +122,36 @@ std::vector<std::uint64_t> probes_of(const Question& q) {
 // becomes its answer.
 void bisect(std::vector<Question>& questions, const Answerer& answerer, ReduceExchange& exchange) {
   for (;;) {
-    ByteWriter ask;
-    std::vector<std::pair<std::size_t, std::vector<std::uint64_t>>> open;
+    std::vector<Probes> ask;
+    std::vector<std::size_t> open;  // the questions asked, by their index in `questions`
     for (std::size_t i = 0; i < questions.size(); ++i) {
       const Question& q = questions[i];
       if (q.lo >= q.hi) continue;
-      open.emplace_back(i, probes_of(q));
-      ask.put(q.list);
-      ask.put(q.param);
-      ask.put(static_cast<std::uint64_t>(open.back().second.size()));
-      for (const std::uint64_t v : open.back().second) ask.put(v);
+      open.push_back(i);
+      ask.push_back({q.list, q.param, probes_of(q)});
     }
-    const std::string asked = exchange.broadcast(ask.take());
-    if (asked.empty()) return;
-    ByteReader in(asked);
-    ByteWriter counts;
-    while (!in.done()) {
-      const auto list = in.get<std::uint32_t>();
-      const auto param = in.get<std::uint64_t>();
-      const auto n = in.get<std::uint64_t>();
-      if (n > kProbes) throw Error("reduction message asks too many probes");
-      for (std::uint64_t k = 0; k < n; ++k) {
-        counts.put(answerer.count(list, param, in.get<std::uint64_t>()));
-      }
+    ask = wire::decode<std::vector<Probes>>(exchange.broadcast(wire::encode(ask)));
+    if (ask.empty()) return;
+    std::vector<std::uint64_t> counts;
+    for (const Probes& p : ask) {
+      if (p.values.size() > kProbes) throw Error("reduction message asks too many probes");
+      for (const std::uint64_t v : p.values) counts.push_back(answerer.count(p.list, p.param, v));
     }
-    const std::vector<std::string> all = exchange.gather(counts.take());
+    const std::vector<std::string> all = exchange.gather(wire::encode(counts));
     if (exchange.rank() != 0) continue;
-    std::size_t total = 0;
-    for (const auto& o : open) total += o.second.size();
-    std::vector<std::uint64_t> sum(total, 0);
+    std::vector<std::uint64_t> sum(counts.size(), 0);
     for (const std::string& bytes : all) {
-      ByteReader r(bytes);
-      for (std::uint64_t& s : sum) s += r.get<std::uint64_t>();
+      const auto theirs = wire::decode<std::vector<std::uint64_t>>(bytes);
+      if (theirs.size() != sum.size()) {
+        throw Error("reduction message answers " + std::to_string(theirs.size()) + " probes of " +
+                    std::to_string(sum.size()));
+      }
+      for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += theirs[k];
     }
     std::size_t at = 0;
-    for (const auto& [index, probes] : open) {
-      Question& q = questions[index];
+    for (std::size_t j = 0; j < open.size(); ++j) {
+      Question& q = questions[open[j]];
+      const std::vector<std::uint64_t>& probes = ask[j].values;
       // The smallest probe with enough values at or below it bounds the answer from above; the
       // probe before it, which had too few, from below. None: the answer is past the last.
       std::size_t first = probes.size();
@@ -536,14 +299,17 @@ void gather_cells(const std::vector<CollectiveInstance>& owned,
   std::size_t at = 0;
   for (std::size_t batch = 0; batch < kColumnBatches; ++batch) {
     const auto end = static_cast<int>((batch + 1) * columns / kColumnBatches);
-    ByteWriter out;
-    for (; at < mine.size() && mine[at].column < end; ++at) out.put(mine[at]);
-    const std::vector<std::string> all = exchange.gather(out.take());
+    const std::size_t first = at;
+    while (at < mine.size() && mine[at].column < end) ++at;
+    const std::vector<std::string> all = exchange.gather(
+        wire::encode(std::vector<WaitCell>(mine.begin() + static_cast<std::ptrdiff_t>(first),
+                                           mine.begin() + static_cast<std::ptrdiff_t>(at))));
     if (exchange.rank() != 0) continue;
     const std::size_t from = rep.wait_cells.size();
     for (const std::string& bytes : all) {
-      ByteReader in(bytes);
-      while (!in.done()) rep.wait_cells.push_back(in.get<WaitCell>());
+      for (const WaitCell& cell : wire::decode<std::vector<WaitCell>>(bytes)) {
+        rep.wait_cells.push_back(cell);
+      }
     }
     std::sort(rep.wait_cells.begin() + static_cast<std::ptrdiff_t>(from), rep.wait_cells.end(),
               by_column);
@@ -560,31 +326,17 @@ InstanceFindings tabulate_instances(const std::vector<CollectiveInstance>& owned
                                     ReduceExchange& exchange) {
   const bool root = exchange.rank() == 0;
   Digest d;
-  {
-    ByteWriter mine;
-    write_digest(mine, owned);
-    for (const std::string& bytes : exchange.gather(mine.take())) {
-      ByteReader in(bytes);
-      merge_digest(d, in);
-    }
+  for (const std::string& bytes : exchange.gather(wire::encode(digest_of(owned)))) {
+    d.merge(wire::decode<Digest>(bytes));
   }
   // The size keys, numbered as process 0 lists them, name the lists of instance times.
-  ByteWriter key_list;
-  for (const auto& [key, s] : d.sizes) {
-    key_list.put_string(std::get<0>(key));
-    key_list.put(std::get<1>(key));
-    key_list.put(std::get<2>(key));
-  }
+  std::vector<SizeKey> key_list;
+  for (const auto& [key, s] : d.sizes) key_list.push_back(key);
   Answerer answerer;
   {
     std::map<SizeKey, std::uint32_t> list_of;
-    const std::string keys = exchange.broadcast(key_list.take());
-    ByteReader in(keys);
-    while (!in.done()) {
-      SizeKey key;
-      std::get<0>(key) = in.get_string();
-      std::get<1>(key) = in.get<int>();
-      std::get<2>(key) = in.get<std::uint64_t>();
+    for (SizeKey& key :
+         wire::decode<std::vector<SizeKey>>(exchange.broadcast(wire::encode(key_list)))) {
       list_of.emplace(std::move(key), static_cast<std::uint32_t>(list_of.size()));
     }
     answerer.times.resize(list_of.size());
@@ -631,17 +383,10 @@ InstanceFindings tabulate_instances(const std::vector<CollectiveInstance>& owned
   answerer = Answerer{};
   std::vector<std::pair<std::uint64_t, std::uint64_t>> bounds;
   {
-    ByteWriter out;
     for (std::size_t c = 1; c < columns; ++c) {
-      out.put(questions[percentiles + 2 * c].lo);
-      out.put(orders[c - 1].lo);
+      bounds.emplace_back(questions[percentiles + 2 * c].lo, orders[c - 1].lo);
     }
-    const std::string sent = exchange.broadcast(out.take());
-    ByteReader in(sent);
-    while (!in.done()) {
-      const auto start = in.get<std::uint64_t>();
-      bounds.emplace_back(start, in.get<std::uint64_t>());
-    }
+    bounds = wire::decode<decltype(bounds)>(exchange.broadcast(wire::encode(bounds)));
   }
   gather_cells(owned, bounds, bounds.size() + 1, rep, exchange);
   if (!root) return {};

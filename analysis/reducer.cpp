@@ -17,10 +17,12 @@
 #include <unordered_map>
 #include <variant>
 
-#include "analysis/byte_codec.hpp"
 #include "analysis/instance_tables.hpp"
+#include "analysis/reduction_shard.hpp"
+#include "analysis/reduction_wire.hpp"
 #include "analysis/report_fields.hpp"
 #include "analysis/saturating_sum.hpp"
+#include "analysis/wire_codec.hpp"
 #include "src/core/errors.hpp"
 #include "src/timeline/rank_file.hpp"
 
@@ -144,19 +146,12 @@ class Reducer::Staging final : public RankStepSink {
   }
 
   /// The per-name timings, for merge_shards.
-  void write_timings(ByteWriter& out) const {
-    std::uint64_t n = 0;
-    for (const Timing& t : totals_) n += t.count > 0 ? 1 : 0;
-    out.put(n);
+  void add_timings(std::vector<ReductionShard::Timing>& out) const {
     for (std::size_t slot = 0; slot < totals_.size(); ++slot) {
       const Timing& t = totals_[slot];
       if (t.count == 0) continue;
-      out.put(static_cast<int>(slot % 3));
-      out.put_string(names_[slot / 3]);
-      out.put(t.count);
-      out.put(t.total_ns);
-      out.put(t.overlapped_count);
-      out.put(t.overlapped_total_ns);
+      out.push_back({static_cast<int>(slot % 3), names_[slot / 3], t.count, t.total_ns,
+                     t.overlapped_count, t.overlapped_total_ns});
     }
   }
 
@@ -455,75 +450,6 @@ void complete_report(Report& rep, const std::vector<RankWait>& waits,
   add_stage_rows(rep);
 }
 
-static_assert(std::is_trivially_copyable_v<Stat> && std::is_trivially_copyable_v<StepPoint> &&
-              std::is_trivially_copyable_v<HtaFigures>);
-
-void write_summary(ByteWriter& out, const RankSummary& r) {
-  out.put(r.rank);
-  out.put(r.world_size);
-  out.put_string(r.host);
-  out.put_string(r.device);
-  out.put_string(r.backend);
-  out.put_string(r.source);
-  out.put(r.clock_offset_ns);
-  out.put(r.pp_stage);
-  out.put(r.steps);
-  out.put(r.timed_steps);
-  out.put(r.warmup_steps);
-  out.put(r.ops);
-  for (const Stat* stat : {&r.wall_ns, &r.comp_ns, &r.comm_ns, &r.mem_ns, &r.busy_ns,
-                           &r.comm_comp_ns, &r.exposed_comm_ns, &r.idle_ns, &r.timed_wall_ns,
-                           &r.plain_wall_ns, &r.overlap, &r.hidden_fraction}) {
-    out.put(*stat);  // its bits, running sums included: the same doubles on process 0
-  }
-  out.put(r.hta);
-  out.put<std::uint64_t>(r.step_points.size());
-  for (const StepPoint& p : r.step_points) out.put(p);
-  out.put<std::uint64_t>(r.group_times.size());
-  for (const GroupTime& g : r.group_times) {
-    out.put_string(g.group);
-    out.put(g.comm_ns);
-    out.put(g.exposed_ns);
-    out.put(g.alltoalls);
-    out.put(g.recv_bytes);
-    out.put(g.recv_calls);
-  }
-}
-
-RankSummary read_summary(ByteReader& in) {
-  RankSummary r;
-  r.rank = in.get<int>();
-  r.world_size = in.get<int>();
-  r.host = in.get_string();
-  r.device = in.get_string();
-  r.backend = in.get_string();
-  r.source = in.get_string();
-  r.clock_offset_ns = in.get<std::int64_t>();
-  r.pp_stage = in.get<int>();
-  r.steps = in.get<int>();
-  r.timed_steps = in.get<int>();
-  r.warmup_steps = in.get<int>();
-  r.ops = in.get<std::int64_t>();
-  for (Stat* stat : {&r.wall_ns, &r.comp_ns, &r.comm_ns, &r.mem_ns, &r.busy_ns, &r.comm_comp_ns,
-                     &r.exposed_comm_ns, &r.idle_ns, &r.timed_wall_ns, &r.plain_wall_ns, &r.overlap,
-                     &r.hidden_fraction}) {
-    *stat = in.get<Stat>();
-  }
-  r.hta = in.get<HtaFigures>();
-  r.step_points.resize(in.get<std::uint64_t>());
-  for (StepPoint& p : r.step_points) p = in.get<StepPoint>();
-  r.group_times.resize(in.get<std::uint64_t>());
-  for (GroupTime& g : r.group_times) {
-    g.group = in.get_string();
-    g.comm_ns = in.get<std::int64_t>();
-    g.exposed_ns = in.get<std::int64_t>();
-    g.alltoalls = in.get<std::int64_t>();
-    g.recv_bytes = in.get<std::uint64_t>();
-    g.recv_calls = in.get<std::int64_t>();
-  }
-  return r;
-}
-
 }  // namespace
 
 Report Reducer::finish() {
@@ -540,67 +466,38 @@ std::vector<std::string> Reducer::collective_partials(int owners) const {
   return matcher_.partials(owners);
 }
 
-void Reducer::write_summaries(ByteWriter& out, std::size_t begin, std::size_t end) const {
+std::string Reducer::summaries(std::size_t begin, std::size_t end) const {
   end = std::min(end, report_.ranks.size());
-  for (std::size_t i = begin; i < end; ++i) write_summary(out, report_.ranks[i]);
+  begin = std::min(begin, end);
+  wire::Writer out;
+  out.list(end - begin);
+  for (std::size_t i = begin; i < end; ++i) out(report_.ranks[i]);
+  return out.take();
 }
 
 void Reducer::read_summaries(std::string_view bytes, std::vector<RankSummary>& out) {
-  ByteReader in(bytes);
-  while (!in.done()) out.push_back(read_summary(in));
+  wire::Reader in(bytes);
+  in.each<RankSummary>([&](RankSummary r) { out.push_back(std::move(r)); });
+  in.expect_end();
 }
 
 void Reducer::drop_collectives() { matcher_ = CollectiveMatcher{}; }
 
-void Reducer::write_shard(ByteWriter& out) const {
-  out.put<std::uint64_t>(report_.problems.size());
+ReductionShard Reducer::shard() const {
+  ReductionShard shard;
   for (std::size_t i = 0; i < report_.problems.size(); ++i) {
-    out.put(problem_index_[i]);
-    out.put_string(report_.problems[i].file);
-    out.put_string(report_.problems[i].message);
+    shard.problems.push_back({problem_index_[i], report_.problems[i]});
   }
-  staging_->write_timings(out);
-  unfinished_.write(out);
+  staging_->add_timings(shard.timings);
+  shard.unfinished = unfinished_.committed();
+  return shard;
 }
 
 void Reducer::merge_shards(Report& rep, const std::vector<std::string>& shards,
                            const InstanceFindings& found) {
-  std::vector<std::pair<std::uint32_t, FileProblem>> problems;
-  std::map<std::pair<int, std::string>, std::array<std::int64_t, 4>> timings;
   UnfinishedCollectives unfinished;
   std::vector<RankWait> waits;
-  for (const std::string& shard : shards) {
-    ByteReader in(shard);
-    for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
-      const auto index = in.get<std::uint32_t>();
-      FileProblem p;
-      p.file = in.get_string();
-      p.message = in.get_string();
-      problems.emplace_back(index, std::move(p));
-    }
-    for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
-      const int category = in.get<int>();
-      std::array<std::int64_t, 4>& t = timings[{category, in.get_string()}];
-      t[0] += in.get<std::int64_t>();
-      add_saturating(t[1], in.get<std::int64_t>());
-      t[2] += in.get<std::int64_t>();
-      add_saturating(t[3], in.get<std::int64_t>());
-    }
-    unfinished.read(in);
-    CollectiveMatcher::read_waits(in, waits);
-    if (!in.done()) throw Error("reduction message has bytes after its end");
-  }
-  // Problems in file order, instances in the order one process would have met them.
-  std::stable_sort(problems.begin(), problems.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (auto& p : problems) rep.problems.push_back(std::move(p.second));
-  for (const auto& [key, t] : timings) {
-    OpTiming& o = rep.op_timings[key];
-    o.count = t[0];
-    o.total_ns = static_cast<double>(t[1]);
-    o.overlapped_count = t[2];
-    o.overlapped_total_ns = static_cast<double>(t[3]);
-  }
+  commprof::merge_shards(shards, rep, waits, unfinished);
   complete_report(rep, waits, unfinished.findings(), found);
 }
 

@@ -17,8 +17,8 @@
 
 namespace commprof {
 
-class ByteWriter;
 struct InstanceFindings;
+struct ReductionShard;
 
 struct ReduceOptions {
   double peak_busbw_gbps = 0.0;  ///< 0: no "% of peak" column
@@ -76,18 +76,18 @@ class Reducer {
   std::vector<std::string> collective_partials(int owners) const;
   /// After collective_partials(): frees what matching the collectives took here.
   void drop_collectives();
-  /// Instead of finish(): the summaries of the ranks read here, [begin, end) of them (sent in
-  /// batches, so that process 0 never holds every one twice), for read_summaries.
+  /// Instead of finish(): a message of the summaries of the ranks read here, [begin, end) of
+  /// them (sent in batches, so that process 0 never holds every one twice), for read_summaries.
   std::size_t rank_count() const { return report_.ranks.size(); }
-  void write_summaries(ByteWriter& out, std::size_t begin, std::size_t end) const;
+  std::string summaries(std::size_t begin, std::size_t end) const;
+  /// Appends the summaries a summaries() message holds; throws Error on another message.
   static void read_summaries(std::string_view bytes, std::vector<RankSummary>& out);
   /// Instead of finish(): everything else this share contributes (problems, op timings,
-  /// unfinished collectives), for merge_shards.
-  void write_shard(ByteWriter& out) const;
+  /// unfinished collectives), for merge_shards; its waits are the owners' to fill in.
+  ReductionShard shard() const;
   /// Completes `rep` (its ranks read by read_summaries, its instance tables filled by
   /// tabulate_instances, which found `found`) into the report one Reducer would have built from
-  /// every file: `shards` are each process's write_shard() followed by its owned matcher's
-  /// write_waits().
+  /// every file: `shards` are each process's shard() with its owned matcher's waits, encoded.
   static void merge_shards(Report& rep, const std::vector<std::string>& shards,
                            const InstanceFindings& found);
 

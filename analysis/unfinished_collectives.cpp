@@ -3,7 +3,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/byte_codec.hpp"
 #include "src/core/log.hpp"
 
 namespace commprof {
@@ -98,41 +97,12 @@ std::vector<std::string> UnfinishedCollectives::findings() const {
   return out;
 }
 
-void UnfinishedCollectives::write(ByteWriter& out) const {
-  out.put<std::uint64_t>(ranks_.size());
-  for (const auto& [rank, state] : ranks_) {
-    out.put(rank);
-    out.put<std::uint64_t>(state.comms.size());
-    for (const std::string& comm : state.comms) out.put_string(comm);
-    out.put<std::uint64_t>(state.last.size());
-    for (const auto& [comm, seq] : state.last) {
-      out.put_string(comm);
-      out.put(seq);
-    }
-    out.put<std::uint64_t>(state.unfinished.size());
-    for (const auto& [key, name] : state.unfinished) {
-      out.put_string(key.comm);
-      out.put(key.seq);
-      out.put_string(name);
-    }
-  }
-}
-
-void UnfinishedCollectives::read(ByteReader& in) {
-  const auto ranks = in.get<std::uint64_t>();
-  for (std::uint64_t r = 0; r < ranks; ++r) {
-    RankState& state = ranks_[in.get<int>()];
-    for (auto n = in.get<std::uint64_t>(); n > 0; --n) state.comms.insert(in.get_string());
-    for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
-      std::string comm = in.get_string();
-      state.last[std::move(comm)] = in.get<std::int64_t>();
-    }
-    for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
-      Key key;
-      key.comm = in.get_string();
-      key.seq = in.get<std::int64_t>();
-      state.unfinished[std::move(key)] = in.get_string();
-    }
+void UnfinishedCollectives::add(const Ranks& ranks) {
+  for (const auto& [rank, state] : ranks) {
+    RankState& r = ranks_[rank];
+    r.comms.insert(state.comms.begin(), state.comms.end());
+    for (const auto& [comm, seq] : state.last) r.last[comm] = seq;
+    for (const auto& [key, name] : state.unfinished) r.unfinished[key] = name;
   }
 }
 

@@ -17,11 +17,28 @@
 
 namespace commprof {
 
-class ByteReader;
-class ByteWriter;
-
 class UnfinishedCollectives {
  public:
+  struct Key {
+    std::string comm;
+    std::int64_t seq = 0;
+    bool operator<(const Key& o) const { return comm != o.comm ? comm < o.comm : seq < o.seq; }
+    template <class IO>
+    friend void transfer(IO& io, Key& k) {
+      io(k.comm, k.seq);
+    }
+  };
+  struct RankState {
+    std::set<std::string> comms;               // communicators the rank belongs to
+    std::map<std::string, std::int64_t> last;  // highest finished seq per communicator
+    std::map<Key, std::string> unfinished;     // -> collective name
+    template <class IO>
+    friend void transfer(IO& io, RankState& r) {
+      io(r.comms, r.last, r.unfinished);
+    }
+  };
+  using Ranks = std::map<int, RankState>;  // by rank
+
   /// One rank file's header: the communicators it names and what it left unfinished.
   void stage_header(int rank, const JsonObject& config);
   /// A finished COMM op of the staged file.
@@ -36,29 +53,19 @@ class UnfinishedCollectives {
   /// dp0: #11)".
   std::vector<std::string> findings() const;
 
-  /// The committed ranks' states, for another process's read() (a distributed reduction).
-  void write(ByteWriter& out) const;
-  /// Adds the ranks write() wrote, as if their files had been committed here.
-  void read(ByteReader& in);
+  /// The committed ranks' states, for another process's add() (a distributed reduction).
+  const Ranks& committed() const { return ranks_; }
+  /// Adds ranks another process committed, as if their files had been committed here.
+  void add(const Ranks& ranks);
 
  private:
-  struct Key {
-    std::string comm;
-    std::int64_t seq;
-    bool operator<(const Key& o) const { return comm != o.comm ? comm < o.comm : seq < o.seq; }
-  };
-  struct RankState {
-    std::set<std::string> comms;               // communicators the rank belongs to
-    std::map<std::string, std::int64_t> last;  // highest finished seq per communicator
-    std::map<Key, std::string> unfinished;     // -> collective name
-  };
   int staged_rank_ = -1;
   // The entry of the communicator seen last: most files' COMM ops come from few communicators,
   // so most ops update it without a lookup.
   std::string last_comm_;
   std::int64_t* last_seq_ = nullptr;
   RankState staged_;
-  std::map<int, RankState> ranks_;
+  Ranks ranks_;
 };
 
 }  // namespace commprof

@@ -11,10 +11,11 @@
 #include <unordered_set>
 #include <utility>
 
-#include "analysis/byte_codec.hpp"
 #include "analysis/graph/critical_report.hpp"
 #include "analysis/graph/graph_times.hpp"
 #include "analysis/graph/step_graph.hpp"
+#include "analysis/reduction_wire.hpp"
+#include "analysis/wire_codec.hpp"
 #include "src/core/errors.hpp"
 #include "src/timeline/rank_file.hpp"
 
@@ -227,73 +228,12 @@ constexpr std::uint64_t kNoProblem = std::numeric_limits<std::uint64_t>::max();
 
 // Process 0 hears every process's first problem and tells them all the first of all ("": none).
 std::string first_problem(const Problem& mine, ReduceExchange& exchange) {
-  ByteWriter out;
-  out.put(mine.first);
-  out.put_string(mine.second);
   Problem first{kNoProblem, ""};
-  for (const std::string& bytes : exchange.gather(out.take())) {
-    ByteReader in(bytes);
-    const auto order = in.get<std::uint64_t>();
-    std::string message = in.get_string();
-    if (order < first.first) first = {order, std::move(message)};
+  for (const std::string& bytes : exchange.gather(wire::encode(mine))) {
+    Problem theirs = wire::decode<Problem>(bytes);
+    if (theirs.first < first.first) first = std::move(theirs);
   }
   return exchange.broadcast(first.second);
-}
-
-void write_summary(ByteWriter& out, const CriticalStepSummary& s) {
-  const CriticalStepRow& r = s.row;
-  out.put(r.step);
-  for (const std::int64_t v :
-       {r.step_ns, r.path_ns, r.comp_ns, r.comm_ns, r.mem_ns, r.gap_ns, r.ops, r.ranks,
-        r.straggler_late_ns, s.waits, s.incomplete, s.unmatched, s.no_peers}) {
-    out.put(v);
-  }
-  out.put(r.exposed_comm_ns);
-  out.put(r.straggler_rank);
-  out.put_string(r.straggler_at);
-  out.put_string(r.straggler_cause);
-  out.put(r.straggler_excess_ns);
-  out.put<std::uint64_t>(s.path.segments.size());
-  for (std::size_t k = 0; k < s.path.segments.size(); ++k) {
-    const CriticalSegment& g = s.path.segments[k];
-    out.put(g.rank);
-    out.put(g.op);
-    out.put(g.gap);
-    out.put(g.category);
-    out.put_string(g.name);
-    out.put(g.start_ns);
-    out.put(g.end_ns);
-    out.put_string(s.comms[k]);
-  }
-}
-
-CriticalStepSummary read_summary(ByteReader& in) {
-  CriticalStepSummary s;
-  CriticalStepRow& r = s.row;
-  r.step = in.get<int>();
-  for (std::int64_t* v :
-       {&r.step_ns, &r.path_ns, &r.comp_ns, &r.comm_ns, &r.mem_ns, &r.gap_ns, &r.ops, &r.ranks,
-        &r.straggler_late_ns, &s.waits, &s.incomplete, &s.unmatched, &s.no_peers}) {
-    *v = in.get<std::int64_t>();
-  }
-  r.exposed_comm_ns = in.get<double>();
-  r.straggler_rank = in.get<int>();
-  r.straggler_at = in.get_string();
-  r.straggler_cause = in.get_string();
-  r.straggler_excess_ns = in.get<double>();
-  s.path.step = r.step;
-  s.path.segments.resize(in.get<std::uint64_t>());
-  for (CriticalSegment& g : s.path.segments) {
-    g.rank = in.get<int>();
-    g.op = in.get<int>();
-    g.gap = in.get<bool>();
-    g.category = in.get<Category>();
-    g.name = in.get_string();
-    g.start_ns = in.get<std::int64_t>();
-    g.end_ns = in.get<std::int64_t>();
-    s.comms.push_back(in.get_string());
-  }
-  return s;
 }
 
 // What process `from` sent this owner in one round: its strings, then (step, packed ranks).
@@ -305,6 +245,11 @@ struct Received {
 Received read_round(const std::string& bytes) {
   Received r;
   VarReader in(bytes);
+  // The packed steps keep a codec of their own (LEB128, for size), but the version of all.
+  if (const std::uint64_t version = in.get(); version != wire::kVersion) {
+    throw Error("critical path message of format version " + std::to_string(version) +
+                ", but this commprof reads version " + std::to_string(wire::kVersion));
+  }
   r.strings.resize(in.get());
   for (std::string_view& s : r.strings) s = in.get_text();
   while (!in.done()) {
@@ -367,13 +312,14 @@ void add_critical_paths_across(Report& report, const std::vector<std::string>& f
   // The files the reduction could not use (unreadable, or a rank read twice) are left out.
   std::unordered_set<std::string> skipped;
   {
-    ByteWriter out;
+    std::vector<std::string> mine;
     if (me == 0) {
-      for (const FileProblem& p : report.problems) out.put_string(p.file);
+      for (const FileProblem& p : report.problems) mine.push_back(p.file);
     }
-    const std::string bytes = exchange.broadcast(out.take());
-    ByteReader in(bytes);
-    while (!in.done()) skipped.insert(in.get_string());
+    for (std::string& file :
+         wire::decode<std::vector<std::string>>(exchange.broadcast(wire::encode(mine)))) {
+      skipped.insert(std::move(file));
+    }
   }
 
   CriticalPathPacks::State& state = *packs.state_;
@@ -401,13 +347,16 @@ void add_critical_paths_across(Report& report, const std::vector<std::string>& f
     return;
   }
 
-  ByteWriter summaries;
+  std::vector<CriticalStepSummary> summaries;
   StepGraph g;
   problem = {kNoProblem, ""};
   std::map<int, std::string>& mine = packer.steps();
   for (int round = 0; round < kRounds; ++round) {
     std::vector<std::string> to(static_cast<std::size_t>(processes));
-    for (std::string& bytes : to) strings.write(bytes);
+    for (std::string& bytes : to) {
+      put_varint(bytes, wire::kVersion);
+      strings.write(bytes);
+    }
     for (auto it = mine.begin(); it != mine.end();) {
       const int step = it->first;
       const long long s = step < 0 ? -static_cast<long long>(step) : step;
@@ -443,14 +392,15 @@ void add_critical_paths_across(Report& report, const std::vector<std::string>& f
           unpack_rank_steps(in, received[q].strings, g, ranks);
         }
         complete_step_graph(g);
-        write_summary(summaries, summarize_critical_step(g, measured_times(g)));
+        summaries.push_back(summarize_critical_step(g, measured_times(g)));
       }
     } catch (const std::exception& e) {
       if (problem.first == kNoProblem) problem = {n, e.what()};
     }
   }
   failed = first_problem(problem, exchange);
-  const std::vector<std::string> all = exchange.gather(summaries.take());
+  const std::vector<std::string> all = exchange.gather(wire::encode(summaries));
+  summaries.clear();
   if (me != 0) return;
   if (!failed.empty()) {
     report.warnings.push_back("no critical path: " + failed);
@@ -458,12 +408,12 @@ void add_critical_paths_across(Report& report, const std::vector<std::string>& f
   }
   std::map<int, CriticalStepSummary> by_step;
   for (const std::string& bytes : all) {
-    ByteReader in(bytes);
-    while (!in.done()) {
-      CriticalStepSummary s = read_summary(in);
+    wire::Reader in(bytes);
+    in.each<CriticalStepSummary>([&](CriticalStepSummary s) {
       const int step = s.row.step;
       by_step.emplace(step, std::move(s));
-    }
+    });
+    in.expect_end();
   }
   CriticalPathRows rows;
   for (auto& [step, s] : by_step) rows.add(std::move(s));

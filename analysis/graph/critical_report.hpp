@@ -22,6 +22,12 @@ struct CriticalStepSummary {
   std::int64_t waits = 0, incomplete = 0, unmatched = 0, no_peers = 0;
 };
 
+/// Its fields, for the owners of steps to send process 0 (wire_codec.hpp, reduction_wire.hpp).
+template <class IO>
+void transfer(IO& io, CriticalStepSummary& s) {
+  io(s.row, s.path, s.comms, s.waits, s.incomplete, s.unmatched, s.no_peers);
+}
+
 /// The path of `g` under times `t` (measured, or a replay's), summed up.
 CriticalStepSummary summarize_critical_step(const StepGraph& g, const GraphTimes& t);
 
