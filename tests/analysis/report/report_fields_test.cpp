@@ -73,6 +73,20 @@ Report everything_given() {
   SyntheticSpec alone = spec;
   alone.comp_ns = 8000;
   compare_with_baseline(report, testing::reduce(alone), "serial/");
+  // A finding with every field given (the rules' own are tested in findings_test.cpp).
+  Finding f;
+  f.rule = "busbw_low";
+  f.status = "fired";
+  f.cost_ns = 1000;
+  f.cost_fraction = 0.1;
+  f.ranks = "1";
+  f.comm = "world";
+  f.ops = "allreduce";
+  f.bytes = 4096;
+  f.evidence = "busbw 1 GB/s, 1 % of the link's peak";
+  f.action = "check NCCL's choice";
+  f.shown_in = "busbw-box";
+  report.findings = {f};
   return report;
 }
 
