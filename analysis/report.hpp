@@ -223,8 +223,29 @@ struct WaitCell {
   std::int64_t wait_caused_ns = 0;  ///< > 0
 };
 
+/// One rule's verdict on the run (analysis/findings.hpp): what it costs per step, the evidence
+/// and one thing to change. A rule that needs data the files lack is listed with that as its
+/// status and no cost, instead of firing.
+struct Finding {
+  std::string rule;             ///< "sync_wait", "exposed_comm", ... (docs/analysis.md)
+  std::string status;           ///< "fired", or "not evaluated: " and what it needs
+  double cost_ns = -1.0;        ///< per step; < 0: not a time (a hang, or not evaluated)
+  double cost_fraction = -1.0;  ///< of the mean step; < 0 as cost_ns
+  std::string ranks;            ///< the ranks it names, space-separated ("" none)
+  std::string comm;             ///< the communicators or groups it names
+  std::string ops;              ///< the ops or collectives it names
+  std::int64_t bytes = -1;      ///< a message size it names; < 0 none
+  std::string evidence;         ///< the figures behind it, with their units
+  std::string action;           ///< one concrete change
+  std::string shown_in;         ///< the HTML element (table or chart id) that shows it
+  bool fired() const { return status == "fired"; }
+};
+
 struct Report {
   std::vector<std::string> inputs;
+  /// What the rules found, fired ones by cost (most first), then those not evaluated; empty
+  /// until add_findings (analysis/findings.hpp) runs.
+  std::vector<Finding> findings;
   int world_size = 0;
   std::vector<FileProblem> problems;
   std::vector<int> missing_ranks;

@@ -48,6 +48,48 @@ inline std::optional<double> hta_non_compute(const RankSummary& r) { return r.ht
 
 using U = ReportUnit;  // short, for the tables below
 
+// ------------------------------------------------------------------ findings
+/// The rules' verdicts (analysis/findings.hpp), the report's first table.
+inline constexpr Field<Finding> kFindingFields[] = {
+    field<&Finding::rule>("rule", U::kText, "rule", "The rule (docs/analysis.md, Findings).")
+        .names_row("rule"),
+    field<&Finding::status>("status", U::kText, "status",
+                            "fired, or not evaluated and what the rule needs."),
+    field<&Finding::cost_ns>("cost_ns", U::kNs, "cost",
+                             "What it costs per step (n/a: a hang, or not evaluated).")
+        .prom("commprof_finding_cost_seconds")
+        .na_if_negative(),
+    field<&Finding::cost_fraction>("cost_fraction", U::kRatio, "cost", "That cost of the step.")
+        .prom("commprof_finding_cost_ratio")
+        .na_if_negative(),
+    field<&Finding::ranks>("ranks", U::kText, "ranks", "The ranks it names.").na_if_empty(),
+    field<&Finding::comm>("comm", U::kText, "comm", "The communicators or groups it names.")
+        .na_if_empty(),
+    field<&Finding::ops>("ops", U::kText, "ops", "The ops or collectives it names.")
+        .na_if_empty()
+        .in_part(1),
+    field<&Finding::bytes>("bytes", U::kBytes, "bytes", "A message size it names.")
+        .prom("commprof_finding_bytes")
+        .na_if_negative(),
+    field<&Finding::evidence>("evidence", U::kText, "evidence",
+                              "The figures behind it, with their units.")
+        .na_if_empty()
+        .in_part(2),
+    field<&Finding::action>("action", U::kText, "action", "One change to make.")
+        .na_if_empty()
+        .in_part(3),
+    field<&Finding::shown_in>("shown_in", U::kText, "shown in",
+                              "The HTML report's table or chart that shows it.")
+        .na_if_empty(),
+};
+inline constexpr Table<Finding> kFindings{"findings",
+                                          "Findings (ranked by what they cost per step)",
+                                          "table-findings",
+                                          "commprof_finding_info",
+                                          "A finding's status, evidence and action (value 1).",
+                                          kFindingFields,
+                                          std::size(kFindingFields)};
+
 // ------------------------------------------------------------------ per rank
 inline constexpr std::string_view kBusyHelp =
     "Mean busy time per step: the union of the category's ops (all: of every op).";
@@ -682,21 +724,23 @@ inline constexpr Table<CriticalShareRow> kCriticalShares{
     kCriticalShareFields,
     std::size(kCriticalShareFields)};
 
-static_assert(well_formed(kRanks) && well_formed(kAcross) && well_formed(kGroups) &&
-              well_formed(kGroupTimes) && well_formed(kCollectives) && well_formed(kStragglers) &&
-              well_formed(kInstances) && well_formed(kBaseline) && well_formed(kInterference) &&
-              well_formed(kCriticalSteps) && well_formed(kCriticalShares));
+static_assert(well_formed(kFindings) && well_formed(kRanks) && well_formed(kAcross) &&
+              well_formed(kGroups) && well_formed(kGroupTimes) && well_formed(kCollectives) &&
+              well_formed(kStragglers) && well_formed(kInstances) && well_formed(kBaseline) &&
+              well_formed(kInterference) && well_formed(kCriticalSteps) &&
+              well_formed(kCriticalShares));
 
 /// Calls f(table) for every table.
 template <class F>
 void for_each_table(F&& f) {
+  f(kFindings);
   f(kRanks);
   f(kAcross);
+  f(kStages);
   f(kGroups);
   f(kGroupTimes);
   f(kCollectives);
   f(kStragglers);
-  f(kStages);
   f(kInstances);
   f(kBaseline);
   f(kInterference);
@@ -733,5 +777,28 @@ std::vector<const BaselineComparison*> baseline_rows(const Report& r);
 std::vector<const Interference*> interference_rows(const Report& r);
 /// The first `n` critical-path shares (they are kept most first).
 std::vector<const CriticalShareRow*> critical_shares(const Report& r, std::size_t n);
+
+/// Calls f(table, rows) for every table with the report's rows of it, in the report's order
+/// (findings first): rows is a container of rows or of pointers to them, empty where the report
+/// has none (the writers choose whether to show an empty table). Of the worst instances and the
+/// critical-path shares, the first `top` (kReportWorstInstances, kReportCriticalShares).
+template <class F>
+void for_each_table(const Report& r, F&& f, std::size_t top = kReportWorstInstances) {
+  f(kFindings, r.findings);
+  f(kRanks, r.ranks);
+  f(kAcross, r.across);
+  f(kStages, r.stages);
+  f(kGroups, r.groups);
+  f(kGroupTimes, r.group_times);
+  f(kCollectives, r.collectives);
+  f(kStragglers, r.waits);
+  f(kInstances, worst_instances(r, top));
+  f(kBaseline, baseline_rows(r));
+  f(kInterference, interference_rows(r));
+  f(kCriticalSteps, r.critical_steps);
+  f(kCriticalShares, critical_shares(r, top));
+}
+static_assert(kReportWorstInstances == kReportCriticalShares,
+              "for_each_table takes as many of each");
 
 }  // namespace commprof::report_fields

@@ -16,6 +16,7 @@
 #include "analysis/byte_codec.hpp"
 #include "analysis/commands/rank_inputs.hpp"
 #include "analysis/distributed_reduction.hpp"
+#include "analysis/findings.hpp"
 #include "analysis/graph/critical_path_across.hpp"
 #include "analysis/mpi/mpi_reduce_exchange.hpp"
 #include "analysis/reducer.hpp"
@@ -43,6 +44,8 @@ struct ReportConfig {
   ReduceOptions reduce;
   TimelineOptions timeline;
   bool critical_path = true;
+  FindingOptions findings;
+  std::vector<std::string> fail_if;  ///< rules whose firing exits 3 (--fail-if finding:RULE)
 };
 
 // Writes through `write` to `path` atomically, or to stdout when `path` is empty; either
@@ -114,6 +117,10 @@ int write_report(const ReportConfig& cfg, Reduced& reduced) {
     report.critical_note = std::move(critical.critical_note);
     report.critical_paths = std::move(critical.critical_paths);
   }
+  // The run's configuration, where the files carry one, from the lowest rank's header.
+  add_findings(report,
+               report.ranks.empty() ? RunFacts{} : run_facts_of_file(report.ranks[0].source),
+               cfg.findings);
   if (cfg.format == OutputFormat::kText) {
     emit(cfg.output, [&](std::ostream& os) { write_report_text(os, report); });
   } else if (cfg.format == OutputFormat::kJson) {
@@ -138,7 +145,16 @@ int write_report(const ReportConfig& cfg, Reduced& reduced) {
       emit(cfg.output, [&](std::ostream& os) { write_report_csv(os, report); });
     }
   }
-  return exit_code(report, reduced.files.size());
+  const int code = exit_code(report, reduced.files.size());
+  if (code != kExitOk) return code;
+  int crossed = 0;
+  for (const std::string& rule : cfg.fail_if) {
+    if (!finding_fired(report, rule)) continue;
+    // Said on stderr too, so a CI log shows it whatever the format and destination.
+    std::cerr << "commprof report: finding " << rule << " fired (--fail-if, exit 3)" << std::endl;
+    ++crossed;
+  }
+  return crossed > 0 ? kExitRegression : kExitOk;
 }
 
 // One process reads every file.
@@ -246,6 +262,12 @@ class ReportCommand final : public Command {
         "html: ranks drawn on the timeline, the slowest and fastest at that step; the others are "
         "folded to their step time")("timeline-rank", po::value<int>()->default_value(0),
                                      "html: a rank the timeline always draws")(
+        "target-overlap", po::value<double>()->default_value(0.6),
+        "the overlap (|COMM and COMP| / |COMM|, 0 to 1) below which the overlap_below_target "
+        "finding fires")(
+        "fail-if", po::value<std::vector<std::string>>()->multitoken(),
+        "finding:RULE (e.g. finding:sync_wait): exit 3 when that finding fires (rules: "
+        "docs/analysis.md, Findings)")(
         "no-critical-path", po::bool_switch(),
         "leave out the critical path of each step (it reads every rank file a second time, "
         "shared among the processes under mpirun, and builds one step's graph at a time)");
@@ -271,6 +293,25 @@ class ReportCommand final : public Command {
       cfg_.baseline = vm["baseline"].as<std::string>();
       if (cfg_.format == OutputFormat::kChrome)
         throw ConfigError("--baseline does not apply to --format chrome");
+    }
+    cfg_.findings.target_overlap = vm["target-overlap"].as<double>();
+    if (!(cfg_.findings.target_overlap >= 0 && cfg_.findings.target_overlap <= 1))
+      throw ConfigError("--target-overlap must be between 0 and 1 (a fraction: 0.6 is 60%)");
+    if (vm.count("fail-if") != 0) {
+      const std::vector<std::string_view> rules = finding_rules();
+      for (const std::string& gate : vm["fail-if"].as<std::vector<std::string>>()) {
+        constexpr std::string_view kPrefix = "finding:";
+        const std::string rule = gate.rfind(kPrefix, 0) == 0 ? gate.substr(kPrefix.size()) : "";
+        if (std::find(rules.begin(), rules.end(), rule) == rules.end()) {
+          std::string known;
+          for (std::string_view r : rules) known += (known.empty() ? "" : ", ") + std::string(r);
+          throw ConfigError("invalid --fail-if '" + gate +
+                            "': expected finding:RULE, RULE one of " + known);
+        }
+        cfg_.fail_if.push_back(rule);
+      }
+      if (cfg_.format == OutputFormat::kChrome)
+        throw ConfigError("--fail-if does not apply to --format chrome (it has no findings)");
     }
     cfg_.critical_path = !vm["no-critical-path"].as<bool>();
     cfg_.timeline.always_rank = vm["timeline-rank"].as<int>();

@@ -85,20 +85,9 @@ CsvTable csv_table(const report_fields::Table<Row>& table, const Rows& rows) {
 }  // namespace
 
 std::vector<CsvTable> report_csv_tables(const Report& r) {
-  namespace rf = report_fields;
-  std::vector<CsvTable> tables = {
-      csv_table(rf::kRanks, r.ranks),
-      csv_table(rf::kAcross, r.across),
-      csv_table(rf::kGroups, r.groups),
-      csv_table(rf::kGroupTimes, r.group_times),
-      csv_table(rf::kCollectives, r.collectives),
-      csv_table(rf::kStragglers, r.waits),
-      csv_table(rf::kStages, r.stages),
-      csv_table(rf::kInstances, rf::worst_instances(r, kReportWorstInstances)),
-      csv_table(rf::kBaseline, rf::baseline_rows(r)),
-      csv_table(rf::kInterference, rf::interference_rows(r)),
-      csv_table(rf::kCriticalSteps, r.critical_steps),
-      csv_table(rf::kCriticalShares, rf::critical_shares(r, kReportCriticalShares))};
+  std::vector<CsvTable> tables;
+  report_fields::for_each_table(
+      r, [&](const auto& table, const auto& rows) { tables.push_back(csv_table(table, rows)); });
 
   Csv problems({"file", "problem"});
   for (const FileProblem& p : r.problems) problems.row({p.file, p.message});

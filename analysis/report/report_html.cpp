@@ -258,6 +258,41 @@ void card(std::ostream& os, const std::string& what, const std::string& value,
      << html_escape(detail) << "</div></div>\n";
 }
 
+// The findings first: each fired one with its cost, evidence and action, linking to what shows
+// it; then the rules that could not run.
+void findings_panel(std::ostream& os, const Report& r) {
+  os << "<section id='findings'><h2>Findings</h2>\n";
+  std::string skipped;
+  bool any = false;
+  for (const Finding& f : r.findings) {
+    if (!f.fired()) {
+      skipped += (skipped.empty() ? "" : "; ") + f.rule + " (" + f.status + ")";
+      continue;
+    }
+    if (!any) os << "<ol class='findings'>\n";
+    any = true;
+    os << "<li><b>" << html_escape(f.rule) << "</b>: ";
+    if (f.cost_ns >= 0) {
+      os << html_escape(format_duration(f.cost_ns)) << " per step";
+      if (f.cost_fraction >= 0)
+        os << " (" << html_escape(html_number(f.cost_fraction, ReportUnit::kRatio))
+           << " of the step)";
+    } else {
+      os << "stops the run";
+    }
+    if (!f.shown_in.empty()) os << " <a href='#" << html_escape(f.shown_in) << "'>see it</a>";
+    os << "<br>" << html_escape(f.evidence) << "<br><i>action:</i> " << html_escape(f.action)
+       << "</li>\n";
+  }
+  if (any) {
+    os << "</ol>\n";
+  } else {
+    os << "<p>No finding: no rule evaluated fired.</p>\n";
+  }
+  if (!skipped.empty()) os << "<p class='hint'>" << html_escape(skipped) << "</p>\n";
+  os << "</section>\n";
+}
+
 void at_a_glance(std::ostream& os, const Report& r) {
   os << "<section id='glance'><h2>At a glance</h2><div class='cards'>\n";
   for (const AcrossRanks& a : r.across) {
@@ -375,6 +410,7 @@ void write_report_html(std::ostream& os, const Report& r) {
     os << "</p>\n";
   }
   for (const std::string& w : r.warnings) os << "<p class='warn'>" << html_escape(w) << "</p>\n";
+  findings_panel(os, r);
   at_a_glance(os, r);
 
   os << "<section><h2>Timeline of step " << r.timeline_step << "</h2><p class='hint'>";

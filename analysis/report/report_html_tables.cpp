@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iterator>
 #include <ostream>
+#include <type_traits>
 
 #include "analysis/report/field_json.hpp"
 #include "analysis/report/report_writers.hpp"
@@ -95,62 +96,90 @@ void write_html_table(std::ostream& os, const Section& s, const Table<Row>& tabl
   os << "</tbody></table></div>\n";
 }
 
-// Every table's section and rows, for the tables and the data block alike: stragglers that
-// caused most waiting first, the instances that made ranks wait longest.
-template <class F>
-void for_each_table(const Report& r, F&& f) {
-  namespace rf = report_fields;
-  // Paged, the ranks' table opens on the slowest ranks (by mean step), not on ranks 0 to 99.
+// Each table's heading and hint, its rows as the page shows them, and whether it is shown.
+template <class Row>
+Section section_of(const Report&, const Table<Row>& table) {
+  return {std::string(table.title)};
+}
+Section section_of(const Report& r, const Table<RankSummary>& table) {
+  return {std::string(table.title),
+          r.ranks.size() > kHtmlPageRows ? "slowest ranks (mean step) first." : nullptr};
+}
+Section section_of(const Report&, const Table<GroupTimeRow>& table) {
+  return {std::string(table.title),
+          "exposed: the group's communication no compute hid (a context-parallel ring's "
+          "exposed time); recv: what each rank received in all-to-all(v)s (an expert-parallel "
+          "dispatch's load); a2a wait: time at them waiting for the last rank."};
+}
+Section section_of(const Report&, const Table<CollectiveRow>&) {
+  return {"Collectives by message size",
+          "time: the shortest rank's duration per call (the transfer without waiting); busbw "
+          "= bytes / p50 × the collective's bus factor, or, for an all-to-all(v) whose files "
+          "give bytes per peer, the busiest rank's bytes to or from the others / p50 (busbw "
+          "of: per-peer)."};
+}
+Section section_of(const Report&, const Table<RankWait>&) {
+  return {"Stragglers (ranks the others waited for most first)"};
+}
+Section section_of(const Report&, const Table<StageRow>& table) {
+  return {std::string(table.title),
+          "bubble: the part of a step without compute, 1 − COMP / step; the pipeline's fill "
+          "and drain, and the waits for the neighbouring stages."};
+}
+Section section_of(const Report& r, const Table<BaselineComparison>& table) {
+  return {std::string(table.title) + " (" + r.baseline->source + ")"};
+}
+Section section_of(const Report&, const Table<CriticalStepRow>& table) {
+  return {std::string(table.title),
+          "path: the chain of ops and host gaps each step's end waited for (marked on the "
+          "timeline); exposed: communication no compute hides, on the path or not."};
+}
+
+// Paged, the ranks' table opens on the slowest ranks (by mean step), not on ranks 0 to 99;
+// the stragglers' on those that caused most waiting.
+template <class Rows>
+const Rows& shown_rows(const Rows& rows) {
+  return rows;
+}
+std::vector<const RankSummary*> shown_rows(const std::vector<RankSummary>& rows) {
   std::vector<const RankSummary*> ranks;
-  for (const RankSummary& s : r.ranks) ranks.push_back(&s);
+  for (const RankSummary& s : rows) ranks.push_back(&s);
   if (ranks.size() > kHtmlPageRows) {
     std::stable_sort(ranks.begin(), ranks.end(), [](const RankSummary* a, const RankSummary* b) {
       return a->wall_ns.mean > b->wall_ns.mean;
     });
   }
-  f(Section{std::string(rf::kRanks.title),
-            ranks.size() > kHtmlPageRows ? "slowest ranks (mean step) first." : nullptr},
-    rf::kRanks, ranks);
-  f(Section{std::string(rf::kAcross.title)}, rf::kAcross, r.across);
-  f(Section{std::string(rf::kGroups.title)}, rf::kGroups, r.groups);
-  f(Section{std::string(rf::kGroupTimes.title),
-            "exposed: the group's communication no compute hid (a context-parallel ring's "
-            "exposed time); recv: what each rank received in all-to-all(v)s (an expert-parallel "
-            "dispatch's load); a2a wait: time at them waiting for the last rank."},
-    rf::kGroupTimes, r.group_times);
-  f(Section{"Collectives by message size",
-            "time: the shortest rank's duration per call (the transfer without waiting); busbw "
-            "= bytes / p50 × the collective's bus factor, or, for an all-to-all(v) whose files "
-            "give bytes per peer, the busiest rank's bytes to or from the others / p50 (busbw "
-            "of: per-peer)."},
-    rf::kCollectives, r.collectives);
+  return ranks;
+}
+std::vector<const RankWait*> shown_rows(const std::vector<RankWait>& rows) {
   std::vector<const RankWait*> waits;
-  for (const RankWait& w : r.waits) waits.push_back(&w);
+  for (const RankWait& w : rows) waits.push_back(&w);
   std::stable_sort(waits.begin(), waits.end(), [](const RankWait* a, const RankWait* b) {
     return a->wait_caused_ns > b->wait_caused_ns;
   });
-  f(Section{"Stragglers (ranks the others waited for most first)"}, rf::kStragglers, waits);
-  if (!r.stages.empty()) {
-    f(Section{std::string(rf::kStages.title),
-              "bubble: the part of a step without compute, 1 − COMP / step; the pipeline's fill "
-              "and drain, and the waits for the neighbouring stages."},
-      rf::kStages, r.stages);
-  }
-  f(Section{std::string(rf::kInstances.title)}, rf::kInstances,
-    rf::worst_instances(r, kReportWorstInstances));
-  if (r.baseline) {
-    f(Section{std::string(rf::kBaseline.title) + " (" + r.baseline->source + ")"}, rf::kBaseline,
-      rf::baseline_rows(r));
-    f(Section{std::string(rf::kInterference.title)}, rf::kInterference, r.baseline->interference);
-  }
-  if (!r.critical_steps.empty()) {
-    f(Section{std::string(rf::kCriticalSteps.title),
-              "path: the chain of ops and host gaps each step's end waited for (marked on the "
-              "timeline); exposed: communication no compute hides, on the path or not."},
-      rf::kCriticalSteps, r.critical_steps);
-    f(Section{std::string(rf::kCriticalShares.title)}, rf::kCriticalShares,
-      rf::critical_shares(r, kReportCriticalShares));
-  }
+  return waits;
+}
+
+// The tables every report has, and the others where it has rows: findings, stages, the
+// baseline's and the critical path's.
+template <class Row>
+bool shown(const Report& r, const Table<Row>& table) {
+  if constexpr (std::is_same_v<Row, Finding>) return !r.findings.empty();
+  if constexpr (std::is_same_v<Row, StageRow>) return !r.stages.empty();
+  if constexpr (std::is_same_v<Row, BaselineComparison> || std::is_same_v<Row, Interference>)
+    return r.baseline.has_value();
+  if constexpr (std::is_same_v<Row, CriticalStepRow> || std::is_same_v<Row, CriticalShareRow>)
+    return !r.critical_steps.empty();
+  (void)table;
+  return true;
+}
+
+// Every table's section and rows, for the tables and the data block alike.
+template <class F>
+void for_each_shown_table(const Report& r, F&& f) {
+  report_fields::for_each_table(r, [&](const auto& table, const auto& rows) {
+    if (shown(r, table)) f(section_of(r, table), table, shown_rows(rows));
+  });
 }
 
 // How the script shows each HTML column: [field index, index of the range's end field or -1,
@@ -218,7 +247,7 @@ std::string html_number(double v, ReportUnit unit) {
 void write_html_tables(std::ostream& os, const Report& r) {
   os << "<section id='tables'><h2>Tables</h2><p class='hint'>Click a column header to sort. "
         "Per-rank values are means per measured step.</p>\n";
-  for_each_table(r, [&](const Section& s, const auto& table, const auto& rows) {
+  for_each_shown_table(r, [&](const Section& s, const auto& table, const auto& rows) {
     write_html_table(os, s, table, rows);
   });
   os << "</section>\n";
@@ -226,7 +255,7 @@ void write_html_tables(std::ostream& os, const Report& r) {
 
 json html_tables_data(const Report& r) {
   json data = json::object();
-  for_each_table(r, [&](const Section&, const auto& table, const auto& rows) {
+  for_each_shown_table(r, [&](const Section&, const auto& table, const auto& rows) {
     data[std::string(table.name)] = table_data(table, rows);
   });
   return data;

@@ -69,6 +69,24 @@ ordered_json baseline_json(const Report& r) {
   return b;
 }
 
+// A table's rows under its name; across ranks and the baseline (with its interference rows
+// inside it) as objects.
+template <class Row, class Rows>
+void put_table(ordered_json& j, const Report&, const Table<Row>& table, const Rows& rows) {
+  j[std::string(table.name)] = rows_json(table, rows);
+}
+template <class Rows>
+void put_table(ordered_json& j, const Report& r, const Table<AcrossRanks>& table, const Rows&) {
+  j[std::string(table.name)] = across_json(r);
+}
+template <class Rows>
+void put_table(ordered_json& j, const Report& r, const Table<BaselineComparison>& table,
+               const Rows&) {
+  j[std::string(table.name)] = baseline_json(r);
+}
+template <class Rows>
+void put_table(ordered_json&, const Report&, const Table<Interference>&, const Rows&) {}
+
 }  // namespace
 
 void write_report_json(std::ostream& os, const Report& r) {
@@ -90,25 +108,13 @@ void write_report_json(std::ostream& os, const Report& r) {
   j["missing_ranks"] = r.missing_ranks;
   j["warnings"] = r.warnings;
 
-  namespace rf = report_fields;
-  j[std::string(rf::kRanks.name)] = rows_json(rf::kRanks, r.ranks);
-  j[std::string(rf::kAcross.name)] = across_json(r);
-  j[std::string(rf::kGroups.name)] = rows_json(rf::kGroups, r.groups);
-  j[std::string(rf::kGroupTimes.name)] = rows_json(rf::kGroupTimes, r.group_times);
-  j[std::string(rf::kCollectives.name)] = rows_json(rf::kCollectives, r.collectives);
   j["peak_busbw_gbps"] = r.peak_busbw_gbps > 0 ? ordered_json(r.peak_busbw_gbps) : nullptr;
   j["instances_total"] = r.instances_total;
-  // Only the instances that cost the most waiting: a run of thousands of ranks has hundreds of
-  // thousands of instances, which would swamp the report.
-  j[std::string(rf::kInstances.name)] =
-      rows_json(rf::kInstances, rf::worst_instances(r, kReportWorstInstances));
-  j[std::string(rf::kStragglers.name)] = rows_json(rf::kStragglers, r.waits);
-  j[std::string(rf::kStages.name)] = rows_json(rf::kStages, r.stages);
-  j[std::string(rf::kBaseline.name)] = baseline_json(r);
   j["critical_path_note"] = r.critical_note;
-  j[std::string(rf::kCriticalSteps.name)] = rows_json(rf::kCriticalSteps, r.critical_steps);
-  j[std::string(rf::kCriticalShares.name)] =
-      rows_json(rf::kCriticalShares, rf::critical_shares(r, kReportCriticalShares));
+  // Of the instances, only those that cost the most waiting: a run of thousands of ranks has
+  // hundreds of thousands, which would swamp the report.
+  report_fields::for_each_table(
+      r, [&](const auto& table, const auto& rows) { put_table(j, r, table, rows); });
   os << j.dump(1) << '\n';
 }
 

@@ -147,19 +147,10 @@ void write_report_prometheus(std::ostream& os, const Report& r) {
   e.sample("commprof_ranks_read", "Rank files reduced.", {}, static_cast<double>(r.ranks.size()));
   e.sample("commprof_rank_files_unreadable", "Rank files that could not be read.", {},
            static_cast<double>(r.problems.size()));
-  add_rows(e, rf::kRanks, r.ranks);
-  add_rows(e, rf::kAcross, r.across);
-  add_rows(e, rf::kStragglers, r.waits);
-  add_rows(e, rf::kStages, r.stages);
-  add_rows(e, rf::kCollectives, r.collectives);
-  add_rows(e, rf::kGroups, r.groups);
-  add_rows(e, rf::kGroupTimes, r.group_times);
-  // A few instances only: each is a series of its own.
-  add_rows(e, rf::kInstances, rf::worst_instances(r, kPrometheusInstances));
-  add_rows(e, rf::kBaseline, rf::baseline_rows(r));
-  add_rows(e, rf::kInterference, rf::interference_rows(r));
-  add_rows(e, rf::kCriticalSteps, r.critical_steps);
-  add_rows(e, rf::kCriticalShares, rf::critical_shares(r, kPrometheusInstances));
+  // A few instances and critical-path shares only: each is a series of its own.
+  rf::for_each_table(
+      r, [&](const auto& table, const auto& rows) { add_rows(e, table, rows); },
+      kPrometheusInstances);
   e.write(os);
 }
 

@@ -4,6 +4,7 @@
 // several, each repeating the fields that name the row.
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <ostream>
 
 #include "analysis/report/report_writers.hpp"
@@ -60,7 +61,7 @@ std::string cell(const Field<Row>& f, const Row& row) {
 // `rows` under the table's title (and `note` after it), one table per part of the row type.
 template <class Row, class Rows>
 void write_rows(std::ostream& os, const Table<Row>& table, const Rows& rows,
-                const std::string& note = "") {
+                const std::string& note = "", bool last_left = false) {
   for (int part = 0; part < table.parts(); ++part) {
     os << "\n## " << table.title << (part > 0 ? " (continued)" : note) << '\n';
     const std::vector<Column<Row>> columns = report_fields::columns(table, part);
@@ -73,7 +74,7 @@ void write_rows(std::ostream& os, const Table<Row>& table, const Rows& rows,
         lines.back().push_back(report_fields::column_text(c, row, cell<Row>));
       }
     }
-    write_table(os, lines);
+    write_table(os, lines, last_left);
   }
 }
 
@@ -185,21 +186,97 @@ void write_critical_path(std::ostream& os, const Report& r) {
                  std::to_string(kReportCriticalShares) + ")");
 }
 
+// The fired findings, at most kTextRows (JSON and CSV list every one), or a line saying there
+// are none; then the rules that could not run and what they need.
+void write_findings(std::ostream& os, const Report& r) {
+  std::vector<const Finding*> fired;
+  std::string skipped;
+  for (const Finding& f : r.findings) {
+    if (f.fired()) {
+      fired.push_back(&f);
+    } else {
+      skipped += (skipped.empty() ? "" : "; ") + f.rule + " (" + f.status + ")";
+    }
+  }
+  const std::size_t all = fired.size();
+  if (fired.empty()) {
+    os << "\n## " << report_fields::kFindings.title << '\n'
+       << "no finding: no rule evaluated fired (docs/analysis.md lists them and their "
+          "thresholds)\n";
+  } else {
+    fired.resize(std::min(fired.size(), kTextRows));
+    write_rows(os, report_fields::kFindings, fired,
+               all > fired.size() ? " (" + std::to_string(fired.size()) + " of " +
+                                        std::to_string(all) + "; JSON and CSV list all)"
+                                  : "",
+               true);  // the evidence and the action: prose, read from the left
+  }
+  if (!fired.empty()) {
+    const Finding& top = *fired.front();
+    os << "# top finding: " << top.rule;
+    if (top.cost_ns >= 0)
+      os << ", " << fmt("%.3f", top.cost_ns / 1e6) << " ms per step ("
+         << fmt("%.1f", 100 * top.cost_fraction) << " % of the step)";
+    os << ": " << top.action << '\n';
+  }
+  if (!skipped.empty()) os << "# " << skipped << '\n';
+}
+
+// Each table as the text report shows it: left out where it has no rows, some with a note or
+// a summary line of their own.
+template <class Row, class Rows>
+void write_section(std::ostream& os, const Report&, const Table<Row>& table, const Rows& rows) {
+  if (!std::empty(rows)) write_rows(os, table, rows);
+}
+template <class Rows>
+void write_section(std::ostream& os, const Report& r, const Table<Finding>&, const Rows&) {
+  write_findings(os, r);
+}
+template <class Rows>
+void write_section(std::ostream& os, const Report&, const Table<RankSummary>& table,
+                   const Rows& rows) {
+  write_rows(os, table, rows);  // even without ranks: its header says what would be there
+}
+template <class Rows>
+void write_section(std::ostream& os, const Report&, const Table<AcrossRanks>& table,
+                   const Rows& rows) {
+  write_rows(os, table, rows);
+}
+template <class Rows>
+void write_section(std::ostream& os, const Report& r, const Table<RankWait>&, const Rows& rows) {
+  if (!std::empty(rows)) write_stragglers(os, r);
+}
+template <class Rows>
+void write_section(std::ostream& os, const Report& r, const Table<CollectiveInstance>&,
+                   const Rows&) {
+  if (r.instances_total > 0) write_worst_instances(os, r);
+}
+template <class Rows>
+void write_section(std::ostream& os, const Report& r, const Table<BaselineComparison>&,
+                   const Rows&) {
+  if (r.baseline) write_baseline(os, r);
+}
+template <class Rows>
+void write_section(std::ostream&, const Report&, const Table<Interference>&, const Rows&) {
+  // write_baseline writes it under the baseline
+}
+template <class Rows>
+void write_section(std::ostream& os, const Report& r, const Table<CriticalStepRow>&,
+                   const Rows& rows) {
+  if (!std::empty(rows)) write_critical_path(os, r);
+}
+template <class Rows>
+void write_section(std::ostream&, const Report&, const Table<CriticalShareRow>&, const Rows&) {
+  // write_critical_path writes it after the steps
+}
+
 }  // namespace
 
 void write_report_text(std::ostream& os, const Report& r) {
-  namespace rf = report_fields;
   write_header(os, r);
-  write_rows(os, rf::kRanks, r.ranks);
-  write_rows(os, rf::kAcross, r.across);
-  if (!r.stages.empty()) write_rows(os, rf::kStages, r.stages);
-  if (!r.groups.empty()) write_rows(os, rf::kGroups, r.groups);
-  if (!r.group_times.empty()) write_rows(os, rf::kGroupTimes, r.group_times);
-  if (!r.collectives.empty()) write_rows(os, rf::kCollectives, r.collectives);
-  if (!r.waits.empty()) write_stragglers(os, r);
-  if (r.instances_total > 0) write_worst_instances(os, r);
-  if (r.baseline) write_baseline(os, r);
-  if (!r.critical_steps.empty()) write_critical_path(os, r);
+  report_fields::for_each_table(
+      r, [&](const auto& table, const auto& rows) { write_section(os, r, table, rows); },
+      kTextRows);
 }
 
 }  // namespace commprof

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/distributed_reduction.hpp"
+#include "analysis/findings.hpp"
 #include "analysis/graph/critical_path_across.hpp"
 #include "analysis/mpi/mpi_reduce_exchange.hpp"
 #include "analysis/reducer.hpp"
@@ -185,6 +186,8 @@ void report_across_ranks(RankContext& ctx, const RankTimeline& mine, const std::
   } else {
     report.inputs = sources;
   }
+  // Rank 0's configuration is the run's.
+  add_findings(report, run_facts(mine.config));
   std::cout << '\n';
   write_report_text(std::cout, report);
   std::cout << std::flush;

@@ -80,6 +80,20 @@ Report everything_given() {
   for (RankSummary& r : report.ranks) {
     if (r.hta_differs.empty()) r.hta_differs = "per step: mean of 2 step ratio(s), 50.00 %";
   }
+  // A finding with every field given (the rules' own are tested in findings_test.cpp).
+  Finding f;
+  f.rule = "busbw_low";
+  f.status = "fired";
+  f.cost_ns = 1000;
+  f.cost_fraction = 0.1;
+  f.ranks = "1";
+  f.comm = "world";
+  f.ops = "allreduce";
+  f.bytes = 4096;
+  f.evidence = "busbw 1 GB/s, 1 % of the link's peak";
+  f.action = "check NCCL's choice";
+  f.shown_in = "busbw-box";
+  report.findings = {f};
   return report;
 }
 
