@@ -16,13 +16,13 @@
 #include "analysis/chakra/astra_network.hpp"
 #include "analysis/chakra/chakra_trace.hpp"
 #include "analysis/commands/rank_inputs.hpp"
-#include "analysis/reducer.hpp"
 #include "src/cli/parse.hpp"
 #include "src/core/atomic_file.hpp"
 #include "src/core/build_config.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/standard_output.hpp"
 #include "src/runtime/rank_context.hpp"
+#include "src/timeline/rank_file.hpp"
 
 namespace po = boost::program_options;
 

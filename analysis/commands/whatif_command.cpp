@@ -12,13 +12,13 @@
 
 #include "analysis/commands/rank_inputs.hpp"
 #include "analysis/graph/what_if.hpp"
-#include "analysis/reducer.hpp"
 #include "analysis/report/text_table.hpp"
 #include "src/cli/parse.hpp"
 #include "src/core/atomic_file.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/standard_output.hpp"
 #include "src/runtime/rank_context.hpp"
+#include "src/timeline/rank_file.hpp"
 
 namespace po = boost::program_options;
 
