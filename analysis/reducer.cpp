@@ -6,10 +6,8 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
-#include <filesystem>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -27,11 +25,6 @@
 #include "src/timeline/rank_file.hpp"
 
 namespace commprof {
-namespace {
-
-namespace fs = std::filesystem;
-
-}  // namespace
 
 // Everything one rank file contributes, kept aside until the file has been read completely and
 // found valid: a file that fails half-way contributes nothing, as when it was read whole first.
@@ -499,29 +492,6 @@ void Reducer::merge_shards(Report& rep, const std::vector<std::string>& shards,
   std::vector<RankWait> waits;
   commprof::merge_shards(shards, rep, waits, unfinished);
   complete_report(rep, waits, unfinished.findings(), found);
-}
-
-std::vector<std::string> expand_rank_inputs(const std::vector<std::string>& inputs) {
-  static const std::regex kRankFile(R"(rank-([0-9]+)\.json(\.zst)?)");
-  std::vector<std::string> files;
-  for (const std::string& input : inputs) {
-    std::error_code ec;
-    if (!fs::is_directory(input, ec)) {
-      files.push_back(input);  // a missing file is named in the report, not fatal
-      continue;
-    }
-    std::vector<std::pair<long long, std::string>> found;
-    for (const fs::directory_entry& e : fs::directory_iterator(input, ec)) {
-      std::smatch m;
-      const std::string name = e.path().filename().string();
-      if (std::regex_match(name, m, kRankFile)) found.emplace_back(std::stoll(m[1]), e.path());
-    }
-    if (ec) throw Error("cannot list directory '" + input + "': " + ec.message());
-    if (found.empty()) throw Error("'" + input + "' holds no rank-<R>.json files");
-    std::sort(found.begin(), found.end());
-    for (auto& f : found) files.push_back(std::move(f.second));
-  }
-  return files;
 }
 
 Report reduce_rank_files(const std::vector<std::string>& files, const ReduceOptions& options,

@@ -108,11 +108,6 @@ class Reducer {
   FileStepSink* also_ = nullptr;
 };
 
-/// Expands the command line's DIR|FILES: a directory stands for its rank-<R>.json and
-/// rank-<R>.json.zst files (by rank). Throws Error naming the path when a directory holds none or a
-/// path is missing.
-std::vector<std::string> expand_rank_inputs(const std::vector<std::string>& inputs);
-
 /// Reads and reduces `files`; an unreadable or malformed one is a problem in the report.
 /// `observer`, if set, sees every timeline read (e.g. the Chrome trace writer): each file is then
 /// read whole (read_rank_file); without one, files are streamed (Reducer::add_file). Both give

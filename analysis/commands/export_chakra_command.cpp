@@ -16,7 +16,6 @@
 #include "analysis/chakra/astra_network.hpp"
 #include "analysis/chakra/chakra_trace.hpp"
 #include "analysis/commands/rank_inputs.hpp"
-#include "analysis/reducer.hpp"
 #include "src/cli/output_format.hpp"
 #include "src/cli/parse.hpp"
 #include "src/core/atomic_file.hpp"
@@ -24,6 +23,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/standard_output.hpp"
 #include "src/runtime/rank_context.hpp"
+#include "src/timeline/rank_file.hpp"
 
 namespace po = boost::program_options;
 

@@ -30,6 +30,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/standard_output.hpp"
 #include "src/runtime/rank_context.hpp"
+#include "src/timeline/rank_file.hpp"
 
 namespace po = boost::program_options;
 

@@ -13,7 +13,6 @@
 #include "analysis/commands/rank_inputs.hpp"
 #include "analysis/commands/whatif_fields.hpp"
 #include "analysis/graph/what_if.hpp"
-#include "analysis/reducer.hpp"
 #include "analysis/report/text_table.hpp"
 #include "analysis/report_fields.hpp"
 #include "src/cli/output_format.hpp"
@@ -22,6 +21,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/standard_output.hpp"
 #include "src/runtime/rank_context.hpp"
+#include "src/timeline/rank_file.hpp"
 
 namespace po = boost::program_options;
 

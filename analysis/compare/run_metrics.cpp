@@ -14,6 +14,7 @@
 #include "analysis/report_fields.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/units.hpp"
+#include "src/timeline/rank_file.hpp"
 
 namespace commprof {
 namespace {

@@ -4,11 +4,16 @@
 // rank_file_stream.cpp (one pass, fast).
 #include "src/timeline/rank_file.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <regex>
+#include <system_error>
+#include <utility>
 
 #include "src/core/atomic_file.hpp"
 #include "src/core/errors.hpp"
@@ -142,6 +147,31 @@ std::string rank_file_piece(std::string_view text, RankFileFormat format) {
 std::string rank_file_path(const std::string& dir, int rank, RankFileFormat format) {
   return dir + "/rank-" + std::to_string(rank) +
          (format == RankFileFormat::kZstd ? ".json.zst" : ".json");
+}
+
+std::vector<std::string> expand_rank_inputs(const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  // The names rank_file_path gives, in either format.
+  static const std::regex kRankFile(R"(rank-([0-9]+)\.json(\.zst)?)");
+  std::vector<std::string> files;
+  for (const std::string& input : inputs) {
+    std::error_code ec;
+    if (!fs::is_directory(input, ec)) {
+      files.push_back(input);  // a missing file is named in the report, not fatal
+      continue;
+    }
+    std::vector<std::pair<long long, std::string>> found;
+    for (const fs::directory_entry& e : fs::directory_iterator(input, ec)) {
+      std::smatch m;
+      const std::string name = e.path().filename().string();
+      if (std::regex_match(name, m, kRankFile)) found.emplace_back(std::stoll(m[1]), e.path());
+    }
+    if (ec) throw Error("cannot list directory '" + input + "': " + ec.message());
+    if (found.empty()) throw Error("'" + input + "' holds no rank-<R>.json files");
+    std::sort(found.begin(), found.end());
+    for (auto& f : found) files.push_back(std::move(f.second));
+  }
+  return files;
 }
 
 std::string write_rank_file(const std::string& dir, const RankTimeline& t, RankFileFormat format) {

@@ -58,6 +58,10 @@ std::string rank_file_path(const std::string& dir, int rank,
 /// rank_file_path(dir, timeline.rank, format), written atomically; returns the path.
 std::string write_rank_file(const std::string& dir, const RankTimeline& timeline,
                             RankFileFormat format = RankFileFormat::kJson);
+/// Expands the command line's DIR|FILES: a directory stands for the files rank_file_path names
+/// in it, rank-<R>.json and rank-<R>.json.zst (by rank); a file stands for itself. Throws Error
+/// naming the path when a directory holds none or cannot be listed.
+std::vector<std::string> expand_rank_inputs(const std::vector<std::string>& inputs);
 
 /// The rank file in pieces, for writers that add steps as they come (RankFileAppender,
 /// import-nsys): rank_file_head(t), then append_step_line for each step (`first` for the first),

@@ -8,7 +8,6 @@
 #include <iostream>
 #include <tuple>
 
-#include "analysis/reducer.hpp"
 #include "src/backend/backend.hpp"
 #include "src/cli/command.hpp"
 #include "src/cli/common_options.hpp"

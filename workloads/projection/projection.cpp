@@ -10,7 +10,6 @@
 
 #include "analysis/graph/critical_path.hpp"
 #include "analysis/graph/replay.hpp"
-#include "analysis/reducer.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
 #include "src/timeline/rank_file.hpp"

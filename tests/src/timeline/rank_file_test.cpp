@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "analysis/tools/synthetic_timeline.hpp"
 #include "src/core/errors.hpp"
@@ -410,6 +412,34 @@ TEST(RankFile, MissingFileIsNamed) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("cannot read '/nonexistent/rank-3.json'"));
+  }
+}
+
+TEST(RankFile, ADirectoryStandsForItsRankFilesInRankOrder) {
+  const std::string dir = testing::TempDir() + "/expand_inputs";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  // Both formats' names, ranks sorted as numbers (10 after 2); anything else is left out.
+  for (const char* name : {"rank-10.json", "rank-2.json.zst", "rank-0.json", "rank-x.json",
+                           "rank-3.json.tmp", "notes.txt", "rank-4.jsonl"}) {
+    std::ofstream(dir + "/" + name) << "{}";
+  }
+  const std::vector<std::string> want = {dir + "/rank-0.json", dir + "/rank-2.json.zst",
+                                         dir + "/rank-10.json", "/nonexistent/rank-7.json"};
+  // A file stands for itself, even a missing one: the reader names it later.
+  EXPECT_EQ(expand_rank_inputs({dir, "/nonexistent/rank-7.json"}), want);
+}
+
+TEST(RankFile, ADirectoryWithoutRankFilesIsNamed) {
+  const std::string dir = testing::TempDir() + "/expand_none";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/rank-1.txt") << "{}";
+  try {
+    expand_rank_inputs({dir});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "'" + dir + "' holds no rank-<R>.json files");
   }
 }
 
