@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "collectives/routing.hpp"
-#include "src/backend/work.hpp"
+#include "src/collective/peer_splits.hpp"
 #include "workloads/model_shape.hpp"
 
 namespace commprof {

@@ -12,31 +12,7 @@
 
 namespace commprof {
 
-const char* group_name(Group g) {
-  switch (g) {
-    case Group::kNone:
-      return "-";
-    case Group::kTp:
-      return "tp";
-    case Group::kDp:
-      return "dp";
-    case Group::kPp:
-      return "pp";
-    case Group::kEmbedding:
-      return "embedding";
-    case Group::kCp:
-      return "cp";
-    case Group::kEp:
-      return "ep";
-    case Group::kEtp:
-      return "etp";
-    case Group::kEdp:
-      return "edp";
-    case Group::kTpEp:
-      return "tp_ep";
-  }
-  return "?";
-}
+const char* group_name(Group g) { return name_of(kGroupNames, g); }
 
 Group PlannedOp::group() const {
   if (const auto* c = std::get_if<PlannedCollective>(&call)) return c->group;

@@ -15,6 +15,7 @@
 #include "src/backend/work.hpp"
 #include "src/collective/collective_kind.hpp"
 #include "src/core/dtype.hpp"
+#include "src/core/name_table.hpp"
 #include "src/timeline/category.hpp"
 #include "workloads/model_shape.hpp"
 
@@ -26,6 +27,17 @@ namespace commprof {
 /// the MoE layers' kEp (the all-to-alls), kEtp (expert TP), kEdp (the experts' gradients) and
 /// kTpEp (expert TP × EP: the routing counts' all-gather).
 enum class Group : std::uint8_t { kNone, kTp, kDp, kPp, kEmbedding, kCp, kEp, kEtp, kEdp, kTpEp };
+/// Every group by its name in plans and reports, kNone ("-") first: the one list of them.
+inline constexpr NamedValue<Group> kGroupNames[] = {{Group::kNone, "-"},
+                                                    {Group::kTp, "tp"},
+                                                    {Group::kDp, "dp"},
+                                                    {Group::kPp, "pp"},
+                                                    {Group::kEmbedding, "embedding"},
+                                                    {Group::kCp, "cp"},
+                                                    {Group::kEp, "ep"},
+                                                    {Group::kEtp, "etp"},
+                                                    {Group::kEdp, "edp"},
+                                                    {Group::kTpEp, "tp_ep"}};
 const char* group_name(Group g);
 
 /// The planned calls, one per kind of Work the backends run (src/backend/work.hpp): the executor

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "src/backend/work.hpp"
+#include "src/collective/p2p_transfer.hpp"
 
 namespace commprof {
 

@@ -13,53 +13,15 @@
 #include <vector>
 
 #include "src/collective/collective_kind.hpp"
+#include "src/collective/p2p_transfer.hpp"
+#include "src/collective/peer_splits.hpp"
 #include "src/core/access_pattern.hpp"
+#include "src/core/copy_kind.hpp"
 #include "src/core/dtype.hpp"
 
 namespace commprof {
 
 class Communicator;
-
-/// One rank's side of an alltoallv, in elements, indexed by peer (a rank of the communicator):
-/// it sends send_counts[p] elements from send + send_displs[p] to p and receives recv_counts[p]
-/// elements from p into recv + recv_displs[p] (MPI_Alltoallv's arguments). The ranks' splits
-/// must agree: rank r's send_counts[p] is p's recv_counts[r].
-///
-/// The uneven all-gather and reduce-scatter take the same struct, read as the data they move:
-///  - allgatherv: this rank's send_counts[p] elements (every entry the same, its `count`) go to
-///    each p from `send`; p's recv_counts[p] elements arrive at recv + recv_displs[p].
-///  - reducescatterv: the block send + send_displs[p] of send_counts[p] elements goes to p, the
-///    blocks laid out in rank order without gaps; this rank's recv_counts[p] (every entry its
-///    `count`) is what p's block for it adds to the sum in `recv`.
-/// uneven_gather_splits and uneven_scatter_splits build them from the per-rank counts.
-struct PeerSplits {
-  std::vector<std::size_t> send_counts;
-  std::vector<std::size_t> send_displs;
-  std::vector<std::size_t> recv_counts;
-  std::vector<std::size_t> recv_displs;
-};
-
-/// The splits of an allgatherv on rank `rank` whose ranks contribute `counts` elements each.
-inline PeerSplits uneven_gather_splits(const std::vector<std::size_t>& counts, int rank) {
-  PeerSplits s;
-  std::size_t at = 0;
-  for (const std::size_t c : counts) {
-    s.send_counts.push_back(counts[static_cast<std::size_t>(rank)]);
-    s.send_displs.push_back(0);
-    s.recv_counts.push_back(c);
-    s.recv_displs.push_back(at);
-    at += c;
-  }
-  return s;
-}
-
-/// The splits of a reducescatterv on rank `rank` whose ranks keep `counts` elements each.
-inline PeerSplits uneven_scatter_splits(const std::vector<std::size_t>& counts, int rank) {
-  PeerSplits s = uneven_gather_splits(counts, rank);
-  std::swap(s.send_counts, s.recv_counts);
-  std::swap(s.send_displs, s.recv_displs);
-  return s;
-}
 
 /// A collective over `comm` with NCCL's argument semantics (see CollectiveSpec for what
 /// `count` means per kind). Out-of-place unless send == recv.
@@ -78,15 +40,6 @@ struct CollectiveCall {
   std::shared_ptr<const PeerSplits> splits = nullptr;
 };
 
-/// One send or receive of a P2PCall: to or from `peer` (a rank of the communicator; -1: none),
-/// carrying activations (`forward`) or their gradients. Transfers match only transfers of their
-/// own direction, so an activation and a gradient between the same two ranks in one group (a
-/// two-stage interleaved pipeline sends both ways to one peer) cannot be taken for each other.
-struct P2PTransfer {
-  int peer = -1;
-  bool forward = true;
-};
-
 /// Up to two sends and two receives of `count` elements each, as one group (ncclGroupStart/End,
 /// or MPI Isend/Irecv + Waitall): how Megatron's pipeline schedules pair their transfers without
 /// deadlock. 1F1B sends an activation while it receives a gradient; interleaved 1F1B sends and
@@ -103,16 +56,6 @@ struct P2PCall {
   std::array<P2PTransfer, 2> sends{};
   std::array<P2PTransfer, 2> recvs{};
 };
-
-/// How many of `transfers` are used (peer >= 0).
-inline int used(const std::array<P2PTransfer, 2>& transfers) {
-  return (transfers[0].peer >= 0 ? 1 : 0) + (transfers[1].peer >= 0 ? 1 : 0);
-}
-/// "sendrecv", "send" or "recv": how records and NVTX ranges name a P2P group.
-inline const char* p2p_name(const std::array<P2PTransfer, 2>& sends,
-                            const std::array<P2PTransfer, 2>& recvs) {
-  return used(sends) > 0 && used(recvs) > 0 ? "sendrecv" : used(sends) > 0 ? "send" : "recv";
-}
 
 /// A memory-bound pass: reads `read_bytes` from `src` and writes `write_bytes` to `dst`, each in
 /// order, with no more arithmetic than moving them needs (the values read are folded into what
@@ -192,8 +135,6 @@ struct GemmCall {
 struct ComputeCall {
   std::uint64_t ns = 0;
 };
-
-enum class CopyKind : std::uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice };
 
 struct CopyCall {
   void* dst = nullptr;

@@ -29,6 +29,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
 #include "src/core/standard_output.hpp"
+#include "src/runtime/mpi_check.hpp"
 #include "src/runtime/output_dir.hpp"
 #include "src/runtime/rank_context.hpp"
 #include "workloads/commands/mock_run.hpp"
@@ -77,28 +78,26 @@ int resolve_gpus_per_node(const ProjectConfig& cfg, const MeasuredRun& run, std:
 
 // Every rank's estimates, summed at rank 0 over the step's instances: each rank holds a
 // group's calls once for each of its communicator's ranks, so it adds its share (1 / ranks).
-// Collective over the world, in the order of kGroups on every rank.
+// Collective over the world, in the order of kGroupNames on every rank (kNone's entry, which no
+// call runs on, included: it stays zero).
 std::map<std::string, GroupEstimate> summed_estimates(
     RankContext& ctx, const std::map<std::string, GroupEstimate>& mine) {
-  static constexpr Group kGroups[] = {Group::kTp,        Group::kDp,  Group::kPp,
-                                      Group::kEmbedding, Group::kCp,  Group::kEp,
-                                      Group::kEtp,       Group::kEdp, Group::kTpEp};
   std::vector<double> shares;
-  for (const Group g : kGroups) {
-    const auto it = mine.find(group_name(g));
+  for (const NamedValue<Group>& g : kGroupNames) {
+    const auto it = g.value == Group::kNone ? mine.end() : mine.find(g.name);
     const GroupEstimate e = it == mine.end() ? GroupEstimate{} : it->second;
     const double share = e.ranks > 0 ? 1.0 / e.ranks : 0.0;
     shares.insert(shares.end(), {static_cast<double>(e.calls) * share,
                                  static_cast<double>(e.estimated) * share, e.ns * share});
   }
   std::vector<double> sums(shares.size(), 0.0);
-  MPI_Reduce(shares.data(), sums.data(), static_cast<int>(shares.size()), MPI_DOUBLE, MPI_SUM, 0,
-             ctx.comm());
+  COMMPROF_MPI_CHECK(MPI_Reduce(shares.data(), sums.data(), static_cast<int>(shares.size()),
+                                MPI_DOUBLE, MPI_SUM, 0, ctx.comm()));
   std::map<std::string, GroupEstimate> out;
-  for (std::size_t i = 0; i < std::size(kGroups); ++i) {
+  for (std::size_t i = 0; i < std::size(kGroupNames); ++i) {
     const auto calls = static_cast<std::int64_t>(std::llround(sums[3 * i]));
     if (calls == 0) continue;
-    GroupEstimate& e = out[group_name(kGroups[i])];
+    GroupEstimate& e = out[kGroupNames[i].name];
     e.calls = calls;
     e.estimated = static_cast<std::int64_t>(std::llround(sums[3 * i + 1]));
     e.ns = sums[3 * i + 2];
