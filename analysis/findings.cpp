@@ -136,6 +136,32 @@ Waits waits_of(const Report& r) {
   return w;
 }
 
+// What of a rank's exposed communication per timed step no earlier start could hide: its wait
+// at collectives for later ranks (sync_wait's) and its pipeline transfers' exposed time (waiting
+// for the neighbouring stage: pipeline_bubble's and stage_imbalance's).
+double unhideable_ns(const RankSummary& s, const Waits& w) {
+  double out = 0;
+  if (const auto it = w.by_rank.find(s.rank); it != w.by_rank.end()) out += it->second;
+  for (const GroupTime& g : s.group_times) {
+    if (g.group == "pp" && s.timed_steps > 0)
+      out += static_cast<double>(g.exposed_ns) / s.timed_steps;
+  }
+  return out;
+}
+
+// The mean over ranks with per-op timing of their exposed transfers per step: exposed
+// communication less unhideable_ns.
+double exposed_transfers_ns(const Report& r, const Waits& w) {
+  double sum = 0;
+  int n = 0;
+  for (const RankSummary& s : r.ranks) {
+    if (s.timed_steps == 0 || s.ops == 0) continue;
+    sum += std::max(0.0, s.exposed_comm_ns.mean - unhideable_ns(s, w));
+    ++n;
+  }
+  return n > 0 ? sum / n : 0;
+}
+
 // ------------------------------------------------------------------ the rules
 std::optional<Finding> overlap_below_target(const Input& in) {
   const RankMeans m = rank_means(in.r);
@@ -150,9 +176,7 @@ std::optional<Finding> overlap_below_target(const Input& in) {
     if (s.overlap.count == 0 || s.comm_ns.mean <= 0) continue;
     ++n;
     overlap += s.overlap.mean;
-    const auto w = waits.by_rank.find(s.rank);
-    const double transfers =
-        std::max(0.0, s.exposed_comm_ns.mean - (w == waits.by_rank.end() ? 0.0 : w->second));
+    const double transfers = std::max(0.0, s.exposed_comm_ns.mean - unhideable_ns(s, waits));
     cost +=
         std::min(transfers, s.comm_ns.mean * std::max(0.0, in.o.target_overlap - s.overlap.mean));
     if (s.overlap.mean < worst) worst = s.overlap.mean, worst_rank = s.rank;
@@ -211,10 +235,11 @@ std::optional<Finding> exposed_comm(const Input& in) {
   const RankMeans m = rank_means(in.r);
   if (const std::string why = needs_ops_and_compute(in, m); !why.empty())
     return not_evaluated("exposed_comm", why);
-  // Waiting at a collective for a later rank is exposed too, but it is sync_wait's: what is
-  // left is the transfers themselves.
-  const double wait = waits_of(in.r).per_step_ns;
-  const double transfer = m.exposed_ns - std::min(wait, m.exposed_ns);
+  // Waiting at a collective for a later rank, or at a pipeline transfer for the next stage, is
+  // exposed too, but it is another rule's: what is left is the transfers themselves.
+  const Waits waits = waits_of(in.r);
+  const double wait = waits.per_step_ns;
+  const double transfer = exposed_transfers_ns(in.r, waits);
   if (m.step_ns <= 0 || transfer <= in.o.max_exposed * m.step_ns) return std::nullopt;
   const GroupTimeRow* worst = nullptr;
   for (const GroupTimeRow& g : in.r.group_times) {
@@ -227,7 +252,8 @@ std::optional<Finding> exposed_comm(const Input& in) {
   f.evidence = ms(m.exposed_ns) + " of communication per step no compute hides (" +
                pct(m.exposed_ns / m.step_ns) + " of the step, mean over " +
                std::to_string(m.ranks) + " ranks), " + ms(wait) +
-               " of it waiting for later ranks (sync_wait's), " + ms(transfer) + " transfers";
+               " of it waiting at collectives for later ranks (sync_wait's), " + ms(transfer) +
+               " transfers (pipeline sends left out: the bubble's)";
   if (worst != nullptr) {
     f.evidence += "; most of it " + worst->group + "'s: " + ms(worst->exposed_ns) +
                   " (worst rank " + std::to_string(worst->exposed_worst_rank) + ": " +
@@ -364,17 +390,20 @@ std::optional<Finding> pipeline_bubble(const Input& in) {
   const std::vector<StageRow>& st = in.r.stages;
   if (st.size() < 2) return std::nullopt;
   if (!in.facts.known) return not_evaluated("pipeline_bubble", "needs the run configuration");
-  double bubble = 0, step = 0;
-  for (const StageRow& s : st) bubble += s.bubble, step += s.step_ns;
-  bubble /= static_cast<double>(st.size());
-  step /= static_cast<double>(st.size());
+  // The bottleneck stage's (most compute): the other stages' extra idle is waiting for it,
+  // stage_imbalance's.
+  std::size_t hi = 0;
+  for (std::size_t s = 1; s < st.size(); ++s) {
+    if (st[s].comp_ns > st[hi].comp_ns) hi = s;
+  }
+  const double bubble = st[hi].bubble, step = st[hi].step_ns;
   const int p = static_cast<int>(st.size());
   const double expected = schedule_bubble(in.facts, p);
   if (bubble <= expected + in.o.bubble_margin) return std::nullopt;
   Finding f = fired("pipeline_bubble", (bubble - expected) * step, step);
   f.comm = "pp";
-  f.evidence = "the stages' steps are " + pct(bubble) + " without compute (mean over " +
-               std::to_string(p) + " stages); the " + in.facts.schedule + " schedule of " +
+  f.evidence = "the slowest stage's (" + std::to_string(hi) + ", most compute) step is " +
+               pct(bubble) + " without compute; the " + in.facts.schedule + " schedule of " +
                std::to_string(p) + " stages and " + std::to_string(in.facts.micro_batches) +
                " micro-batches implies " + pct(expected) + " ((p-1)/(m+p-1))";
   RunFacts more = in.facts;
@@ -440,12 +469,16 @@ std::optional<Finding> stage_imbalance(const Input& in) {
     for (std::size_t s = 0; s < st.size(); ++s)
       after = std::max(after, extra[s] + split[s] * per_layer);
     if (split == layers || after >= st[hi].comp_ns) return std::nullopt;
-    f = fired("stage_imbalance", st[hi].comp_ns - after, st[hi].step_ns);
+    // The slowest stage sets each of the schedule's m + p − 1 slots: a step saves its per
+    // micro-batch gain that many times.
+    const double m = in.facts.micro_batches;
+    const double slots = (m + static_cast<double>(st.size()) - 1) / m;
+    f = fired("stage_imbalance", (st[hi].comp_ns - after) * slots, st[hi].step_ns);
     f.evidence = "compute per step by stage " + shares + " (stage " + std::to_string(hi) +
                  " max/mean " + num(st[hi].comp_ns / mean) + ") with layers " + joined(layers) +
                  "; a layer takes about " + ms(per_layer) + ", the slowest stage's ends " +
                  ms(extra[hi]) + "; split " + joined(split) + " makes the slowest stage " +
-                 ms(after);
+                 ms(after) + ", over (m+p-1)/m = " + num(slots) + " of its time per step";
     f.action = "--pp-layers " + joined(split);
   } else {
     f = fired("stage_imbalance", st[hi].comp_ns - mean, st[hi].step_ns);
@@ -597,8 +630,8 @@ struct Rule {
 };
 constexpr Rule kRules[] = {
     {"hang", hang},
-    {"overlap_below_target", overlap_below_target},
     {"exposed_comm", exposed_comm},
+    {"overlap_below_target", overlap_below_target},
     {"sync_wait", sync_wait},
     {"compute_busy", compute_busy},
     {"pipeline_bubble", pipeline_bubble},

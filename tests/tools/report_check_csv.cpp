@@ -78,15 +78,30 @@ std::vector<std::map<std::string, std::string>> table(const std::string& dir,
 void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const Collectives& colls) {
   // Each table this report writes, and nothing else: a new table comes with its check here.
   const std::set<std::string> tables = {
-      "ranks",           "across_ranks",        "groups",       "group_times",  "collectives",
-      "worst_instances", "stragglers",          "baseline",     "interference", "problems",
-      "stages",          "critical_path_steps", "critical_path"};
+      "ranks",           "across_ranks",        "groups",        "group_times",  "collectives",
+      "worst_instances", "stragglers",          "baseline",      "interference", "problems",
+      "stages",          "critical_path_steps", "critical_path", "findings"};
   std::set<std::string> files;
   for (const auto& e : fs::directory_iterator(dir)) files.insert(e.path().filename().string());
   for (const std::string& f : files) {
     if (f.size() < 5 || f.compare(f.size() - 4, 4, ".csv") != 0 ||
         tables.count(f.substr(0, f.size() - 4)) == 0) {
       fail("unexpected file ", f, " in ", dir);
+    }
+  }
+
+  // The findings: each fired or not evaluated; a fired one costs a time (a hang excepted) of
+  // at most its step.
+  for (const auto& f : table(dir, "findings")) {
+    const std::string& status = f.at("status");
+    if (status == "fired") {
+      if (f.at("rule") != "hang" &&
+          (f.at("cost_ns").empty() || std::stod(f.at("cost_fraction")) > 1.0 ||
+           std::stod(f.at("cost_ns")) < 0)) {
+        fail("findings.csv: ", f.at("rule"), " fired without a cost within its step");
+      }
+    } else if (status.rfind("not evaluated: ", 0) != 0) {
+      fail("findings.csv: ", f.at("rule"), " has status '", status, "'");
     }
   }
 
