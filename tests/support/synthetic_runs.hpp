@@ -68,7 +68,8 @@ inline std::vector<RankTimeline> synthetic_run(const WorkloadConfig& w, int step
     t.world_size = world;
     t.host = "node0";
     t.backend = "host";
-    t.config = JsonObject(run_config_json(w, RunSettings{steps, 0, OpTimingMode::kPair, 4, std::nullopt}));
+    t.config =
+        JsonObject(run_config_json(w, RunSettings{steps, 0, OpTimingMode::kPair, 4, std::nullopt}));
     std::int64_t now = 0;
     for (int s = 0; s < steps; ++s) {
       StepRecord step;

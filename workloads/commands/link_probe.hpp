@@ -17,7 +17,7 @@
 namespace commprof {
 
 struct LinkProbe {
-  LinkModel model;      ///< the same on every rank (fitted from rank 0's points on each)
+  LinkModel model;        ///< the same on every rank (fitted from rank 0's points on each)
   double elapsed_ms = 0;  ///< the probe's wall time on rank 0, sweep and fit
   int points = 0;
 };

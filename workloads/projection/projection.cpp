@@ -37,17 +37,17 @@ MeasuredRun load_measured_run(const std::vector<std::string>& inputs) {
   return run;
 }
 
-LinkModel own_link_model(const std::vector<LinkSample>& own,
-                         const std::optional<LinkModel>& probe, const std::string& what) {
+LinkModel own_link_model(const std::vector<LinkSample>& own, const std::optional<LinkModel>& probe,
+                         const std::string& what) {
   // The probe's points are the world's (group ""): LinkModel::find takes a communicator kind's
   // own fit first and the probe's where the run issued no such collective.
   std::vector<LinkSample> points = own;
   if (probe) points.insert(points.end(), probe->samples.begin(), probe->samples.end());
   if (points.empty()) return {};
-  return fit_link_model(std::move(points),
-                        probe ? what + " and its link probe (" +
-                                    std::to_string(probe->samples.size()) + " points)"
-                              : what);
+  return fit_link_model(
+      std::move(points),
+      probe ? what + " and its link probe (" + std::to_string(probe->samples.size()) + " points)"
+            : what);
 }
 
 MeasuredRun measured_run(std::vector<RankTimeline> ranks, const std::string& first) {

@@ -145,8 +145,8 @@ const std::vector<std::pair<std::string, std::string>> kFieldsByTable = {
      "rank host device steps step_time_ns comp_busy_ns comm_busy_ns mem_busy_ns "
      "overlap hidden_fraction exposed_comm_ns idle_ns busy_ns comm_comp_overlap_ns "
      "timed_step_time_ns plain_step_time_ns timed_steps warmup_steps ops "
-     "clock_offset_ns backend file hta_steps hta_overlap hta_idle hta_compute hta_non_compute "
-     "hta_span_ns hta_differs"},
+     "clock_offset_ns backend file hta_steps hta_overlap hta_idle hta_compute "
+     "hta_non_compute hta_span_ns hta_differs"},
     {"across_ranks", "metric unit min mean max worst_rank worst_host stddev count"},
     {"groups",
      "group communicators min_size max_size collectives bytes time_ns busbw_gbps "

@@ -178,7 +178,8 @@ TEST(Projection, PipelineTransfersAreTimedFromTheirPairs) {
     t.rank = gr.rank;
     t.world_size = 2;
     t.host = "node0";
-    t.config = JsonObject(run_config_json(w, RunSettings{1, 0, OpTimingMode::kPair, 4, std::nullopt}));
+    t.config =
+        JsonObject(run_config_json(w, RunSettings{1, 0, OpTimingMode::kPair, 4, std::nullopt}));
     StepRecord step;
     for (int k = gr.first_op; k < gr.first_op + gr.ops; ++k) {
       const GraphOp& g = tg.graph.ops[static_cast<std::size_t>(k)];
