@@ -31,13 +31,19 @@ void transfer(IO& io, StepPoint& p) {
 
 // A Stat as its bits, running sums included: process 0 goes on with the same doubles.
 template <class IO>
+void transfer(IO& io, HtaFigures& h) {
+  io(h.steps, h.steps_of, h.comm_ns, h.comp_ns, h.comm_comp_ns, h.busy_ns, h.span_ns);
+}
+
+template <class IO>
 void transfer(IO& io, RankSummary& r) {
   io(r.rank, r.world_size, r.host, r.device, r.backend, r.source, r.clock_offset_ns, r.pp_stage,
      r.steps, r.timed_steps, r.warmup_steps, r.ops);
   io(wire::raw(r.wall_ns), wire::raw(r.comp_ns), wire::raw(r.comm_ns), wire::raw(r.mem_ns),
      wire::raw(r.busy_ns), wire::raw(r.comm_comp_ns), wire::raw(r.exposed_comm_ns),
      wire::raw(r.idle_ns), wire::raw(r.timed_wall_ns), wire::raw(r.plain_wall_ns),
-     wire::raw(r.overlap), wire::raw(r.hidden_fraction), wire::raw(r.hta));
+     wire::raw(r.overlap), wire::raw(r.hidden_fraction));
+  io(r.hta);
   io(r.step_points, r.group_times);
 }
 

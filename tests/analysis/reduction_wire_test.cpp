@@ -115,6 +115,13 @@ RankSummary some_summary() {
     *s = stat_from(first);
     first += 10.0;
   }
+  r.hta.steps = 39;
+  r.hta.steps_of = 40;
+  r.hta.comm_ns = 41;
+  r.hta.comp_ns = 42;
+  r.hta.comm_comp_ns = 43;
+  r.hta.busy_ns = 44;
+  r.hta.span_ns = 45;
   r.step_points = {some_step_point(), StepPoint{}};
   r.group_times = {some_group_time()};
   return r;
@@ -135,6 +142,13 @@ TEST(ReductionWire, RankSummary) {
   EXPECT_EQ(out.timed_steps, 36);
   EXPECT_EQ(out.warmup_steps, 37);
   EXPECT_EQ(out.ops, 38);
+  EXPECT_EQ(out.hta.steps, 39);
+  EXPECT_EQ(out.hta.steps_of, 40);
+  EXPECT_EQ(out.hta.comm_ns, 41);
+  EXPECT_EQ(out.hta.comp_ns, 42);
+  EXPECT_EQ(out.hta.comm_comp_ns, 43);
+  EXPECT_EQ(out.hta.busy_ns, 44);
+  EXPECT_EQ(out.hta.span_ns, 45);
   expect_same_stat(in.wall_ns, out.wall_ns, "wall_ns");
   expect_same_stat(in.comp_ns, out.comp_ns, "comp_ns");
   expect_same_stat(in.comm_ns, out.comm_ns, "comm_ns");
