@@ -338,9 +338,12 @@ Work PlanExecutor::work_of(const PlannedOp& op) const {
       [&](const auto& call) -> Work {
         using Call = std::decay_t<decltype(call)>;
         if constexpr (std::is_same_v<Call, PlannedGemm>) {
-          return GemmCall{call.m,           call.n,          call.k,          dtype,
-                          B.gemm_a.data(),  B.gemm_b.data(), B.gemm_c.data(), B.gemm_a.bytes(),
-                          B.gemm_b.bytes(), B.gemm_c.bytes()};
+          GemmCall g{call.m,           call.n,          call.k,          dtype,
+                     B.gemm_a.data(),  B.gemm_b.data(), B.gemm_c.data(), B.gemm_a.bytes(),
+                     B.gemm_b.bytes(), B.gemm_c.bytes()};
+          g.trans_a = call.trans_a;
+          g.trans_b = call.trans_b;
+          return g;
         } else if constexpr (std::is_same_v<Call, PlannedElementwise>) {
           ElementwiseCall e{call.read_bytes,    call.write_bytes,  B.pass_src.data(),
                             B.pass_src.bytes(), B.pass_dst.data(), B.pass_dst.bytes()};

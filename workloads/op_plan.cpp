@@ -39,10 +39,15 @@ int OpPlan::add(PlannedOp op, const std::vector<int>& deps) {
 }
 
 int OpPlan::gemm(const std::string& name, int m, int n, int k, const std::vector<int>& deps) {
+  return gemm(name, PlannedGemm{m, n, k, false, false}, deps);
+}
+
+int OpPlan::gemm(const std::string& name, PlannedGemm shape, const std::vector<int>& deps) {
+  const int m = shape.m, n = shape.n, k = shape.k;
   PlannedOp op;
   op.name = name;
   op.stream = Category::kComp;
-  op.call = PlannedGemm{m, n, k};
+  op.call = shape;
   op.flops = 2.0 * m * n * k;
   op.bytes = (static_cast<std::uint64_t>(m) * k + static_cast<std::uint64_t>(k) * n +
               static_cast<std::uint64_t>(m) * n) *
@@ -233,8 +238,10 @@ void print_plan(std::ostream& os, const OpPlan& plan) {
         [&os, &op, &plan](const auto& call) {
           using Call = std::decay_t<decltype(call)>;
           if constexpr (std::is_same_v<Call, PlannedGemm>) {
-            os << "  gemm " << call.m << "x" << call.n << "x" << call.k << "  " << op.flops / 1e9
-               << " GFLOP";
+            os << "  gemm " << call.m << "x" << call.n << "x" << call.k;
+            if (call.trans_a || call.trans_b)
+              os << " " << (call.trans_a ? 'T' : 'N') << (call.trans_b ? 'T' : 'N');
+            os << "  " << op.flops / 1e9 << " GFLOP";
           } else if constexpr (std::is_same_v<Call, PlannedCollective>) {
             os << "  " << collective_name(call.kind) << " on " << group_name(call.group)
                << "  count " << call.count << "  " << op.bytes << " B";

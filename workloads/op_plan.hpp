@@ -44,8 +44,9 @@ const char* group_name(Group g);
 /// turns each into its Work with the step's buffers. Adding a kind means a struct here and its
 /// Work; every `std::visit` over PlannedCall (plan printing, buffer sizing, submission, records)
 /// then fails to compile until it handles the new kind.
-struct PlannedGemm {  ///< C = A·B: A m×k, B k×n
+struct PlannedGemm {  ///< C = op(A)·op(B): op(A) m×k, op(B) k×n (GemmCall's layouts)
   int m = 0, n = 0, k = 0;
+  bool trans_a = false, trans_b = false;
 };
 struct PlannedCollective {
   CollectiveKind kind = CollectiveKind::kAllReduce;
@@ -159,6 +160,8 @@ struct OpPlan {
   /// dropped (streams run in order), and of several on one stream only the latest is kept.
   int add(PlannedOp op, const std::vector<int>& deps);
   int gemm(const std::string& name, int m, int n, int k, const std::vector<int>& deps);
+  /// The same with A or B stored transposed (GemmCall::trans_a, trans_b).
+  int gemm(const std::string& name, PlannedGemm shape, const std::vector<int>& deps);
   int collective(const std::string& name, CollectiveKind kind, Group group, std::uint64_t count,
                  std::uint64_t bytes, const std::vector<int>& deps);
   int p2p(const std::string& name, Group group, const std::array<P2PTransfer, 2>& sends,

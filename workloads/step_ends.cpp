@@ -45,7 +45,11 @@ int StepBuilder::head_forward(int mb, int x) {
   } else {
     y = pass(ename("final_norm", mb) + ".fwd", ends_.final_norm_fwd, y, params);
     y = tp_gather(ename("head", mb), y);
-    y = plan_.gemm(ename("head", mb) + ".fwd", head_.m, head_.n, head_.k, {y, params});
+    // As PyTorch's F.linear runs it: logits (V×tokens, column-major) = Wᵀ·x, the weight stored
+    // h×V and transposed (TN). The logits' leading dimension is the vocabulary: unpadded (50,257)
+    // it is no multiple of 8 and cuBLAS takes far slower kernels, as in PyTorch.
+    y = plan_.gemm(ename("head", mb) + ".fwd", PlannedGemm{head_.n, head_.m, head_.k, true, false},
+                   {y, params});
     y = pass(ename("loss", mb) + ".fwd", ends_.loss_fwd, y);
   }
   if (t_ > 1) {
@@ -70,10 +74,13 @@ int StepBuilder::head_backward(int mb, int dy, bool last_pass) {
     return tp_reduce(ename("head.bwd", mb), g);
   }
   dy = pass(ename("loss", mb) + ".bwd", ends_.loss_bwd, dy, params);
-  const int dgrad =
-      plan_.gemm(ename("head", mb) + ".dgrad", head_.m, head_.k, head_.n, {dy, params});
+  // Autograd's two GEMMs of F.linear, in its layouts: dx (h×tokens) = W·dy (NN, dy's leading
+  // dimension the vocabulary) and dW (h×V) = x·dyᵀ (NT).
+  const int dgrad = plan_.gemm(ename("head", mb) + ".dgrad",
+                               PlannedGemm{head_.k, head_.m, head_.n, false, false}, {dy, params});
   const int reduced = tp_reduce(ename("head.bwd", mb), dgrad);
-  int wgrad = plan_.gemm(ename("head", mb) + ".wgrad", head_.k, head_.n, head_.m, {dgrad});
+  int wgrad = plan_.gemm(ename("head", mb) + ".wgrad",
+                         PlannedGemm{head_.k, head_.n, head_.m, false, true}, {dgrad});
   if (mb > 0 && ends_.head_grad_accum.read > 0) {
     wgrad = pass(ename("head.grad_accum", mb), ends_.head_grad_accum, wgrad);
   } else if (mb > 0 && tied_across_stages(c_)) {

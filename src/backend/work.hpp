@@ -92,9 +92,13 @@ inline constexpr std::uint64_t elementwise_span(std::uint64_t bytes) {
   return (bytes + kElementwiseVector - 1) / kElementwiseVector * kElementwiseVector;
 }
 
-/// C = A·B, column-major as cuBLAS: A is m×k, B is k×n, C is m×n. The buffers' sizes travel
-/// with them: a backend refuses a call whose operands do not fit (bounds_problem), before any
-/// arithmetic.
+/// C = op(A)·op(B), column-major as cuBLAS: op(A) is m×k, op(B) k×n, C m×n. A is stored m×k
+/// (leading dimension m), or k×m (leading dimension k) where trans_a says op(A) = Aᵀ; B is k×n
+/// (k), or n×k (n) with trans_b. The layout matters beyond the arithmetic: a framework's linear
+/// layer runs its forward with the weight transposed, and cuBLAS serves a leading dimension that
+/// is no multiple of 8 elements (a vocabulary of 50,257) with much slower kernels. The buffers'
+/// sizes travel with them: a backend refuses a call whose operands do not fit (bounds_problem),
+/// before any arithmetic.
 struct GemmCall {
   int m = 0;
   int n = 0;
@@ -106,6 +110,10 @@ struct GemmCall {
   std::uint64_t a_bytes = 0;
   std::uint64_t b_bytes = 0;
   std::uint64_t c_bytes = 0;
+  bool trans_a = false;
+  bool trans_b = false;
+  int lda() const { return trans_a ? k : m; }
+  int ldb() const { return trans_b ? n : k; }
   double flops() const { return 2.0 * m * n * k; }
   /// Why the operands do not fit their buffers ("" when they do): A needs m·k elements, B k·n,
   /// C m·n. A dimension below zero is a problem too; an empty product needs no memory.

@@ -115,6 +115,39 @@ TEST(ModelEnds, BytesOfTheEndsOpsByHand) {
   EXPECT_EQ(head.k, 128);
 }
 
+// The head's three GEMMs in the layouts PyTorch's F.linear and its autograd run them (column-
+// major, as cuBLAS sees them): forward logits (V/t × b·s) = Wᵀ·x (TN), input gradient (h × b·s)
+// = W·dy (NN), weight gradient (h × V/t) = x·dyᵀ (NT). The vocabulary is a leading dimension in
+// all three, as it is in PyTorch: unpadded, cuBLAS serves it with slower kernels.
+TEST(ModelEnds, TheHeadsGemmsRunInPyTorchsLayouts) {
+  const WorkloadConfig c = config({2, 1, 1}, small_with_ends());  // V 1000 -> 1024, 512 per rank
+  const OpPlan plan = build_plan(c, place_rank(c.layout, 0));
+  auto gemm = [&](const std::string& name) {
+    for (const PlannedOp& op : plan.ops) {
+      if (op.name == name) return op.as<PlannedGemm>();
+    }
+    ADD_FAILURE() << "no op " << name;
+    return PlannedGemm{};
+  };
+  const PlannedGemm fwd = gemm("head.mb0.fwd"), dgrad = gemm("head.mb0.dgrad"),
+                    wgrad = gemm("head.mb0.wgrad");
+  EXPECT_EQ(fwd.m, 512);  // V/t
+  EXPECT_EQ(fwd.n, 64);   // b·s
+  EXPECT_EQ(fwd.k, 128);  // h
+  EXPECT_TRUE(fwd.trans_a);
+  EXPECT_FALSE(fwd.trans_b);
+  EXPECT_EQ(dgrad.m, 128);
+  EXPECT_EQ(dgrad.n, 64);
+  EXPECT_EQ(dgrad.k, 512);
+  EXPECT_FALSE(dgrad.trans_a);
+  EXPECT_FALSE(dgrad.trans_b);
+  EXPECT_EQ(wgrad.m, 128);
+  EXPECT_EQ(wgrad.n, 512);
+  EXPECT_EQ(wgrad.k, 64);
+  EXPECT_FALSE(wgrad.trans_a);
+  EXPECT_TRUE(wgrad.trans_b);
+}
+
 TEST(ModelEnds, FirstStageHoldsTheEmbeddingLastTheHeadAndLoss) {
   const WorkloadConfig c = config({1, 1, 4}, small_with_ends());
   for (int r = 0; r < 4; ++r) {

@@ -173,7 +173,7 @@ void CudaBackend::bind_cublas(Category c) {
 
 void CudaBackend::run_gemm(const GemmCall& g) {
   if (const std::string problem = g.bounds_problem(); !problem.empty()) throw ConfigError(problem);
-  // Column-major C(m×n) = A(m×k)·B(k×n). fp32 runs on tensor cores (TF32), as frameworks
+  // Column-major C(m×n) = op(A)(m×k)·op(B)(k×n). fp32 runs on tensor cores (TF32), as frameworks
   // allow by default for matmuls; bf16/fp16 accumulate in fp32.
   cudaDataType_t type = CUDA_R_32F;
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F_FAST_TF32;
@@ -201,9 +201,10 @@ void CudaBackend::run_gemm(const GemmCall& g) {
   const float beta32 = 0.0f;
   const void* alpha = g.dtype == DType::kFloat64 ? static_cast<const void*>(&alpha64) : &alpha32;
   const void* beta = g.dtype == DType::kFloat64 ? static_cast<const void*>(&beta64) : &beta32;
-  COMMPROF_CUBLAS_CHECK(cublasGemmEx(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, g.m, g.n, g.k, alpha, g.a,
-                                     type, g.m, g.b, type, g.k, beta, g.c, type, g.m, compute,
-                                     CUBLAS_GEMM_DEFAULT));
+  COMMPROF_CUBLAS_CHECK(cublasGemmEx(cublas_, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                     g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.m, g.n, g.k, alpha,
+                                     g.a, type, g.lda(), g.b, type, g.ldb(), beta, g.c, type, g.m,
+                                     compute, CUBLAS_GEMM_DEFAULT));
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "src/backend/host/host_access_patterns.hpp"
 #include "src/backend/host/uninstrumented.hpp"
@@ -37,6 +38,36 @@ COMMPROF_UNINSTRUMENTED void gemm_blocked(int m, int n, int k, const T* a, const
       }
     }
   }
+}
+
+// A stored cols×rows (column-major) as rows×cols: the blocked loop reads op(A) and op(B) in
+// their plain layout, so a transposed operand is copied once into it (the host's GEMM is about
+// arithmetic, not about a kernel's memory layout).
+template <class T>
+std::vector<T> transposed(const T* x, int rows, int cols) {
+  std::vector<T> out(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
+  for (int j = 0; j < cols; ++j) {
+    for (int i = 0; i < rows; ++i) {
+      out[static_cast<std::size_t>(j) * rows + i] = x[static_cast<std::size_t>(i) * cols + j];
+    }
+  }
+  return out;
+}
+
+template <class T>
+void gemm_of(const GemmCall& call) {
+  const T* a = static_cast<const T*>(call.a);
+  const T* b = static_cast<const T*>(call.b);
+  std::vector<T> a_plain, b_plain;
+  if (call.trans_a && call.m > 0 && call.k > 0) {
+    a_plain = transposed(a, call.m, call.k);
+    a = a_plain.data();
+  }
+  if (call.trans_b && call.k > 0 && call.n > 0) {
+    b_plain = transposed(b, call.k, call.n);
+    b = b_plain.data();
+  }
+  gemm_blocked(call.m, call.n, call.k, a, b, static_cast<T*>(call.c));
 }
 
 }  // namespace
@@ -81,12 +112,10 @@ void host_gemm(const GemmCall& call) {
   }
   switch (call.dtype) {
     case DType::kFloat32:
-      gemm_blocked(call.m, call.n, call.k, static_cast<const float*>(call.a),
-                   static_cast<const float*>(call.b), static_cast<float*>(call.c));
+      gemm_of<float>(call);
       return;
     case DType::kFloat64:
-      gemm_blocked(call.m, call.n, call.k, static_cast<const double*>(call.a),
-                   static_cast<const double*>(call.b), static_cast<double*>(call.c));
+      gemm_of<double>(call);
       return;
     default:
       throw ConfigError(std::string("the host backend computes GEMMs in float or double, not ") +

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "src/core/errors.hpp"
@@ -77,6 +78,64 @@ TEST(HostGemm, FloatMatchesNaiveTripleLoop) {
 
 TEST(HostGemm, DoubleMatchesNaiveTripleLoop) {
   for (const Shape& s : kShapes) check_shape<double>(s, DType::kFloat64);
+}
+
+// A or B stored transposed (GemmCall::trans_a, trans_b), as a framework's linear layer stores
+// its weight: the same products as the triple loop over op(A)(i, p) and op(B)(p, j).
+template <class T>
+void check_transposed(const Shape& s, bool ta, bool tb) {
+  SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+               (ta ? " T" : " N") + (tb ? "T" : "N"));
+  const auto a = small_ints<T>(static_cast<std::size_t>(s.m) * s.k, 3);
+  const auto b = small_ints<T>(static_cast<std::size_t>(s.k) * s.n, 4);
+  std::vector<T> want(static_cast<std::size_t>(s.m) * s.n, T(0));
+  for (int i = 0; i < s.m; ++i) {
+    for (int j = 0; j < s.n; ++j) {
+      T sum = 0;
+      for (int p = 0; p < s.k; ++p) {
+        const T ap = ta ? a[static_cast<std::size_t>(i) * s.k + p]
+                        : a[static_cast<std::size_t>(p) * s.m + i];
+        const T bp = tb ? b[static_cast<std::size_t>(p) * s.n + j]
+                        : b[static_cast<std::size_t>(j) * s.k + p];
+        sum += ap * bp;
+      }
+      want[static_cast<std::size_t>(j) * s.m + i] = sum;
+    }
+  }
+  std::vector<T> c(want.size(), T(777));
+  GemmCall call{s.m,
+                s.n,
+                s.k,
+                std::is_same_v<T, float> ? DType::kFloat32 : DType::kFloat64,
+                a.data(),
+                b.data(),
+                c.data(),
+                a.size() * sizeof(T),
+                b.size() * sizeof(T),
+                c.size() * sizeof(T)};
+  call.trans_a = ta;
+  call.trans_b = tb;
+  EXPECT_EQ(call.lda(), ta ? s.k : s.m);
+  EXPECT_EQ(call.ldb(), tb ? s.n : s.k);
+  host_gemm(call);
+  EXPECT_EQ(c, want);
+}
+
+TEST(HostGemm, TransposedOperandsMatchTheTripleLoop) {
+  for (const Shape& s : {Shape{37, 19, 53}, Shape{300, 5, 260}, Shape{1, 7, 3}}) {
+    check_transposed<float>(s, true, false);  // a linear layer's forward: Wᵀ·x
+    check_transposed<float>(s, false, true);  // its weight gradient: x·dyᵀ
+    check_transposed<double>(s, true, true);
+  }
+  // By hand: A stored 2×3 (column-major, leading dimension k = 2) holds the columns (1,2),
+  // (3,4), (5,6), so op(A) = Aᵀ is 3×2 with rows (1,2), (3,4), (5,6); times B = I (2×2), C is
+  // op(A), column-major (1,3,5), (2,4,6).
+  const std::vector<float> at = {1, 2, 3, 4, 5, 6}, id = {1, 0, 0, 1};
+  std::vector<float> c(6, -1);
+  GemmCall call{3, 2, 2, DType::kFloat32, at.data(), id.data(), c.data(), 24, 16, 24};
+  call.trans_a = true;
+  host_gemm(call);
+  EXPECT_EQ(c, (std::vector<float>{1, 3, 5, 2, 4, 6}));
 }
 
 TEST(HostGemm, EmptyOutputTouchesNoMemory) {
