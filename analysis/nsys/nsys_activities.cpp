@@ -5,6 +5,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "analysis/nsys/nsys_import.hpp"
 #include "src/timeline/op_range_text.hpp"
 
 namespace commprof::nsys {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "analysis/nsys/nsys_domain.hpp"
-#include "analysis/nsys/nsys_import.hpp"
+#include "analysis/nsys/nsys_import_types.hpp"
 #include "analysis/nsys/nsys_schema.hpp"
 
 namespace commprof::nsys {

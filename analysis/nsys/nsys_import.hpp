@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/nsys/nsys_import_types.hpp"
 #include "analysis/nsys_rules.hpp"
 #include "src/timeline/op_record.hpp"
 #include "src/timeline/rank_file.hpp"
@@ -27,31 +28,6 @@ struct NsysImportOptions {
   int warmup_steps = 0;            ///< with step_range: the first N steps are warm-up
   int rank = -1;                   ///< >= 0: the rank of the one file imported (--rank)
   RankFileFormat format = RankFileFormat::kJson;  ///< how the rank files are written
-};
-
-/// What one file's import found, for the command's summary and the tests.
-struct NsysFileSummary {
-  std::string file;
-  int rank = 0;
-  std::string rank_source;  ///< "OMPI_COMM_WORLD_RANK", "file name", "file order", ...
-  std::string host;
-  bool commprof_nvtx = false;   ///< the file holds commprof's NVTX domain
-  std::int64_t activities = 0;  ///< kernels + memcpys + memsets read
-  std::int64_t kernels = 0;
-  std::int64_t outside_steps = 0;   ///< activities launched outside every step (left out)
-  std::int64_t ignored = 0;         ///< activities classified IGNORE (left out)
-  std::int64_t ops[3] = {0, 0, 0};  ///< imported ops per category (index_of)
-  /// commprof's COMM ranges whose collective, communicator and sequence number came from the
-  /// range's tag (src/timeline/op_range_text.hpp), and those of older commprof derived from the
-  /// op name (the communicator's kind only: "dp" for every dp group).
-  std::int64_t comm_ranges_tagged = 0;
-  std::int64_t comm_ranges_by_name = 0;
-  int steps = 0;
-  /// Neither commprof's markers nor --step-range: the whole capture, `capture_ns` from the first
-  /// GPU activity to the end of the last, is the one step.
-  bool whole_capture = false;
-  std::int64_t capture_ns = 0;
-  double seconds = 0.0;  ///< wall time of the import
 };
 
 /// Per-file facts read before the main pass (small tables only).
@@ -70,9 +46,6 @@ struct NsysFileInfo {
 /// nsys recorded, else the file name's _<rank> suffix, else `position` (the file's among the
 /// inputs).
 NsysFileInfo probe_nsys_file(const std::string& path, int rank = -1, int position = 0);
-
-/// Receives each imported step, in order, with the rank's header (a timeline without steps).
-using NsysStepSink = std::function<void(const RankTimeline& header, StepRecord&& step)>;
 
 /// Imports one export, handing each step to `on_step` as soon as it is complete: memory holds one
 /// step's ops, not the file's. `time_base_utc_ns` is subtracted from absolute (UTC) times so that

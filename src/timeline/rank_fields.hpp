@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "src/timeline/op_record.hpp"
-#include "src/timeline/rank_file.hpp"
+#include "src/timeline/rank_views.hpp"
 
 namespace commprof::rank_fields {
 

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "src/timeline/op_record.hpp"
+#include "src/timeline/rank_views.hpp"
 
 namespace commprof {
 
@@ -79,66 +80,6 @@ RankTimeline parse_rank_json(const std::string& text, const std::string& source)
 /// Reads a rank file of either format (a zstd one is known by its first bytes, whatever its
 /// name); a zstd file cut short in its last frame is read without that frame, with a warning.
 RankTimeline read_rank_file(const std::string& path);
-
-/// A list of numbers as read, pointing into the reader's storage or a record's vector.
-template <class T>
-class ListView {
- public:
-  ListView() = default;
-  ListView(const T* data, std::size_t size) : data_(data), size_(size) {}
-  // Implicit, as a string_view from a string: a record's list seen as a view.
-  ListView(const std::vector<T>& v)  // NOLINT(google-explicit-constructor)
-      : data_(v.data()), size_(v.size()) {}
-  const T* begin() const { return data_; }
-  const T* end() const { return data_ + size_; }
-  std::size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-
- private:
-  const T* data_ = nullptr;
-  std::size_t size_ = 0;
-};
-/// Op indices ("after") or world ranks ("send_to", "recv_from").
-using OpIndices = ListView<std::int32_t>;
-/// Bytes per peer ("peer_send_bytes", "peer_recv_bytes").
-using PeerBytes = ListView<std::uint64_t>;
-
-/// One op as read, its strings pointing into the file's text (valid during RankStepSink::step).
-struct OpView {
-  std::string_view name, stream, collective, comm;
-  Category category = Category::kComp;
-  int comm_size = 0;
-  std::int64_t seq = -1;
-  std::uint64_t bytes = 0;
-  double flops = 0.0;
-  std::int64_t start_ns = 0;
-  std::int64_t end_ns = 0;
-  std::string_view dtype, algo, proto;  // optional fields: empty / 0 / false when absent
-  std::uint64_t count = 0;
-  int channels = 0;
-  std::int64_t enqueue_ns = 0;
-  bool graph = false;
-  std::uint64_t recv_bytes = 0;
-  OpIndices after;               ///< valid as long as the strings are
-  OpIndices send_to, recv_from;  ///< world ranks (not op indices), as long as the strings are
-  PeerBytes peer_send_bytes, peer_recv_bytes;  ///< as long as the strings are
-  int comm_rank = -1;                          ///< -1: not known
-  std::int64_t duration_ns() const { return end_ns - start_ns; }
-};
-
-/// One step as read; `ops` valid during RankStepSink::step only.
-struct StepView {
-  int index = 0;
-  bool warmup = false;
-  std::int64_t start_ns = 0;
-  std::int64_t end_ns = 0;
-  const std::vector<OpView>* ops = nullptr;
-};
-
-/// Views of a materialised step (the slow path, and tests).
-std::vector<OpView> op_views(const StepRecord& step);
-/// The step a view describes, with its own strings.
-StepRecord to_step_record(const StepView& step);
 
 /// Receives one rank file step by step, without the whole timeline in memory.
 class RankStepSink {
