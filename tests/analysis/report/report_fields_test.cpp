@@ -155,6 +155,7 @@ TEST_F(ReportFields, EveryFieldIsAJsonMemberOfEveryRow) {
 // product's table, so a field dropped from it (or renamed) would drop out of them unseen; here it
 // fails, and so does a table added or removed without this list.
 const std::vector<std::pair<std::string, std::string>> kFieldsByTable = {
+    {"findings", "rule status cost_ns cost_fraction ranks comm ops bytes evidence action shown_in"},
     {"ranks",
      "rank host device steps step_time_ns comp_busy_ns comm_busy_ns mem_busy_ns "
      "overlap hidden_fraction exposed_comm_ns idle_ns busy_ns comm_comp_overlap_ns "
@@ -162,6 +163,7 @@ const std::vector<std::pair<std::string, std::string>> kFieldsByTable = {
      "clock_offset_ns backend file hta_steps hta_overlap hta_idle hta_compute hta_non_compute "
      "hta_span_ns hta_differs"},
     {"across_ranks", "metric unit min mean max worst_rank worst_host stddev count"},
+    {"stages", "stage ranks step_time_ns comp_busy_ns busy_ns bubble_fraction"},
     {"groups",
      "group communicators min_size max_size collectives bytes time_ns busbw_gbps "
      "mean_start_skew_ns wait_ns incomplete busbw_basis"},
@@ -175,7 +177,6 @@ const std::vector<std::pair<std::string, std::string>> kFieldsByTable = {
     {"stragglers",
      "rank host times_last last_fraction wait_caused_ns wait_ns collectives "
      "times_first"},
-    {"stages", "stage ranks step_time_ns comp_busy_ns busy_ns bubble_fraction"},
     {"worst_instances",
      "comm seq collective comm_size bytes ranks_seen consistent time_ns "
      "max_duration_ns mean_duration_ns start_skew_ns end_skew_ns first_rank last_rank "
