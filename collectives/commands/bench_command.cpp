@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "collectives/bench/bench.hpp"
+#include "collectives/bench/bench_links.hpp"
 #include "collectives/bench/bench_report.hpp"
 #include "collectives/links/link_model.hpp"
 #include "src/cli/command.hpp"
@@ -209,20 +210,7 @@ class BenchCommand final : public Command {
   // The sweep's average times as link-model points (the link class from the ranks' hosts), with
   // the file's earlier points, fitted and written; rank 0 prints each fit.
   void write_links(const BenchReport& report, const LinkModel& earlier) const {
-    bool one_host = true;
-    for (const BenchRankInfo& r : report.ranks)
-      one_host = one_host && r.host == report.ranks[0].host;
-    std::vector<LinkSample> points;
-    for (const BenchRow& row : report.rows) {
-      if (!(row.time_avg_us > 0) || row.nranks < 2) continue;
-      LinkSample p;
-      p.collective = link_collective(collective_name(row.op));
-      p.link = one_host ? LinkClass::kIntraNode : LinkClass::kInterNode;
-      p.ranks = row.nranks;
-      p.bytes = row.sizes.bytes;
-      p.time_us = row.time_avg_us;
-      points.push_back(p);
-    }
+    const std::vector<LinkSample> points = link_samples(report);
     const std::string source =
         earlier.source.empty() ? "commprof bench, " + report.backend + " backend" : earlier.source;
     const LinkModel model = fit_link_model(merge_samples(earlier.samples, points), source);

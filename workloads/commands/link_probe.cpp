@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/bench/bench.hpp"
+#include "collectives/bench/bench_links.hpp"
 #include "src/core/errors.hpp"
 #include "src/runtime/mpi_check.hpp"
 
@@ -39,24 +39,12 @@ std::optional<LinkProbe> probe_links(RankContext& ctx, Backend& backend) {
   config.warmup = 2;
   config.check = false;
   const BenchReport report = run_bench(config, backend, ctx, "the run's backend");
-  bool one_host = true;
-  for (const std::string& h : ctx.hosts()) one_host = one_host && h == ctx.hosts().front();
   // Rank 0 holds the times reduced over the ranks and fits them; every rank reads the model back
   // from the same text, so every rank file records the same one (project refuses files whose
   // configurations differ). A fit that fails (no point timed) leaves the run without a probe.
   std::string text;
   if (ctx.rank() == 0) {
-    std::vector<LinkSample> points;
-    for (const BenchRow& row : report.rows) {
-      if (!(row.time_avg_us > 0) || row.nranks < 2) continue;
-      LinkSample p;
-      p.collective = link_collective(collective_name(row.op));
-      p.link = one_host ? LinkClass::kIntraNode : LinkClass::kInterNode;
-      p.ranks = row.nranks;
-      p.bytes = row.sizes.bytes;
-      p.time_us = row.time_avg_us;
-      points.push_back(p);
-    }
+    std::vector<LinkSample> points = link_samples(report);
     try {
       text = link_model_text(
           fit_link_model(std::move(points), "the link probe at the start of commprof run"));
