@@ -598,21 +598,16 @@ class RunCommand final : public Command {
     }
 
     RunSettings settings{c.steps, c.warmup_steps, c.timing, c.sample_every, std::nullopt};
-    if (c.link_probe) {
-      if (std::optional<LinkProbe> probe = probe_links(ctx, *backend)) {
-        if (ctx.rank() == 0) {
-          std::cout << log::cat("# link probe: ", probe->points,
-                                " points (all-reduce, all-gather, reduce-scatter, all-to-all, "
-                                "send/receive; 4 KiB to 1 MiB over the world) in ",
-                                static_cast<long long>(std::llround(probe->elapsed_ms)),
-                                " ms, recorded in the rank files for `commprof project` "
-                                "(--no-link-probe skips it)\n")
-                    << std::flush;
-        }
-        settings.link_probe = std::move(probe->model);
-      }
-    }
-    MockRun mock{c.workload, settings, c.out_dir, c.rank_file_format, c.test_hang_rank};
+    MockRun mock;
+    mock.workload = c.workload;
+    mock.settings = settings;
+    mock.out_dir = c.out_dir;
+    mock.rank_file_format = c.rank_file_format;
+    mock.test_hang_rank = c.test_hang_rank;
+    mock.link_probe = c.link_probe;
+    mock.on_probe = [&ctx](const LinkProbe& probe) {
+      if (ctx.rank() == 0) std::cout << link_probe_line(probe) << '\n' << std::flush;
+    };
     MockRunResult result = run_mock(ctx, *backend, mock);
     c.timing = result.timing;
     const OpPlan& plan = result.plan;
