@@ -115,9 +115,10 @@
 #              pp 2 (1f1b); each run's timed step exported and simulated by
 #              scripts/astra-sim-check.sh: ASTRA-sim's step per rank beside the measured step and
 #              commprof's own serialised replay
-#   probe      what run's link probe costs (issue #45): the default gpt-1.3b dp job (10 steps after
-#              3) on NP ranks with and without --no-link-probe, PROBE_ROUNDS (3) rounds
-#              interleaved; each run's wall time (s) and the probe's own line, then
+#   probe      what run's link probe costs (issue #45): the gpt-1.3b dp job (10 steps after 3) and
+#              the default run (`run --backend cuda`) on NP ranks with and without --no-link-probe,
+#              PROBE_ROUNDS (3) rounds interleaved; each run's wall time (s) and the probe's own
+#              line (its time per collective kind), then
 #              `commprof project --sweep 2*NP` of a probed run (every feasible layout ranked)
 #   lmhead     the LM head's three GEMMs against PyTorch's with the vocabulary padded to 128 and
 #              unpadded (issue #45; --make-vocab-size-divisible-by 128 and 1): gpt-1.3b (hidden
@@ -1040,20 +1041,23 @@ phase_astra() {
 
 phase_probe() {
   need_commprof || return
-  local r t0 name
+  local r t0 name job
   for r in $(seq 1 "${PROBE_ROUNDS:-3}"); do
-    for name in probe noprobe; do
-      local extra=()
-      [ "$name" = noprobe ] && extra=(--no-link-probe)
-      t0=$(date +%s.%N)
-      run_to "$name round $r: run dp" "$PD/$name-$r.txt" "${MPIRUN[@]}" "${RUN13[@]}" \
-        --workload dp "${extra[@]}" --out "$PD/$name-$r"
-      say "  $name round $r: wall $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s; $(step_line "$PD/$name-$r.txt")"
-      grep -E '^# link probe' "$PD/$name-$r.txt" >>"$LOG"
+    for job in gpt13b default; do
+      for name in probe noprobe; do
+        local extra=() cmd=("${RUN13[@]}" --workload dp)
+        [ "$name" = noprobe ] && extra=(--no-link-probe)
+        [ "$job" = default ] && cmd=("$COMMPROF" run --backend cuda)
+        t0=$(date +%s.%N)
+        run_to "$name round $r: $job run" "$PD/$job-$name-$r.txt" "${MPIRUN[@]}" "${cmd[@]}" \
+          "${extra[@]}" --out "$PD/$job-$name-$r"
+        say "  $job $name round $r: wall $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s; $(step_line "$PD/$job-$name-$r.txt")"
+        grep -E '^# link probe' "$PD/$job-$name-$r.txt" >>"$LOG"
+      done
     done
   done
   run_to "project --sweep $((2 * NP)) of a probed run" "$PD/sweep.txt" "$COMMPROF" project \
-    "$PD/probe-1" --sweep $((2 * NP))
+    "$PD/gpt13b-probe-1" --sweep $((2 * NP))
   cat "$PD/sweep.txt" >>"$LOG"
 }
 

@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "analysis/byte_codec.hpp"
+#include "analysis/commands/finding_gates.hpp"
 #include "analysis/commands/rank_inputs.hpp"
 #include "analysis/distributed_reduction.hpp"
 #include "analysis/findings.hpp"
@@ -45,8 +46,7 @@ struct ReportConfig {
   ReduceOptions reduce;
   TimelineOptions timeline;
   bool critical_path = true;
-  FindingOptions findings;
-  std::vector<std::string> fail_if;  ///< rules whose firing exits 3 (--fail-if finding:RULE)
+  FindingGates findings;  ///< --target-overlap, --fail-if finding:RULE
 };
 
 // Writes through `write` to `path` atomically, or to stdout when `path` is empty; either
@@ -121,7 +121,7 @@ int write_report(const ReportConfig& cfg, Reduced& reduced) {
   // The run's configuration, where the files carry one, from the lowest rank's header.
   add_findings(report,
                report.ranks.empty() ? RunFacts{} : run_facts_of_file(report.ranks[0].source),
-               cfg.findings);
+               cfg.findings.options);
   if (cfg.format == OutputFormat::kText) {
     emit(cfg.output, [&](std::ostream& os) { write_report_text(os, report); });
   } else if (cfg.format == OutputFormat::kJson) {
@@ -148,14 +148,7 @@ int write_report(const ReportConfig& cfg, Reduced& reduced) {
   }
   const int code = exit_code(report, reduced.files.size());
   if (code != kExitOk) return code;
-  int crossed = 0;
-  for (const std::string& rule : cfg.fail_if) {
-    if (!finding_fired(report, rule)) continue;
-    // Said on stderr too, so a CI log shows it whatever the format and destination.
-    std::cerr << "commprof report: finding " << rule << " fired (--fail-if, exit 3)" << std::endl;
-    ++crossed;
-  }
-  return crossed > 0 ? kExitRegression : kExitOk;
+  return apply_finding_gates(report, cfg.findings, "report");
 }
 
 // One process reads every file.
@@ -263,15 +256,10 @@ class ReportCommand final : public Command {
         "html: ranks drawn on the timeline, the slowest and fastest at that step; the others are "
         "folded to their step time")("timeline-rank", po::value<int>()->default_value(0),
                                      "html: a rank the timeline always draws")(
-        "target-overlap", po::value<double>()->default_value(0.6),
-        "the overlap (|COMM and COMP| / |COMM|, 0 to 1) below which the overlap_below_target "
-        "finding fires")(
-        "fail-if", po::value<std::vector<std::string>>()->multitoken(),
-        "finding:RULE (e.g. finding:sync_wait): exit 3 when that finding fires (rules: "
-        "docs/analysis.md, Findings)")(
         "no-critical-path", po::bool_switch(),
         "leave out the critical path of each step (it reads every rank file a second time, "
         "shared among the processes under mpirun, and builds one step's graph at a time)");
+    define_finding_gates(visible);
     add_rank_inputs(hidden);
   }
   void define_positional(po::positional_options_description& positional) override {
@@ -295,25 +283,9 @@ class ReportCommand final : public Command {
       if (cfg_.format == OutputFormat::kChrome)
         throw ConfigError("--baseline does not apply to --format chrome");
     }
-    cfg_.findings.target_overlap = vm["target-overlap"].as<double>();
-    if (!(cfg_.findings.target_overlap >= 0 && cfg_.findings.target_overlap <= 1))
-      throw ConfigError("--target-overlap must be between 0 and 1 (a fraction: 0.6 is 60%)");
-    if (vm.count("fail-if") != 0) {
-      const std::vector<std::string_view> rules = finding_rules();
-      for (const std::string& gate : vm["fail-if"].as<std::vector<std::string>>()) {
-        constexpr std::string_view kPrefix = "finding:";
-        const std::string rule = gate.rfind(kPrefix, 0) == 0 ? gate.substr(kPrefix.size()) : "";
-        if (std::find(rules.begin(), rules.end(), rule) == rules.end()) {
-          std::string known;
-          for (std::string_view r : rules) known += (known.empty() ? "" : ", ") + std::string(r);
-          throw ConfigError("invalid --fail-if '" + gate +
-                            "': expected finding:RULE, RULE one of " + known);
-        }
-        cfg_.fail_if.push_back(rule);
-      }
-      if (cfg_.format == OutputFormat::kChrome)
-        throw ConfigError("--fail-if does not apply to --format chrome (it has no findings)");
-    }
+    cfg_.findings = read_finding_gates(vm);
+    if (!cfg_.findings.fail_if.empty() && cfg_.format == OutputFormat::kChrome)
+      throw ConfigError("--fail-if does not apply to --format chrome (it has no findings)");
     cfg_.critical_path = !vm["no-critical-path"].as<bool>();
     cfg_.timeline.always_rank = vm["timeline-rank"].as<int>();
     if (cfg_.timeline.always_rank < 0) throw ConfigError("--timeline-rank must not be negative");

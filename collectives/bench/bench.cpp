@@ -8,6 +8,7 @@
 #include <ctime>
 #include <memory>
 #include <numeric>
+#include <stdexcept>
 
 #include "src/backend/annotation.hpp"
 #include "src/backend/backend.hpp"
@@ -498,7 +499,15 @@ BenchRow reduce_row(const BenchConfig& config, RankContext& ctx, const SizeCall&
 
 BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& ctx,
                       const std::string& backend_reason, BenchProgress* progress) {
-  Communicator& comm = backend.world();
+  return run_bench(config, backend, backend.world(), ctx, backend_reason, progress);
+}
+
+BenchReport run_bench(const BenchConfig& config, Backend& backend, Communicator& comm,
+                      RankContext& ctx, const std::string& backend_reason,
+                      BenchProgress* progress) {
+  // Gathers and barriers below run on the MPI world, indexed by world rank.
+  if (comm.size() != ctx.size() || comm.rank() != ctx.rank())
+    throw std::logic_error("run_bench over a communicator that is not the world in its order");
   const int n = comm.size();
   const int me = comm.rank();
   validate(config, backend, ctx, n);

@@ -139,6 +139,12 @@ class BenchProgress {
 /// (the report's). `progress`, given on rank 0, hears of each step as it happens.
 BenchReport run_bench(const BenchConfig& config, Backend& backend, RankContext& ctx,
                       const std::string& backend_reason, BenchProgress* progress = nullptr);
+/// The same over `comm`, a communicator of the backend's that spans the world in its rank order
+/// (`commprof run`'s link probe sweeps on the run's own communicator, whose NCCL connections the
+/// run's steps then reuse, rather than set up the world's as well).
+BenchReport run_bench(const BenchConfig& config, Backend& backend, Communicator& comm,
+                      RankContext& ctx, const std::string& backend_reason,
+                      BenchProgress* progress = nullptr);
 
 /// `rank`'s side of an alltoallv as the backends take it: its counts and displacements per peer,
 /// all read from the layout that every rank computes alike.

@@ -4,12 +4,14 @@
 // `commprof project --validate` run the mock this way.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 
 #include "src/backend/backend.hpp"
 #include "src/runtime/rank_context.hpp"
 #include "src/timeline/rank_file.hpp"
+#include "workloads/commands/link_probe.hpp"
 #include "workloads/executor.hpp"
 #include "workloads/op_plan.hpp"
 #include "workloads/run_config_json.hpp"
@@ -22,6 +24,11 @@ struct MockRun {
   std::string out_dir;      ///< rank files here; "" none
   RankFileFormat rank_file_format = RankFileFormat::kJson;
   int test_hang_rank = -1;
+  /// Before the first step: the link probe (link_probe.hpp) on the run's communicator that spans
+  /// the world (the world's where none does), recorded in the configuration; `on_probe` hears
+  /// of it (rank 0 prints its line).
+  bool link_probe = false;
+  std::function<void(const LinkProbe&)> on_probe;
   /// After the steps: the backend's cost model asked for the last step's collectives
   /// (MockRunResult::estimates). Collective over the world.
   bool estimate_collectives = false;

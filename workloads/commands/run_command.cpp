@@ -8,6 +8,7 @@
 #include <iostream>
 #include <tuple>
 
+#include "analysis/commands/finding_gates.hpp"
 #include "src/backend/backend.hpp"
 #include "src/cli/command.hpp"
 #include "src/cli/common_options.hpp"
@@ -44,6 +45,7 @@ struct RunConfig {
   std::string out_dir;
   RankFileFormat rank_file_format = RankFileFormat::kJson;
   bool link_probe = true;      // --no-link-probe clears it
+  FindingGates findings;       // --target-overlap, --fail-if finding:RULE
   bool attention_auto = true;  // --attention auto: fused where every rank's backend can
   std::string attention_note;  // why auto chose GEMMs, for the summary
 };
@@ -458,6 +460,7 @@ class RunCommand final : public Command {
         "rank-file-format", po::value<std::string>()->default_value("json"),
         "json (rank-<R>.json) or zstd (the same JSON lines as zstd frames, rank-<R>.json.zst: "
         "about a tenth of the bytes; every reader reads both)");
+    define_finding_gates(visible);
     add_runtime_options(visible);
   }
 
@@ -530,6 +533,7 @@ class RunCommand final : public Command {
     c.workload.offload = vm["offload"].as<bool>();
     c.workload.no_overlap = vm["no-overlap"].as<bool>();
     c.link_probe = !vm["no-link-probe"].as<bool>();
+    c.findings = read_finding_gates(vm);
     if (vm.count("slow-rank") != 0) {
       std::tie(c.workload.slow_rank, c.workload.slow_factor) =
           parse_slow_rank(vm["slow-rank"].as<std::string>());
@@ -594,27 +598,23 @@ class RunCommand final : public Command {
     }
 
     RunSettings settings{c.steps, c.warmup_steps, c.timing, c.sample_every, std::nullopt};
-    if (c.link_probe) {
-      if (std::optional<LinkProbe> probe = probe_links(ctx, *backend)) {
-        if (ctx.rank() == 0) {
-          std::cout << log::cat("# link probe: ", probe->points,
-                                " points (all-reduce, all-gather, reduce-scatter, all-to-all, "
-                                "send/receive; 4 KiB to 1 MiB over the world) in ",
-                                static_cast<long long>(std::llround(probe->elapsed_ms)),
-                                " ms, recorded in the rank files for `commprof project` "
-                                "(--no-link-probe skips it)\n")
-                    << std::flush;
-        }
-        settings.link_probe = std::move(probe->model);
-      }
-    }
-    MockRun mock{c.workload, settings, c.out_dir, c.rank_file_format, c.test_hang_rank};
+    MockRun mock;
+    mock.workload = c.workload;
+    mock.settings = settings;
+    mock.out_dir = c.out_dir;
+    mock.rank_file_format = c.rank_file_format;
+    mock.test_hang_rank = c.test_hang_rank;
+    mock.link_probe = c.link_probe;
+    mock.on_probe = [&ctx](const LinkProbe& probe) {
+      if (ctx.rank() == 0) std::cout << link_probe_line(probe) << '\n' << std::flush;
+    };
     MockRunResult result = run_mock(ctx, *backend, mock);
     c.timing = result.timing;
     const OpPlan& plan = result.plan;
     RankTimeline& timeline = result.timeline;
     const bool measured = std::any_of(timeline.steps.begin(), timeline.steps.end(),
                                       [](const StepRecord& s) { return !s.warmup; });
+    int gates_code = kExitOk;
     if (measured) {
       RunSummaryHeader h;
       h.workload = &c.workload;
@@ -624,7 +624,7 @@ class RunCommand final : public Command {
       h.sample_every = c.sample_every;
       h.attention_note = c.attention_note;
       print_run_summary(ctx, h, timeline, plan);
-      report_across_ranks(ctx, timeline, c.out_dir, c.rank_file_format);
+      gates_code = report_across_ranks(ctx, timeline, c.out_dir, c.rank_file_format, c.findings);
     }
     if (result.stopped_by != 0) {
       if (ctx.rank() == 0) {
@@ -634,7 +634,7 @@ class RunCommand final : public Command {
       }
       return 128 + result.stopped_by;  // the shell's convention for "ended by a signal"
     }
-    return kExitOk;
+    return gates_code;
   }
 
  private:

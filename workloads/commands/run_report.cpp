@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "workloads/commands/run_report.hpp"
 
+#include <mpi.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +21,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
 #include "src/runtime/gather.hpp"
+#include "src/runtime/mpi_check.hpp"
 
 namespace commprof {
 
@@ -137,13 +140,48 @@ void print_run_summary(RankContext& ctx, const RunSummaryHeader& h, const RankTi
   std::cout << std::flush;
 }
 
+namespace {
+
+// Rank 0's part of the report across ranks: prints it, writes report.txt and report.json beside
+// the rank files, and weighs the --fail-if gates.
+int write_rank0_report(Report& report, const std::vector<std::string>& sources,
+                       const RankTimeline& mine, const std::string& out_dir, RankFileFormat format,
+                       const FindingGates& gates) {
+  if (out_dir.empty()) {
+    log::info(
+        "no critical path in this report: it is made where --out writes the rank files it "
+        "describes");
+  } else {
+    report.inputs = sources;
+  }
+  // Rank 0's configuration is the run's.
+  add_findings(report, run_facts(mine.config), gates.options);
+  std::cout << '\n';
+  write_report_text(std::cout, report);
+  std::cout << std::flush;
+  if (!out_dir.empty()) {
+    write_file_atomically(out_dir + "/report.txt",
+                          [&](std::ostream& os) { write_report_text(os, report); });
+    write_file_atomically(out_dir + "/report.json",
+                          [&](std::ostream& os) { write_report_json(os, report); });
+    // On stdout after the report, not on stderr: under mpirun the two streams reach the
+    // terminal apart, and the line landed inside the report's tables.
+    std::cout << "# wrote " << out_dir << "/rank-*"
+              << (format == RankFileFormat::kZstd ? ".json.zst" : ".json")
+              << ", report.txt and report.json" << std::endl;
+  }
+  return apply_finding_gates(report, gates, "run");
+}
+
+}  // namespace
+
 // Stage two of the reduction, as `commprof report` does offline under mpirun: each rank
 // reduces its own timeline, collectives are matched by owner ranks, and rank 0 gathers the
 // summaries (distributed_reduction.hpp), so no rank holds every timeline. Rank 0 prints the
 // report and writes report.txt and report.json beside the rank files: byte for byte what
 // `commprof report DIR` and `--format json` write from them.
-void report_across_ranks(RankContext& ctx, const RankTimeline& mine, const std::string& out_dir,
-                         RankFileFormat format) {
+int report_across_ranks(RankContext& ctx, const RankTimeline& mine, const std::string& out_dir,
+                        RankFileFormat format, const FindingGates& gates) {
   auto source_of = [&](int rank) {
     // With rank files written, the report names them as `commprof report DIR` would.
     return out_dir.empty() ? log::cat("rank ", rank, " (over MPI)")
@@ -178,30 +216,12 @@ void report_across_ranks(RankContext& ctx, const RankTimeline& mine, const std::
   std::vector<std::string> sources;
   for (int r = 0; r < ctx.size(); ++r) sources.push_back(source_of(r));
   if (!out_dir.empty()) add_critical_paths_across(report, sources, exchange, packs);
-  if (ctx.rank() != 0) return;
-  if (out_dir.empty()) {
-    log::info(
-        "no critical path in this report: it is made where --out writes the rank files it "
-        "describes");
-  } else {
-    report.inputs = sources;
-  }
-  // Rank 0's configuration is the run's.
-  add_findings(report, run_facts(mine.config));
-  std::cout << '\n';
-  write_report_text(std::cout, report);
-  std::cout << std::flush;
-  if (!out_dir.empty()) {
-    write_file_atomically(out_dir + "/report.txt",
-                          [&](std::ostream& os) { write_report_text(os, report); });
-    write_file_atomically(out_dir + "/report.json",
-                          [&](std::ostream& os) { write_report_json(os, report); });
-    // On stdout after the report, not on stderr: under mpirun the two streams reach the
-    // terminal apart, and the line landed inside the report's tables.
-    std::cout << "# wrote " << out_dir << "/rank-*"
-              << (format == RankFileFormat::kZstd ? ".json.zst" : ".json")
-              << ", report.txt and report.json" << std::endl;
-  }
+  // Every rank exits with rank 0's verdict on the gates: a launcher reports the job's code from
+  // whichever rank ends first.
+  int code =
+      ctx.rank() == 0 ? write_rank0_report(report, sources, mine, out_dir, format, gates) : kExitOk;
+  COMMPROF_MPI_CHECK(MPI_Bcast(&code, 1, MPI_INT, 0, ctx.comm()));
+  return code;
 }
 
 }  // namespace commprof

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "analysis/commands/finding_gates.hpp"
 #include "src/runtime/rank_context.hpp"
 #include "src/timeline/rank_file.hpp"
 #include "workloads/compute_profile.hpp"
@@ -36,8 +37,9 @@ void print_run_summary(RankContext& ctx, const RunSummaryHeader& h, const RankTi
 
 /// The report across ranks from every rank's own timeline (no file read back), the critical
 /// path where `out_dir` holds the rank files; rank 0 prints it and writes report.txt and
-/// report.json into `out_dir` (when not empty). Collective.
-void report_across_ranks(RankContext& ctx, const RankTimeline& mine, const std::string& out_dir,
-                         RankFileFormat format);
+/// report.json into `out_dir` (when not empty). Collective. Returns, on every rank, 3 when a
+/// --fail-if gate's finding fired (rank 0 says which), else 0.
+int report_across_ranks(RankContext& ctx, const RankTimeline& mine, const std::string& out_dir,
+                        RankFileFormat format, const FindingGates& gates);
 
 }  // namespace commprof
