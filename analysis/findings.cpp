@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <regex>
 
 #include "src/core/errors.hpp"
 #include "src/timeline/json_object.hpp"
@@ -641,6 +642,27 @@ constexpr Rule kRules[] = {
     {"vocab_alignment", vocab_alignment},
 };
 
+// A straggler that is the expert-parallel busiest rank, or late after an expert's op, is late for
+// the rows the router sent it, not because its device or host is slow: the wait's action is the
+// routing's. Measured on the host backend: a Zipf-routed EP run's top finding was sync_wait, its
+// own action "check that rank's device" (the hot experts move between steps, so the straggler
+// was at times another rank than the one receiving the most over the run).
+void attribute_wait_to_routing(std::vector<Finding>& found) {
+  auto fired_rule = [&](std::string_view rule) -> Finding* {
+    for (Finding& f : found) {
+      if (f.rule == rule && f.fired()) return &f;
+    }
+    return nullptr;
+  };
+  Finding* wait = fired_rule("sync_wait");
+  const Finding* ep = fired_rule("ep_imbalance");
+  if (wait == nullptr || ep == nullptr) return;
+  static const std::regex kExpertOp(R"(^l[0-9]+\.expert[0-9]+\.)");
+  if (wait->ranks != ep->ranks && !std::regex_search(wait->ops, kExpertOp)) return;
+  wait->action = "rank " + wait->ranks + " is late for the rows the router sends its experts (" +
+                 "ep_imbalance, on " + ep->comm + "): " + ep->action;
+}
+
 // A hang first (it costs the run), then by cost; not evaluated last, in rule order.
 int rank_of(const Finding& f) { return !f.fired() ? 2 : f.cost_ns < 0 ? 0 : 1; }
 
@@ -717,6 +739,7 @@ void add_findings(Report& report, const RunFacts& facts, const FindingOptions& o
   for (const Rule& rule : kRules) {
     if (std::optional<Finding> f = rule.check(in)) found.push_back(std::move(*f));
   }
+  attribute_wait_to_routing(found);
   std::stable_sort(found.begin(), found.end(), [](const Finding& a, const Finding& b) {
     if (rank_of(a) != rank_of(b)) return rank_of(a) < rank_of(b);
     return a.cost_ns > b.cost_ns;

@@ -279,6 +279,36 @@ TEST(Findings, EpImbalanceProposesACapacityFactor) {
   EXPECT_EQ(find(with_findings(experts(1.05)), "ep_imbalance"), nullptr);
 }
 
+TEST(Findings, AStragglerLateForItsRoutedRowsIsToldToBalanceTheRouting) {
+  // Rank 1 is both the straggler and the rank that receives 1.8x the mean rows: the wait's action
+  // is the routing's, not "check its device".
+  Report r = straggling(90'000'000);
+  r.group_times = experts(1.8).group_times;
+  r.group_times[0].recv_busiest_rank = 1;
+  r = with_findings(r);
+  const Finding* wait = find(r, "sync_wait");
+  ASSERT_NE(wait, nullptr);
+  ASSERT_TRUE(wait->fired());
+  EXPECT_NEAR(wait->cost_ns, 15e6, 1);  // the cost is still the measured wait
+  const std::string routing =
+      "rank 1 is late for the rows the router sends its experts (ep_imbalance, on ep): "
+      "--moe-capacity-factor 1.25 caps";
+  EXPECT_EQ(wait->action.rfind(routing, 0), 0u) << wait->action;
+  // Another rank loaded most over the run, the straggler late after a dense op: it keeps its own
+  // cause.
+  Report other = straggling(90'000'000);
+  other.group_times = experts(1.8).group_times;
+  other = with_findings(other);
+  EXPECT_EQ(find(other, "sync_wait")->action.find("router"), std::string::npos);
+  // ... but late after one of its experts' ops (the hot experts move between steps): routing.
+  Report expert_late = straggling(90'000'000);
+  expert_late.group_times = experts(1.8).group_times;
+  for (CriticalStepRow& step : expert_late.critical_steps)
+    step.straggler_cause = "l1.expert4.up.mb1.wgrad (COMP)";
+  expert_late = with_findings(expert_late);
+  EXPECT_EQ(find(expert_late, "sync_wait")->action.rfind(routing, 0), 0u);
+}
+
 Report large_allreduce(double peak_fraction, double peak) {
   Report r = healthy();
   r.peak_busbw_gbps = peak;
