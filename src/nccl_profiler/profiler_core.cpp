@@ -122,6 +122,7 @@ struct Process::Snapshot {
   nlohmann::ordered_json comms = nlohmann::ordered_json::array();
   nlohmann::ordered_json unfinished = nlohmann::ordered_json::array();
   std::int64_t without_kernel_records = 0, clock_fallbacks = 0, offset = 0;
+  std::int64_t taken_ns = 0;  // when, on the clock of the unfinished ones' enqueue_ns
   bool offset_read = false;
   int rank = -1, world = -1;
 };
@@ -442,6 +443,7 @@ Process::Snapshot Process::snapshot_locked(bool take_done) {
   }
   s.without_kernel_records = without_kernel_records_;
   s.clock_fallbacks = clock_fallbacks_;
+  s.taken_ns = options_.steady_ns();
   s.offset_read = offset_read_ns_ != 0;
   s.offset = offset_;
   s.rank = rank_;
@@ -489,6 +491,9 @@ RankTimeline Process::build(Snapshot& s, std::vector<OpRecord>& ops) const {
   t.config = JsonObject(nlohmann::ordered_json{{"command", "nccl-profiler-plugin"},
                                                {"communicators", std::move(s.comms)},
                                                {"unfinished", std::move(s.unfinished)},
+                                               // How old each unfinished one was when written
+                                               // (commprof watch's stalls): taken − enqueue_ns.
+                                               {"snapshot_ns", s.taken_ns},
                                                {"without_kernel_records", s.without_kernel_records},
                                                {"clock_fallbacks", s.clock_fallbacks}});
   StepRecord step;

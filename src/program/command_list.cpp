@@ -6,6 +6,7 @@
 #include "analysis/commands/nsys_import_command.hpp"
 #include "analysis/commands/report_command.hpp"
 #include "analysis/commands/torch_import_command.hpp"
+#include "analysis/commands/watch_command.hpp"
 #include "analysis/commands/whatif_command.hpp"
 #include "collectives/commands/bench_command.hpp"
 #include "workloads/commands/gemm_command.hpp"
@@ -22,6 +23,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   commands.push_back(make_report_command());
   commands.push_back(make_compare_command());
   commands.push_back(make_whatif_command());
+  commands.push_back(make_watch_command());
   commands.push_back(make_export_chakra_command());
   commands.push_back(make_project_command());
   commands.push_back(make_import_nsys_command());
