@@ -90,6 +90,7 @@ void WatchPart::merge(WatchPart&& other) {
   }
   for (WatchStall& s : other.stalls) stalls.push_back(std::move(s));
   for (const auto& [rank, s] : other.quiet_s) quiet_s[rank] = s;
+  for (const auto& [rank, t] : other.updated_s) updated_s[rank] = t;
   files += other.files;
   for (std::string& p : other.problems) problems.push_back(std::move(p));
 }

@@ -73,7 +73,8 @@ struct WatchPart {
   std::map<WatchKey, Calls> calls;
   std::map<std::pair<std::string, std::int64_t>, Latest> instances;
   std::vector<WatchStall> stalls;
-  std::map<int, double> quiet_s;  ///< rank -> seconds since its file last changed, where stale
+  std::map<int, double> quiet_s;    ///< rank -> seconds since its file last changed, where stale
+  std::map<int, double> updated_s;  ///< rank -> when its file last changed (Unix time, s)
   int files = 0;
   std::vector<std::string> problems;  ///< files that could not be read, and why
 
@@ -84,7 +85,7 @@ struct WatchPart {
 
   template <class IO>
   friend void transfer(IO& io, WatchPart& p) {
-    io(p.calls, p.instances, p.stalls, p.quiet_s, p.files, p.problems);
+    io(p.calls, p.instances, p.stalls, p.quiet_s, p.updated_s, p.files, p.problems);
   }
 };
 

@@ -22,7 +22,9 @@
 #include "analysis/watch_window.hpp"
 #include "analysis/wire_codec.hpp"
 #include "src/cli/output_format.hpp"
+#include "src/core/atomic_file.hpp"
 #include "src/core/errors.hpp"
+#include "src/fields/field_prometheus.hpp"
 #include "src/runtime/gather.hpp"
 #include "src/runtime/mpi_check.hpp"
 #include "src/runtime/rank_context.hpp"
@@ -41,6 +43,7 @@ struct WatchConfig {
   double quiet_s = 0.0;  // 0: three intervals
   int iterations = 0;    // 0: until a signal
   OutputFormat format = OutputFormat::kText;
+  std::string prometheus;  // rewritten at every refresh; "" none
 };
 
 double realtime_s() {
@@ -141,6 +144,7 @@ WatchPart read_block(const std::vector<std::string>& files, std::size_t first, s
       stall.age_s += now - s.mtime_s;
       if (stall.age_s >= cfg.stall_s) part.stalls.push_back(std::move(stall));
     }
+    if (s.rank >= 0) part.updated_s[s.rank] = mtime;
     if (s.rank >= 0 && now - mtime > quiet_after) part.quiet_s[s.rank] = now - mtime;
   }
   return part;
@@ -204,6 +208,30 @@ void print_refresh(const WatchConfig& cfg, int refresh, const WatchPart& all, do
   std::cout << std::flush;
 }
 
+// The refresh as Prometheus text (node_exporter's textfile collector reads the file whole, so it
+// is replaced atomically): the window's table, each rank file's last change (the liveness a
+// dashboard alerts on) and each stalled collective's age.
+void write_prometheus(const std::string& path, const WatchPart& all, double at) {
+  fields::Exposition e;
+  e.sample("commprof_watch_refresh_timestamp_seconds", "When commprof watch last refreshed.", {},
+           at);
+  e.sample("commprof_watch_rank_files", "Rank files read at the last refresh.", {}, all.files);
+  fields::add_rows(e, watch_fields::kRows, watch_rows(all));
+  for (const auto& [rank, t] : all.updated_s)
+    e.sample("commprof_rank_file_updated_timestamp_seconds",
+             "When the rank's file last changed (its writer is alive).",
+             {{"rank", std::to_string(rank)}}, t);
+  for (const WatchStall& s : all.stalls)
+    e.sample("commprof_unfinished_seconds",
+             "How long a collective has been enqueued and unfinished on a rank.",
+             {{"rank", std::to_string(s.rank)},
+              {"comm_name", s.comm},
+              {"collective", s.collective},
+              {"seq", std::to_string(s.seq)}},
+             s.age_s);
+  write_file_atomically(path, [&](std::ostream& os) { e.write(os); });
+}
+
 // Waits `seconds`, or less when a signal arrives.
 void pause_for(double seconds) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
@@ -229,7 +257,9 @@ int run_watch(RankContext& ctx, const WatchConfig& cfg) {
     if (ctx.rank() == 0) {
       WatchPart all;
       for (const std::string& bytes : parts) all.merge(wire::decode<WatchPart>(bytes));
-      print_refresh(cfg, refresh, all, realtime_s());
+      const double at = realtime_s();
+      print_refresh(cfg, refresh, all, at);
+      if (!cfg.prometheus.empty()) write_prometheus(cfg.prometheus, all, at);
     }
     int stop = stop_signal() != 0 || refresh == cfg.iterations ? 1 : 0;
     COMMPROF_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, ctx.comm()));
@@ -257,7 +287,10 @@ class WatchCommand final : public Command {
         "iterations", po::value<int>()->default_value(0),
         "stop after this many refreshes; 0: until Ctrl-C (SIGINT) or SIGTERM, exit 0")(
         "format", po::value<std::string>()->default_value("text"),
-        "text, or json (one object a refresh, schema commprof.watch v1)");
+        "text, or json (one object a refresh, schema commprof.watch v1)")(
+        "prometheus", po::value<std::string>(),
+        "also rewrite this file at every refresh as Prometheus text (node_exporter's textfile "
+        "collector): the window's figures, each rank file's last change, the stalls");
     add_rank_inputs(hidden);
   }
   void define_positional(po::positional_options_description& positional) override {
@@ -275,6 +308,7 @@ class WatchCommand final : public Command {
     if (cfg_.iterations < 0) throw ConfigError("--iterations must not be negative");
     cfg_.format = parse_output_format(vm["format"].as<std::string>(),
                                       {OutputFormat::kText, OutputFormat::kJson});
+    if (vm.count("prometheus") != 0) cfg_.prometheus = vm["prometheus"].as<std::string>();
   }
   std::string backend_name() const override { return ""; }
   int run(RankContext& ctx, Backend*, const BackendChoice&) override {

@@ -5,6 +5,7 @@
 # Usage: watch_ctrl_c.sh OUTFILE COMMPROF DIR
 set -u
 out=$1; bin=$2; dir=$3
+rm -f "$out"  # a previous run's output must not read as this one's first refresh
 "$bin" watch "$dir" --interval 0.2 >"$out" 2>&1 &
 pid=$!
 i=0
