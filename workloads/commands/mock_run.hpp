@@ -10,7 +10,7 @@
 #include "src/backend/backend.hpp"
 #include "src/runtime/rank_context.hpp"
 #include "src/timeline/rank_file.hpp"
-#include "workloads/executor.hpp"
+#include "workloads/execution/executor.hpp"
 #include "workloads/op_plan.hpp"
 #include "workloads/run_config_json.hpp"
 
