@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "workloads/dp_buckets.hpp"
+#include "workloads/model_parameters.hpp"
 #include "workloads/workload.hpp"
 
 namespace commprof {

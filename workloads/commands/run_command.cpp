@@ -20,6 +20,7 @@
 #include "workloads/commands/mock_run.hpp"
 #include "workloads/commands/run_report.hpp"
 #include "workloads/execution/executor.hpp"
+#include "workloads/model_parameters.hpp"
 #include "workloads/moe.hpp"
 #include "workloads/run_config_json.hpp"
 #include "workloads/workload.hpp"
