@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""No product function longer than a limit (120 lines, from its signature to its closing brace).
+"""No function longer than a limit (120 lines, from its signature to its closing brace).
 
 Reads the C++/CUDA sources and the HTML report's script of src/, collectives/, workloads/ and
-analysis/ (or the files given) and lists each function over the limit as FILE:LINE, its name and
-length; exits 1 if there is one that KNOWN_EXCEPTIONS does not name.
+analysis/, and the tests' sources under tests/ (its data/ apart: samples, not tests), or the files
+given, and lists each function over the limit as FILE:LINE, its name and length; exits 1 if there
+is one that KNOWN_EXCEPTIONS does not name. A test's body is a function too, named Suite.Name.
 
 The scan matches braces, with comments, strings, character literals and preprocessor lines taken
 out first; it relies on the code being clang-format'ed (a function's body opens on the line of its
@@ -22,7 +23,9 @@ import re
 import sys
 
 LIMIT = 120
-TOPS = ("src", "collectives", "workloads", "analysis")
+TOPS = ("src", "collectives", "workloads", "analysis", "tests")
+SKIPPED = (os.path.join("tests", "data"),)  # sample inputs, such as this check's own
+GTEST_MACROS = ("TEST", "TEST_F", "TEST_P", "TYPED_TEST", "TYPED_TEST_P")
 EXTENSIONS = (".cpp", ".hpp", ".cu", ".cuh", ".js")
 
 # Functions another change is splitting: "path:name" → why it may still be long. Keep this short:
@@ -127,9 +130,13 @@ def is_cpp_function_head(head):
 
 
 def function_name(head):
-    head = head[:head.find("(")] if "(" in head else head
-    words = re.findall(r"[\w:~]+|operator\S*", head)
-    return words[-1] if words else "?"
+    before = head[:head.find("(")] if "(" in head else head
+    words = re.findall(r"[\w:~]+|operator\S*", before)
+    name = words[-1] if words else "?"
+    if name in GTEST_MACROS:  # TEST(Suite, Name) is named Suite.Name, as gtest prints it
+        args = re.match(r"[^(]*\(\s*(\w+)\s*,\s*(\w+)", head)
+        return "%s.%s" % args.groups() if args else name
+    return name
 
 
 def cpp_functions(code):
@@ -216,6 +223,9 @@ def js_functions(code):
 def product_files(root):
     for top in TOPS:
         for folder, dirs, files in os.walk(os.path.join(root, top)):
+            if os.path.relpath(folder, root) in SKIPPED:
+                dirs[:] = []
+                continue
             dirs.sort()
             for f in sorted(files):
                 if f.endswith(EXTENSIONS):

@@ -119,9 +119,6 @@ struct EndParameters {
   std::uint64_t head = 0;
 };
 EndParameters end_parameters(const ModelShape& shape, int tp);
-/// Every parameter of the model on one TP rank: each layer's tensors (layer_parameter_tensors)
-/// and the ends. At tp 1 for llama-8b: 8,030,261,248, Llama 3 8B's published count.
-std::uint64_t model_parameters(const ModelShape& shape, int tp);
 
 /// The LM head's forward GEMM of one micro-batch on one TP rank: b·s × V/t × h (column-parallel
 /// over the vocabulary, as Megatron's output layer).

@@ -111,17 +111,16 @@ int OpPlan::adamw(const std::string& name, std::vector<std::uint64_t> tensors,
 
 int OpPlan::attention(const std::string& name, const PlannedAttention& call,
                       const std::vector<int>& deps) {
-  const AttentionCall work = call.work(dtype);
   PlannedOp op;
   op.name = name;
   op.stream = Category::kComp;
   op.call = call;
-  op.flops = work.flops();
+  op.flops = call.flops();
   // Forward: reads Q, K, V, writes O and the fp32 statistics; backward: reads Q, K, V, O, dO
   // and the statistics, writes dQ, dK, dV. X: one of Q, O, dO, dQ; Y: one of K, V, dK, dV
   // (fewer heads under GQA).
-  const std::uint64_t x = work.elements() * dtype_size(dtype);
-  const std::uint64_t y = work.kv_elements() * dtype_size(dtype);
+  const std::uint64_t x = call.elements() * dtype_size(dtype);
+  const std::uint64_t y = call.kv_elements() * dtype_size(dtype);
   const std::uint64_t stats = static_cast<std::uint64_t>(call.batch) *
                               static_cast<std::uint64_t>(call.heads) *
                               static_cast<std::uint64_t>(call.seq) * 4;
@@ -223,7 +222,7 @@ PlannedAttention layer_attention(const ModelShape& shape, int tp, bool backward)
   return a;
 }
 
-std::string kv_heads_note(const AttentionCall& a) {
+std::string kv_heads_note(const AttentionShape& a) {
   if (a.key_value_heads() == a.heads) return "";
   return log::cat(" sharing ", a.key_value_heads(), " key/value heads");
 }
@@ -280,8 +279,7 @@ void print_plan(std::ostream& os, const OpPlan& plan) {
                << " parameters: read " << bytes.read << " B, write " << bytes.write << " B";
           } else if constexpr (std::is_same_v<Call, PlannedAttention>) {
             os << "  attention " << (call.backward ? "bwd" : "fwd") << "  batch " << call.batch
-               << ", " << call.heads << " heads" << kv_heads_note(call.work(plan.dtype)) << ", seq "
-               << call.seq
+               << ", " << call.heads << " heads" << kv_heads_note(call) << ", seq " << call.seq
                << (call.kv_seq > 0 && call.kv_seq != call.seq ? log::cat(", kv seq ", call.kv_seq)
                                                               : std::string())
                << ", head dim " << call.head_dim << (call.causal ? ", causal  " : "  ")

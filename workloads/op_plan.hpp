@@ -12,8 +12,12 @@
 #include <variant>
 #include <vector>
 
-#include "src/backend/work.hpp"
 #include "src/collective/collective_kind.hpp"
+#include "src/collective/p2p_transfer.hpp"
+#include "src/collective/peer_splits.hpp"
+#include "src/core/access_pattern.hpp"
+#include "src/core/attention_shape.hpp"
+#include "src/core/copy_kind.hpp"
 #include "src/core/dtype.hpp"
 #include "src/core/name_table.hpp"
 #include "src/timeline/category.hpp"
@@ -40,10 +44,10 @@ inline constexpr NamedValue<Group> kGroupNames[] = {{Group::kNone, "-"},
                                                     {Group::kTpEp, "tp_ep"}};
 const char* group_name(Group g);
 
-/// The planned calls, one per kind of Work the backends run (src/backend/work.hpp): the executor
-/// turns each into its Work with the step's buffers. Adding a kind means a struct here and its
-/// Work; every `std::visit` over PlannedCall (plan printing, buffer sizing, submission, records)
-/// then fails to compile until it handles the new kind.
+/// The planned calls, one per kind of Work the backends run (src/backend/work.hpp, which a plan
+/// does not need): the executor turns each into its Work with the step's buffers. Adding a kind
+/// means a struct here and its Work; every `std::visit` over PlannedCall (plan printing, buffer
+/// sizing, submission, records) then fails to compile until it handles the new kind.
 struct PlannedGemm {  ///< C = op(A)·op(B): op(A) m×k, op(B) k×n (GemmCall's layouts)
   int m = 0, n = 0, k = 0;
   bool trans_a = false, trans_b = false;
@@ -93,33 +97,14 @@ struct PlannedAdamw {
   }
 };
 /// Fused scaled-dot-product attention of one layer and micro-batch (AttentionCall): forward, or
-/// backward; PlannedOp::flops its matrix FLOPs, PlannedOp::bytes what it reads and writes.
-struct PlannedAttention {
-  bool backward = false;
-  int batch = 1, heads = 1, seq = 1, head_dim = 1;  ///< heads: the rank's (divided by TP)
-  int kv_seq = 0;  ///< key/value tokens (context parallelism's blocks); 0: as many as seq
-  bool causal = true;
-  int kv_heads = 0;  ///< the rank's key/value heads (GQA); 0: as many as heads
-  /// The AttentionCall of this shape in `dtype`, its buffers still to be set.
-  AttentionCall work(DType dtype) const {
-    AttentionCall a;
-    a.backward = backward;
-    a.batch = batch;
-    a.heads = heads;
-    a.kv_heads = kv_heads;
-    a.seq = seq;
-    a.kv_seq = kv_seq;
-    a.head_dim = head_dim;
-    a.causal = causal;
-    a.dtype = dtype;
-    return a;
-  }
-};
+/// backward; PlannedOp::flops its matrix FLOPs, PlannedOp::bytes what it reads and writes. heads
+/// and kv_heads are the rank's (divided by TP).
+struct PlannedAttention : AttentionShape {};
 /// One micro-batch's attention of a layer of `shape` on a rank of `tp` TP ranks: its query and
 /// key/value heads (TP splits both), causal.
 PlannedAttention layer_attention(const ModelShape& shape, int tp, bool backward);
 /// " sharing K key/value heads" under grouped-query attention, "" otherwise (dry-run lines).
-std::string kv_heads_note(const AttentionCall& a);
+std::string kv_heads_note(const AttentionShape& a);
 using PlannedCall =
     std::variant<PlannedGemm, PlannedCollective, PlannedP2P, PlannedCopy, PlannedElementwise,
                  PlannedCompute, PlannedAdamw, PlannedAttention>;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "collectives/links/link_model.hpp"
-#include "workloads/executor.hpp"
+#include "workloads/op_timing.hpp"
 #include "workloads/workload.hpp"
 
 namespace commprof {

@@ -15,16 +15,10 @@
 
 #include "src/core/log.hpp"
 #include "workloads/moe.hpp"
-#include "workloads/workload.hpp"
+#include "workloads/op_plan.hpp"
+#include "workloads/workload_config.hpp"
 
 namespace commprof {
-
-/// A stage's chunks on pipeline rank `pp_rank`: its layers and where the ends lie.
-std::vector<ModelChunk> chunks_of(const WorkloadConfig& c, int pp_rank);
-
-/// Tied embeddings split over stages: the last stage keeps a copy of the embedding as its LM head
-/// (Megatron's shared_embedding_or_output_weight), whose gradient the embedding group sums.
-bool tied_across_stages(const WorkloadConfig& c);
 
 /// Builds one rank's step: the pipeline schedule's forward and backward passes through the
 /// stage's chunks (the embedding before the first chunk's layers, the final norm, LM head and

@@ -9,6 +9,7 @@
 #include "src/cli/output_option.hpp"
 #include "src/core/build_config.hpp"
 #include "src/core/errors.hpp"
+#include "src/runtime/gather.hpp"
 #include "src/runtime/mpi_check.hpp"
 #include "src/runtime/rank_context.hpp"
 
@@ -79,11 +80,7 @@ std::string effective_options(const po::variables_map& vm) {
 }  // namespace
 
 void agree_on_options(const RankContext& ctx, const std::string& mine) {
-  int length = static_cast<int>(mine.size());
-  COMMPROF_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, 0, ctx.comm()));
-  std::string reference =
-      ctx.rank() == 0 ? mine : std::string(static_cast<std::size_t>(length), ' ');
-  COMMPROF_MPI_CHECK(MPI_Bcast(reference.data(), length, MPI_CHAR, 0, ctx.comm()));
+  const std::string reference = broadcast_string(mine, 0, ctx.comm());
   std::string message;
   if (reference != mine) {
     std::istringstream a(reference);

@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "src/runtime/gather.hpp"
 #include "src/runtime/mpi_check.hpp"
 
 namespace commprof {
@@ -100,14 +101,7 @@ std::int64_t estimate_clock_offset_ns(MPI_Comm comm, const std::string& host, in
 ClockOffset estimate_clock_offset(MPI_Comm comm, const std::string& host, int round_trips,
                                   const ClockNs& clock) {
   // Every rank learns rank 0's host name.
-  int rank = 0;
-  COMMPROF_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  int length = rank == 0 ? static_cast<int>(host.size()) : 0;
-  COMMPROF_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, 0, comm));
-  std::vector<char> root_host(static_cast<std::size_t>(length));
-  if (rank == 0) root_host.assign(host.begin(), host.end());
-  COMMPROF_MPI_CHECK(MPI_Bcast(root_host.data(), length, MPI_CHAR, 0, comm));
-  const bool same_host = std::string(root_host.begin(), root_host.end()) == host;
+  const bool same_host = broadcast_string(host, 0, comm) == host;
   return run_exchange(comm, !same_host, round_trips, clock);
 }
 

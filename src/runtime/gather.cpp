@@ -39,4 +39,14 @@ std::vector<std::string> gather_strings(const std::string& value, MPI_Comm comm)
   return out;
 }
 
+std::string broadcast_string(const std::string& value, int root, MPI_Comm comm) {
+  int rank = 0;
+  COMMPROF_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  int length = rank == root ? static_cast<int>(value.size()) : 0;
+  COMMPROF_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, root, comm));
+  std::string text = rank == root ? value : std::string(static_cast<std::size_t>(length), '\0');
+  COMMPROF_MPI_CHECK(MPI_Bcast(text.data(), length, MPI_CHAR, root, comm));
+  return text;
+}
+
 }  // namespace commprof

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "src/core/log.hpp"
+#include "src/runtime/gather.hpp"
 #include "src/runtime/launcher_env.hpp"
 #include "src/runtime/mpi_check.hpp"
 
@@ -106,11 +107,7 @@ void RankContext::agree(bool ok, const std::string& message, ErrorScope scope) c
   int first_failed = size_;
   COMMPROF_MPI_CHECK(MPI_Allreduce(&candidate, &first_failed, 1, MPI_INT, MPI_MIN, comm_));
   if (first_failed == size_) return;
-  int length = rank_ == first_failed ? static_cast<int>(message.size()) : 0;
-  COMMPROF_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, first_failed, comm_));
-  std::string text =
-      rank_ == first_failed ? message : std::string(static_cast<std::size_t>(length), ' ');
-  COMMPROF_MPI_CHECK(MPI_Bcast(text.data(), length, MPI_CHAR, first_failed, comm_));
+  std::string text = broadcast_string(message, first_failed, comm_);
   if (first_failed != 0) text = log::cat(text, " (on rank ", first_failed, ")");
   throw ConfigError(text, scope);
 }

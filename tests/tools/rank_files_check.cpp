@@ -47,186 +47,210 @@ std::string env(const char* name) {
   return v == nullptr ? "" : v;
 }
 
-TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
-  const std::string dir = env("COMMPROF_RUN_DIR");
-  const int nranks = std::atoi(env("COMMPROF_RUN_NRANKS").c_str());
-  const int steps = std::atoi(env("COMMPROF_RUN_STEPS").c_str());
-  ASSERT_FALSE(dir.empty());
-  ASSERT_GT(nranks, 0);
+// What the run's environment says to check.
+struct Expected {
+  std::string dir = env("COMMPROF_RUN_DIR");
+  int nranks = std::atoi(env("COMMPROF_RUN_NRANKS").c_str());
+  int steps = std::atoi(env("COMMPROF_RUN_STEPS").c_str());
+  std::string timing = env("COMMPROF_RUN_OP_TIMING");
+};
+
+using InstanceKey = std::pair<std::string, std::int64_t>;  // (comm, seq)
+using PeerBytes = std::pair<std::vector<std::uint64_t>, std::vector<std::uint64_t>>;
+
+// What the ranks' files say, gathered over every rank and step, checked across ranks at the end.
+struct Seen {
   // (comm, seq) → (collective, bytes, comm_size, ranks seen)
-  std::map<std::pair<std::string, std::int64_t>,
-           std::tuple<std::string, std::uint64_t, int, std::set<int>>>
-      instances;
-  std::map<std::pair<std::string, std::int64_t>, std::pair<std::uint64_t, std::uint64_t>>
+  std::map<InstanceKey, std::tuple<std::string, std::uint64_t, int, std::set<int>>> instances;
+  std::map<InstanceKey, std::pair<std::uint64_t, std::uint64_t>>
       alltoallv_bytes;  // (comm, seq) -> Σ sent, Σ received over its ranks
   // (comm, seq) -> comm_rank -> its bytes to and from each peer
-  std::map<std::pair<std::string, std::int64_t>,
-           std::map<int, std::pair<std::vector<std::uint64_t>, std::vector<std::uint64_t>>>>
-      alltoallv_peers;
+  std::map<InstanceKey, std::map<int, PeerBytes>> alltoallv_peers;
   bool any_comm = false;
   std::size_t uneven_ops = 0;  // allgatherv and reducescatterv records
   // (rank, alltoallv op name) -> the distinct bytes received per peer over the steps
   std::map<std::pair<int, std::string>, std::set<std::vector<std::uint64_t>>> loads;
   // (step, sender, receiver) -> the bytes of each transfer, in record order, as the sender and
   // the receiver recorded them
-  std::map<std::tuple<int, int, int>,
-           std::pair<std::vector<std::uint64_t>, std::vector<std::uint64_t>>>
-      transfers;
+  std::map<std::tuple<int, int, int>, PeerBytes> transfers;
   std::size_t p2p_ops = 0;
-  for (int r = 0; r < nranks; ++r) {
-    // COMMPROF_RUN_RANK_FILE_FORMAT=zstd: rank-<R>.json.zst, read by the product's reader (its
-    // frames against libzstd: ZstdRankFile.*), and no plain rank-<R>.json beside it.
-    const std::string base = dir + "/rank-" + std::to_string(r) + ".json";
-    const bool zstd = env("COMMPROF_RUN_RANK_FILE_FORMAT") == "zstd";
-    EXPECT_FALSE(std::filesystem::exists(zstd ? base : base + ".zst")) << "rank " << r;
-    const RankTimeline t = read_rank_file(zstd ? base + ".zst" : base);
-    EXPECT_EQ(t.rank, r);
-    EXPECT_EQ(t.world_size, nranks);
-    EXPECT_EQ(t.backend, "host");
-    const std::string timing = env("COMMPROF_RUN_OP_TIMING");
-    if (!timing.empty()) {
-      EXPECT_NE(t.config.dump().find("\"op_timing\":\"" + timing + "\""), std::string::npos)
-          << "rank " << r << " config: " << t.config.dump();
-    }
-    // COMMPROF_RUN_STEPS=-1: a run stopped early; every rank must have stopped at the same step.
-    static std::size_t first_count = t.steps.size();
-    if (steps >= 0) {
-      ASSERT_EQ(static_cast<int>(t.steps.size()), steps) << "rank " << r;
-      EXPECT_TRUE(t.steps.front().warmup);
-      EXPECT_FALSE(t.steps.back().warmup);
-    } else {
-      ASSERT_GE(t.steps.size(), 1u) << "rank " << r;
-      EXPECT_EQ(t.steps.size(), first_count) << "rank " << r << " stopped at another step";
-    }
-    // Which steps carry ops (README.md, --op-timing): sampled timing the last warm-up
-    // step and every k-th measured step, step timing none, every other timing all. Without
-    // COMMPROF_RUN_OP_TIMING (runs checked for their consistency only) the file's own
-    // configuration says which.
-    const auto& cfg = t.config.json();
-    const bool sampled = timing.empty()
-                             ? cfg.contains("op_timing") && cfg.at("op_timing") == "sampled"
-                             : timing == "sampled";
-    int every = 1, warmups = 0;
-    if (sampled && !timing.empty()) {
-      ASSERT_FALSE(env("COMMPROF_RUN_SAMPLE_EVERY").empty()) << "sampled: k of the command line";
-      ASSERT_FALSE(env("COMMPROF_RUN_WARMUP_STEPS").empty()) << "sampled: its warm-up steps";
-      every = std::atoi(env("COMMPROF_RUN_SAMPLE_EVERY").c_str());
-      warmups = std::atoi(env("COMMPROF_RUN_WARMUP_STEPS").c_str());
-      EXPECT_EQ(cfg.value("sample_every", -1), every) << "rank " << r;
-      EXPECT_EQ(cfg.value("warmup_steps", -1), warmups) << "rank " << r;
-    } else if (sampled) {
-      every = cfg.at("sample_every").get<int>();
-      warmups = cfg.value("warmup_steps", 0);
-    }
-    for (const StepRecord& s : t.steps) {
-      const bool timed =
-          sampled ? (s.index >= warmups ? (s.index - warmups) % every == 0 : s.index == warmups - 1)
-                  : timing != "step";
-      ASSERT_EQ(s.ops.empty(), !timed) << "rank " << r << " step " << s.index;
-      EXPECT_LE(s.start_ns, s.end_ns);
-      std::map<std::string, std::int64_t> stream_end;
-      for (const OpRecord& op : s.ops) {
-        if (!timing.empty()) {
-          // Records are in submission order, which is each stream's execution order.
-          std::int64_t& last = stream_end[op.stream];
-          EXPECT_LE(last, op.start_ns)
-              << op.name << " starts before its stream's previous op ended";
-          last = op.end_ns;
-        }
-        EXPECT_LE(s.start_ns, op.start_ns) << op.name;
-        EXPECT_LE(op.start_ns, op.end_ns) << op.name;
-        EXPECT_LE(op.end_ns, s.end_ns) << op.name;
-        if (op.category != Category::kComm) continue;
-        any_comm = true;
-        if (op.collective == "send" || op.collective == "recv" || op.collective == "sendrecv") {
-          ++p2p_ops;
-          const std::size_t legs = op.send_to.size() + op.recv_from.size();
-          ASSERT_GT(legs, 0u) << "rank " << r << " step " << s.index << " " << op.name
-                              << ": a transfer without send_to or recv_from";
-          EXPECT_EQ(op.send_to.empty(), op.collective == "recv") << op.name;
-          EXPECT_EQ(op.recv_from.empty(), op.collective == "send") << op.name;
-          EXPECT_EQ(op.bytes % legs, 0u) << op.name << ": bytes not a whole count per transfer";
-          const std::uint64_t each = op.bytes / legs;
-          for (const std::int32_t to : op.send_to) {
-            EXPECT_TRUE(to >= 0 && to < nranks && to != r) << op.name << ": sends to " << to;
-            transfers[{s.index, r, to}].first.push_back(each);
-          }
-          for (const std::int32_t from : op.recv_from) {
-            EXPECT_TRUE(from >= 0 && from < nranks && from != r) << op.name << ": from " << from;
-            transfers[{s.index, from, r}].second.push_back(each);
-          }
-        }
-        if (op.seq < 0) continue;  // point-to-point: not matched by sequence number
-        auto& [coll, bytes, size, seen] = instances[{op.comm, op.seq}];
-        if (seen.empty()) {
-          coll = op.collective;
-          bytes = op.bytes;
-          size = op.comm_size;
-        }
-        EXPECT_EQ(coll, op.collective) << op.comm << " #" << op.seq;
-        // An alltoallv's ranks send what their routing gives each.
-        if (op.collective != "alltoallv") EXPECT_EQ(bytes, op.bytes) << op.comm << " #" << op.seq;
-        if (op.collective == "alltoallv") {
-          EXPECT_GT(op.recv_bytes, 0u) << op.name << ": no recv_bytes";
-          auto& [sent, received] = alltoallv_bytes[{op.comm, op.seq}];
-          sent += op.bytes;
-          received += op.recv_bytes;
-          ASSERT_EQ(op.peer_send_bytes.size(), static_cast<std::size_t>(op.comm_size)) << op.name;
-          ASSERT_EQ(op.peer_recv_bytes.size(), static_cast<std::size_t>(op.comm_size)) << op.name;
-          std::uint64_t to = 0, from = 0;
-          for (const std::uint64_t b : op.peer_send_bytes) to += b;
-          for (const std::uint64_t b : op.peer_recv_bytes) from += b;
-          EXPECT_EQ(to, op.bytes) << op.name << ": bytes per peer against bytes";
-          EXPECT_EQ(from, op.recv_bytes) << op.name << ": bytes per peer against recv_bytes";
-          ASSERT_GE(op.comm_rank, 0) << op.name << ": no comm_rank beside its bytes per peer";
-          ASSERT_LT(op.comm_rank, op.comm_size) << op.name;
-          const bool first = alltoallv_peers[{op.comm, op.seq}]
-                                 .try_emplace(op.comm_rank, op.peer_send_bytes, op.peer_recv_bytes)
-                                 .second;
-          EXPECT_TRUE(first) << op.name << ": two ranks name comm_rank " << op.comm_rank;
-          loads[{r, op.name}].insert(op.peer_recv_bytes);
-        }
-        const bool gatherv = op.collective == "allgatherv";
-        if (gatherv || op.collective == "reducescatterv") {
-          ASSERT_EQ(op.peer_send_bytes.size(), static_cast<std::size_t>(op.comm_size)) << op.name;
-          ASSERT_EQ(op.peer_recv_bytes.size(), static_cast<std::size_t>(op.comm_size)) << op.name;
-          ASSERT_GE(op.comm_rank, 0) << op.name << ": no comm_rank beside its bytes per peer";
-          ASSERT_LT(op.comm_rank, op.comm_size) << op.name;
-          const auto& whole = gatherv ? op.peer_recv_bytes : op.peer_send_bytes;
-          const auto& share = gatherv ? op.peer_send_bytes : op.peer_recv_bytes;
-          std::uint64_t total = 0;
-          for (const std::uint64_t b : whole) total += b;
-          EXPECT_EQ(total, op.bytes) << op.name << ": bytes per peer against bytes";
-          for (const std::uint64_t b : share) {
-            EXPECT_EQ(b, whole[static_cast<std::size_t>(op.comm_rank)]) << op.name;
-          }
-          const bool first = alltoallv_peers[{op.comm, op.seq}]
-                                 .try_emplace(op.comm_rank, op.peer_send_bytes, op.peer_recv_bytes)
-                                 .second;
-          EXPECT_TRUE(first) << op.name << ": two ranks name comm_rank " << op.comm_rank;
-          ++uneven_ops;
-        }
-        seen.insert(r);
-      }
-    }
+};
+
+// COMMPROF_RUN_RANK_FILE_FORMAT=zstd: rank-<R>.json.zst, read by the product's reader (its
+// frames against libzstd: ZstdRankFile.*), and no plain rank-<R>.json beside it.
+RankTimeline read_rank(const Expected& want, int r) {
+  const std::string base = want.dir + "/rank-" + std::to_string(r) + ".json";
+  const bool zstd = env("COMMPROF_RUN_RANK_FILE_FORMAT") == "zstd";
+  EXPECT_FALSE(std::filesystem::exists(zstd ? base : base + ".zst")) << "rank " << r;
+  RankTimeline t = read_rank_file(zstd ? base + ".zst" : base);
+  EXPECT_EQ(t.rank, r);
+  EXPECT_EQ(t.world_size, want.nranks);
+  EXPECT_EQ(t.backend, "host");
+  if (!want.timing.empty()) {
+    EXPECT_NE(t.config.dump().find("\"op_timing\":\"" + want.timing + "\""), std::string::npos)
+        << "rank " << r << " config: " << t.config.dump();
   }
+  return t;
+}
+
+void check_step_count(const Expected& want, const RankTimeline& t, int r) {
+  // COMMPROF_RUN_STEPS=-1: a run stopped early; every rank must have stopped at the same step.
+  static std::size_t first_count = t.steps.size();
+  if (want.steps >= 0) {
+    ASSERT_EQ(static_cast<int>(t.steps.size()), want.steps) << "rank " << r;
+    EXPECT_TRUE(t.steps.front().warmup);
+    EXPECT_FALSE(t.steps.back().warmup);
+  } else {
+    ASSERT_GE(t.steps.size(), 1u) << "rank " << r;
+    EXPECT_EQ(t.steps.size(), first_count) << "rank " << r << " stopped at another step";
+  }
+}
+
+// Which steps carry ops (README.md, --op-timing): sampled timing the last warm-up step and every
+// k-th measured step, step timing none, every other timing all. Without COMMPROF_RUN_OP_TIMING
+// (runs checked for their consistency only) the file's own configuration says which.
+struct Sampling {
+  bool sampled = false;
+  int every = 1;
+  int warmups = 0;
+  bool timed(const Expected& want, int step) const {
+    if (!sampled) return want.timing != "step";
+    return step >= warmups ? (step - warmups) % every == 0 : step == warmups - 1;
+  }
+};
+
+void read_sampling(const Expected& want, const RankTimeline& t, int r, Sampling& out) {
+  const auto& cfg = t.config.json();
+  out.sampled = want.timing.empty() ? cfg.contains("op_timing") && cfg.at("op_timing") == "sampled"
+                                    : want.timing == "sampled";
+  if (out.sampled && !want.timing.empty()) {
+    ASSERT_FALSE(env("COMMPROF_RUN_SAMPLE_EVERY").empty()) << "sampled: k of the command line";
+    ASSERT_FALSE(env("COMMPROF_RUN_WARMUP_STEPS").empty()) << "sampled: its warm-up steps";
+    out.every = std::atoi(env("COMMPROF_RUN_SAMPLE_EVERY").c_str());
+    out.warmups = std::atoi(env("COMMPROF_RUN_WARMUP_STEPS").c_str());
+    EXPECT_EQ(cfg.value("sample_every", -1), out.every) << "rank " << r;
+    EXPECT_EQ(cfg.value("warmup_steps", -1), out.warmups) << "rank " << r;
+  } else if (out.sampled) {
+    out.every = cfg.at("sample_every").get<int>();
+    out.warmups = cfg.value("warmup_steps", 0);
+  }
+}
+
+// A send or receive names its peers' world ranks; each leg moves an equal share of its bytes.
+void add_transfer(const Expected& want, const StepRecord& s, const OpRecord& op, int r,
+                  Seen& seen) {
+  ++seen.p2p_ops;
+  const std::size_t legs = op.send_to.size() + op.recv_from.size();
+  ASSERT_GT(legs, 0u) << "rank " << r << " step " << s.index << " " << op.name
+                      << ": a transfer without send_to or recv_from";
+  EXPECT_EQ(op.send_to.empty(), op.collective == "recv") << op.name;
+  EXPECT_EQ(op.recv_from.empty(), op.collective == "send") << op.name;
+  EXPECT_EQ(op.bytes % legs, 0u) << op.name << ": bytes not a whole count per transfer";
+  const std::uint64_t each = op.bytes / legs;
+  for (const std::int32_t to : op.send_to) {
+    EXPECT_TRUE(to >= 0 && to < want.nranks && to != r) << op.name << ": sends to " << to;
+    seen.transfers[{s.index, r, to}].first.push_back(each);
+  }
+  for (const std::int32_t from : op.recv_from) {
+    EXPECT_TRUE(from >= 0 && from < want.nranks && from != r) << op.name << ": from " << from;
+    seen.transfers[{s.index, from, r}].second.push_back(each);
+  }
+}
+
+// One rank's bytes per peer of an instance, under the comm_rank it names (one per rank).
+void add_peer_lists(const OpRecord& op, Seen& seen) {
+  ASSERT_EQ(op.peer_send_bytes.size(), static_cast<std::size_t>(op.comm_size)) << op.name;
+  ASSERT_EQ(op.peer_recv_bytes.size(), static_cast<std::size_t>(op.comm_size)) << op.name;
+  ASSERT_GE(op.comm_rank, 0) << op.name << ": no comm_rank beside its bytes per peer";
+  ASSERT_LT(op.comm_rank, op.comm_size) << op.name;
+  const bool first = seen.alltoallv_peers[{op.comm, op.seq}]
+                         .try_emplace(op.comm_rank, op.peer_send_bytes, op.peer_recv_bytes)
+                         .second;
+  EXPECT_TRUE(first) << op.name << ": two ranks name comm_rank " << op.comm_rank;
+}
+
+void add_alltoallv(const OpRecord& op, int r, Seen& seen) {
+  EXPECT_GT(op.recv_bytes, 0u) << op.name << ": no recv_bytes";
+  auto& [sent, received] = seen.alltoallv_bytes[{op.comm, op.seq}];
+  sent += op.bytes;
+  received += op.recv_bytes;
+  ASSERT_NO_FATAL_FAILURE(add_peer_lists(op, seen));
+  std::uint64_t to = 0, from = 0;
+  for (const std::uint64_t b : op.peer_send_bytes) to += b;
+  for (const std::uint64_t b : op.peer_recv_bytes) from += b;
+  EXPECT_EQ(to, op.bytes) << op.name << ": bytes per peer against bytes";
+  EXPECT_EQ(from, op.recv_bytes) << op.name << ": bytes per peer against recv_bytes";
+  seen.loads[{r, op.name}].insert(op.peer_recv_bytes);
+}
+
+// An allgatherv's bytes are what it received from all, a reducescatterv's what it sent to all;
+// the other direction is one equal share per peer.
+void add_uneven(const OpRecord& op, Seen& seen) {
+  const bool gatherv = op.collective == "allgatherv";
+  ASSERT_NO_FATAL_FAILURE(add_peer_lists(op, seen));
+  const auto& whole = gatherv ? op.peer_recv_bytes : op.peer_send_bytes;
+  const auto& share = gatherv ? op.peer_send_bytes : op.peer_recv_bytes;
+  std::uint64_t total = 0;
+  for (const std::uint64_t b : whole) total += b;
+  EXPECT_EQ(total, op.bytes) << op.name << ": bytes per peer against bytes";
+  for (const std::uint64_t b : share) {
+    EXPECT_EQ(b, whole[static_cast<std::size_t>(op.comm_rank)]) << op.name;
+  }
+  ++seen.uneven_ops;
+}
+
+void add_comm_op(const Expected& want, const StepRecord& s, const OpRecord& op, int r, Seen& seen) {
+  seen.any_comm = true;
+  if (op.collective == "send" || op.collective == "recv" || op.collective == "sendrecv") {
+    ASSERT_NO_FATAL_FAILURE(add_transfer(want, s, op, r, seen));
+  }
+  if (op.seq < 0) return;  // point-to-point: not matched by sequence number
+  auto& [coll, bytes, size, ranks] = seen.instances[{op.comm, op.seq}];
+  if (ranks.empty()) {
+    coll = op.collective;
+    bytes = op.bytes;
+    size = op.comm_size;
+  }
+  EXPECT_EQ(coll, op.collective) << op.comm << " #" << op.seq;
+  // An alltoallv's ranks send what their routing gives each.
+  if (op.collective != "alltoallv") EXPECT_EQ(bytes, op.bytes) << op.comm << " #" << op.seq;
+  if (op.collective == "alltoallv") ASSERT_NO_FATAL_FAILURE(add_alltoallv(op, r, seen));
+  if (op.collective == "allgatherv" || op.collective == "reducescatterv") {
+    ASSERT_NO_FATAL_FAILURE(add_uneven(op, seen));
+  }
+  ranks.insert(r);
+}
+
+void add_step(const Expected& want, const Sampling& sampling, const StepRecord& s, int r,
+              Seen& seen) {
+  ASSERT_EQ(s.ops.empty(), !sampling.timed(want, s.index)) << "rank " << r << " step " << s.index;
+  EXPECT_LE(s.start_ns, s.end_ns);
+  std::map<std::string, std::int64_t> stream_end;
+  for (const OpRecord& op : s.ops) {
+    if (!want.timing.empty()) {
+      // Records are in submission order, which is each stream's execution order.
+      std::int64_t& last = stream_end[op.stream];
+      EXPECT_LE(last, op.start_ns) << op.name << " starts before its stream's previous op ended";
+      last = op.end_ns;
+    }
+    EXPECT_LE(s.start_ns, op.start_ns) << op.name;
+    EXPECT_LE(op.start_ns, op.end_ns) << op.name;
+    EXPECT_LE(op.end_ns, s.end_ns) << op.name;
+    if (op.category == Category::kComm) ASSERT_NO_FATAL_FAILURE(add_comm_op(want, s, op, r, seen));
+  }
+}
+
+// What rank A says it sent rank B is what B says it received from A: per instance by comm_rank,
+// per step and ordered pair for transfers; every (comm, seq) on each of its comm_size ranks.
+void check_across_ranks(const Expected& want, const Seen& seen) {
   // Step timing records no ops, so no collective either.
-  EXPECT_TRUE(any_comm || nranks == 1 || env("COMMPROF_RUN_OP_TIMING") == "step");
+  EXPECT_TRUE(seen.any_comm || want.nranks == 1 || want.timing == "step");
   // What an alltoallv's ranks sent is what they received: the recorded splits agree.
-  for (const auto& [key, bytes] : alltoallv_bytes) {
+  for (const auto& [key, bytes] : seen.alltoallv_bytes) {
     EXPECT_EQ(bytes.first, bytes.second) << key.first << " #" << key.second << ": sent, received";
   }
-  // A run with expert TP (COMMPROF_RUN_EXPERT_TP set) records them.
-  if (!env("COMMPROF_RUN_EXPERT_TP").empty()) {
-    EXPECT_GT(uneven_ops, 0u) << "no allgatherv or reducescatterv recorded";
-  }
-  if (!env("COMMPROF_RUN_LOADS_MOVE").empty()) {
-    std::size_t moved = 0;
-    for (const auto& [key, seen] : loads) moved += seen.size() > 1 ? 1 : 0;
-    EXPECT_GT(moved, 0u) << "every all-to-allv received the same bytes per peer at every step";
-  }
-  for (const auto& [key, ranks] : alltoallv_peers) {
-    std::vector<const std::pair<std::vector<std::uint64_t>, std::vector<std::uint64_t>>*> by_peer;
+  for (const auto& [key, ranks] : seen.alltoallv_peers) {
+    std::vector<const PeerBytes*> by_peer;
     for (const auto& [rank, lists] : ranks) by_peer.push_back(&lists);  // comm_rank order
     for (std::size_t a = 0; a < by_peer.size(); ++a) {
       for (std::size_t b = 0; b < by_peer.size() && b < by_peer[a]->first.size(); ++b) {
@@ -236,20 +260,52 @@ TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
       }
     }
   }
-  // A pipeline or context-parallel run (COMMPROF_RUN_P2P set) records transfers.
-  if (!env("COMMPROF_RUN_P2P").empty()) EXPECT_GT(p2p_ops, 0u) << "no send or receive recorded";
-  for (const auto& [key, bytes] : transfers) {
+  for (const auto& [key, bytes] : seen.transfers) {
     const auto& [step, from, to] = key;
     EXPECT_EQ(bytes.first, bytes.second)
         << "step " << step << ": the transfers rank " << from << " sent rank " << to
         << " (bytes each, in order) against what rank " << to << " received from rank " << from;
   }
-  for (const auto& [key, value] : instances) {
-    const auto& [coll, bytes, size, seen] = value;
+  for (const auto& [key, value] : seen.instances) {
+    const auto& [coll, bytes, size, ranks] = value;
     // Each step renumbers nothing: a (comm, seq) is one call, on every member, once per run.
-    EXPECT_EQ(static_cast<int>(seen.size()), size)
+    EXPECT_EQ(static_cast<int>(ranks.size()), size)
         << key.first << " #" << key.second << " " << coll;
   }
+}
+
+// What the run's variant promised to record (set by the test for that run).
+void check_variant(const Seen& seen) {
+  // A run with expert TP (COMMPROF_RUN_EXPERT_TP set) records them.
+  if (!env("COMMPROF_RUN_EXPERT_TP").empty()) {
+    EXPECT_GT(seen.uneven_ops, 0u) << "no allgatherv or reducescatterv recorded";
+  }
+  if (!env("COMMPROF_RUN_LOADS_MOVE").empty()) {
+    std::size_t moved = 0;
+    for (const auto& [key, loads] : seen.loads) moved += loads.size() > 1 ? 1 : 0;
+    EXPECT_GT(moved, 0u) << "every all-to-allv received the same bytes per peer at every step";
+  }
+  // A pipeline or context-parallel run (COMMPROF_RUN_P2P set) records transfers.
+  if (!env("COMMPROF_RUN_P2P").empty()) {
+    EXPECT_GT(seen.p2p_ops, 0u) << "no send or receive recorded";
+  }
+}
+
+TEST(RankFiles, EveryRankWroteAConsistentTimeline) {
+  const Expected want;
+  ASSERT_FALSE(want.dir.empty());
+  ASSERT_GT(want.nranks, 0);
+  Seen seen;
+  for (int r = 0; r < want.nranks; ++r) {
+    const RankTimeline t = read_rank(want, r);
+    ASSERT_NO_FATAL_FAILURE(check_step_count(want, t, r));
+    Sampling sampling;
+    ASSERT_NO_FATAL_FAILURE(read_sampling(want, t, r, sampling));
+    for (const StepRecord& s : t.steps)
+      ASSERT_NO_FATAL_FAILURE(add_step(want, sampling, s, r, seen));
+  }
+  check_variant(seen);
+  check_across_ranks(want, seen);
 }
 
 }  // namespace

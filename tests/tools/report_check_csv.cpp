@@ -73,10 +73,8 @@ std::vector<std::map<std::string, std::string>> table(const std::string& dir,
   return out;
 }
 
-}  // namespace
-
-void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const Collectives& colls) {
-  // Each table this report writes, and nothing else: a new table comes with its check here.
+// Each table this report writes, and nothing else: a new table comes with its check here.
+void check_files(const std::string& dir) {
   const std::set<std::string> tables = {
       "ranks",           "across_ranks",        "groups",        "group_times",  "collectives",
       "worst_instances", "stragglers",          "baseline",      "interference", "problems",
@@ -89,9 +87,11 @@ void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const C
       fail("unexpected file ", f, " in ", dir);
     }
   }
+}
 
-  // The findings: each fired or not evaluated; a fired one costs a time (a hang excepted) of
-  // at most its step.
+// The findings: each fired or not evaluated; a fired one costs a time (a hang excepted) of
+// at most its step.
+void check_findings(const std::string& dir) {
   for (const auto& f : table(dir, "findings")) {
     const std::string& status = f.at("status");
     if (status == "fired") {
@@ -104,7 +104,11 @@ void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const C
       fail("findings.csv: ", f.at("rule"), " has status '", status, "'");
     }
   }
+}
 
+// A row per rank file, with its host, device, steps and mean step; across ranks, each metric once,
+// its worst rank one of the files'.
+void check_ranks(const std::string& dir, const std::map<int, Rank>& ranks) {
   const auto rank_rows = table(dir, "ranks");
   if (rank_rows.size() != ranks.size())
     fail("ranks.csv: ", rank_rows.size(), " rows, expected ", ranks.size());
@@ -139,8 +143,11 @@ void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const C
       fail("across_ranks.csv ", row.at("metric"), ": worst rank ", row.at("worst_rank"));
     }
   }
+}
 
-  // Groups: together they hold every communicator and every collective instance once.
+// Groups: together they hold every communicator and every collective instance once.
+void check_groups(const std::string& dir, const std::map<int, Rank>& ranks,
+                  const Collectives& colls) {
   std::size_t communicators = 0, instances = 0;
   for (const auto& row : table(dir, "groups")) {
     communicators += std::stoul(row.at("communicators"));
@@ -183,7 +190,10 @@ void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const C
            ", ", busy, ", ", exposed);
     }
   }
+}
 
+// A row per (collective, comm size, bytes) of the files, with its count.
+void check_collectives(const std::string& dir, const Collectives& colls) {
   const auto coll_rows = table(dir, "collectives");
   if (coll_rows.size() != colls.by_size.size()) {
     fail("collectives.csv: ", coll_rows.size(),
@@ -203,8 +213,10 @@ void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const C
            row.at("count"), ", expected ", it->second.size());
     }
   }
+}
 
-  // Stragglers: a row per rank that took part in a collective, with how many.
+// Stragglers: a row per rank that took part in a collective, with how many.
+void check_stragglers(const std::string& dir, const Collectives& colls) {
   const auto waits = table(dir, "stragglers");
   if (waits.size() != colls.of_rank.size()) {
     fail("stragglers.csv: ", waits.size(), " rows, expected ", colls.of_rank.size());
@@ -217,9 +229,11 @@ void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const C
            it == colls.of_rank.end() ? std::size_t{0} : it->second.size());
     }
   }
+}
 
-  // Worst instances: the instances that made ranks wait longest, at most 100, each one of the
-  // rank files' instances, none twice.
+// Worst instances: the instances that made ranks wait longest, at most 100, each one of the
+// rank files' instances, none twice.
+void check_worst_instances(const std::string& dir, const Collectives& colls) {
   const auto worst = table(dir, "worst_instances");
   if (worst.size() != std::min<std::size_t>(100, colls.instances.size())) {
     fail("worst_instances.csv: ", worst.size(), " rows, expected ",
@@ -232,10 +246,12 @@ void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const C
       fail("worst_instances.csv: ", key.first, " #", key.second, " is in no rank file, or twice");
     }
   }
+}
 
-  // Critical path: a row per measured step with per-op timing (the most any rank has), whose
-  // parts (COMP, COMM, MEM, host gaps) add up to the path, no longer than the step; its shares
-  // name ranks of the files and add up to the whole where none is left out (at most 100 rows).
+// Critical path: a row per measured step with per-op timing (the most any rank has), whose
+// parts (COMP, COMM, MEM, host gaps) add up to the path, no longer than the step; its shares
+// name ranks of the files and add up to the whole where none is left out (at most 100 rows).
+void check_critical_path(const std::string& dir, const std::map<int, Rank>& ranks) {
   int timed_steps = 0;
   for (const auto& [r, rank] : ranks) timed_steps = std::max(timed_steps, rank.timed_steps);
   const auto paths = table(dir, "critical_path_steps");
@@ -259,15 +275,11 @@ void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const C
   }
   if (!paths.empty() && shares.size() < 100 && std::abs(share - 1.0) > 1e-9)
     fail("critical_path.csv: the shares add up to ", share, ", not 1");
+}
 
-  // No --baseline: its tables hold the header alone.
-  for (const char* name : {"baseline", "interference"}) {
-    const auto rows = table(dir, name);
-    if (!rows.empty()) fail(name, ".csv: ", rows.size(), " rows without a baseline");
-  }
-
-  // Per pipeline stage: its ranks, and the means over them of their mean timed step, |∪ COMP| and
-  // bubble (1 − COMP / step), each computed here from the rank files.
+// Per pipeline stage: its ranks, and the means over them of their mean timed step, |∪ COMP| and
+// bubble (1 − COMP / step), each computed here from the rank files.
+void check_stages(const std::string& dir, const std::map<int, Rank>& ranks) {
   struct Stage {
     int ranks = 0;
     double step = 0, comp = 0, bubble = 0;
@@ -307,7 +319,25 @@ void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const C
       fail("stages.csv: stage ", it->first, ": bubble ", row.at("bubble_fraction"), ", expected ",
            s.bubble / n);
   }
+}
 
+}  // namespace
+
+void check_csv(const std::string& dir, const std::map<int, Rank>& ranks, const Collectives& colls) {
+  check_files(dir);
+  check_findings(dir);
+  check_ranks(dir, ranks);
+  check_groups(dir, ranks, colls);
+  check_collectives(dir, colls);
+  check_stragglers(dir, colls);
+  check_worst_instances(dir, colls);
+  check_critical_path(dir, ranks);
+  // No --baseline: its tables hold the header alone.
+  for (const char* name : {"baseline", "interference"}) {
+    const auto rows = table(dir, name);
+    if (!rows.empty()) fail(name, ".csv: ", rows.size(), " rows without a baseline");
+  }
+  check_stages(dir, ranks);
   const auto problems = table(dir, "problems");
   if (!problems.empty()) fail("problems.csv: ", problems.size(), " rows, expected none");
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "src/core/errors.hpp"
+#include "workloads/model_parameters.hpp"
 #include "workloads/stage_split.hpp"
 #include "workloads/workload.hpp"
 

@@ -16,6 +16,7 @@
 #include "src/core/errors.hpp"
 #include "support/temp_dir.hpp"
 #include "workloads/layout.hpp"
+#include "workloads/model_parameters.hpp"
 #include "workloads/workload.hpp"
 
 namespace commprof {

@@ -4,7 +4,7 @@
 // sampled request is refused there rather than silently changed.
 #include <gtest/gtest.h>
 
-#include "workloads/executor.hpp"
+#include "workloads/op_timing.hpp"
 
 namespace commprof {
 namespace {

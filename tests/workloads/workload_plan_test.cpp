@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "workloads/dp_buckets.hpp"
+#include "workloads/model_parameters.hpp"
 #include "workloads/workload.hpp"
 
 namespace commprof {
@@ -271,7 +272,7 @@ TEST(ModelShape, GroupedQueryAttentionShrinksKeysAndValuesNotTheProducts) {
     // rank's 2 heads: forward QK^T and PV, 2 · 2·b·a·s²·d, causal half: 2 · 2 · 2 · 64² · 32 / 2
     // = 524,288; backward five such products (QK^T again, dV, dP, dQ, dK): 2.5 times that.
     EXPECT_DOUBLE_EQ(op->flops, a.backward ? 1310720.0 : 524288.0) << op->name;
-    EXPECT_DOUBLE_EQ(op->flops, layer_attention(mha, 2, a.backward).work(s.dtype).flops());
+    EXPECT_DOUBLE_EQ(op->flops, layer_attention(mha, 2, a.backward).flops());
   }
 }
 

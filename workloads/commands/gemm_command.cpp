@@ -11,7 +11,7 @@
 #include "src/cli/common_options.hpp"
 #include "src/core/errors.hpp"
 #include "src/runtime/rank_context.hpp"
-#include "workloads/gemm_probe.hpp"
+#include "workloads/execution/gemm_probe.hpp"
 
 namespace po = boost::program_options;
 

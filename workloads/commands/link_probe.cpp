@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "workloads/commands/link_probe.hpp"
 
-#include <mpi.h>
-
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -11,21 +9,9 @@
 #include "collectives/bench/bench_links.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
-#include "src/runtime/mpi_check.hpp"
+#include "src/runtime/gather.hpp"
 
 namespace commprof {
-namespace {
-
-// Rank 0's text to every rank.
-std::string broadcast_text(RankContext& ctx, std::string text) {
-  int length = static_cast<int>(text.size());
-  COMMPROF_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, 0, ctx.comm()));
-  text.resize(static_cast<std::size_t>(length));
-  COMMPROF_MPI_CHECK(MPI_Bcast(text.data(), length, MPI_CHAR, 0, ctx.comm()));
-  return text;
-}
-
-}  // namespace
 
 std::optional<LinkProbe> probe_links(RankContext& ctx, Backend& backend, Communicator& over) {
   if (ctx.size() < 2) return std::nullopt;
@@ -68,7 +54,7 @@ std::optional<LinkProbe> probe_links(RankContext& ctx, Backend& backend, Communi
       text.clear();
     }
   }
-  text = broadcast_text(ctx, std::move(text));
+  text = broadcast_string(text, 0, ctx.comm());
   if (text.empty()) return std::nullopt;
   probe.model = parse_link_model(text, "the link probe");
   probe.points = static_cast<int>(probe.model.samples.size());

@@ -6,7 +6,7 @@
 #include "src/core/log.hpp"
 #include "src/runtime/clock_sync.hpp"
 #include "src/timeline/rank_file_appender.hpp"
-#include "workloads/executor.hpp"
+#include "workloads/execution/executor.hpp"
 
 namespace commprof {
 

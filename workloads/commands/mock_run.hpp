@@ -12,7 +12,7 @@
 #include "src/runtime/rank_context.hpp"
 #include "src/timeline/rank_file.hpp"
 #include "workloads/commands/link_probe.hpp"
-#include "workloads/executor.hpp"
+#include "workloads/execution/executor.hpp"
 #include "workloads/op_plan.hpp"
 #include "workloads/run_config_json.hpp"
 

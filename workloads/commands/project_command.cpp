@@ -34,7 +34,7 @@
 #include "src/runtime/rank_context.hpp"
 #include "workloads/commands/mock_run.hpp"
 #include "workloads/commands/project_report.hpp"
-#include "workloads/executor.hpp"
+#include "workloads/execution/executor.hpp"
 #include "workloads/layout.hpp"
 
 namespace po = boost::program_options;

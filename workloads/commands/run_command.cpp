@@ -20,7 +20,8 @@
 #include "workloads/commands/link_probe.hpp"
 #include "workloads/commands/mock_run.hpp"
 #include "workloads/commands/run_report.hpp"
-#include "workloads/executor.hpp"
+#include "workloads/execution/executor.hpp"
+#include "workloads/model_parameters.hpp"
 #include "workloads/moe.hpp"
 #include "workloads/run_config_json.hpp"
 #include "workloads/workload.hpp"
@@ -282,7 +283,7 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
        << " GFLOP forward, " << 2 * g.flops() / 1e9 << " GFLOP backward\n";
   }
   if (fused) {
-    AttentionCall a = layer_attention(s, l.tp, false).work(s.dtype);
+    AttentionCall a = attention_call(layer_attention(s, l.tp, false), s.dtype);
     const double fwd = a.flops();
     a.backward = true;
     os << "#   attention (fused, causal): " << a.heads << " heads of " << a.head_dim

@@ -10,7 +10,7 @@
 #include "src/runtime/rank_context.hpp"
 #include "src/timeline/rank_file.hpp"
 #include "workloads/compute_profile.hpp"
-#include "workloads/executor.hpp"
+#include "workloads/execution/executor.hpp"
 #include "workloads/op_plan.hpp"
 #include "workloads/workload.hpp"
 

@@ -44,16 +44,17 @@ std::uint64_t mismatches_typed(const T* in, std::size_t count, const ExpectPatte
 
 // One piece of work, run on its stream's worker thread: one overload per kind of Work, so a
 // new kind without one here does not compile. `comm` is the call's MPI communicator, looked up
-// at submission.
+// at submission; `gemm_scratch` the stream's own.
 struct RunOnThread {
   MPI_Comm comm;
+  GemmScratch* gemm_scratch;
   void operator()(const CollectiveCall& call) const { run_mpi_collective(call, comm); }
   void operator()(const P2PCall& call) const { run_mpi_p2p(call, comm); }
   void operator()(const ElementwiseCall& call) const { host_elementwise(call); }
   void operator()(const AdamwCall& call) const { host_adamw(call); }
   void operator()(const AttentionCall& call) const { host_attention(call); }
   void operator()(const ComputeCall& call) const { host_compute(call); }
-  void operator()(const GemmCall& call) const { host_gemm(call); }
+  void operator()(const GemmCall& call) const { host_gemm(call, *gemm_scratch); }
   void operator()(const CopyCall& call) const { std::memcpy(call.dst, call.src, call.bytes); }
   void operator()(const MemsetCall& call) const { std::memset(call.dst, call.value, call.bytes); }
 };
@@ -73,6 +74,7 @@ HostBackend::HostBackend(RankContext& ctx, const BackendOptions& options)
       world_(std::make_unique<HostCommunicator>(ctx.comm(), "world", abandoned_)) {
   for (Category c : kAllCategories) {
     streams_[index_of(c)] = std::make_unique<HostStream>(category_name(c));
+    gemm_scratch_[index_of(c)] = std::make_shared<GemmScratch>();
   }
   origin_ns_ = now_ns();
 }
@@ -152,9 +154,11 @@ void HostBackend::submit(Category c, const Work& work, const OpLabel& label) {
     span = &spans_.emplace_back();
   }
   const std::int64_t origin = origin_ns_;
-  stream(c).enqueue_work([work, comm, span, origin] {
+  // The task shares the scratch: a GEMM still running after a timeout unwound the backend keeps
+  // its memory alive (see allocate()).
+  stream(c).enqueue_work([work, comm, span, origin, scratch = gemm_scratch_[index_of(c)]] {
     if (span != nullptr) span->start_ns = now_ns() - origin;
-    std::visit(RunOnThread{comm}, work);
+    std::visit(RunOnThread{comm, scratch.get()}, work);
     if (span != nullptr) span->end_ns = now_ns() - origin;
   });
 }

@@ -19,6 +19,7 @@ namespace commprof {
 
 class RankContext;
 class HostCommunicator;
+class GemmScratch;
 
 class HostBackend final : public Backend, private ActivityRecorder, private AttentionRunner {
  public:
@@ -71,6 +72,8 @@ class HostBackend final : public Backend, private ActivityRecorder, private Atte
   std::shared_ptr<std::atomic<bool>> abandoned_ = std::make_shared<std::atomic<bool>>(false);
   std::unique_ptr<HostCommunicator> world_;
   std::array<std::unique_ptr<HostStream>, 3> streams_;
+  // Per stream: where a GEMM's transposed operands go, kept across steps (host_gemm.hpp).
+  std::array<std::shared_ptr<GemmScratch>, 3> gemm_scratch_;
   // Deques: elements keep their address while new ones are added, so worker threads may write
   // through pointers taken at submission time.
   std::deque<std::int64_t> stamps_;

@@ -40,12 +40,11 @@ COMMPROF_UNINSTRUMENTED void gemm_blocked(int m, int n, int k, const T* a, const
   }
 }
 
-// A stored cols×rows (column-major) as rows×cols: the blocked loop reads op(A) and op(B) in
-// their plain layout, so a transposed operand is copied once into it (the host's GEMM is about
-// arithmetic, not about a kernel's memory layout).
+// A stored cols×rows (column-major) as rows×cols into `out`: the blocked loop reads op(A) and
+// op(B) in their plain layout, so a transposed operand is copied into it first (the host's GEMM
+// is about arithmetic, not about a kernel's memory layout).
 template <class T>
-std::vector<T> transposed(const T* x, int rows, int cols) {
-  std::vector<T> out(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
+const T* transposed(const T* x, int rows, int cols, T* out) {
   for (int j = 0; j < cols; ++j) {
     for (int i = 0; i < rows; ++i) {
       out[static_cast<std::size_t>(j) * rows + i] = x[static_cast<std::size_t>(i) * cols + j];
@@ -54,23 +53,31 @@ std::vector<T> transposed(const T* x, int rows, int cols) {
   return out;
 }
 
+std::size_t elements(int rows, int cols) {
+  return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+}
+
 template <class T>
-void gemm_of(const GemmCall& call) {
+void gemm_of(const GemmCall& call, GemmScratch& scratch) {
   const T* a = static_cast<const T*>(call.a);
   const T* b = static_cast<const T*>(call.b);
-  std::vector<T> a_plain, b_plain;
   if (call.trans_a && call.m > 0 && call.k > 0) {
-    a_plain = transposed(a, call.m, call.k);
-    a = a_plain.data();
+    a = transposed(a, call.m, call.k, scratch.room<T>(0, elements(call.m, call.k)));
   }
   if (call.trans_b && call.k > 0 && call.n > 0) {
-    b_plain = transposed(b, call.k, call.n);
-    b = b_plain.data();
+    b = transposed(b, call.k, call.n, scratch.room<T>(1, elements(call.k, call.n)));
   }
   gemm_blocked(call.m, call.n, call.k, a, b, static_cast<T*>(call.c));
 }
 
 }  // namespace
+
+std::size_t GemmScratch::bytes() const {
+  std::size_t total = 0;
+  for (const auto& v : floats_) total += v.size() * sizeof(float);
+  for (const auto& v : doubles_) total += v.size() * sizeof(double);
+  return total;
+}
 
 // Uninstrumented: every index wraps within the caps taken from the buffers' sizes.
 COMMPROF_UNINSTRUMENTED void host_elementwise(const ElementwiseCall& call) {
@@ -106,16 +113,16 @@ void host_compute(const ComputeCall& call) {
   asm volatile("" : : "g"(total) : "memory");
 }
 
-void host_gemm(const GemmCall& call) {
+void host_gemm(const GemmCall& call, GemmScratch& scratch) {
   if (const std::string problem = call.bounds_problem(); !problem.empty()) {
     throw ConfigError(problem);
   }
   switch (call.dtype) {
     case DType::kFloat32:
-      gemm_of<float>(call);
+      gemm_of<float>(call, scratch);
       return;
     case DType::kFloat64:
-      gemm_of<double>(call);
+      gemm_of<double>(call, scratch);
       return;
     default:
       throw ConfigError(std::string("the host backend computes GEMMs in float or double, not ") +

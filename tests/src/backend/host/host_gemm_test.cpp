@@ -19,6 +19,12 @@ struct Shape {
   int m, n, k;
 };
 
+// One call with a scratch of its own, for the cases where reuse is not the point.
+void gemm(const GemmCall& call) {
+  GemmScratch scratch;
+  host_gemm(call, scratch);
+}
+
 // Small integers: every product and sum is exact in float and double, so results must match
 // the reference bit for bit regardless of summation order.
 template <class T>
@@ -64,7 +70,7 @@ void check_shape(const Shape& s, DType dtype) {
   call.a_bytes = a.size() * sizeof(T);
   call.b_bytes = b.size() * sizeof(T);
   call.c_bytes = c.size() * sizeof(T);
-  host_gemm(call);
+  gemm(call);
   EXPECT_EQ(c, naive_gemm(s, a, b));
 }
 
@@ -83,7 +89,7 @@ TEST(HostGemm, DoubleMatchesNaiveTripleLoop) {
 // A or B stored transposed (GemmCall::trans_a, trans_b), as a framework's linear layer stores
 // its weight: the same products as the triple loop over op(A)(i, p) and op(B)(p, j).
 template <class T>
-void check_transposed(const Shape& s, bool ta, bool tb) {
+void check_transposed(const Shape& s, bool ta, bool tb, GemmScratch& scratch) {
   SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
                (ta ? " T" : " N") + (tb ? "T" : "N"));
   const auto a = small_ints<T>(static_cast<std::size_t>(s.m) * s.k, 3);
@@ -117,15 +123,18 @@ void check_transposed(const Shape& s, bool ta, bool tb) {
   call.trans_b = tb;
   EXPECT_EQ(call.lda(), ta ? s.k : s.m);
   EXPECT_EQ(call.ldb(), tb ? s.n : s.k);
-  host_gemm(call);
+  host_gemm(call, scratch);
   EXPECT_EQ(c, want);
 }
 
 TEST(HostGemm, TransposedOperandsMatchTheTripleLoop) {
+  // One scratch for every call, as a stream keeps it: a larger operand's leftovers in it must
+  // not leak into a smaller one's product.
+  GemmScratch scratch;
   for (const Shape& s : {Shape{37, 19, 53}, Shape{300, 5, 260}, Shape{1, 7, 3}}) {
-    check_transposed<float>(s, true, false);  // a linear layer's forward: Wᵀ·x
-    check_transposed<float>(s, false, true);  // its weight gradient: x·dyᵀ
-    check_transposed<double>(s, true, true);
+    check_transposed<float>(s, true, false, scratch);  // a linear layer's forward: Wᵀ·x
+    check_transposed<float>(s, false, true, scratch);  // its weight gradient: x·dyᵀ
+    check_transposed<double>(s, true, true, scratch);
   }
   // By hand: A stored 2×3 (column-major, leading dimension k = 2) holds the columns (1,2),
   // (3,4), (5,6), so op(A) = Aᵀ is 3×2 with rows (1,2), (3,4), (5,6); times B = I (2×2), C is
@@ -134,15 +143,40 @@ TEST(HostGemm, TransposedOperandsMatchTheTripleLoop) {
   std::vector<float> c(6, -1);
   GemmCall call{3, 2, 2, DType::kFloat32, at.data(), id.data(), c.data(), 24, 16, 24};
   call.trans_a = true;
-  host_gemm(call);
+  gemm(call);
   EXPECT_EQ(c, (std::vector<float>{1, 3, 5, 2, 4, 6}));
+}
+
+// A step issues the same GEMMs every time: after the first, the transposed copies go where the
+// first one's went, and the scratch grows only for a larger operand.
+TEST(HostGemm, TransposedCopiesReuseTheScratchAfterTheFirstCall) {
+  GemmScratch scratch;
+  EXPECT_EQ(scratch.bytes(), 0u);
+  check_transposed<float>({64, 8, 32}, true, true, scratch);  // A 32x64 and B 8x32 transposed
+  const std::size_t after_first = scratch.bytes();
+  EXPECT_EQ(after_first, (64u * 32u + 32u * 8u) * sizeof(float));
+  const float* a_room = scratch.room<float>(0, 0);
+  const float* b_room = scratch.room<float>(1, 0);
+  for (int step = 0; step < 3; ++step) {
+    check_transposed<float>({64, 8, 32}, true, true, scratch);
+    check_transposed<float>({16, 4, 8}, true, true, scratch);  // smaller: the same room
+  }
+  EXPECT_EQ(scratch.bytes(), after_first);
+  EXPECT_EQ(scratch.room<float>(0, 0), a_room);
+  EXPECT_EQ(scratch.room<float>(1, 0), b_room);
+  check_transposed<float>({128, 8, 32}, true, false, scratch);  // a larger A grows its room only
+  EXPECT_EQ(scratch.bytes(), (128u * 32u + 32u * 8u) * sizeof(float));
+  // Plain operands need no copy: nothing is taken for them.
+  GemmScratch untouched;
+  check_transposed<double>({37, 19, 53}, false, false, untouched);
+  EXPECT_EQ(untouched.bytes(), 0u);
 }
 
 TEST(HostGemm, EmptyOutputTouchesNoMemory) {
   // As with cuBLAS, a GEMM with m = 0 or n = 0 has no output and may get null pointers.
   for (const Shape& s : {Shape{0, 3, 4}, Shape{3, 0, 4}, Shape{0, 0, 0}}) {
-    EXPECT_NO_THROW(host_gemm(GemmCall{s.m, s.n, s.k, DType::kFloat32, nullptr, nullptr, nullptr}));
-    EXPECT_NO_THROW(host_gemm(GemmCall{s.m, s.n, s.k, DType::kFloat64, nullptr, nullptr, nullptr}));
+    EXPECT_NO_THROW(gemm(GemmCall{s.m, s.n, s.k, DType::kFloat32, nullptr, nullptr, nullptr}));
+    EXPECT_NO_THROW(gemm(GemmCall{s.m, s.n, s.k, DType::kFloat64, nullptr, nullptr, nullptr}));
   }
 }
 
@@ -151,7 +185,7 @@ TEST(HostGemm, OtherTypesAreConfigErrorsNamingTheType) {
   for (DType t : {DType::kBFloat16, DType::kFloat16, DType::kInt32, DType::kInt64}) {
     GemmCall call{2, 2, 2, t, buffer.data(), buffer.data(), buffer.data(), 32, 32, 32};
     try {
-      host_gemm(call);
+      gemm(call);
       ADD_FAILURE() << dtype_name(t) << " accepted";
     } catch (const ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find(dtype_name(t)), std::string::npos) << e.what();
@@ -161,8 +195,8 @@ TEST(HostGemm, OtherTypesAreConfigErrorsNamingTheType) {
 
 TEST(HostGemm, NegativeDimensionsAreRejected) {
   float x = 0;
-  EXPECT_THROW(host_gemm(GemmCall{-1, 2, 2, DType::kFloat32, &x, &x, &x}), ConfigError);
-  EXPECT_THROW(host_gemm(GemmCall{2, 2, -3, DType::kFloat32, &x, &x, &x}), ConfigError);
+  EXPECT_THROW(gemm(GemmCall{-1, 2, 2, DType::kFloat32, &x, &x, &x}), ConfigError);
+  EXPECT_THROW(gemm(GemmCall{2, 2, -3, DType::kFloat32, &x, &x, &x}), ConfigError);
 }
 
 // The kernel runs uninstrumented under the sanitizers (uninstrumented.hpp): operands that do
@@ -170,13 +204,13 @@ TEST(HostGemm, NegativeDimensionsAreRejected) {
 TEST(HostGemm, OperandsLargerThanTheirBuffersAreRejected) {
   std::vector<float> a(6), b(12), c(8);  // A 2x3, B 3x4, C 2x4 in float
   GemmCall call{2, 4, 3, DType::kFloat32, a.data(), b.data(), c.data(), 24, 48, 32};
-  EXPECT_NO_THROW(host_gemm(call));
+  EXPECT_NO_THROW(gemm(call));
   for (std::uint64_t GemmCall::*bytes :
        {&GemmCall::a_bytes, &GemmCall::b_bytes, &GemmCall::c_bytes}) {
     GemmCall shorter = call;
     shorter.*bytes -= 4;
     try {
-      host_gemm(shorter);
+      gemm(shorter);
       ADD_FAILURE() << "a buffer 4 B short accepted";
     } catch (const ConfigError& e) {
       const std::string what = e.what();
@@ -187,8 +221,7 @@ TEST(HostGemm, OperandsLargerThanTheirBuffersAreRejected) {
     }
   }
   // Without sizes (a caller that did not say) nothing is run either.
-  EXPECT_THROW(host_gemm(GemmCall{2, 4, 3, DType::kFloat32, a.data(), b.data(), c.data()}),
-               ConfigError);
+  EXPECT_THROW(gemm(GemmCall{2, 4, 3, DType::kFloat32, a.data(), b.data(), c.data()}), ConfigError);
 }
 
 TEST(GemmCall, FlopsAreTwoMnk) {

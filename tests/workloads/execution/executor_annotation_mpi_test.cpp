@@ -17,7 +17,7 @@
 #include "src/backend/host/host_backend.hpp"
 #include "src/runtime/rank_context.hpp"
 #include "src/runtime/stop_signals.hpp"
-#include "workloads/executor.hpp"
+#include "workloads/execution/executor.hpp"
 
 namespace commprof {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "workloads/executor.hpp"
+#include "workloads/execution/executor.hpp"
 
 #include <algorithm>
 #include <map>
@@ -19,32 +19,6 @@
 #include "src/runtime/stop_signals.hpp"
 
 namespace commprof {
-
-namespace {
-constexpr NamedValue<OpTimingMode> kOpTimingNames[] = {
-    {OpTimingMode::kAuto, "auto"}, {OpTimingMode::kActivity, "activity"},
-    {OpTimingMode::kPair, "pair"}, {OpTimingMode::kShared, "shared"},
-    {OpTimingMode::kStep, "step"}, {OpTimingMode::kSampled, "sampled"}};
-}  // namespace
-
-OpTimingMode parse_op_timing(const std::string& text) {
-  return parse_name(kOpTimingNames, text, "unknown --op-timing");
-}
-
-const char* op_timing_name(OpTimingMode t) { return name_of(kOpTimingNames, t); }
-
-OpTimingChoice choose_op_timing(OpTimingMode requested, bool activity_everywhere) {
-  switch (requested) {
-    case OpTimingMode::kAuto:
-      if (activity_everywhere) return {OpTimingMode::kSampled, false, false};
-      return {OpTimingMode::kPair, false, true};
-    case OpTimingMode::kActivity:
-    case OpTimingMode::kSampled:
-      return {requested, !activity_everywhere, false};
-    default:
-      return {requested, false, false};
-  }
-}
 
 OpTimingMode resolve_op_timing(OpTimingMode requested, Backend& backend, const RankContext& ctx) {
   if (!needs_activity(requested)) return requested;  // nothing of the backend to agree on
@@ -164,9 +138,9 @@ void PlanExecutor::fit(const OpPlan& plan) {
           } else if constexpr (std::is_same_v<Call, PlannedCompute>) {
             // registers only
           } else if constexpr (std::is_same_v<Call, PlannedAttention>) {
-            attention = std::max(attention, call.work(plan.dtype).elements());
-            attention_kv = std::max(attention_kv, call.work(plan.dtype).kv_elements());
-            attention_qkv = std::max(attention_qkv, call.work(plan.dtype).qkv_elements());
+            attention = std::max(attention, call.elements());
+            attention_kv = std::max(attention_kv, call.kv_elements());
+            attention_qkv = std::max(attention_qkv, call.qkv_elements());
             attention_rows = std::max(
                 attention_rows, static_cast<std::uint64_t>(call.batch) * call.heads * call.seq);
           } else {
@@ -370,7 +344,7 @@ Work PlanExecutor::work_of(const PlannedOp& op) const {
         } else if constexpr (std::is_same_v<Call, PlannedCompute>) {
           return ComputeCall{call.ns};
         } else if constexpr (std::is_same_v<Call, PlannedAttention>) {
-          AttentionCall a = call.work(dtype);
+          AttentionCall a = attention_call(call, dtype);
           a.qkv = B.attn_qkv.data();
           a.o = B.attn_o.data();
           a.stats = B.attn_stats.data();

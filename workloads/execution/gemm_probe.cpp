@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "workloads/gemm_probe.hpp"
+#include "workloads/execution/gemm_probe.hpp"
 
 #include <string>
 
