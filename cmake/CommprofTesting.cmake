@@ -13,6 +13,11 @@
 #     A COMMAND naming a target is replaced by the target's file. WRAPPER, if given, runs the
 #     whole launcher line (e.g. tests/tools/check_run.sh with its expectations and `--`).
 #
+#   commprof_add_launched_test(NAME <test> NPROCS <n> COMMAND <args...>)
+#     A test whose script starts the n-rank job itself (to signal or watch it): the word LAUNCHER
+#     in COMMAND becomes the launcher prefix. Without a launcher a test of several ranks is left
+#     out (registered disabled) under COMMPROF_ALLOW_NO_LAUNCHER, else configuring stops.
+#
 #   commprof_add_mpi_gtest(NAME <target> SOURCES <files...> NPROCS <n...> [TEST <name>]
 #                          [LABELS ...] [LIBRARIES ...])
 #     A gtest binary whose main starts MPI (tests/support/mpi_test_main.cpp), run under the
@@ -188,13 +193,63 @@ if(MPIEXEC_EXECUTABLE AND NOT DEFINED CACHE{COMMPROF_MPIEXEC_IS_OPENMPI})
   message(STATUS "commprof tests: launcher ${MPIEXEC_EXECUTABLE}, Open MPI ${_commprof_is_ompi}")
 endif()
 
-# The launcher prefix for n ranks, in `out_var`.
+# The launcher prefix for n ranks, in `out_var`. Without a launcher only one rank can run (an MPI
+# singleton, an empty prefix): a test of more ranks goes through commprof_add_launched_test, which
+# leaves it out under COMMPROF_ALLOW_NO_LAUNCHER instead of running its job as one rank.
 function(commprof_mpiexec_prefix out_var nprocs)
+  if(NOT MPIEXEC_EXECUTABLE)
+    if(nprocs GREATER 1)
+      message(FATAL_ERROR "commprof_mpiexec_prefix: no MPI launcher for ${nprocs} ranks; register "
+                          "the test with commprof_add_launched_test")
+    endif()
+    set(${out_var} "" PARENT_SCOPE)
+    return()
+  endif()
   set(prefix ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${nprocs} ${MPIEXEC_PREFLAGS})
   if(COMMPROF_MPIEXEC_IS_OPENMPI)
     list(APPEND prefix --oversubscribe)
   endif()
   set(${out_var} ${prefix} PARENT_SCOPE)
+endfunction()
+
+# What a test of `nprocs` > 1 ranks does without a launcher: a warning where
+# COMMPROF_ALLOW_NO_LAUNCHER leaves such tests out, else configuring stops (a test that silently
+# vanishes passes nothing).
+function(_commprof_no_launcher name nprocs)
+  if(COMMPROF_ALLOW_NO_LAUNCHER)
+    message(WARNING "commprof: no MPI launcher found; ${name} (${nprocs} ranks) is left "
+                    "out (COMMPROF_ALLOW_NO_LAUNCHER=ON)")
+  else()
+    message(FATAL_ERROR "commprof: no MPI launcher (mpiexec) found, so the ${nprocs}-rank test "
+                        "${name} cannot run: install one (Debian: openmpi-bin), or configure "
+                        "with -DCOMMPROF_ALLOW_NO_LAUNCHER=ON to leave the multi-rank tests out")
+  endif()
+endfunction()
+
+# (Registered disabled rather than not at all: the properties set after it still apply, and
+# ctest lists it as not run.)
+function(commprof_add_launched_test)
+  cmake_parse_arguments(ARG "" "NAME;NPROCS" "COMMAND" ${ARGN})
+  if(NOT ARG_NAME OR NOT ARG_NPROCS OR NOT ARG_COMMAND OR NOT "LAUNCHER" IN_LIST ARG_COMMAND)
+    message(FATAL_ERROR "commprof_add_launched_test: NAME, NPROCS and a COMMAND naming LAUNCHER "
+                        "are required")
+  endif()
+  if(NOT MPIEXEC_EXECUTABLE AND ARG_NPROCS GREATER 1)
+    _commprof_no_launcher(${ARG_NAME} ${ARG_NPROCS})
+    add_test(NAME ${ARG_NAME} COMMAND ${CMAKE_COMMAND} -E false)
+    set_tests_properties(${ARG_NAME} PROPERTIES DISABLED TRUE)
+    return()
+  endif()
+  commprof_mpiexec_prefix(prefix ${ARG_NPROCS})
+  set(command "")
+  foreach(arg IN LISTS ARG_COMMAND)
+    if(arg STREQUAL "LAUNCHER")
+      list(APPEND command ${prefix})
+    else()
+      list(APPEND command "${arg}")
+    endif()
+  endforeach()
+  add_test(NAME ${ARG_NAME} COMMAND ${command})
 endfunction()
 
 function(commprof_add_unit_test)
@@ -258,15 +313,9 @@ function(commprof_add_mpi_test)
     commprof_mpiexec_prefix(prefix ${ARG_NPROCS})
   elseif(ARG_NPROCS EQUAL 1)
     set(prefix "")  # no launcher: a single rank runs as an MPI singleton
-  elseif(COMMPROF_ALLOW_NO_LAUNCHER)
-    message(WARNING "commprof: no MPI launcher found; ${ARG_NAME} (${ARG_NPROCS} ranks) is left "
-                    "out (COMMPROF_ALLOW_NO_LAUNCHER=ON)")
-    return()
   else()
-    # A test that silently vanishes passes nothing: without a launcher, refuse to configure.
-    message(FATAL_ERROR "commprof: no MPI launcher (mpiexec) found, so the ${ARG_NPROCS}-rank test "
-                        "${ARG_NAME} cannot run: install one (Debian: openmpi-bin), or configure "
-                        "with -DCOMMPROF_ALLOW_NO_LAUNCHER=ON to leave the multi-rank tests out")
+    _commprof_no_launcher(${ARG_NAME} ${ARG_NPROCS})
+    return()
   endif()
   add_test(NAME ${ARG_NAME} COMMAND ${ARG_WRAPPER} ${prefix} ${exe} ${MPIEXEC_POSTFLAGS} ${ARG_COMMAND})
   set(labels mpi ${ARG_LABELS})

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "analysis/chakra/protobuf_writer.hpp"
 
+#include "analysis/byte_codec.hpp"
+
 namespace commprof::chakra {
 namespace {
 
@@ -10,39 +12,31 @@ constexpr int kWireLengthDelimited = 2;
 
 }  // namespace
 
-void append_varint(std::string& out, std::uint64_t value) {
-  while (value >= 0x80) {
-    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out.push_back(static_cast<char>(value));
-}
-
 void ProtoWriter::tag(int field, int wire_type) {
-  append_varint(data_,
-                (static_cast<std::uint64_t>(field) << 3) | static_cast<std::uint64_t>(wire_type));
+  put_varint(data_,
+             (static_cast<std::uint64_t>(field) << 3) | static_cast<std::uint64_t>(wire_type));
 }
 
 void ProtoWriter::varint(int field, std::uint64_t value) {
   tag(field, kWireVarint);
-  append_varint(data_, value);
+  put_varint(data_, value);
 }
 
 void ProtoWriter::bytes(int field, std::string_view value) {
   tag(field, kWireLengthDelimited);
-  append_varint(data_, value.size());
+  put_varint(data_, value.size());
   data_.append(value);
 }
 
 void ProtoWriter::packed(int field, const std::vector<std::uint64_t>& values) {
   if (values.empty()) return;
   std::string body;
-  for (const std::uint64_t v : values) append_varint(body, v);
+  for (const std::uint64_t v : values) put_varint(body, v);
   bytes(field, body);
 }
 
 void append_delimited(std::string& out, const ProtoWriter& message) {
-  append_varint(out, message.data().size());
+  put_varint(out, message.data().size());
   out.append(message.data());
 }
 

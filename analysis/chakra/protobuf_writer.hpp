@@ -12,9 +12,6 @@
 
 namespace commprof::chakra {
 
-/// Appends `value` as a base-128 varint (7 bits a byte, least significant first).
-void append_varint(std::string& out, std::uint64_t value);
-
 /// One message being encoded. Fields are appended in the order called; the writer does not
 /// check numbers against a schema (chakra_schema.hpp holds them).
 class ProtoWriter {

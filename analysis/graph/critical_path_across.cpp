@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "analysis/byte_codec.hpp"
 #include "analysis/graph/critical_report.hpp"
 #include "analysis/graph/graph_times.hpp"
 #include "analysis/graph/step_graph.hpp"
@@ -25,57 +26,6 @@ namespace {
 // Rounds of the exchange of packed steps: each process then holds, besides what it has not sent
 // yet, about an eighth of its own share as received steps.
 constexpr int kRounds = 8;
-
-// Unsigned LEB128, and signed numbers zig-zagged into it: a step's times as offsets from the
-// rank's step start take 3 to 5 bytes instead of 8.
-void put_varint(std::string& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-void put_signed(std::string& out, std::int64_t v) {
-  put_varint(out, (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
-}
-
-void put_text(std::string& out, std::string_view s) {
-  put_varint(out, s.size());
-  out.append(s);
-}
-
-class VarReader {
- public:
-  explicit VarReader(std::string_view bytes) : bytes_(bytes) {}
-  std::uint64_t get() {
-    std::uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (at_ == bytes_.size()) throw Error("critical path message cut short");
-      const auto b = static_cast<unsigned char>(bytes_[at_++]);
-      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) return v;
-    }
-    throw Error("critical path message holds a number too long");
-  }
-  std::int64_t get_signed() {
-    const std::uint64_t u = get();
-    return static_cast<std::int64_t>(u >> 1) ^ -static_cast<std::int64_t>(u & 1);
-  }
-  int get_int() { return static_cast<int>(get_signed()); }
-  std::string_view get_text() {
-    const std::uint64_t n = get();
-    if (n > bytes_.size() - at_) throw Error("critical path message cut short");
-    const std::string_view s = bytes_.substr(at_, n);
-    at_ += n;
-    return s;
-  }
-  bool done() const { return at_ == bytes_.size(); }
-
- private:
-  std::string_view bytes_;
-  std::size_t at_ = 0;
-};
 
 }  // namespace
 // The packer's types have a name of their own: CriticalPathPacks::State, visible outside this
@@ -92,7 +42,7 @@ class Strings {
   }
   void write(std::string& out) const {
     put_varint(out, list_.size());
-    for (const std::string& s : list_) put_text(out, s);
+    for (const std::string& s : list_) put_varint_text(out, s);
   }
 
  private:
@@ -103,8 +53,8 @@ class Strings {
 // One rank's share of a step graph (a graph holding that rank alone), packed.
 static void pack_rank_step(std::string& out, const StepGraph& g, Strings& strings) {
   const GraphRank& r = g.ranks.front();
-  put_signed(out, r.rank);
-  put_signed(out, r.start_ns);
+  put_signed_varint(out, r.rank);
+  put_signed_varint(out, r.start_ns);
   put_varint(out, g.ops.size());
   put_varint(out, static_cast<std::uint64_t>(g.ops_with_waits));
   put_varint(out, static_cast<std::uint64_t>(g.transfers_without_peers));
@@ -114,21 +64,21 @@ static void pack_rank_step(std::string& out, const StepGraph& g, Strings& string
     put_varint(out, strings.id(op.name));
     put_varint(out, strings.id(op.collective));
     put_varint(out, strings.id(op.comm));
-    put_signed(out, op.comm_size);
-    put_signed(out, op.seq);
-    put_signed(out, op.start_ns - r.start_ns);
-    put_signed(out, op.end_ns - op.start_ns);
+    put_signed_varint(out, op.comm_size);
+    put_signed_varint(out, op.seq);
+    put_signed_varint(out, op.start_ns - r.start_ns);
+    put_signed_varint(out, op.end_ns - op.start_ns);
     put_varint(out, op.preds.size());
-    for (const int p : op.preds) put_signed(out, p - static_cast<std::int64_t>(i));
+    for (const int p : op.preds) put_signed_varint(out, p - static_cast<std::int64_t>(i));
     put_varint(out, op.send_to.size());
-    for (const std::int32_t to : op.send_to) put_signed(out, to);
+    for (const std::int32_t to : op.send_to) put_signed_varint(out, to);
     put_varint(out, op.recv_from.size());
-    for (const std::int32_t from : op.recv_from) put_signed(out, from);
+    for (const std::int32_t from : op.recv_from) put_signed_varint(out, from);
   }
 }
 
 // Appends the rank steps packed in `in` to `g`, as StepGraphBuilder::add would have.
-static void unpack_rank_steps(VarReader& in, const std::vector<std::string_view>& strings,
+static void unpack_rank_steps(VarintReader& in, const std::vector<std::string_view>& strings,
                               StepGraph& g, std::unordered_set<int>& ranks) {
   auto text = [&strings](std::uint64_t id) {
     if (id >= strings.size())
@@ -244,8 +194,8 @@ struct Received {
 
 Received read_round(const std::string& bytes) {
   Received r;
-  VarReader in(bytes);
-  // The packed steps keep a codec of their own (LEB128, for size), but the version of all.
+  VarintReader in(bytes, "critical path message");
+  // The packed steps are varints (byte_codec.hpp, for size), led by the version of all.
   if (const std::uint64_t version = in.get(); version != wire::kVersion) {
     throw Error("critical path message of format version " + std::to_string(version) +
                 ", but this commprof reads version " + std::to_string(wire::kVersion));
@@ -365,8 +315,8 @@ void add_critical_paths_across(Report& report, const std::vector<std::string>& f
         continue;
       }
       std::string& out = to[static_cast<std::size_t>(s % processes)];
-      put_signed(out, step);
-      put_text(out, it->second);
+      put_signed_varint(out, step);
+      put_varint_text(out, it->second);
       it = mine.erase(it);
     }
     const std::vector<std::string> from = exchange.all_to_all(to);
@@ -388,7 +338,7 @@ void add_critical_paths_across(Report& report, const std::vector<std::string>& f
         g.ops_with_waits = g.incomplete = g.unmatched_transfers = g.transfers_without_peers = 0;
         std::unordered_set<int> ranks;
         for (const std::size_t q : sources) {
-          VarReader in(received[q].steps.at(step));
+          VarintReader in(received[q].steps.at(step), "critical path message");
           unpack_rank_steps(in, received[q].strings, g, ranks);
         }
         complete_step_graph(g);

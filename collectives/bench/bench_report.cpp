@@ -27,8 +27,6 @@ std::string pad(const std::string& text, int width) {
              : std::string(static_cast<std::size_t>(width) - text.size(), ' ') + text;
 }
 
-bool routed(const BenchRow& row) { return row.op == CollectiveKind::kAllToAllV; }
-
 // What busbw means for alltoallv, in the text header and in JSON.
 constexpr const char* kAllToAllvBusbw =
     "busiest rank: the most bytes any rank sends to, or receives from, other ranks";
@@ -67,7 +65,7 @@ void BenchTextPrinter::measured(const BenchReport& report, const BenchRow& row) 
   if (table_open_ && table_op_ != row.op) op_done(report, table_op_);
   const CollectiveSpec& spec = collective_spec(row.op);
   if (!table_open_) {
-    if (routed(row)) {
+    if (bench_fields::routed(row)) {
       // The factor differs per size (the routing's counts round differently): a column.
       const BenchConfig& c = report.config;
       os_ << "#\n# " << spec.name << ": n = " << row.nranks << ", busbw factor "
@@ -238,55 +236,7 @@ nlohmann::ordered_json bench_to_json(const BenchReport& report) {
   j["ranks"] = ranks;
   if (c.estimate) j["cost_model"] = report.cost_model;
   ordered_json results = ordered_json::array();
-  for (const BenchRow& row : report.rows) {
-    const CollectiveSpec& spec = collective_spec(row.op);
-    ordered_json item;
-    item["op"] = spec.name;
-    item["nranks"] = row.nranks;
-    item["busbw_factor"] = row.busbw_factor;
-    item["busbw_factor_formula"] = spec.factor_formula;
-    item["size_bytes"] = row.sizes.bytes;
-    item["count"] = row.sizes.count;
-    item["send_count"] = row.sizes.send_count;
-    item["recv_count"] = row.sizes.recv_count;
-    item["dtype"] = dtype_name(row.dtype);
-    item["redop"] = spec.reduces ? "sum" : "none";
-    item["root"] = row.root;
-    item["time_us"] = {
-        {"min", row.time_min_us}, {"avg", row.time_avg_us}, {"max", row.time_max_us}};
-    item["rank_time_us"] = row.rank_time_us;
-    item["host_clock_time_us_avg"] = row.host_time_avg_us;
-    if (c.instrument != Instrument::kOn && c.instrument != Instrument::kActivity &&
-        c.instrument != Instrument::kActivityEvery) {
-      item["single_call_us"] = nullptr;
-    } else {
-      item["single_call_us"] = {{"min", row.iter_min_us}, {"max", row.iter_max_us}};
-    }
-    if (c.instrument == Instrument::kCompare || c.instrument == Instrument::kCompareActivity ||
-        c.instrument == Instrument::kActivity) {
-      item["instrumentation"] = {
-          {"plain_time_us", row.plain_time_us},
-          {"instrumented_time_us", row.instrumented_time_us},
-          {"ratio", row.plain_time_us > 0 ? row.instrumented_time_us / row.plain_time_us : 0.0}};
-    }
-    if (routed(row)) {
-      item["busiest_offrank_bytes"] = row.busiest_bytes;
-      item["imbalance_max_over_mean"] = row.imbalance;
-    }
-    if (c.estimate) {
-      item["estimate_us"] = row.estimate_us >= 0 ? ordered_json(row.estimate_us) : nullptr;
-    }
-    item["algbw_gbps"] = row.algbw_gbps;
-    item["busbw_gbps"] = row.busbw_gbps;
-    item["algbw_gbps_from_max"] = row.algbw_max_gbps;
-    item["busbw_gbps_from_max"] = row.busbw_max_gbps;
-    if (row.wrong < 0) {
-      item["wrong"] = nullptr;
-    } else {
-      item["wrong"] = row.wrong;
-    }
-    results.push_back(item);
-  }
+  for (const BenchRow& row : report.rows) results.push_back(bench_fields::json_result(c, row));
   j["results"] = results;
   j["verification"] = {{"checked", c.check}, {"wrong", c.check ? report.total_wrong() : -1}};
   return j;
@@ -294,13 +244,18 @@ nlohmann::ordered_json bench_to_json(const BenchReport& report) {
 
 void write_bench_csv(std::ostream& os, const BenchReport& report) {
   std::string header;
-  for (const bench_fields::Column& c : bench_fields::kColumns)
-    header += (header.empty() ? "" : ",") + std::string(c.field.key);
+  for (const bench_fields::Column& c : bench_fields::kColumns) {
+    if (bench_fields::in_csv(c)) header += (header.empty() ? "" : ",") + std::string(c.field.key);
+  }
   os << header << '\n';
   for (const BenchRow& row : report.rows) {
     std::string line;
-    for (const bench_fields::Column& c : bench_fields::kColumns)
-      line += (&c == bench_fields::kColumns ? "" : ",") + bench_fields::csv_cell(c, row);
+    bool first = true;
+    for (const bench_fields::Column& c : bench_fields::kColumns) {
+      if (!bench_fields::in_csv(c)) continue;
+      line += (first ? "" : ",") + bench_fields::csv_cell(c, row);
+      first = false;
+    }
     os << line << '\n';
   }
 }
@@ -320,6 +275,27 @@ std::string csv_cell(const Column& c, const BenchRow& row) {
     return fields::printf_number(c.csv_format, *d);
   }
   return fields::csv_cell(c.field, row);
+}
+
+nlohmann::ordered_json json_result(const BenchConfig& config, const BenchRow& row) {
+  nlohmann::ordered_json item = nlohmann::ordered_json::object();
+  for (const JsonSection section : kJsonSections) {
+    for (const Column& c : kColumns) {
+      if (c.section != section) continue;
+      const InJson in = in_json(c, config, row);
+      if (in == InJson::kNo) continue;
+      const std::string name(json_name(c));
+      // A member of an object (time_us.min) lands where the object's first member does.
+      if (in == InJson::kNull) {
+        item[c.json_object.empty() ? name : std::string(c.json_object)] = nullptr;
+        continue;
+      }
+      nlohmann::ordered_json& into =
+          c.json_object.empty() ? item : item[std::string(c.json_object)];
+      into[name] = c.json != nullptr ? c.json(row) : fields::json_value(c.field, row);
+    }
+  }
+  return item;
 }
 
 }  // namespace bench_fields

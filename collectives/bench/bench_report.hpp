@@ -37,6 +37,8 @@ class BenchTextPrinter final : public BenchProgress {
 
 /// The same text for a finished report, at once (BenchTextPrinter given the report's steps).
 void write_bench_text(std::ostream& os, const BenchReport& report);
+/// bench.json: the run (schema, configuration, units, ranks), then one result per row, each the
+/// walk of the rows' table (bench_fields::json_result), then the verification.
 nlohmann::ordered_json bench_to_json(const BenchReport& report);
 /// One line per op and size, with a header row; units in the column names.
 void write_bench_csv(std::ostream& os, const BenchReport& report);

@@ -47,10 +47,9 @@ commprof_gpu_report_after(report_after_cuda_hung_peer ${gpu_faults}/hung cuda_hu
 
 # SIGKILL to rank 1 of a long cuda run (a node crash, the OOM killer): the launcher ends the job,
 # rank 0 does not hang in NCCL, and the rank files written so far stay whole and reduce.
-commprof_mpiexec_prefix(gpu_prefix 2)
-add_test(NAME run_cuda_sigkill_rank_np2
+commprof_add_launched_test(NAME run_cuda_sigkill_rank_np2 NPROCS 2
   COMMAND sh ${COMMPROF_TESTS_DIR}/tools/sigkill_rank.sh ${gpu_faults}/sigkill 2 1
-          $<TARGET_FILE:commprof> -- ${gpu_prefix} $<TARGET_FILE:commprof> run --backend cuda
+          $<TARGET_FILE:commprof> -- LAUNCHER $<TARGET_FILE:commprof> run --backend cuda
           --workload dp --micro-batches 1 --steps 100000 --warmup-steps 0 --timeout 10
           --out ${gpu_faults}/sigkill)
 set_tests_properties(run_cuda_sigkill_rank_np2 PROPERTIES LABELS "mpi;gpu;reliability" TIMEOUT 90

@@ -40,13 +40,13 @@ set_tests_properties(run_file_size_limit_no_temp_file PROPERTIES LABELS reliabil
 # A disk that fills up: --out on a 160 KB tmpfs (in a user namespace; skipped where the system
 # allows none). Four rank files of one step fit (24 KB each), not four of two steps:
 # ENOSPC, named; the job ends (exit 1) and the files written before reduce.
-add_test(NAME run_disk_full_np4
+commprof_add_launched_test(NAME run_disk_full_np4 NPROCS 4
   COMMAND ${CHECK_RUN} --skip 77 --exit 0 --match "^run exit code 1$"
     --match "error: cannot write '${faults}/tmpfs/out/rank-[0-3]\\.json': No space left on device"
     --match "^# commprof report: 4 of 4 ranks, from 4 rank file\\(s\\)$"
     --match "^report exit code 0$" --
     sh ${COMMPROF_TESTS_DIR}/tools/small_tmpfs_run.sh 160k ${faults}/tmpfs
-       ${faults}/tmpfs/out $<TARGET_FILE:commprof> ${sigterm_prefix} $<TARGET_FILE:commprof>
+       ${faults}/tmpfs/out $<TARGET_FILE:commprof> LAUNCHER $<TARGET_FILE:commprof>
        run --backend host --workload dp --micro-batches 1 --steps 6 --warmup-steps 0
        --op-timing activity
        --out ${faults}/tmpfs/out)

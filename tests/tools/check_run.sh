@@ -3,12 +3,13 @@
 # Runs a command and checks its exit code and output; used by CTest for CLI and bench runs.
 #
 #   check_run.sh [--exit N] [--match ERE]... [--no-match ERE]... [--count ERE N]...
-#                [--rm DIR]... [--skip N] [--skip-on ERE] [--require VAR] -- command [args...]
+#                [--at-most ERE N]... [--rm DIR]... [--skip N] [--skip-on ERE] [--require VAR] -- command [args...]
 #
 #   --exit N        the command must exit with N (default 0)
 #   --match ERE     some line of stdout+stderr matches the extended regex
 #   --no-match ERE  no line matches
 #   --count ERE N   exactly N lines match
+#   --at-most ERE N at most N lines match (what a race may leave unsaid but must never repeat)
 #   --rm DIR        remove DIR before running (no stale results from an earlier run)
 #   --skip N        the command exiting with N means it cannot run here: exit 77 (the tests'
 #                   SKIP_RETURN_CODE) without checking anything
@@ -35,6 +36,7 @@ while [ $# -gt 0 ]; do
     --match) printf 'match\t%s\n' "$2" >>"$checks_file"; shift 2 ;;
     --no-match) printf 'no-match\t%s\n' "$2" >>"$checks_file"; shift 2 ;;
     --count) printf 'count\t%s\t%s\n' "$3" "$2" >>"$checks_file"; shift 3 ;;
+    --at-most) printf 'at-most\t%s\t%s\n' "$3" "$2" >>"$checks_file"; shift 3 ;;
     --rm) rm -rf "$2"; shift 2 ;;
     --skip) skip_exit=$2; shift 2 ;;
     --skip-on) skip_on=$2; shift 2 ;;
@@ -99,6 +101,12 @@ while IFS="$tab" read -r kind a b; do
       if [ $? -ne 2 ]; then
         n=$(grep -Ec -- "$b" "$out_file")
         [ "$n" -eq "$a" ] || fail "$n lines match /$b/, expected $a"
+      fi ;;
+    at-most)
+      matches "$b"
+      if [ $? -ne 2 ]; then
+        n=$(grep -Ec -- "$b" "$out_file")
+        [ "$n" -le "$a" ] || fail "$n lines match /$b/, expected at most $a"
       fi ;;
   esac
 done <"$checks_file"

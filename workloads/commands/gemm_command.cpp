@@ -64,8 +64,10 @@ class GemmCommand final : public Command {
       const double mean = std::accumulate(t.begin(), t.end(), 0.0) / static_cast<double>(t.size());
       const auto [lo, hi] = std::minmax_element(t.begin(), t.end());
       char line[256];
-      std::printf("# commprof gemm: C = A*B, %d x %d x %d, %s, %d iterations on the COMP stream\n",
-                  r.m, r.n, r.k, dtype_name(r.dtype), config_.iters);
+      std::printf(
+          "# commprof gemm: C = A*B, %d x %d x %d, %s, %d iterations after %d warm-up on the "
+          "COMP stream\n",
+          r.m, r.n, r.k, dtype_name(r.dtype), config_.iters, r.warmup);
       std::printf("# TFLOP/s = 2mnk / time / 1e12; time per GEMM from stream stamps\n");
       for (std::size_t i = 0; i < t.size(); ++i) {
         std::snprintf(line, sizeof line, "#   rank %4zu  host %s  %10.4g TFLOP/s\n", i,

@@ -227,4 +227,97 @@ inline constexpr Field<EstimateLine> kEstimateFields[] = {
 inline constexpr Table<EstimateLine> kEstimates{
     "groups", "library estimate", {}, {}, {}, kEstimateFields, std::size(kEstimateFields)};
 
+// ------------------------------------------------------------------ the sweep
+/// One layout of `project --sweep`, in the ranking (fastest predicted step first). Its JSON is
+/// the whole projection (projection_json), which carries each of these fields under the same
+/// key, at its top or in "predicted".
+struct SweepRow {
+  int rank = 0;  ///< 1, 2, … fastest first
+  std::string layout;
+  const Projection* p = nullptr;
+};
+inline std::int64_t sweep_step_ns(const SweepRow& r) { return r.p->outcome.step_ns; }
+inline double sweep_exposed_comm_ns(const SweepRow& r) { return r.p->outcome.exposed_comm_ns; }
+inline const std::optional<double>& sweep_overlap(const SweepRow& r) {
+  return r.p->outcome.overlap;
+}
+inline std::int64_t sweep_nodes(const SweepRow& r) { return r.p->nodes; }
+inline constexpr Field<SweepRow> kSweepFields[] = {
+    field<&SweepRow::rank>("rank", U::kId, "rank", "Its place, fastest first.").in_text_only(),
+    field<&SweepRow::layout>("layout", U::kText, "layout", "tp, pp, cp and dp."),
+    field<&sweep_step_ns>("step_time_ns", U::kNs, "step(ms)", "The predicted step.")
+        .shown_as("%.3f", 1, kNsPerMs),
+    field<&sweep_exposed_comm_ns>("exposed_comm_ns", U::kNs, "exposed comm(ms)",
+                                  "Communication no compute hid, mean over ranks.")
+        .shown_as("%.3f", 1, kNsPerMs),
+    field<&sweep_overlap>("overlap", U::kRatio, "overlap(%)",
+                          "|COMM ∩ COMP| / |COMM|, mean over ranks.")
+        .shown_as("%.1f", kPct),
+    field<&sweep_nodes>("nodes", U::kCount, "nodes", "Nodes the layout takes."),
+};
+inline constexpr Table<SweepRow> kSweep{
+    "ranked", "sweep", {}, {}, {}, kSweepFields, std::size(kSweepFields)};
+
+// ------------------------------------------------------------------ the validation
+/// What the validation run measured, compared figure by figure with the prediction's field of
+/// the same key (kPredicted): text a row per compared figure (predicted, measured, error), JSON
+/// the measured figures, then each compared figure's error (figure_error). COMM busy is
+/// measured, not compared.
+inline const std::optional<double>& measured_overlap(const WhatIfFigures& f) { return f.overlap; }
+inline constexpr Field<WhatIfFigures> kMeasuredFields[] = {
+    field<&WhatIfFigures::step_ns>("step_time_ns", U::kNs, "step (ms)", "The measured step.")
+        .shown_as("%.3f", 1, kNsPerMs),
+    field<&WhatIfFigures::exposed_comm_ns>("exposed_comm_ns", U::kNs, "exposed comm (ms)",
+                                           "Communication no compute hid, mean over ranks.")
+        .shown_as("%.3f", 1, kNsPerMs),
+    field<&WhatIfFigures::comm_ns>("comm_busy_ns", U::kNs, "COMM busy (ms)",
+                                   "Time with communication, mean over ranks.")
+        .in_json_only(),
+    field<&measured_overlap>("overlap", U::kRatio, "overlap (%)",
+                             "|COMM ∩ COMP| / |COMM|, mean over ranks.")
+        .shown_as("%.1f", kPct),
+};
+inline constexpr Table<WhatIfFigures> kMeasured{
+    "measured", "validation", {}, {}, {}, kMeasuredFields, std::size(kMeasuredFields)};
+
+/// The prediction's error on figure `f` of kMeasured: a time's (predicted − measured) /
+/// measured in % (JSON: error_pct.<figure>), a ratio's difference in percentage points (JSON:
+/// <key>_error_pp); none where either side, or a time's measured value, is missing.
+std::optional<double> figure_error(const Field<WhatIfFigures>& f, const Projection& predicted,
+                                   const WhatIfFigures& measured);
+/// The error as text: "+1.2%" or "+3.4 pp", or "n/a".
+std::string figure_error_text(const Field<WhatIfFigures>& f, const Projection& predicted,
+                              const WhatIfFigures& measured);
+
+/// One run of the validation (--validate-runs), against the prediction.
+struct ValidationRunRow {
+  int run = 0;  ///< 1, 2, … in the order run
+  const MeasuredValidation* measured = nullptr;
+  double predicted_ns = 0.0;  ///< the predicted step
+};
+inline const std::string& run_dir(const ValidationRunRow& r) { return r.measured->out_dir; }
+inline double run_step_ns(const ValidationRunRow& r) { return r.measured->figures.step_ns; }
+inline double run_exposed_comm_ns(const ValidationRunRow& r) {
+  return r.measured->figures.exposed_comm_ns;
+}
+std::optional<double> run_step_error_pct(const ValidationRunRow& r);
+std::string run_step_error_text(const ValidationRunRow& r);
+// The directory leads the JSON object and ends the text row (the widest column last): one value
+// with a field per place.
+inline constexpr Field<ValidationRunRow> kValidationRunFields[] = {
+    field<&ValidationRunRow::run>("run", U::kId, "run", "The run's place.").in_text_only(),
+    field<&run_dir>("out_dir", U::kText, "directory", "The run's rank files.").in_json_only(),
+    field<&run_step_ns>("step_time_ns", U::kNs, "step(ms)", "The run's measured step.")
+        .shown_as("%.3f", 1, kNsPerMs),
+    field<&run_exposed_comm_ns>("exposed_comm_ns", U::kNs, "exposed comm(ms)",
+                                "Communication no compute hid, mean over ranks.")
+        .in_json_only(),
+    field<&run_step_error_pct>("step_error_pct", U::kRatio, "error",
+                               "(predicted - measured) / measured step, in %.")
+        .text_by(&run_step_error_text),
+    field<&run_dir>("rank_files", U::kText, "rank files", "The run's rank files.").in_text_only(),
+};
+inline constexpr Table<ValidationRunRow> kValidationRuns{
+    "runs", "validation runs", {}, {}, {}, kValidationRunFields, std::size(kValidationRunFields)};
+
 }  // namespace commprof::project_fields

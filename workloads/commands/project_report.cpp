@@ -17,9 +17,6 @@ namespace {
 constexpr const char* kProjectionSchema = "commprof.projection";
 
 std::string ms(double ns) { return format_number("%.3f", ns / 1e6); }
-std::string pct(const std::optional<double>& ratio) {
-  return ratio ? format_number("%.1f", 100.0 * *ratio) : "n/a";
-}
 
 std::string source_line(const MeasuredRun& run) {
   const WorkloadConfig& w = run.config.workload;
@@ -322,28 +319,53 @@ std::vector<project_fields::EstimateLine> estimate_lines(const Projection& p, co
   return lines;
 }
 
+// Each validation run against the prediction.
+std::vector<project_fields::ValidationRunRow> validation_run_rows(double predicted,
+                                                                  const Validation& v) {
+  std::vector<project_fields::ValidationRunRow> rows;
+  for (const MeasuredValidation& r : v.runs) {
+    rows.push_back({static_cast<int>(rows.size()) + 1, &r, predicted});
+  }
+  return rows;
+}
+
 // Every validation run's step and the prediction's error against it, and the runs' spread: an
 // error inside the spread is the machine's as much as the projection's.
 void runs_text(std::ostream& os, double predicted, const Validation& v) {
   double lo = 0.0, hi = 0.0;
   bool first = true;
   os << "\n## Validation runs (the table above compares with the run of median step)\n";
-  std::vector<std::vector<std::string>> rows = {{"run", "step(ms)", "error", "rank files"}};
-  int k = 0;
   for (const MeasuredValidation& r : v.runs) {
     const double step = r.figures.step_ns;
     lo = first ? step : std::min(lo, step);
     hi = first ? step : std::max(hi, step);
     first = false;
-    rows.push_back({std::to_string(++k), ms(step), error_text(predicted, step), r.out_dir});
   }
-  write_table(os, rows);
+  write_table(
+      os, fields::text_rows(project_fields::kValidationRuns, validation_run_rows(predicted, v)));
   const std::optional<double> spread = error_pct(hi, lo);
   os << "# the runs' own spread: slowest step " << (spread ? format_number("%.1f", *spread) : "n/a")
      << "% above the fastest; the prediction "
      << (predicted >= lo && predicted <= hi ? "lies within" : "lies outside")
      << " the measured range\n";
 }
+
+// The prediction against the validation run, a row per compared figure (kMeasured).
+std::vector<std::vector<std::string>> compared_rows(const Projection& p, const Validation& v) {
+  std::vector<std::vector<std::string>> rows = {{"figure", "predicted", "measured", "error"}};
+  for (const auto& f : project_fields::kMeasured) {
+    if (!fields::in_text(f)) continue;
+    rows.push_back({std::string(f.label),
+                    fields::text_cell(fields::field_named(project_fields::kPredicted, f.key), p),
+                    fields::text_cell(f, v.measured),
+                    project_fields::figure_error_text(f, p, v.measured)});
+  }
+  return rows;
+}
+
+// The validation as JSON: the measured figures, each compared figure's error, the library's
+// estimate and every run.
+nlohmann::ordered_json validation_json(const Projection& p, const Validation& v);
 
 // The communication library's own estimate of the validation run's collectives, beside the
 // projection's link model and what the run measured.
@@ -393,17 +415,8 @@ void write_projection_text(std::ostream& os, const MeasuredRun& run, const Proje
   os << "\n## Validation: `commprof run` at " << layout_text(p.layout) << ", " << v->steps
      << " measured steps after " << v->warmup_steps << " warm-up, rank files in " << v->out_dir
      << "\n# error = (predicted - measured) / measured; overlap's in percentage points\n";
-  std::vector<std::vector<std::string>> cmp = {{"figure", "predicted", "measured", "error"}};
   const double step = static_cast<double>(p.outcome.step_ns);
-  cmp.push_back(
-      {"step (ms)", ms(step), ms(v->measured.step_ns), error_text(step, v->measured.step_ns)});
-  cmp.push_back({"exposed comm (ms)", ms(p.outcome.exposed_comm_ns),
-                 ms(v->measured.exposed_comm_ns),
-                 error_text(p.outcome.exposed_comm_ns, v->measured.exposed_comm_ns)});
-  const std::optional<double> a = p.outcome.overlap, m = v->measured.overlap;
-  cmp.push_back({"overlap (%)", pct(a), pct(m),
-                 a && m ? format_number("%+.1f", 100.0 * (*a - *m)) + " pp" : "n/a"});
-  write_table(os, cmp);
+  write_table(os, compared_rows(p, *v));
   if (v->runs.size() > 1) runs_text(os, step, *v);
   estimates_text(os, p, *v);
 }
@@ -429,35 +442,7 @@ void write_projection_json(std::ostream& os, const MeasuredRun& run, const Proje
                 {"busbw_gbps", "bus bytes (S x busbw factor) per ns = GB/s"}};
   j["basis"] = basis_json(run, b);
   j["projection"] = projection_json(p);
-  if (v != nullptr) {
-    const double step = static_cast<double>(p.outcome.step_ns);
-    j["validation"] = {
-        {"out_dir", v->out_dir},
-        {"steps", v->steps},
-        {"warmup_steps", v->warmup_steps},
-        {"measured",
-         {{"step_time_ns", v->measured.step_ns},
-          {"exposed_comm_ns", v->measured.exposed_comm_ns},
-          {"comm_busy_ns", v->measured.comm_ns},
-          {"overlap", json_or_null(v->measured.overlap)}}},
-        {"error_pct",
-         {{"step_time", json_or_null(error_pct(step, v->measured.step_ns))},
-          {"exposed_comm",
-           json_or_null(error_pct(p.outcome.exposed_comm_ns, v->measured.exposed_comm_ns))}}},
-        {"overlap_error_pp",
-         p.outcome.overlap && v->measured.overlap
-             ? nlohmann::ordered_json(100.0 * (*p.outcome.overlap - *v->measured.overlap))
-             : nlohmann::ordered_json(nullptr)},
-        {"library_estimate", estimates_json(p, *v)}};
-    nlohmann::ordered_json runs = nlohmann::ordered_json::array();
-    for (const MeasuredValidation& r : v->runs) {
-      runs.push_back({{"out_dir", r.out_dir},
-                      {"step_time_ns", r.figures.step_ns},
-                      {"exposed_comm_ns", r.figures.exposed_comm_ns},
-                      {"step_error_pct", json_or_null(error_pct(step, r.figures.step_ns))}});
-    }
-    j["validation"]["runs"] = runs;
-  }
+  if (v != nullptr) j["validation"] = validation_json(p, *v);
   os << j.dump(1) << '\n';
 }
 
@@ -467,15 +452,11 @@ void write_sweep_text(std::ostream& os, const MeasuredRun& run, const Projection
   os << "# commprof project --sweep " << gpus << ": every tp x pp x cp x dp layout of " << gpus
      << " ranks, fastest predicted step first\n";
   basis_lines(os, run, b, ranked.empty() ? nullptr : &ranked.front());
-  std::vector<std::vector<std::string>> rows = {
-      {"rank", "layout", "step(ms)", "exposed comm(ms)", "overlap(%)", "nodes"}};
-  int i = 0;
+  std::vector<project_fields::SweepRow> rows;
   for (const Projection& p : ranked) {
-    rows.push_back({std::to_string(++i), layout_text(p.layout),
-                    ms(static_cast<double>(p.outcome.step_ns)), ms(p.outcome.exposed_comm_ns),
-                    pct(p.outcome.overlap), std::to_string(p.nodes)});
+    rows.push_back({static_cast<int>(rows.size()) + 1, layout_text(p.layout), &p});
   }
-  write_table(os, rows);
+  write_table(os, fields::text_rows(project_fields::kSweep, rows));
   for (const std::string& r : refused) os << "# refused: " << r << '\n';
   sources_text(os, run, b, ranked.empty() ? nullptr : &ranked.front().slowdown_figures);
 }
@@ -498,7 +479,61 @@ void write_sweep_json(std::ostream& os, const MeasuredRun& run, const Projection
   os << j.dump(1) << '\n';
 }
 
+namespace {
+
+nlohmann::ordered_json validation_json(const Projection& p, const Validation& v) {
+  nlohmann::ordered_json errors = nlohmann::ordered_json::object(), j;
+  j["out_dir"] = v.out_dir;
+  j["steps"] = v.steps;
+  j["warmup_steps"] = v.warmup_steps;
+  j["measured"] = fields::json_object(project_fields::kMeasured, v.measured);
+  // A time's error in % under error_pct; a ratio's in points beside it (overlap_error_pp).
+  std::vector<std::pair<std::string, nlohmann::ordered_json>> points;
+  for (const auto& f : project_fields::kMeasured) {
+    if (!fields::in_text(f)) continue;  // measured, not compared
+    const nlohmann::ordered_json e = json_or_null(project_fields::figure_error(f, p, v.measured));
+    if (f.unit == ReportUnit::kRatio) {
+      points.emplace_back(std::string(f.key) + "_error_pp", e);
+    } else {
+      errors[std::string(fields::metric_of_key(f.key))] = e;
+    }
+  }
+  j["error_pct"] = errors;
+  for (const auto& [key, e] : points) j[key] = e;
+  j["library_estimate"] = estimates_json(p, v);
+  j["runs"] = fields::json_array(project_fields::kValidationRuns,
+                                 validation_run_rows(static_cast<double>(p.outcome.step_ns), v));
+  return j;
+}
+
+}  // namespace
+
 namespace project_fields {
+
+std::optional<double> figure_error(const Field<WhatIfFigures>& f, const Projection& predicted,
+                                   const WhatIfFigures& measured) {
+  const std::optional<fields::Value> a =
+      fields::defined_value(fields::field_named(kPredicted, f.key), predicted);
+  const std::optional<fields::Value> m = fields::defined_value(f, measured);
+  if (!a || !m) return std::nullopt;
+  if (f.unit == ReportUnit::kRatio) return 100.0 * (fields::as_number(*a) - fields::as_number(*m));
+  return error_pct(fields::as_number(*a), fields::as_number(*m));
+}
+
+std::string figure_error_text(const Field<WhatIfFigures>& f, const Projection& predicted,
+                              const WhatIfFigures& measured) {
+  const std::optional<double> e = figure_error(f, predicted, measured);
+  if (!e) return "n/a";
+  return format_number("%+.1f", *e) + (f.unit == ReportUnit::kRatio ? " pp" : "%");
+}
+
+std::optional<double> run_step_error_pct(const ValidationRunRow& r) {
+  return error_pct(r.predicted_ns, r.measured->figures.step_ns);
+}
+
+std::string run_step_error_text(const ValidationRunRow& r) {
+  return error_text(r.predicted_ns, r.measured->figures.step_ns);
+}
 
 std::string figure_value(double v) {
   const double a = std::fabs(v);

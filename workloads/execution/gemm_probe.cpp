@@ -39,7 +39,7 @@ GemmProbeResult run_gemm_probe(const GemmProbeConfig& config, Backend& backend, 
   const GemmCall call{r.m,      r.n,      r.k,       r.dtype,   a.data(),
                       b.data(), c.data(), a.bytes(), b.bytes(), c.bytes()};
   const OpLabel label{log::cat("gemm ", r.m, "x", r.n, "x", r.k), 0, call.flops()};
-  for (int i = 0; i < config.warmup; ++i) backend.submit(Category::kComp, call, label);
+  for (; r.warmup < config.warmup; ++r.warmup) backend.submit(Category::kComp, call, label);
   backend.synchronize();
   ctx.barrier();
   backend.begin_epoch();

@@ -23,6 +23,7 @@ struct GemmProbeConfig {
 struct GemmProbeResult {
   int m = 0, n = 0, k = 0;
   DType dtype = DType::kFloat32;
+  int warmup = 0;                   ///< untimed GEMMs submitted before the timed ones
   double time_us = 0;               ///< this rank's mean time per GEMM
   std::vector<double> rank_tflops;  ///< every rank's TFLOP/s (rank 0 only)
 };

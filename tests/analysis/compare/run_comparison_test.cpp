@@ -135,6 +135,29 @@ TEST(CompareRuns, KnownAnswers) {
   EXPECT_EQ(c.unmatched, std::vector<std::string>{"hidden<-1pp"});
 }
 
+// The noise is two standard errors of the difference of the two means, worked by hand rather
+// than by the formula: spreads of 6 and 8 ms over 4 steps each are standard errors of 3 and 4 ms,
+// whose difference has one of 5 ms (3-4-5), so the noise is 10 ms. A change of 9.9 ms is within
+// it, 10.1 ms beyond; a spread over one step gives no noise at all.
+TEST(CompareRuns, NoiseIsTwoStandardErrorsOfTheDifference) {
+  RunMetrics base, next;
+  base.metrics = {metric("step", "", MetricUnit::kNanoseconds, 100e6, 6e6, 4),
+                  metric("comm", "", MetricUnit::kNanoseconds, 50e6, 6e6, 4),
+                  metric("exposed_comm", "", MetricUnit::kNanoseconds, 20e6, 6e6, 1)};
+  next.metrics = {metric("step", "", MetricUnit::kNanoseconds, 109.9e6, 8e6, 4),
+                  metric("comm", "", MetricUnit::kNanoseconds, 60.1e6, 8e6, 4),
+                  metric("exposed_comm", "", MetricUnit::kNanoseconds, 40e6, 8e6, 4)};
+  const Comparison c = compare_runs(base, next, {});
+  ASSERT_EQ(c.rows.size(), 3u);
+  ASSERT_TRUE(c.rows[0].noise);
+  EXPECT_NEAR(*c.rows[0].noise, 10e6, 1e-6);
+  EXPECT_FALSE(c.rows[0].beyond_noise());
+  ASSERT_TRUE(c.rows[1].noise);
+  EXPECT_NEAR(*c.rows[1].noise, 10e6, 1e-6);
+  EXPECT_TRUE(c.rows[1].beyond_noise());
+  EXPECT_FALSE(c.rows[2].noise);  // one step: no spread to judge by
+}
+
 TEST(CompareRuns, ChangeWithinNoiseIsSaidToBe) {
   RunMetrics base, next;
   base.metrics = {metric("step", "", MetricUnit::kNanoseconds, 100e6, 10e6, 4)};

@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 
 #include <unistd.h>
@@ -416,16 +418,38 @@ TEST(NsysImport, AnExportWithoutMarkersIsOneStepOfTheWholeCapture) {
     sqlite3_finalize(s);
     return v;
   };
-  const std::string all =
-      "(SELECT start, end, correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL UNION ALL SELECT "
-      "start, end, correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY UNION ALL SELECT start, end, "
-      "correlationId FROM CUPTI_ACTIVITY_KIND_MEMSET)";
-  // The step begins with the first activity's launch: its CUDA API call.
-  const std::int64_t first =
-      scalar("SELECT MIN(COALESCE(r.start, a.start)) FROM " + all +
-             " a LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = a.correlationId");
-  const std::int64_t last = scalar("SELECT MAX(end) FROM " + all);
-  const std::int64_t activities = scalar("SELECT COUNT(*) FROM " + all);
+  // The bounds and the count walk the rows in C++, without the importer's SQL (its join and
+  // COALESCE): each activity's launch is the CUDA API call of its correlation id where the
+  // runtime table has one, else the activity's own start; the step begins with the first
+  // launch and ends with the last activity's end.
+  auto each_row = [&](const std::string& sql, auto&& row) {
+    sqlite3_stmt* s = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sql;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+      row(sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2));
+    }
+    sqlite3_finalize(s);
+  };
+  std::map<std::int64_t, std::int64_t> api_start;  // correlation id -> its API call's start
+  each_row("SELECT correlationId, start, 0 FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+           [&](std::int64_t id, std::int64_t start, std::int64_t) {
+             const auto [it, fresh] = api_start.try_emplace(id, start);
+             if (!fresh) it->second = std::min(it->second, start);
+           });
+  std::int64_t first = std::numeric_limits<std::int64_t>::max();
+  std::int64_t last = std::numeric_limits<std::int64_t>::min(), activities = 0, launched = 0;
+  for (const char* table :
+       {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
+    each_row(std::string("SELECT start, end, correlationId FROM ") + table,
+             [&](std::int64_t start, std::int64_t end, std::int64_t id) {
+               const auto api = api_start.find(id);
+               launched += api != api_start.end() ? 1 : 0;
+               first = std::min(first, api != api_start.end() ? api->second : start);
+               last = std::max(last, end);
+               ++activities;
+             });
+  }
+  ASSERT_GT(launched, 0);  // the export has launches: the start is an API call's, not a kernel's
   const std::int64_t nccl = scalar(
       "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName "
       "WHERE s.value LIKE 'ncclDevKernel%' OR s.value LIKE 'ncclKernel%'");

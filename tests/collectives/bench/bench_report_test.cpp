@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -306,8 +307,8 @@ TEST(BenchCsv, HeaderAndOneRowPerResult) {
   EXPECT_THAT(lines[4], ::testing::EndsWith(",0.750000,,"));  // unchecked: empty, not 0
 }
 
-// Every column of the rows' table (bench_fields.hpp) is a CSV column, in order, and every one
-// with a width a text header, in order: a column added there reaches both.
+// Every column of the rows' table (bench_fields.hpp) but the JSON-only ones is a CSV column, in
+// order, and every one with a width a text header, in order: a column added there reaches both.
 TEST(BenchColumns, EveryColumnReachesTheCsvAndTheText) {
   const BenchReport r = sample_report();
   std::ostringstream csv;
@@ -315,8 +316,10 @@ TEST(BenchColumns, EveryColumnReachesTheCsvAndTheText) {
   std::string header, text_names = "#", text_units = "#";
   std::size_t cells = 0;
   for (const bench_fields::Column& c : bench_fields::kColumns) {
-    header += (header.empty() ? "" : ",") + std::string(c.field.key);
-    ++cells;
+    if (bench_fields::in_csv(c)) {
+      header += (header.empty() ? "" : ",") + std::string(c.field.key);
+      ++cells;
+    }
     if (bench_fields::in_text(c, r.rows.front())) {
       text_names += " +" + std::string(c.field.label);
       if (!c.unit_line.empty()) {
@@ -334,6 +337,70 @@ TEST(BenchColumns, EveryColumnReachesTheCsvAndTheText) {
   const std::string text = text_of(r);
   EXPECT_TRUE(std::regex_search(text, std::regex("\n" + text_names + "\n"))) << text;
   EXPECT_TRUE(std::regex_search(text, std::regex("\n" + text_units + " *\n"))) << text;
+}
+
+// A run whose options give every member bench.json has: per-call stamps with their cost
+// (--instrument activity), the library's estimate, and an alltoallv row beside the others.
+BenchReport report_with_every_member() {
+  BenchReport r = sample_report();
+  r.config.instrument = Instrument::kActivity;
+  r.config.estimate = true;
+  r.cost_model = "nccl";
+  r.config.ops.push_back(CollectiveKind::kAllToAllV);
+  BenchRow v = make_row(CollectiveKind::kAllToAllV, 4, 4096, 12.0, 0);
+  v.imbalance = 1.25;
+  v.busiest_bytes = 3000;
+  v.estimate_us = 11.5;
+  v.iter_min_us = 3;
+  v.iter_max_us = 9;
+  v.plain_time_us = 10;
+  v.instrumented_time_us = 11;
+  r.rows.push_back(v);
+  return r;
+}
+
+// bench.json walks the same table: each result holds exactly the table's members (a column
+// added there reaches it; a member written by hand beside the table fails here), each with the
+// column's value, and every column reaches some result of a run that asks for all of them.
+TEST(BenchColumns, EveryColumnReachesTheJson) {
+  const BenchReport r = report_with_every_member();
+  const auto results = bench_to_json(r)["results"];
+  ASSERT_EQ(results.size(), r.rows.size());
+  std::set<std::string> shown;
+  for (std::size_t i = 0; i < r.rows.size(); ++i) {
+    const BenchRow& row = r.rows[i];
+    const auto& result = results[i];
+    std::set<std::string> expected;  // its top-level members
+    for (const bench_fields::Column& c : bench_fields::kColumns) {
+      if (bench_fields::in_json(c, r.config, row) != bench_fields::InJson::kYes) continue;
+      const std::string name(bench_fields::json_name(c));
+      const std::string object(c.json_object);
+      expected.insert(object.empty() ? name : object);
+      shown.insert(std::string(c.field.key));
+      const auto& holder = object.empty() ? result : result.at(object);
+      ASSERT_TRUE(holder.contains(name)) << c.field.key << " in result " << i;
+      if (c.json == nullptr) {
+        EXPECT_EQ(holder.at(name), fields::json_value(c.field, row)) << c.field.key;
+      }
+    }
+    std::set<std::string> members;
+    for (const auto& m : result.items()) members.insert(m.key());
+    EXPECT_EQ(members, expected) << "result " << i;
+  }
+  for (const bench_fields::Column& c : bench_fields::kColumns) {
+    EXPECT_EQ(shown.count(std::string(c.field.key)), 1u) << c.field.key << " reached no result";
+  }
+  // Values the table gives by a function of its own: the ranks' list, the cost ratio.
+  EXPECT_EQ(results[4]["rank_time_us"], nlohmann::ordered_json(r.rows[4].rank_time_us));
+  EXPECT_DOUBLE_EQ(results[4]["instrumentation"]["ratio"].get<double>(), 1.1);
+  EXPECT_EQ(results[0]["single_call_us"]["max"], 0.0);
+  // Without per-call stamps the single-call object is null; without --estimate, no estimate.
+  BenchReport plain = sample_report();
+  const auto first = bench_to_json(plain)["results"][0];
+  EXPECT_TRUE(first.at("single_call_us").is_null());
+  EXPECT_FALSE(first.contains("estimate_us"));
+  EXPECT_FALSE(first.contains("instrumentation"));
+  EXPECT_FALSE(first.contains("imbalance_max_over_mean"));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "workloads/commands/project_fields.hpp"
+#include "workloads/layout.hpp"
 
 namespace commprof {
 namespace {
@@ -110,6 +111,15 @@ TEST(ProjectReport, EveryTableFieldReachesTheText) {
   EXPECT_TRUE(has_header(t, pf::kSlowdown)) << t;
   EXPECT_TRUE(has_header(t, pf::kApplied)) << t;
   EXPECT_TRUE(has_header(t, pf::kEstimates)) << t;
+  EXPECT_TRUE(has_header(t, pf::kValidationRuns)) << t;
+  // The comparison with the validation run: a row per compared figure of kMeasured.
+  for (const auto& f : pf::kMeasured) {
+    if (!fields::in_text(f)) continue;
+    EXPECT_TRUE(std::regex_search(t, std::regex("\n " + escaped(std::string(f.label)) +
+                                                " +[0-9n][^\n]* +[0-9n][^\n]* +[-+0-9n]")))
+        << f.label << " not compared in\n"
+        << t;
+  }
   for (const std::string& label : fields::text_labels(pf::kPredicted)) {
     EXPECT_TRUE(std::regex_search(t, std::regex("\n " + escaped(label) + " +[0-9n]")))
         << label << " not in\n"
@@ -149,6 +159,74 @@ TEST(ProjectReport, EveryTableFieldReachesTheJson) {
   const nlohmann::ordered_json& groups = j.at("validation").at("library_estimate").at("groups");
   EXPECT_EQ(keys_of(groups.at(0)), json_keys(pf::kEstimates));
   EXPECT_EQ(groups.at(0).at("projected_ns"), 1000000.0);
+}
+
+// The validation's tables reach the JSON: the measured figures (kMeasured), an error per
+// compared figure (a time's in % under error_pct, a ratio's in points beside it), each run
+// (kValidationRuns); worked out by hand: 2.000 ms predicted against 2.500 ms is -20.0 %, overlap
+// 50 % against 37.5 % is +12.5 pp.
+TEST(ProjectReport, TheValidationTablesReachTheTextAndTheJson) {
+  Fixture x;
+  x.v.runs[0].figures.step_ns = 2500000.0;
+  x.v.runs[0].figures.overlap = 0.375;
+  x.v.runs[1].figures.step_ns = 4000000.0;
+  x.v.choose_median();
+  const nlohmann::ordered_json v = x.json().at("validation");
+  EXPECT_EQ(keys_of(v.at("measured")), json_keys(pf::kMeasured));
+  std::vector<std::string> errors, points;
+  for (const auto& f : pf::kMeasured) {
+    if (!fields::in_text(f)) continue;
+    if (f.unit == ReportUnit::kRatio) {
+      points.push_back(std::string(f.key) + "_error_pp");
+    } else {
+      errors.emplace_back(fields::metric_of_key(f.key));
+    }
+  }
+  EXPECT_EQ(keys_of(v.at("error_pct")), errors);
+  for (const std::string& k : points) EXPECT_TRUE(v.contains(k)) << k;
+  EXPECT_DOUBLE_EQ(v.at("error_pct").at("step_time").get<double>(), -20.0);
+  EXPECT_DOUBLE_EQ(v.at("overlap_error_pp").get<double>(), 12.5);
+  ASSERT_EQ(v.at("runs").size(), 2u);
+  EXPECT_EQ(keys_of(v.at("runs").at(1)), json_keys(pf::kValidationRuns));
+  EXPECT_DOUBLE_EQ(v.at("runs").at(1).at("step_error_pct").get<double>(), -50.0);
+  const std::string t = x.text();
+  EXPECT_TRUE(std::regex_search(t, std::regex("\n step \\(ms\\) +2\\.000 +2\\.500 +-20\\.0%\n")))
+      << t;
+  EXPECT_TRUE(
+      std::regex_search(t, std::regex("\n overlap \\(%\\) +50\\.0 +37\\.5 +\\+12\\.5 pp\n")))
+      << t;
+  EXPECT_TRUE(std::regex_search(t, std::regex("\n 2 +4\\.000 +-50\\.0% +out2\n"))) << t;
+}
+
+// --sweep: the ranking's text walks kSweep, and each ranked projection in the JSON carries every
+// field of it under the same key (at its top or in "predicted") with the same value.
+TEST(ProjectReport, TheSweepTableReachesTheTextAndTheJson) {
+  Fixture x;
+  Projection q = x.p;
+  q.nodes = 2;
+  q.outcome.step_ns = 3000000;
+  q.outcome.overlap.reset();
+  const std::vector<Projection> ranked = {x.p, q};
+  std::ostringstream text, json;
+  write_sweep_text(text, x.run, x.basis, 2, ranked, {});
+  write_sweep_json(json, x.run, x.basis, 2, ranked, {});
+  const std::string t = text.str();
+  EXPECT_TRUE(has_header(t, pf::kSweep)) << t;
+  EXPECT_TRUE(std::regex_search(t, std::regex("\n 2 +tp=1,pp=1,dp=1 +3\\.000 +0\\.500 +n/a +2\n")))
+      << t;
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(json.str());
+  ASSERT_EQ(j.at("ranked").size(), 2u);
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    const pf::SweepRow row{static_cast<int>(i) + 1, layout_text(ranked[i].layout), &ranked[i]};
+    const nlohmann::ordered_json& entry = j.at("ranked").at(i);
+    for (const auto& f : pf::kSweep) {
+      if (!fields::in_json(f)) continue;
+      const std::string key(f.key);
+      const nlohmann::ordered_json& holder = entry.contains(key) ? entry : entry.at("predicted");
+      ASSERT_TRUE(holder.contains(key)) << key;
+      EXPECT_EQ(holder.at(key), fields::json_value(f, row)) << key;
+    }
+  }
 }
 
 }  // namespace
