@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: MIT
+// Decodes every file `commprof export-chakra` wrote with Chakra's own schema (the pinned
+// third_party/chakra/et_def.proto, compiled by Debian's protoc) and checks each node against the
+// run's rank files, read here with nothing of commprof's. Environment:
+//   COMMPROF_CHAKRA_RUN     the run folder (rank-<R>.json)
+//   COMMPROF_CHAKRA_PREFIX  the export's prefix (PREFIX.<R>.et, PREFIX.comm_groups.json)
+// Checked: every message parses whole, with no unknown field, and re-encodes to the same bytes;
+// one GlobalMetadata, then the exported step's ops as nodes (one each; a point-to-point op one
+// per transfer), each of the type its op implies; a collective's comm_size is what ASTRA-sim
+// reads (an all-gather's output over the group's ranks, and one size, the largest member's, on
+// every member of a collective) and the i-th collective of each group has the same type and size
+// on every member; data_deps are the op's stream predecessor and its recorded waits (`after`),
+// ctrl_deps the waits on another stream; COMP durations are the op's, in rounded µs; pg_name is a
+// group of comm_groups.json holding the rank; sends pair with receives on (src, dst, tag, size).
+#include <google/protobuf/io/coded_stream.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "et_def.pb.h"
+
+namespace {
+
+namespace pb = ChakraProtoMsg;
+using nlohmann::json;
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Parses one length-delimited message (a varint32 length, then the message: Chakra's framing,
+// src/third_party/utils/protoio.cc) and checks it is whole and round-trips byte for byte.
+template <typename Msg>
+bool read_one(const std::string& bytes, std::size_t& at, Msg& m, const std::string& where) {
+  if (at >= bytes.size()) return false;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const std::uint8_t*>(&bytes[at]),
+                                            static_cast<int>(bytes.size() - at));
+  std::uint32_t len = 0;
+  EXPECT_TRUE(in.ReadVarint32(&len)) << where;
+  EXPECT_GT(len, 0u) << where << ": a zero-length message ends Chakra's reader";
+  const std::size_t body = at + static_cast<std::size_t>(in.CurrentPosition());
+  EXPECT_LE(body + len, bytes.size()) << where << ": truncated";
+  const auto limit = in.PushLimit(static_cast<int>(len));
+  EXPECT_TRUE(m.ParseFromCodedStream(&in)) << where;
+  EXPECT_TRUE(in.ConsumedEntireMessage()) << where;
+  in.PopLimit(limit);
+  EXPECT_EQ(m.SerializeAsString(), bytes.substr(body, len)) << where << ": does not re-encode";
+  EXPECT_EQ(m.GetReflection()->GetUnknownFields(m).field_count(), 0) << where;
+  at = body + len;
+  return true;
+}
+
+const pb::AttributeProto* attr(const pb::Node& n, const std::string& name) {
+  for (const pb::AttributeProto& a : n.attr())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+bool is_p2p(const std::string& c) { return c == "send" || c == "recv" || c == "sendrecv"; }
+
+// Chakra's CollectiveCommType for commprof's collective names; -1: none (a COMP node).
+int comm_type(const std::string& c) {
+  static const std::map<std::string, int> kTypes = {{"allreduce", pb::ALL_REDUCE},
+                                                    {"allgather", pb::ALL_GATHER},
+                                                    {"allgatherv", pb::ALL_GATHER},
+                                                    {"reducescatter", pb::REDUCE_SCATTER},
+                                                    {"reducescatterv", pb::REDUCE_SCATTER},
+                                                    {"alltoall", pb::ALL_TO_ALL},
+                                                    {"alltoallv", pb::ALL_TO_ALL},
+                                                    {"broadcast", pb::BROADCAST},
+                                                    {"reduce", pb::REDUCE}};
+  const auto it = kTypes.find(c);
+  return it == kTypes.end() ? -1 : it->second;
+}
+
+// What ASTRA-sim reads as one member's comm_size (before taking the largest member's).
+std::int64_t own_size(const json& op) {
+  const std::string c = op.at("collective");
+  const std::int64_t bytes = op.at("bytes"), n = op.at("comm_size");
+  return (c == "allgather" || c == "allgatherv") && n > 1 ? bytes / n : bytes;
+}
+
+struct RunStep {
+  std::vector<json> ops;  // by rank: the exported step's ops
+};
+
+// Each rank's ops at `step`.
+RunStep load_step(const std::string& run, int ranks, std::int64_t step) {
+  RunStep s;
+  for (int r = 0; r < ranks; ++r) {
+    const json f = json::parse(slurp(run + "/rank-" + std::to_string(r) + ".json"));
+    json ops = json::array();
+    for (const json& st : f.at("steps"))
+      if (st.at("index") == step) ops = st.at("ops");
+    s.ops.push_back(ops);
+  }
+  return s;
+}
+
+struct Sent {
+  std::int64_t src, dst, tag, size;
+  bool operator<(const Sent& o) const {
+    return std::tie(src, dst, tag, size) < std::tie(o.src, o.dst, o.tag, o.size);
+  }
+  bool operator==(const Sent& o) const { return !(*this < o) && !(o < *this); }
+};
+
+TEST(ChakraSchema, EveryNodeDecodesWithChakrasSchemaAndMatchesTheRankFiles) {
+  const std::string run = env("COMMPROF_CHAKRA_RUN"), prefix = env("COMMPROF_CHAKRA_PREFIX");
+  ASSERT_FALSE(run.empty());
+  ASSERT_FALSE(prefix.empty());
+  const json groups = json::parse(slurp(prefix + ".comm_groups.json"));
+  int ranks = 0;
+  while (std::filesystem::exists(prefix + "." + std::to_string(ranks) + ".et")) ++ranks;
+  ASSERT_GT(ranks, 1);
+
+  std::vector<std::vector<pb::Node>> nodes(static_cast<std::size_t>(ranks));
+  std::int64_t step = -1;
+  for (int r = 0; r < ranks; ++r) {
+    const std::string path = prefix + "." + std::to_string(r) + ".et";
+    const std::string bytes = slurp(path);
+    std::size_t at = 0;
+    pb::GlobalMetadata meta;
+    ASSERT_TRUE(read_one(bytes, at, meta, path + " metadata"));
+    EXPECT_EQ(meta.version(), "1.0.0");
+    std::map<std::string, std::int64_t> m;
+    for (const pb::AttributeProto& a : meta.attr()) m[a.name()] = a.int64_val();
+    EXPECT_EQ(m["rank"], r) << path;
+    EXPECT_EQ(m["world_size"], ranks) << path;
+    if (step < 0) step = m["commprof_step"];
+    EXPECT_EQ(m["commprof_step"], step) << path;
+    pb::Node n;
+    while (read_one(bytes, at, n, path + " node " + std::to_string(nodes[r].size()))) {
+      for (const pb::AttributeProto& a : n.attr())
+        EXPECT_EQ(a.GetReflection()->GetUnknownFields(a).field_count(), 0) << path;
+      nodes[static_cast<std::size_t>(r)].push_back(n);
+    }
+  }
+  const RunStep s = load_step(run, ranks, step);
+
+  // Every collective's largest member size, by (comm, seq): one figure on every member.
+  std::map<std::pair<std::string, std::int64_t>, std::int64_t> largest;
+  for (const json& ops : s.ops)
+    for (const json& op : ops)
+      if (op.at("category") == "COMM" && comm_type(op.at("collective")) >= 0) {
+        std::int64_t& l = largest[{op.at("comm"), op.at("seq")}];
+        l = std::max(l, own_size(op));
+      }
+
+  std::map<std::string, std::vector<std::vector<std::pair<int, std::int64_t>>>> per_rank;
+  std::multiset<Sent> sends, recvs;
+  for (int r = 0; r < ranks; ++r) {
+    const std::vector<pb::Node>& ns = nodes[static_cast<std::size_t>(r)];
+    const json& ops = s.ops[static_cast<std::size_t>(r)];
+    const std::string where = prefix + "." + std::to_string(r) + ".et";
+    ASSERT_FALSE(ops.empty()) << run << ": rank " << r << " has no step " << step;
+    std::map<std::string, int> op_of;  // name → index in ops
+    for (std::size_t i = 0; i < ops.size(); ++i) op_of[ops[i].at("name")] = static_cast<int>(i);
+    ASSERT_EQ(op_of.size(), ops.size()) << where << ": op names repeat within the step";
+
+    // The stream predecessor of each op: its stream's ops in start order.
+    std::vector<int> pred(ops.size(), -1);
+    std::vector<int> order(ops.size());
+    for (std::size_t i = 0; i < ops.size(); ++i) order[i] = static_cast<int>(i);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      const json &x = ops[static_cast<std::size_t>(a)], &y = ops[static_cast<std::size_t>(b)];
+      if (x.at("stream") != y.at("stream")) return x.at("stream") < y.at("stream");
+      return x.at("start_ns").get<std::int64_t>() < y.at("start_ns").get<std::int64_t>();
+    });
+    for (std::size_t k = 1; k < order.size(); ++k)
+      if (ops[order[k - 1]].at("stream") == ops[order[k]].at("stream"))
+        pred[order[k]] = order[k - 1];
+
+    std::vector<int> op_of_node;
+    std::vector<int> nodes_of_op(ops.size(), 0);
+    for (std::size_t i = 0; i < ns.size(); ++i) {
+      const pb::Node& n = ns[i];
+      EXPECT_EQ(n.id(), i) << where;
+      std::string base = n.name();
+      const bool leg = n.type() == pb::COMM_SEND_NODE || n.type() == pb::COMM_RECV_NODE;
+      if (leg) base = base.substr(0, base.rfind('.'));
+      ASSERT_EQ(op_of.count(base), 1u) << where << ": node " << n.name() << " is no op";
+      op_of_node.push_back(op_of[base]);
+      ++nodes_of_op[static_cast<std::size_t>(op_of[base])];
+    }
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const bool p2p = ops[i].at("category") == "COMM" && is_p2p(ops[i].at("collective"));
+      if (p2p)
+        EXPECT_GE(nodes_of_op[i], 1) << where << " " << ops[i].at("name");
+      else
+        EXPECT_EQ(nodes_of_op[i], 1) << where << " " << ops[i].at("name");
+    }
+
+    for (std::size_t i = 0; i < ns.size(); ++i) {
+      const pb::Node& n = ns[i];
+      const int k = op_of_node[i];
+      const json& op = ops[static_cast<std::size_t>(k)];
+      const std::string what = where + " node " + n.name();
+      // Dependencies, as op indices.
+      std::set<int> data, ctrl, want_data, want_ctrl;
+      for (const std::uint64_t d : n.data_deps()) {
+        ASSERT_LT(d, i) << what;
+        data.insert(op_of_node[d]);
+      }
+      for (const std::uint64_t d : n.ctrl_deps()) {
+        ASSERT_LT(d, i) << what;
+        ctrl.insert(op_of_node[d]);
+      }
+      if (pred[static_cast<std::size_t>(k)] >= 0)
+        want_data.insert(pred[static_cast<std::size_t>(k)]);
+      for (const int a : op.value("after", std::vector<int>{})) {
+        want_data.insert(a);
+        if (ops[static_cast<std::size_t>(a)].at("stream") != op.at("stream")) want_ctrl.insert(a);
+      }
+      EXPECT_EQ(data, want_data) << what;
+      EXPECT_EQ(ctrl, want_ctrl) << what;
+
+      const bool comm = op.at("category") == "COMM";
+      const std::string c = op.at("collective");
+      if (comm && is_p2p(c)) {
+        ASSERT_TRUE(n.type() == pb::COMM_SEND_NODE || n.type() == pb::COMM_RECV_NODE) << what;
+        const std::int64_t src = attr(n, "comm_src")->int32_val();
+        const std::int64_t dst = attr(n, "comm_dst")->int32_val();
+        const std::int64_t size = attr(n, "comm_size")->int64_val();
+        EXPECT_EQ(size, op.at("bytes").get<std::int64_t>() / nodes_of_op[k]) << what;
+        const Sent t{src, dst, attr(n, "comm_tag")->int32_val(), size};
+        if (n.type() == pb::COMM_SEND_NODE) {
+          EXPECT_EQ(src, r) << what;
+          sends.insert(t);
+        } else {
+          EXPECT_EQ(dst, r) << what;
+          recvs.insert(t);
+        }
+      } else if (comm && comm_type(c) >= 0) {
+        ASSERT_EQ(n.type(), pb::COMM_COLL_NODE) << what;
+        EXPECT_EQ(attr(n, "comm_type")->int64_val(), comm_type(c)) << what;
+        const std::int64_t size = attr(n, "comm_size")->int64_val();
+        EXPECT_EQ(size, (largest[{op.at("comm"), op.at("seq")}])) << what;
+        const std::string pg = attr(n, "pg_name")->string_val();
+        ASSERT_TRUE(groups.contains(pg)) << what << ": group " << pg;
+        const std::vector<int> members = groups.at(pg);
+        EXPECT_NE(std::find(members.begin(), members.end(), r), members.end()) << what;
+        auto& seen = per_rank[pg];
+        seen.resize(static_cast<std::size_t>(ranks));
+        seen[static_cast<std::size_t>(r)].emplace_back(comm_type(c), size);
+      } else {
+        ASSERT_EQ(n.type(), pb::COMP_NODE) << what;
+        const std::int64_t ns_long =
+            op.at("end_ns").get<std::int64_t>() - op.at("start_ns").get<std::int64_t>();
+        EXPECT_EQ(n.duration_micros(),
+                  static_cast<std::uint64_t>(ns_long <= 0 ? 0 : (ns_long + 500) / 1000))
+            << what;
+      }
+    }
+  }
+  // ASTRA-sim pairs the i-th collective of a group across its members by type and size.
+  for (const auto& [pg, by_rank] : per_rank) {
+    const std::vector<int> members = groups.at(pg);
+    for (const int m : members)
+      EXPECT_EQ(by_rank[static_cast<std::size_t>(m)],
+                by_rank[static_cast<std::size_t>(members.front())])
+          << "group " << pg << ": rank " << m << "'s collectives differ from rank "
+          << members.front() << "'s";
+  }
+  EXPECT_EQ(sends, recvs) << "every send pairs with a receive on (src, dst, tag, size)";
+}
+
+}  // namespace
