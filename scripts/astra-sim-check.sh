@@ -15,10 +15,13 @@
 # binary (build it from astra-sim/astra-sim, build/astra_analytical/build.sh; not a Debian
 # package). The system configuration written here gives every network dimension ASTRA-sim's
 # ring algorithm for each collective (what the fitted network's Ring dimensions assume), one
-# chunk in flight per dimension and no endpoint delay, so what ASTRA-sim adds is its own model;
-# remote memory: none. ASTRA-sim's tick is 1 ns.
+# chunk in flight per dimension and an endpoint delay of 1 ns (0 makes ASTRA-sim's analytical
+# event queue abort on an all-gather-heavy step, a ZeRO one; 1 ns moves no other step's tick), so
+# what ASTRA-sim adds is its own model; remote memory: none. ASTRA-sim's tick is 1 ns. ASTRA-sim
+# exits 0 even when a rank never finishes (a stall): no "sys[N] finished" line for every rank
+# is a failure here, with the log's "unreleased nodes" lines.
 set -euo pipefail
-[ $# -ge 2 ] || { sed -n '3,19p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '3,22p' "$0" >&2; exit 2; }
 run=$1 astra=$2
 work=${3:-$(mktemp -d)}
 build=${BUILD:-build/host}
@@ -38,7 +41,7 @@ impl="[ ${impl%, } ]"
 cat >"$work/system.json" <<EOF
 {
   "scheduling-policy": "LIFO",
-  "endpoint-delay": 0,
+  "endpoint-delay": 1,
   "active-chunks-per-dimension": 1,
   "preferred-dataset-splits": 1,
   "all-reduce-implementation": $impl,
@@ -74,14 +77,23 @@ field() { # FILE SECTION KEY: a number from whatif's JSON
 measured=$(field "$work/whatif.json" measured step_time_ns)
 serial=$(field "$work/whatif-serial.json" predicted step_time_ns)
 
+ranks=$(ls "$work"/step.*.et | wc -l)
+finished=$(grep -c 'sys\[[0-9]*\] finished' "$work/astra.log" || true)
+if [ "$finished" -ne "$ranks" ]; then
+  grep -i 'unreleased' "$work/astra.log" | head -20 >&2 || true
+  echo "ASTRA-sim finished $finished of $ranks ranks and still exited 0: a stall (log: $work/astra.log)" >&2
+  exit 1
+fi
+
 echo "# ASTRA-sim over step $step of $run ($dims network dimension(s); ASTRA-sim ran $wall s)"
 cat "$work/step.network.yml"
 echo "# times in ms; ratio: ASTRA-sim's step (its slowest rank) over commprof's"
 awk -v m="$measured" -v s="$serial" '
   /sys\[[0-9]+\] finished, [0-9]+ cycles, exposed communication [0-9]+ cycles/ {
     match($0, /sys\[[0-9]+\]/); r = substr($0, RSTART + 4, RLENGTH - 5)
-    match($0, /finished, [0-9]+/); t = substr($0, RSTART + 10, RLENGTH - 10)
-    match($0, /communication [0-9]+/); e = substr($0, RSTART + 14, RLENGTH - 14)
+    # + 0: ticks compare as numbers ("99414000" > "111984000" as text).
+    match($0, /finished, [0-9]+/); t = substr($0, RSTART + 10, RLENGTH - 10) + 0
+    match($0, /communication [0-9]+/); e = substr($0, RSTART + 14, RLENGTH - 14) + 0
     end[r] = t; exposed[r] = e; if (t > worst) worst = t; n++
   }
   END {

@@ -30,6 +30,7 @@ packages=(
   libzstd-dev                       # compressed rank files (--rank-file-format zstd)
   libsqlite3-dev                    # nsys SQLite exports (commprof import-nsys)
   libgtest-dev                      # tests
+  protobuf-compiler libprotobuf-dev # tests: export-chakra's files decoded with Chakra's schema
   python3                           # tests: scripts/check-function-length.py
 )
 # --tests: also what the test suite needs beyond building (a headless browser for the HTML

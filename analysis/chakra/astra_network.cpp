@@ -203,6 +203,8 @@ ChakraDims dims_of(const std::vector<NetworkDim>& dims) {
   return out;
 }
 
+double astra_bandwidth(double gbps) { return gbps * 1e9 / 1073741824.0; }
+
 void write_network_yaml(std::ostream& os, const std::vector<NetworkDim>& dims,
                         const std::vector<std::string>& header) {
   for (const std::string& h : header) os << "# " << h << '\n';
@@ -220,8 +222,9 @@ void write_network_yaml(std::ostream& os, const std::vector<NetworkDim>& dims,
   list(
       "npus_count", [](const NetworkDim& d) { return std::to_string(d.npus); }, "");
   list(
-      "bandwidth", [](const NetworkDim& d) { return figure("%.3f", d.bandwidth_gbps); },
-      "  # GB/s");
+      "bandwidth",
+      [](const NetworkDim& d) { return figure("%.6g", astra_bandwidth(d.bandwidth_gbps)); },
+      "  # GiB/s (2^30 B/s): ASTRA-sim's \"GB/s\"");
   list(
       "latency", [](const NetworkDim& d) { return figure("%.1f", d.latency_ns); }, "  # ns");
 }

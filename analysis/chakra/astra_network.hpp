@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// ASTRA-sim's analytical network configuration (a YAML of topology, npus_count, bandwidth in GB/s
-// and latency in ns, one entry per dimension, as astra-sim's examples/network/analytical/*.yml)
-// and its communicator-group file, from a run's own measurements: the dimensions are the
-// communicator kinds whose groups tile the ranks (tp, then cp, dp, pp, as Megatron lays ranks
-// out), each fitted from its measured collectives. write_network_yaml takes any dimensions: a
-// link model fitted elsewhere replaces the measured figures there.
+// ASTRA-sim's analytical network configuration (a YAML of topology, npus_count, bandwidth in
+// ASTRA-sim's "GB/s", which it reads as GiB/s, and latency in ns, one entry per dimension, as
+// astra-sim's examples/network/analytical/*.yml) and its communicator-group file, from a run's own
+// measurements: the dimensions are the communicator kinds whose groups tile the ranks (tp, then cp,
+// dp, pp, as Megatron lays ranks out), each fitted from its measured collectives.
+// write_network_yaml takes any dimensions: a link model fitted elsewhere replaces the measured
+// figures there.
 #pragma once
 
 #include <ostream>
@@ -50,8 +51,14 @@ std::vector<NetworkDim> measured_network(const std::vector<StepGraph>& graphs,
 /// The kinds of `dims` for involved_dim (ChakraExport).
 ChakraDims dims_of(const std::vector<NetworkDim>& dims);
 
-/// The YAML ASTRA-sim's analytical backends read, `header` lines first as comments, each
-/// dimension's `how` after them.
+/// `gbps` (10⁹ B/s) in the unit of the YAML's bandwidth: ASTRA-sim's analytical backend reads
+/// "GB/s" as 2^30 B/s (common/NetworkFunction.cpp of astra-network-analytical: bw · 2^30 / 10⁹
+/// B/ns), so the file holds GiB/s; 10⁹ B/s written as such would run every link 7.4% fast.
+double astra_bandwidth(double gbps);
+
+/// The YAML ASTRA-sim's analytical backends read (bandwidth in GiB/s, astra_bandwidth; six
+/// significant digits, so slow host links keep their figure), `header` lines first as comments,
+/// each dimension's `how` after them.
 void write_network_yaml(std::ostream& os, const std::vector<NetworkDim>& dims,
                         const std::vector<std::string>& header);
 

@@ -26,6 +26,11 @@ const std::vector<std::string>& chakra_losses() {
       "stream order, and compute may start earlier than it did",
       "point-to-point tags number the transfers between each pair of ranks in issue order; a "
       "reduce has no simulation in ASTRA-sim's workload layer today",
+      "comm_size is what ASTRA-sim reads: an all-gather's is each rank's input (the output over "
+      "the group's ranks), and every member of a collective carries the largest member's size, "
+      "so an uneven all-to-allv is simulated as an even one of its largest rank's bytes",
+      "num_ops is written only where the run recorded FLOPs: ASTRA-sim's replay mode (the "
+      "durations) runs the traces, its roofline mode does not",
   };
   return kLosses;
 }
@@ -268,6 +273,25 @@ void add_transfer_nodes(const StepGraph& g, const GraphOp& op, const ChakraGroup
   }
 }
 
+// A collective's size as ASTRA-sim reads comm_size (astra-sim 518bd51, system/collective/Ring.cc):
+// an all-gather's is each rank's input, the output over the group's ranks; every other kind's
+// is the op's bytes. One size per matched collective, the largest member's: ASTRA-sim cuts it
+// into comm_size/n chunks and pairs them by size across ranks, so the unequal sizes of an
+// all-to-allv would never pair and no rank would finish.
+std::uint64_t coll_comm_size(const StepGraph& g, const GraphOp& op, ChakraExport& e) {
+  const bool gather = op.collective == "allgather" || op.collective == "allgatherv";
+  auto size_of = [&](const GraphOp& o) {
+    return gather && o.comm_size > 1 ? o.bytes / static_cast<std::uint64_t>(o.comm_size) : o.bytes;
+  };
+  const std::uint64_t own = size_of(op);
+  if (op.collective_id < 0) return own;
+  std::uint64_t largest = own;
+  for (const int m : g.collectives[static_cast<std::size_t>(op.collective_id)].members)
+    largest = std::max(largest, size_of(g.ops[static_cast<std::size_t>(m)]));
+  if (largest != own) ++e.raised_size;
+  return largest;
+}
+
 ChakraNode collective_node(const StepGraph& g, const GraphOp& op, const ChakraGroup* group,
                            chakra::CollectiveCommType type, const ChakraDims& dims, ChakraNode node,
                            ChakraExport& e) {
@@ -279,8 +303,8 @@ ChakraNode collective_node(const StepGraph& g, const GraphOp& op, const ChakraGr
   }
   node.attrs.push_back(
       attr_int("comm_type", ChakraAttr::Kind::kInt64, static_cast<std::int64_t>(type)));
-  node.attrs.push_back(
-      attr_int("comm_size", ChakraAttr::Kind::kInt64, static_cast<std::int64_t>(op.bytes)));
+  node.attrs.push_back(attr_int("comm_size", ChakraAttr::Kind::kInt64,
+                                static_cast<std::int64_t>(coll_comm_size(g, op, e))));
   if (group) node.attrs.push_back(attr_text("pg_name", std::to_string(group->id)));
   const auto dim = dims.dim_of_kind.find(std::string(group_of(op.comm)));
   if (dims.count > 1 && dim != dims.dim_of_kind.end()) {
@@ -355,6 +379,12 @@ ChakraExport chakra_export(const StepGraph& g, const ChakraDims& dims) {
       ids.push_back(node.id);
       nodes.push_back(std::move(node));
     }
+  }
+  if (e.raised_size > 0) {
+    e.notes.push_back(std::to_string(e.raised_size) +
+                      " collective node(s) carry their collective's largest member's comm_size, "
+                      "not their own bytes (all-to-allv sizes differ per rank; ASTRA-sim needs "
+                      "one size on every member or never finishes)");
   }
   if (e.unmatched_coll > 0) {
     e.notes.push_back(std::to_string(e.unmatched_coll) +

@@ -71,6 +71,7 @@ struct ChakraExport {
                recv_nodes = 0;
   std::int64_t zero_us = 0;         ///< nodes whose duration rounded to 0 µs
   std::int64_t unmatched_coll = 0;  ///< collective ops the graph did not match across ranks
+  std::int64_t raised_size = 0;     ///< collective nodes given a larger member's comm_size
   std::int64_t ops_with_waits = 0;  ///< the graph's (0: stream order alone)
   std::vector<std::string> notes;   ///< groups whose ranks the step does not show in full, ...
 };

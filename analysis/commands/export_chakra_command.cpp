@@ -84,8 +84,8 @@ void write_notes(std::ostream& os, const ExportChakraConfig& cfg, const ChakraEx
   os << "network (" << cfg.prefix << ".network.yml):\n";
   for (std::size_t i = 0; i < dims.size(); ++i) {
     os << "  dimension " << i << ": " << dims[i].kind << ", " << dims[i].npus << " NPUs, "
-       << dims[i].bandwidth_gbps << " GB/s, " << dims[i].latency_ns << " ns; " << dims[i].how
-       << '\n';
+       << dims[i].bandwidth_gbps << " GB/s (10^9 B/s; " << astra_bandwidth(dims[i].bandwidth_gbps)
+       << " GiB/s in the YAML), " << dims[i].latency_ns << " ns; " << dims[i].how << '\n';
   }
   os << "run: AstraSim_Analytical_Congestion_Unaware --workload-configuration=" << cfg.prefix
      << " --comm-group-configuration=" << cfg.prefix << ".comm_groups.json"
@@ -171,8 +171,9 @@ int run_export(const ExportChakraConfig& cfg) {
                        {"commprof export-chakra: ASTRA-sim analytical network from the measured "
                         "collectives of " +
                             std::to_string(graphs.size()) + " measured step(s)",
-                        "bandwidth in GB/s per link, latency in ns per step of the ring "
-                        "algorithm; see " +
+                        "bandwidth per link in GiB/s (2^30 B/s, the unit ASTRA-sim reads its "
+                        "\"GB/s\" in; the fits below are in 10^9 B/s), latency in ns per step "
+                        "of the ring algorithm; see " +
                             cfg.prefix + ".txt"});
   });
   note(cfg.prefix + ".txt", [&](std::ostream& os) { write_notes(os, cfg, e, lines, dims); });
