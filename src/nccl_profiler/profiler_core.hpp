@@ -80,10 +80,11 @@ struct Options {
 /// a job left profiled may lose, and still times a call every few steps of a training loop.
 inline constexpr std::int64_t kDefaultSamplePeriod = 128;
 
-/// What one kept record is charged against the budget: its compact form until the next flush and
-/// its OpRecord after (with room for its strings' heap storage: communicator names are longer
-/// than std::string keeps inline).
-inline constexpr std::int64_t kRecordBytes = 512;
+/// What one kept record is charged against the budget: its OpRecord once flushed (448 bytes on
+/// x86-64 Linux with libstdc++, and its communicator's name on the heap: names are longer than
+/// std::string keeps inline), its compact form until then, and the slack of the vector that
+/// holds the records (it grows by doubling): 1 KiB, an upper bound rather than an estimate.
+inline constexpr std::int64_t kRecordBytes = 1024;
 /// A counted group (calls of one kind that were not timed): its entry and its share of the table.
 inline constexpr std::int64_t kGroupBytes = 64;
 

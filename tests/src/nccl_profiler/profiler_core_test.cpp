@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -60,6 +61,31 @@ void complete_one(Process& p, Comm* comm, const OpInfo& op, Clocks& c) {
   Channel* ch = p.start_channel(e, static_cast<std::uint64_t>(c.gpu(c.steady)));
   c.steady += 1'000;
   p.channel_stopped(ch, static_cast<std::uint64_t>(c.gpu(c.steady)));
+}
+
+// COMMPROF_PLUGIN_SAMPLE and COMMPROF_PLUGIN_MEMORY_MIB: unset, the defaults (one call in 128,
+// 64 MiB); a value that is no whole K from 1 up or no MiB above 0 keeps the default (inside
+// NCCL there is nothing to refuse to: the plugin warns).
+TEST(NcclProfilerCore, SamplePeriodAndBudgetFromTheEnvironment) {
+  unsetenv("COMMPROF_PLUGIN_SAMPLE");
+  unsetenv("COMMPROF_PLUGIN_MEMORY_MIB");
+  Options o = options_from_environment();
+  EXPECT_EQ(o.sample_period, kDefaultSamplePeriod);
+  EXPECT_EQ(o.memory_budget_bytes, 64 << 20);
+  setenv("COMMPROF_PLUGIN_SAMPLE", "1", 1);
+  setenv("COMMPROF_PLUGIN_MEMORY_MIB", "0.5", 1);
+  o = options_from_environment();
+  EXPECT_EQ(o.sample_period, 1);
+  EXPECT_EQ(o.memory_budget_bytes, 512 << 10);
+  for (const char* bad : {"0", "-3", "16x", "many"}) {
+    setenv("COMMPROF_PLUGIN_SAMPLE", bad, 1);
+    setenv("COMMPROF_PLUGIN_MEMORY_MIB", bad, 1);
+    o = options_from_environment();
+    EXPECT_EQ(o.sample_period, kDefaultSamplePeriod) << bad;
+    EXPECT_EQ(o.memory_budget_bytes, 64 << 20) << bad;
+  }
+  unsetenv("COMMPROF_PLUGIN_SAMPLE");
+  unsetenv("COMMPROF_PLUGIN_MEMORY_MIB");
 }
 
 // Sampled (K = 3): calls 0, 3, 6 of the communicator are timed and recorded; the others get
