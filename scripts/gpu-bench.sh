@@ -88,6 +88,12 @@
 #              cost against the same plain rounds: what NCCL's delivery of the events costs apart
 #              from the plugin's work; then commprof run and a PyTorch DDP job under it, each
 #              with the calls that do not match across ranks (scripts/plugin-mismatches.py)
+#   plugincost the plugin's cost by size (issue #46) on NP >= 2 ranks: nccl-tests' all_reduce_perf
+#              and all_gather_perf (PLUGINCOST_OPS) 1 MiB..1 GiB by 4, PLUGINCOST_ITERS (512)
+#              iterations, off / sampled (COMMPROF_PLUGIN_SAMPLE=PLUGIN_SAMPLE, default 128) /
+#              full (=1), ROUNDS (2) interleaved, fresh jobs; per mode scripts/compare-plugin.py:
+#              the cost per size against the runs without it and the timed calls' busbw against
+#              nccl-tests'; the report's timed-calls and drop lines
 #   dist       PyTorch's data- or tensor-parallel step against the mock's on NP >= 2 GPUs (issue
 #              #33): for each preset of DIST_PRESETS (default "gpt-1.3b llama-1b"; layers from
 #              DIST_LAYERS, default "24 16": the whole presets with their ends, which under DDP on 2
@@ -139,7 +145,7 @@
 # shellcheck source-path=SCRIPTDIR disable=SC2317  # the phase_* functions are called by name
 set -uo pipefail
 
-PHASES=(tests sweep anchors workloads stages moe cp timing sampling nsys fidelity calibrate torchtrace plugin dist estimate
+PHASES=(tests sweep anchors workloads stages moe cp timing sampling nsys fidelity calibrate torchtrace plugin plugincost dist estimate
   whatif astra probe lmhead multi)
 usage() {
   echo "usage: scripts/gpu-bench.sh PHASE...   (PHASE: ${PHASES[*]}; see the comment at the top)" >&2
@@ -861,15 +867,16 @@ phase_plugin() {
         "${MPIRUN[@]}" "$nt" "${SWEEP[@]}" -c 0 -J "$PD/$op-plain-$round.json"
       under=$PD/$op-plugin-$round
       run_to "$op round $round, plugin" "$PD/$op-plugin-$round.txt" \
-        env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$under" \
-        "${MPIRUN[@]}" -x NCCL_PROFILER_PLUGIN -x COMMPROF_PLUGIN_OUT \
+        env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$under" COMMPROF_PLUGIN_SAMPLE=1 \
+        "${MPIRUN[@]}" -x NCCL_PROFILER_PLUGIN -x COMMPROF_PLUGIN_OUT -x COMMPROF_PLUGIN_SAMPLE \
         "$nt" "${SWEEP[@]}" -c 0 -J "$PD/$op-plugin-$round.json"
       for events in ${PLUGIN_EVENTS:-}; do
         run_to "$op round $round, plugin, COMMPROF_PLUGIN_EVENTS=$events" \
           "$PD/$op-events-$events-$round.txt" \
           env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$PD/$op-events-$events-$round" \
-          COMMPROF_PLUGIN_EVENTS="$events" "${MPIRUN[@]}" -x NCCL_PROFILER_PLUGIN \
-          -x COMMPROF_PLUGIN_OUT -x COMMPROF_PLUGIN_EVENTS \
+          COMMPROF_PLUGIN_EVENTS="$events" COMMPROF_PLUGIN_SAMPLE=1 "${MPIRUN[@]}" \
+          -x NCCL_PROFILER_PLUGIN -x COMMPROF_PLUGIN_OUT -x COMMPROF_PLUGIN_EVENTS \
+          -x COMMPROF_PLUGIN_SAMPLE \
           "$nt" "${SWEEP[@]}" -c 0 -J "$PD/$op-events-$events-$round.json"
       done
     done
@@ -914,6 +921,56 @@ phase_plugin() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# The plugin's cost by message size, off / sampled / full, beside nccl-tests in one call: per op
+# of PLUGINCOST_OPS, ROUNDS rounds of three runs of one nccl-tests binary (1 MiB..1 GiB by 4,
+# PLUGINCOST_ITERS iterations after a tenth as many warm-ups), each a fresh job. Sampled runs
+# time one call in PLUGIN_SAMPLE (default 128, the plugin's default); with that many iterations
+# every size has a few timed calls, whose busbw compare-plugin.py sets against nccl-tests'.
+phase_plugincost() {
+  need_commprof || return
+  local plugin=${PLUGIN:-$BUILD/src/nccl_profiler/libnccl-profiler-commprof.so}
+  if [ ! -f "$plugin" ] || [ -z "${NCCL_TESTS:-}" ]; then
+    say "FAILED: the plugincost phase needs the plugin ($plugin) and NCCL_TESTS"
+    PHASE_RC=1
+    return
+  fi
+  plugin=$(abs_path "$plugin")
+  local iters=${PLUGINCOST_ITERS:-512} k=${PLUGIN_SAMPLE:-128}
+  local sizes=(-b 1M -e 1G -f 4 -n "$iters" -w $((iters / 10)) -c 0)
+  local -A nt_name=([allreduce]=all_reduce [allgather]=all_gather [reducescatter]=reduce_scatter
+    [sendrecv]=sendrecv [alltoall]=alltoall)
+  local op nt round mode sample
+  for op in ${PLUGINCOST_OPS:-allreduce allgather}; do
+    nt=$NCCL_TESTS/${nt_name[$op]}_perf
+    for round in $(seq 1 "${ROUNDS:-2}"); do
+      run_to "$op round $round, off" "$PD/$op-off-$round.txt" \
+        "${MPIRUN[@]}" "$nt" "${sizes[@]}" -J "$PD/$op-off-$round.json"
+      for mode in sampled full; do
+        sample=$k
+        [ "$mode" = full ] && sample=1
+        run_to "$op round $round, plugin $mode (COMMPROF_PLUGIN_SAMPLE=$sample)" \
+          "$PD/$op-$mode-$round.txt" \
+          env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$PD/$op-$mode-$round" \
+          COMMPROF_PLUGIN_SAMPLE="$sample" "${MPIRUN[@]}" -x NCCL_PROFILER_PLUGIN \
+          -x COMMPROF_PLUGIN_OUT -x COMMPROF_PLUGIN_SAMPLE \
+          "$nt" "${sizes[@]}" -J "$PD/$op-$mode-$round.json"
+      done
+    done
+    for mode in sampled full; do
+      "$COMMPROF" report "$PD/$op-$mode-1" --format json >"$PD/$op-$mode-report.json" 2>>"$LOG"
+      # The cost column: nccl-tests' time with the plugin (this mode) against without it; the
+      # busbw columns: the timed calls' against nccl-tests' own. Then what the plugin counted.
+      run_to "$op: plugin $mode against nccl-tests" "$PD/$op-$mode-compare.txt" \
+        python3 scripts/compare-plugin.py --op "$op" --nccl-tests "$PD/$op-$mode-1.json" \
+        --plugin "$PD/$op-$mode-1" --report "$PD/$op-$mode-report.json" \
+        --plain "$PD/$op"-off-*.json --with "$PD/$op-$mode"-*.json \
+        --json "$PD/$op-$mode-compare.json"
+      { echo "== $op, plugin $mode"; cat "$PD/$op-$mode-compare.txt"
+        python3 scripts/plugin-counts.py "$PD/$op-$mode-1"; } >>"$LOG" 2>&1
+    done
+  done
+}
+
 phase_dist() {
   need_commprof || return
   local py=${PYTHON:-python3}

@@ -17,6 +17,9 @@ namespace {
 // v5 also: the API calls' events, for one fact only: whether the call was captured into a graph.
 // COMMPROF_PLUGIN_EVENTS=calls leaves out the kernel channels and =none everything (what NCCL's
 // delivery of the events costs, measured by difference; nothing is recorded then).
+// With COMMPROF_PLUGIN_SAMPLE=K only one call in K is timed: the others' Coll or P2p event gets
+// a handle that says so, and their KernelCh events a null handle, which NCCL takes as "not
+// wanted" and reports nothing more of (the per-channel work is where the events' cost is).
 int activation(EventSet events, bool v5) {
   if (events == EventSet::kNone) return 0;
   std::uint64_t mask = kNcclProfileColl | kNcclProfileP2p;
@@ -99,7 +102,10 @@ NcclResult start(void* context, void** handle, std::uint64_t type, void* parent,
 // NCCL's stop of an operation: enqueued. A kernel channel's stop needs nothing (its
 // KernelChStop state came just before).
 NcclResult stop_event(void* handle) {
-  if (handle == nullptr || is_api_handle(handle) || is_channel(handle)) return kNcclSuccess;
+  if (handle == nullptr || is_api_handle(handle) || is_channel(handle) ||
+      handle == untimed_call()) {
+    return kNcclSuccess;
+  }
   try {
     auto* e = static_cast<Event*>(handle);
     e->comm->process->op_enqueued(e);

@@ -121,7 +121,7 @@ struct Process::Snapshot {
   std::vector<std::string> names;
   nlohmann::ordered_json comms = nlohmann::ordered_json::array();
   nlohmann::ordered_json unfinished = nlohmann::ordered_json::array();
-  std::int64_t without_kernel_records = 0, clock_fallbacks = 0, offset = 0;
+  std::int64_t without_kernel_records = 0, clock_fallbacks = 0, offset = 0, budget = 0;
   std::int64_t taken_ns = 0;  // when, on the clock of the unfinished ones' enqueue_ns
   bool offset_read = false;
   int rank = -1, world = -1;
@@ -152,6 +152,27 @@ Options options_from_environment() {
     } else if (v != "kernels") {
       log::warn("COMMPROF_PLUGIN_EVENTS: '" + v +
                 "' is none of kernels, calls, none; asking for kernels");
+    }
+  }
+  o.sample_period = kDefaultSamplePeriod;
+  if (const char* k = std::getenv("COMMPROF_PLUGIN_SAMPLE"); k != nullptr && *k != '\0') {
+    const auto v = env_int("COMMPROF_PLUGIN_SAMPLE");
+    if (v && *v >= 1) {
+      o.sample_period = *v;
+    } else {
+      log::warn(std::string("COMMPROF_PLUGIN_SAMPLE: '") + k +
+                "' is no whole number from 1 up; timing one call in " +
+                std::to_string(kDefaultSamplePeriod));
+    }
+  }
+  if (const char* m = std::getenv("COMMPROF_PLUGIN_MEMORY_MIB"); m != nullptr && *m != '\0') {
+    char* end = nullptr;
+    const double mib = std::strtod(m, &end);
+    if (*end == '\0' && mib > 0 && mib <= 1 << 20) {
+      o.memory_budget_bytes = static_cast<std::int64_t>(mib * 1024 * 1024);
+    } else {
+      log::warn(std::string("COMMPROF_PLUGIN_MEMORY_MIB: '") + m +
+                "' is no number of MiB above 0; keeping 64 MiB");
     }
   }
   for (const char* v : {"RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
@@ -267,9 +288,64 @@ std::uint16_t Process::name_locked(std::string_view name, std::uint16_t& hint) {
   return hint = static_cast<std::uint16_t>(names_.size() - 1);
 }
 
+namespace {
+// Never dereferenced: only its address is a handle.
+Event untimed;
+}  // namespace
+
+Event* untimed_call() { return &untimed; }
+
+void Process::count_locked(Comm* comm, const Comm::Group& g) {
+  const auto same = [&g](const Comm::Group& x) {
+    return x.p2p == g.p2p && x.graph == g.graph && x.func == g.func && x.datatype == g.datatype &&
+           x.algo == g.algo && x.proto == g.proto && x.channels == g.channels && x.count == g.count;
+  };
+  auto& groups = comm->groups;
+  if (comm->last_group < groups.size() && same(groups[comm->last_group])) {
+    ++groups[comm->last_group].calls;
+    return;
+  }
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    if (same(groups[i])) {
+      ++groups[i].calls;
+      comm->last_group = i;
+      return;
+    }
+  }
+  if (kept_bytes_ + kGroupBytes > options_.memory_budget_bytes) {
+    ++comm->ungrouped;  // counted in calls; its kind is not kept
+    return;
+  }
+  kept_bytes_ += kGroupBytes;
+  groups.push_back(g);
+  groups.back().calls = 1;
+  comm->last_group = groups.size() - 1;
+}
+
 Event* Process::start_op(Comm* comm, const OpInfo& op) {
   const std::int64_t now = options_.steady_ns();
   std::lock_guard<HotMutex> lock(mutex_);
+  ++comm->calls;
+  // Timed: a call whose number on its communicator (or pair, for transfers) is a multiple of K,
+  // which every rank gives the same call.
+  const bool send = op.p2p && op.func.size() == 4 && (op.func[0] == 'S' || op.func[0] == 's');
+  const std::int64_t seq =
+      op.p2p ? transfers_with(send ? comm->sends : comm->recvs, op.peer)++ : comm->collectives++;
+  if (seq % options_.sample_period != 0) {
+    Comm::Group g;
+    g.p2p = op.p2p;
+    g.graph = op.graph_captured;
+    g.func = name_locked(op.func, hints_[0]);
+    g.datatype = name_locked(op.datatype, hints_[1]);
+    g.algo = name_locked(op.algo, hints_[2]);
+    g.proto = name_locked(op.proto, hints_[3]);
+    g.channels = op.channels;
+    g.count = op.count;
+    count_locked(comm, g);
+    dirty_ = true;
+    return untimed_call();
+  }
+  ++comm->timed;
   Event* e = take_event_locked();
   e->comm = comm;
   e->p2p = op.p2p;
@@ -283,15 +359,11 @@ Event* Process::start_op(Comm* comm, const OpInfo& op) {
   e->channels = op.channels;
   e->nccl_seq = op.seq;
   e->enqueue_ns = now;
-  if (op.p2p) {
-    // A transfer is matched across its two ranks as a collective of the pair: the k-th send from
-    // s to d on this communicator with the k-th receive at d from s.
-    e->send = op.func.size() == 4 && (op.func[0] == 'S' || op.func[0] == 's');
-    e->seq = transfers_with(e->send ? comm->sends : comm->recvs, op.peer)++;
-  } else {
-    // Every rank starts a communicator's collectives in the same order (NCCL requires it).
-    e->seq = comm->collectives++;
-  }
+  // A transfer is matched across its two ranks as a collective of the pair: the k-th send from
+  // s to d on this communicator with the k-th receive at d from s. Every rank starts a
+  // communicator's collectives in the same order (NCCL requires it).
+  e->send = send;
+  e->seq = seq;
   // In flight: the list's tail.
   e->prev = in_flight_.prev;
   e->next = &in_flight_;
@@ -303,6 +375,7 @@ Event* Process::start_op(Comm* comm, const OpInfo& op) {
 }
 
 void Process::op_enqueued(Event* op) {
+  if (op == untimed_call()) return;
   std::lock_guard<HotMutex> lock(mutex_);
   if (op->done) return;
   op->enqueued = true;
@@ -335,6 +408,7 @@ Channel* ignored_channel() { return reinterpret_cast<Channel*>(&ignored_channels
 }  // namespace
 
 Channel* Process::start_channel(Event* parent, std::uint64_t ptimer) {
+  if (parent == untimed_call()) return nullptr;  // not wanted: NCCL reports no more of it
   if (parent == nullptr) return ignored_channel();
   const auto start = static_cast<std::int64_t>(ptimer);
   std::lock_guard<HotMutex> lock(mutex_);
@@ -384,9 +458,17 @@ void Process::complete_locked(Event* op) {
       start = op->enqueue_ns;
       end = now;
     }
-    done_.push_back({op->comm, op->p2p, op->send, op->graph, op->func, op->datatype, op->algo,
-                     op->proto, op->peer, std::max(op->channels, op->channels_stopped), op->count,
-                     op->seq, start, end, op->enqueue_ns});
+    if (kept_bytes_ + kRecordBytes > options_.memory_budget_bytes) {
+      // Beyond the budget: the record is dropped (counted), the call still counted by its kind.
+      ++op->comm->dropped;
+      count_locked(op->comm, {op->p2p, op->graph, op->func, op->datatype, op->algo, op->proto,
+                              op->channels, op->count, 0});
+    } else {
+      kept_bytes_ += kRecordBytes;
+      done_.push_back({op->comm, op->p2p, op->send, op->graph, op->func, op->datatype, op->algo,
+                       op->proto, op->peer, std::max(op->channels, op->channels_stopped), op->count,
+                       op->seq, start, end, op->enqueue_ns});
+    }
   }
   op->done = true;
   op->prev->next = op->next;
@@ -409,6 +491,32 @@ std::string Process::path() const {
   return rank_file_path(options_.out_dir, std::max(rank_, 0), options_.format);
 }
 
+namespace {
+
+// A communicator's calls counted, not recorded, one entry per kind: what was called, its S (as
+// its records would have it) and what NCCL chose, and how many times. Calls beyond the budget's
+// groups are one entry with its calls only.
+nlohmann::ordered_json counted_groups(const Comm& c, const std::vector<std::string>& names) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const Comm::Group& g : c.groups) {
+    const std::string& func = names[g.func];
+    out.push_back({{"collective", g.p2p ? std::string("sendrecv") : lower(func)},
+                   {"function", func},
+                   {"dtype", names[g.datatype]},
+                   {"count", g.count},
+                   {"bytes", s_bytes(func, names[g.datatype], g.count, c.info.nranks)},
+                   {"algo", names[g.algo]},
+                   {"proto", names[g.proto]},
+                   {"channels", g.channels},
+                   {"graph", g.graph},
+                   {"calls", g.calls}});
+  }
+  if (c.ungrouped > 0) out.push_back({{"collective", ""}, {"calls", c.ungrouped}});
+  return out;
+}
+
+}  // namespace
+
 Process::Snapshot Process::snapshot_locked(bool take_done) {
   Snapshot s;
   if (take_done) {
@@ -424,7 +532,12 @@ Process::Snapshot Process::snapshot_locked(bool take_done) {
                        {"nranks", c->info.nranks},
                        {"rank", c->info.rank},
                        {"nnodes", c->info.nnodes},
-                       {"finalized", c->finalized}});
+                       {"finalized", c->finalized},
+                       {"sample_period", options_.sample_period},
+                       {"calls", c->calls},
+                       {"timed", c->timed},
+                       {"dropped", c->dropped},
+                       {"untimed", counted_groups(*c, names_)}});
   }
   // Operations enqueued that have not finished: at the end of a hung job, what it waits for.
   for (const Event* e = in_flight_.next; e != &in_flight_; e = e->next) {
@@ -444,6 +557,7 @@ Process::Snapshot Process::snapshot_locked(bool take_done) {
   s.without_kernel_records = without_kernel_records_;
   s.clock_fallbacks = clock_fallbacks_;
   s.taken_ns = options_.steady_ns();
+  s.budget = options_.memory_budget_bytes;
   s.offset_read = offset_read_ns_ != 0;
   s.offset = offset_;
   s.rank = rank_;
@@ -495,7 +609,10 @@ RankTimeline Process::build(Snapshot& s, std::vector<OpRecord>& ops) const {
                                                // (commprof watch's stalls): taken − enqueue_ns.
                                                {"snapshot_ns", s.taken_ns},
                                                {"without_kernel_records", s.without_kernel_records},
-                                               {"clock_fallbacks", s.clock_fallbacks}});
+                                               {"clock_fallbacks", s.clock_fallbacks},
+                                               {"memory_budget_bytes", s.budget},
+                                               {"record_bytes", kRecordBytes},
+                                               {"group_bytes", kGroupBytes}});
   StepRecord step;
   step.index = 0;
   if (!ops.empty()) {

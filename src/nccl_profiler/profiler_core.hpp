@@ -66,7 +66,27 @@ struct Options {
   std::function<std::int64_t()> steady_ns;
   std::function<std::int64_t()> realtime_ns;
   bool flush_thread = true;  ///< tests flush by hand
+  /// K: the kernel channels of one call in K per communicator are timed (its calls numbered 0,
+  /// K, 2K, ...: the same calls on every rank); the others are counted, not timed. 1: every
+  /// call (what Options{} gives; the environment's default is kDefaultSamplePeriod).
+  std::int64_t sample_period = 1;
+  /// What the kept records may take, in bytes (kRecordBytes each, kGroupBytes per counted
+  /// group); a timed call whose record would go beyond it is dropped and counted.
+  std::int64_t memory_budget_bytes = std::int64_t{64} << 20;
 };
+
+/// COMMPROF_PLUGIN_SAMPLE's default: at 1 MiB, timing every call's kernel channels costs NCCL
+/// about half its time (46-59% on H200s); one call in 128 brings that under 0.5%, below the 1%
+/// a job left profiled may lose, and still times a call every few steps of a training loop.
+inline constexpr std::int64_t kDefaultSamplePeriod = 128;
+
+/// What one kept record is charged against the budget: its OpRecord once flushed (448 bytes on
+/// x86-64 Linux with libstdc++, and its communicator's name on the heap: names are longer than
+/// std::string keeps inline), its compact form until then, and the slack of the vector that
+/// holds the records (it grows by doubling): 1 KiB, an upper bound rather than an estimate.
+inline constexpr std::int64_t kRecordBytes = 1024;
+/// A counted group (calls of one kind that were not timed): its entry and its share of the table.
+inline constexpr std::int64_t kGroupBytes = 64;
 
 class Process;
 
@@ -98,6 +118,21 @@ struct Comm {
   std::string name;  ///< as the rank file names it: info.name, or "comm-<hash>"
   bool finalized = false;
   std::int64_t collectives = 0;  ///< started so far: the next collective's sequence number
+  std::int64_t calls = 0;        ///< every collective and transfer NCCL reported
+  std::int64_t timed = 0;        ///< of those, chosen for timing (sequence number % K == 0)
+  std::int64_t dropped = 0;      ///< timed, but their record went beyond the memory budget
+  std::int64_t ungrouped = 0;    ///< untimed calls counted beyond the budget: no group kept
+  /// Calls counted, not recorded (untimed, or dropped): one entry per kind of call, names as
+  /// indices into the process's name table.
+  struct Group {
+    bool p2p = false, graph = false;
+    std::uint16_t func = 0, datatype = 0, algo = 0, proto = 0;
+    int channels = 0;
+    std::uint64_t count = 0;
+    std::int64_t calls = 0;
+  };
+  std::vector<Group> groups;
+  std::size_t last_group = 0;  ///< the group matched last: most calls repeat the last one's kind
   /// Transfers so far to (sends) and from (recvs) each peer, by peer rank + 1.
   std::vector<std::int64_t> sends, recvs;
 };
@@ -135,6 +170,9 @@ struct Channel;
 inline bool is_channel(const void* handle) {
   return (reinterpret_cast<std::uintptr_t>(handle) & 1u) != 0;
 }
+/// The handle of every call not timed: its kernel channels get none (NCCL then reports nothing
+/// more of them) and its stop needs nothing.
+Event* untimed_call();
 
 /// The plugin's ranks run in jobs commprof does not launch, so it cannot measure how far their
 /// hosts' clocks are apart as `commprof run` does. Its files put every rank on its host's
@@ -155,10 +193,12 @@ class Process {
   EventSet events() const { return options_.events; }
   void finalize_comm(Comm* comm);
 
+  /// A timed call's handle, or untimed_call() for one only counted.
   Event* start_op(Comm* comm, const OpInfo& op);
   /// NCCL's stopEvent of an operation: enqueued (its end is its channels' last stop).
   void op_enqueued(Event* op);
-  /// A kernel channel of `parent` started at `ptimer` (the GPU's globaltimer, ns).
+  /// A kernel channel of `parent` started at `ptimer` (the GPU's globaltimer, ns); null for a
+  /// channel of an untimed call.
   Channel* start_channel(Event* parent, std::uint64_t ptimer);
   /// Its KernelChStop state: stopped at `ptimer`. NCCL's stopEvent of a channel needs nothing.
   void channel_stopped(Channel* channel, std::uint64_t ptimer);
@@ -189,6 +229,8 @@ class Process {
   /// The index of `name` in names_, added if new; `hint`: where the same field's last name was.
   std::uint16_t name_locked(std::string_view name, std::uint16_t& hint);
   void complete_locked(Event* op);
+  /// Counts a call that is not recorded in its communicator's groups (within the budget).
+  void count_locked(Comm* comm, const Comm::Group& g);
   Snapshot snapshot_locked(bool take_done);
   RankTimeline build(Snapshot& s, std::vector<OpRecord>& ops) const;
   OpRecord record(const Done& d, const std::vector<std::string>& names) const;
@@ -212,6 +254,7 @@ class Process {
   std::vector<OpRecord> written_;          // every recorded operation, by start (write_mutex_)
   std::int64_t without_kernel_records_ = 0;
   std::int64_t clock_fallbacks_ = 0;
+  std::int64_t kept_bytes_ = 0;      // charged against options_.memory_budget_bytes
   std::int64_t offset_ = 0;          // realtime minus steady clock (ns)
   std::int64_t offset_read_ns_ = 0;  // when it was read (steady clock; 0: never)
   int rank_ = -1;
@@ -228,8 +271,9 @@ class Process {
 /// COMMPROF_PLUGIN_FLUSH_S (default 5), COMMPROF_PLUGIN_RANK_FILE_FORMAT (json, the default, or
 /// zstd: rank_file.hpp's RankFileFormat), the rank from RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK,
 /// PMI_RANK or SLURM_PROCID and the world size from WORLD_SIZE, OMPI_COMM_WORLD_SIZE or
-/// SLURM_NTASKS, and the events to ask NCCL for from COMMPROF_PLUGIN_EVENTS (kernels, the
-/// default; calls; none).
+/// SLURM_NTASKS, the events to ask NCCL for from COMMPROF_PLUGIN_EVENTS (kernels, the
+/// default; calls; none), K from COMMPROF_PLUGIN_SAMPLE (default kDefaultSamplePeriod) and the
+/// memory budget from COMMPROF_PLUGIN_MEMORY_MIB (default 64; fractions allowed).
 Process& process();
 Options options_from_environment();
 

@@ -103,6 +103,7 @@ void allreduce_v5(NcclProfilerV5* p, void* ctx, std::uint64_t seq, int channels,
 // killed (SIGKILL) once the plugin's periodic write holds #4: a hung job's ranks end that way.
 [[noreturn]] void rank_v5(int rank, const std::string& dir) {
   setenv("COMMPROF_PLUGIN_OUT", dir.c_str(), 1);
+  setenv("COMMPROF_PLUGIN_SAMPLE", "1", 1);  // every call timed, as these tests expect
   setenv("COMMPROF_PLUGIN_FLUSH_S", "0.05", 1);
   setenv("RANK", std::to_string(rank).c_str(), 1);
   setenv("WORLD_SIZE", "3", 1);
@@ -226,6 +227,7 @@ TEST(NcclProfilerPlugin, DdpsFirstCollectivesMatchOnTwoRanks) {
   for (int rank = 0; rank < 2; ++rank) {
     const int code = run_child([&] {
       setenv("COMMPROF_PLUGIN_OUT", dir.c_str(), 1);
+      setenv("COMMPROF_PLUGIN_SAMPLE", "1", 1);  // every call timed, as these tests expect
       setenv("RANK", std::to_string(rank).c_str(), 1);
       setenv("WORLD_SIZE", "2", 1);
       void* so = open_plugin();
@@ -286,6 +288,7 @@ TEST(NcclProfilerPlugin, EventsNarrowWhatNcclIsAskedFor) {
     const std::string dir = fresh_dir(std::string("plugin_events_") + k.events);
     const int code = run_child([&] {
       setenv("COMMPROF_PLUGIN_OUT", dir.c_str(), 1);
+      setenv("COMMPROF_PLUGIN_SAMPLE", "1", 1);  // every call timed, as these tests expect
       setenv("COMMPROF_PLUGIN_EVENTS", k.events, 1);
       setenv("RANK", "0", 1);
       void* so = open_plugin();
@@ -323,6 +326,7 @@ TEST(NcclProfilerPlugin, V4TakesItsOwnInitOrder) {
   const std::string dir = fresh_dir("plugin_v4");
   const int code = run_child([&] {
     setenv("COMMPROF_PLUGIN_OUT", dir.c_str(), 1);
+    setenv("COMMPROF_PLUGIN_SAMPLE", "1", 1);  // every call timed, as these tests expect
     unsetenv("RANK");
     void* so = open_plugin();
     auto* p = static_cast<NcclProfilerV4*>(dlsym(so, "ncclProfiler_v4"));
@@ -382,6 +386,7 @@ TEST(NcclProfilerPlugin, GraphReplaysAreOpsOfTheirOwn) {
   const std::string dir = fresh_dir("plugin_graph");
   const int code = run_child([&] {
     setenv("COMMPROF_PLUGIN_OUT", dir.c_str(), 1);
+    setenv("COMMPROF_PLUGIN_SAMPLE", "1", 1);  // every call timed, as these tests expect
     setenv("RANK", "0", 1);
     void* so = open_plugin();
     auto* p = static_cast<NcclProfilerV5*>(dlsym(so, "ncclProfiler_v5"));

@@ -14,8 +14,12 @@
 // --rounds rounds drives --ops collectives; the figures are the round of median wall time's.
 //
 //   commprof_plugin_bench [--plugin PATH] [--ops N] [--channels C] [--threads 1|2]
-//                         [--in-flight D] [--kind allreduce|alltoall] [--ranks R] [--rounds K]
+//                         [--in-flight D] [--kind allreduce|alltoall] [--ranks R] [--rounds N]
+//                         [--sample K] [--budget-kib B]
 //
+// --sample K sets COMMPROF_PLUGIN_SAMPLE (default 1: every call timed) and --budget-kib B the
+// plugin's memory budget (COMMPROF_PLUGIN_MEMORY_MIB = B / 1024): the check then expects one call
+// in K recorded, and the records beyond the budget dropped and counted, exactly.
 // --kind alltoall: each call is a group of R-1 sends and R-1 receives, one channel each (how
 // NCCL reports all-to-all). COMMPROF_PLUGIN_FLUSH_S sets how often the plugin rewrites its file
 // while it runs (default 5 s); the file goes to a fresh temporary directory, removed at the end.
@@ -36,6 +40,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "src/nccl_profiler/nccl_profiler_abi.hpp"
 #include "src/timeline/rank_file.hpp"
 
@@ -50,13 +56,15 @@ struct Args {
   bool alltoall = false;
   int ranks = 4;
   int rounds = 5;
+  long sample = 1;      // COMMPROF_PLUGIN_SAMPLE: one call in K timed
+  long budget_kib = 0;  // COMMPROF_PLUGIN_MEMORY_MIB in KiB; 0: the plugin's default
 };
 
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "commprof_plugin_bench: %s\nusage: commprof_plugin_bench [--plugin PATH] [--ops N] "
                "[--channels C] [--threads 1|2] [--in-flight D] [--kind allreduce|alltoall] "
-               "[--ranks R] [--rounds K]\n",
+               "[--ranks R] [--rounds N] [--sample K] [--budget-kib B]\n",
                why);
   std::exit(2);
 }
@@ -95,6 +103,10 @@ Args parse(int argc, char** argv) {
       a.alltoall = std::strcmp(v, "alltoall") == 0;
     } else if (flag == "--rounds") {
       a.rounds = static_cast<int>(number("--rounds", v, 1, 1000));
+    } else if (flag == "--sample") {
+      a.sample = number("--sample", v, 1, 1'000'000);
+    } else if (flag == "--budget-kib") {
+      a.budget_kib = number("--budget-kib", v, 1, 1 << 30);
     } else if (flag == "--ranks") {
       a.ranks = static_cast<int>(number("--ranks", v, 2, 1024));
     } else {
@@ -219,6 +231,7 @@ class Driver {
         k.kernelCh.pTimer = t;
         void* h = nullptr;
         p_->startEvent(ctx_, &h, &k);
+        if (h == nullptr) continue;  // an untimed call's channel: NCCL reports no more of it
         NcclEventStateArgs s{};
         s.kernelCh.pTimer = t + 10'000;
         p_->recordEventState(h, kNcclProfilerKernelChStop, &s);
@@ -306,10 +319,11 @@ Round run_round(Driver& d, const Args& a, std::int64_t pair) {
 }
 
 // What the records say against what the driver did: on each communicator (the all-reduces', or
-// each direction of each pair for the transfers) the sequence numbers 0 to n-1, each once, n =
-// ops x rounds; every record's kernel time exactly the 10 us its channels were given (start and
-// stop read on one clock); the bytes of 2^18 floats per all-reduce, 2^16 per send or receive.
-// Prints what is wrong and returns false.
+// each direction of each pair for the transfers) the timed calls' sequence numbers, each once:
+// 0, K, 2K, ... below n = ops x rounds, all of them, or under a --budget-kib the first ones
+// (a record beyond the budget is dropped, and so is every later one); every record's kernel time
+// exactly the 10 us its channels were given (start and stop read on one clock); the bytes of
+// 2^18 floats per all-reduce, 2^16 per send or receive. Prints what is wrong and returns false.
 bool every_record_as_driven(const std::vector<commprof::OpRecord>& ops, const Args& a) {
   std::map<std::string, std::vector<std::int64_t>> seqs;
   bool ok = true;
@@ -326,23 +340,66 @@ bool every_record_as_driven(const std::vector<commprof::OpRecord>& ops, const Ar
     }
   }
   const std::size_t comms = a.alltoall ? 2u * static_cast<std::size_t>(a.ranks - 1) : 1u;
-  if (seqs.size() != comms) {
+  if (a.budget_kib == 0 && seqs.size() != comms) {
     std::fprintf(stderr, "records on %zu communicator(s), driven on %zu\n", seqs.size(), comms);
     ok = false;
   }
+  const auto n = static_cast<std::int64_t>(a.ops) * a.rounds;
+  const std::int64_t timed = (n + a.sample - 1) / a.sample;
   for (auto& [comm, s] : seqs) {
     std::sort(s.begin(), s.end());
-    const auto n = static_cast<std::int64_t>(a.ops) * a.rounds;
-    bool dense = static_cast<std::int64_t>(s.size()) == n;
-    for (std::int64_t i = 0; dense && i < n; ++i) dense = s[static_cast<std::size_t>(i)] == i;
-    if (!dense) {
-      std::fprintf(stderr, "%s: %zu records whose sequence numbers are not 0 to %lld, each once\n",
-                   comm.c_str(), s.size(), static_cast<long long>(n - 1));
+    bool first = static_cast<std::int64_t>(s.size()) == timed ||
+                 (a.budget_kib > 0 && static_cast<std::int64_t>(s.size()) < timed);
+    for (std::size_t i = 0; first && i < s.size(); ++i) {
+      first = s[i] == static_cast<std::int64_t>(i) * a.sample;
+    }
+    if (!first) {
+      std::fprintf(stderr,
+                   "%s: %zu records whose sequence numbers are not the first of 0, %ld, ... "
+                   "below %lld, each once\n",
+                   comm.c_str(), s.size(), a.sample, static_cast<long long>(n));
       ok = false;
     }
   }
   std::printf("checked:        sequence numbers, times and bytes of every record: %s\n",
               ok ? "as driven" : "NOT as driven");
+  return ok;
+}
+
+// What the rank file counts against what was driven: every call (`calls`), the timed ones (one
+// in K per communicator), the records dropped beyond the budget (timed - recorded, exactly; with
+// K = 1, the records the budget holds: budget / record_bytes), and every call not recorded in
+// the counted groups.
+bool every_call_counted(const commprof::RankTimeline& t, std::size_t recorded, const Args& a) {
+  const auto& config = t.config.json();
+  std::int64_t calls = 0, timed = 0, dropped = 0, grouped = 0;
+  for (const auto& c : config.at("communicators")) {
+    calls += c.at("calls").get<std::int64_t>();
+    timed += c.at("timed").get<std::int64_t>();
+    dropped += c.at("dropped").get<std::int64_t>();
+    for (const auto& g : c.at("untimed")) grouped += g.at("calls").get<std::int64_t>();
+  }
+  const std::int64_t n = static_cast<std::int64_t>(a.ops) * a.rounds;
+  const std::int64_t per_call = a.alltoall ? 2 * (a.ranks - 1) : 1;
+  const std::int64_t want_timed = per_call * ((n + a.sample - 1) / a.sample);
+  std::int64_t want_kept = want_timed;
+  if (a.budget_kib > 0 && a.sample == 1) {
+    want_kept = std::min(want_kept, a.budget_kib * 1024 / config.at("record_bytes").get<long>());
+  }
+  const auto kept = static_cast<std::int64_t>(recorded);
+  const bool ok = calls == per_call * n && timed == want_timed && dropped == timed - kept &&
+                  kept == want_kept && grouped == calls - kept;
+  std::printf(
+      "counted:        %lld calls, %lld timed, %lld recorded, %lld dropped, %lld in groups: "
+      "%s\n",
+      static_cast<long long>(calls), static_cast<long long>(timed), static_cast<long long>(kept),
+      static_cast<long long>(dropped), static_cast<long long>(grouped),
+      ok ? "as driven" : "NOT as driven");
+  if (!ok) {
+    std::fprintf(stderr, "driven: %lld calls, %lld timed, %lld to keep\n",
+                 static_cast<long long>(per_call * n), static_cast<long long>(want_timed),
+                 static_cast<long long>(want_kept));
+  }
   return ok;
 }
 
@@ -359,6 +416,12 @@ int main(int argc, char** argv) {
   setenv("COMMPROF_PLUGIN_OUT", dir.c_str(), 1);
   setenv("RANK", "0", 1);
   setenv("WORLD_SIZE", std::to_string(a.ranks).c_str(), 1);
+  setenv("COMMPROF_PLUGIN_SAMPLE", std::to_string(a.sample).c_str(), 1);
+  if (a.budget_kib > 0) {
+    char mib[64];
+    std::snprintf(mib, sizeof mib, "%.17g", static_cast<double>(a.budget_kib) / 1024);
+    setenv("COMMPROF_PLUGIN_MEMORY_MIB", mib, 1);
+  }
   void* so = dlopen(a.plugin.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (so == nullptr) {
     std::fprintf(stderr, "commprof_plugin_bench: cannot open the plugin %s: %s\n", a.plugin.c_str(),
@@ -407,11 +470,8 @@ int main(int argc, char** argv) {
   try {
     const commprof::RankTimeline t = commprof::read_rank_file(dir + "/rank-0.json");
     const std::size_t recorded = t.steps.empty() ? 0 : t.steps[0].ops.size();
-    const std::size_t expected = static_cast<std::size_t>(a.ops) *
-                                 static_cast<std::size_t>(a.rounds) *
-                                 static_cast<std::size_t>(per_call);
-    std::printf("recorded:       %zu of %zu operations\n", recorded, expected);
-    if (recorded != expected) rc = 1;
+    std::printf("recorded:       %zu operations\n", recorded);
+    if (!every_call_counted(t, recorded, a)) rc = 1;
     if (!t.steps.empty() && !every_record_as_driven(t.steps[0].ops, a)) rc = 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "commprof_plugin_bench: the plugin's file: %s\n", e.what());

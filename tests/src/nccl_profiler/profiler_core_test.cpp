@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -60,6 +61,109 @@ void complete_one(Process& p, Comm* comm, const OpInfo& op, Clocks& c) {
   Channel* ch = p.start_channel(e, static_cast<std::uint64_t>(c.gpu(c.steady)));
   c.steady += 1'000;
   p.channel_stopped(ch, static_cast<std::uint64_t>(c.gpu(c.steady)));
+}
+
+// COMMPROF_PLUGIN_SAMPLE and COMMPROF_PLUGIN_MEMORY_MIB: unset, the defaults (one call in 128,
+// 64 MiB); a value that is no whole K from 1 up or no MiB above 0 keeps the default (inside
+// NCCL there is nothing to refuse to: the plugin warns).
+TEST(NcclProfilerCore, SamplePeriodAndBudgetFromTheEnvironment) {
+  unsetenv("COMMPROF_PLUGIN_SAMPLE");
+  unsetenv("COMMPROF_PLUGIN_MEMORY_MIB");
+  Options o = options_from_environment();
+  EXPECT_EQ(o.sample_period, kDefaultSamplePeriod);
+  EXPECT_EQ(o.memory_budget_bytes, 64 << 20);
+  setenv("COMMPROF_PLUGIN_SAMPLE", "1", 1);
+  setenv("COMMPROF_PLUGIN_MEMORY_MIB", "0.5", 1);
+  o = options_from_environment();
+  EXPECT_EQ(o.sample_period, 1);
+  EXPECT_EQ(o.memory_budget_bytes, 512 << 10);
+  for (const char* bad : {"0", "-3", "16x", "many"}) {
+    setenv("COMMPROF_PLUGIN_SAMPLE", bad, 1);
+    setenv("COMMPROF_PLUGIN_MEMORY_MIB", bad, 1);
+    o = options_from_environment();
+    EXPECT_EQ(o.sample_period, kDefaultSamplePeriod) << bad;
+    EXPECT_EQ(o.memory_budget_bytes, 64 << 20) << bad;
+  }
+  unsetenv("COMMPROF_PLUGIN_SAMPLE");
+  unsetenv("COMMPROF_PLUGIN_MEMORY_MIB");
+}
+
+// Sampled (K = 3): calls 0, 3, 6 of the communicator are timed and recorded; the others get
+// the untimed handle, their channels none, and are counted by kind with NCCL's choices.
+TEST(NcclProfilerCore, OneCallInKIsTimedAndEveryCallCounted) {
+  Clocks c;
+  Options o = test_options(c);
+  o.sample_period = 3;
+  Process p(o);
+  Comm* dp = p.init_comm({"dp0", 0xabc, 1, 4, 1});
+  for (int i = 0; i < 8; ++i) {
+    OpInfo op = allreduce(static_cast<std::uint64_t>(i), 1);
+    op.algo = "RING";
+    op.proto = "LL";
+    Event* e = p.start_op(dp, op);
+    EXPECT_EQ(e == untimed_call(), i % 3 != 0) << "call " << i;
+    p.op_enqueued(e);
+    Channel* ch = p.start_channel(e, static_cast<std::uint64_t>(c.gpu(c.steady)));
+    EXPECT_EQ(ch == nullptr, i % 3 != 0) << "call " << i;  // not wanted: NCCL reports no more
+    c.steady += 1'000;
+    if (ch != nullptr) p.channel_stopped(ch, static_cast<std::uint64_t>(c.gpu(c.steady)));
+  }
+  const RankTimeline t = p.timeline();
+  ASSERT_EQ(t.steps.size(), 1u);
+  std::vector<std::int64_t> seqs;
+  for (const OpRecord& r : t.steps[0].ops) seqs.push_back(r.seq);
+  EXPECT_EQ(seqs, (std::vector<std::int64_t>{0, 3, 6}));
+  const auto& comm = t.config.json().at("communicators").at(0);
+  EXPECT_EQ(comm.at("sample_period"), 3);
+  EXPECT_EQ(comm.at("calls"), 8);
+  EXPECT_EQ(comm.at("timed"), 3);
+  EXPECT_EQ(comm.at("dropped"), 0);
+  ASSERT_EQ(comm.at("untimed").size(), 1u);
+  const auto& g = comm.at("untimed").at(0);
+  EXPECT_EQ(g.at("collective"), "allreduce");
+  EXPECT_EQ(g.at("calls"), 5);
+  EXPECT_EQ(g.at("bytes"), 2048);  // 1024 bf16
+  EXPECT_EQ(g.at("algo"), "RING");
+  EXPECT_EQ(g.at("proto"), "LL");
+  EXPECT_EQ(g.at("channels"), 1);
+}
+
+// A budget of three records and two groups: the first three timed calls are recorded whole, the
+// next two dropped and counted (on their communicator), their kinds kept in the groups; what
+// the budget cannot hold any more is counted in `calls` and as one entry without a kind.
+TEST(NcclProfilerCore, RecordsBeyondTheBudgetAreDroppedAndCounted) {
+  Clocks c;
+  Options o = test_options(c);
+  o.memory_budget_bytes = 3 * kRecordBytes + 2 * kGroupBytes;
+  Process p(o);
+  Comm* dp = p.init_comm({"dp0", 0xabc, 1, 4, 1});
+  Comm* tp = p.init_comm({"tp0", 0xdef, 1, 2, 0});
+  for (int i = 0; i < 4; ++i) complete_one(p, dp, allreduce(static_cast<std::uint64_t>(i), 1), c);
+  OpInfo gather = allreduce(0, 1);
+  gather.func = "AllGather";
+  complete_one(p, tp, gather, c);
+  gather.count = 7;  // a third kind: no group left
+  complete_one(p, tp, gather, c);
+  const RankTimeline t = p.timeline();
+  ASSERT_EQ(t.steps[0].ops.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const OpRecord& r = t.steps[0].ops[i];
+    EXPECT_EQ(r.comm, "dp0");
+    EXPECT_EQ(r.seq, static_cast<std::int64_t>(i));
+    EXPECT_EQ(r.end_ns - r.start_ns, 1'000);
+    EXPECT_EQ(r.bytes, 2048u);
+  }
+  const auto& comms = t.config.json().at("communicators");
+  EXPECT_EQ(comms.at(0).at("calls"), 4);
+  EXPECT_EQ(comms.at(0).at("timed"), 4);
+  EXPECT_EQ(comms.at(0).at("dropped"), 1);
+  EXPECT_EQ(comms.at(0).at("untimed").at(0).at("calls"), 1);
+  EXPECT_EQ(comms.at(1).at("dropped"), 2);
+  ASSERT_EQ(comms.at(1).at("untimed").size(), 2u);
+  EXPECT_EQ(comms.at(1).at("untimed").at(0).at("collective"), "allgather");
+  EXPECT_EQ(comms.at(1).at("untimed").at(1).at("collective"), "");  // beyond the budget
+  EXPECT_EQ(comms.at(1).at("untimed").at(1).at("calls"), 1);
+  EXPECT_EQ(t.config.json().at("memory_budget_bytes"), o.memory_budget_bytes);
 }
 
 TEST(NcclProfilerCore, AnOperationSpansItsChannelsOnTheHostClock) {
