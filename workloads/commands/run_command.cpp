@@ -615,6 +615,14 @@ class RunCommand final : public Command {
     RankTimeline& timeline = result.timeline;
     const bool measured = std::any_of(timeline.steps.begin(), timeline.steps.end(),
                                       [](const StepRecord& s) { return !s.warmup; });
+    // Said before the summary and report: a launcher that passes a signal on may kill the ranks
+    // a while later (Open MPI after Ctrl-C), and the reason must be on record by then.
+    if (result.stopped_by != 0 && ctx.rank() == 0) {
+      log::error(log::cat("stopped by signal ", result.stopped_by, " after ", timeline.steps.size(),
+                          " of ", c.warmup_steps + c.steps, " steps",
+                          c.out_dir.empty() ? "" : "; the steps measured are in " + c.out_dir,
+                          measured ? "; the report follows" : ""));
+    }
     int gates_code = kExitOk;
     if (measured) {
       RunSummaryHeader h;
@@ -627,14 +635,7 @@ class RunCommand final : public Command {
       print_run_summary(ctx, h, timeline, plan);
       gates_code = report_across_ranks(ctx, timeline, c.out_dir, c.rank_file_format, c.findings);
     }
-    if (result.stopped_by != 0) {
-      if (ctx.rank() == 0) {
-        log::error(log::cat("stopped by signal ", result.stopped_by, " after ",
-                            timeline.steps.size(), " of ", c.warmup_steps + c.steps,
-                            " steps; what was measured is written"));
-      }
-      return 128 + result.stopped_by;  // the shell's convention for "ended by a signal"
-    }
+    if (result.stopped_by != 0) return 128 + result.stopped_by;  // the shell's "ended by a signal"
     return gates_code;
   }
 
