@@ -41,10 +41,24 @@ inline double arrived_last_fraction(const RankWait& w) {
 /// A rank's figures as HTA computes them (analysis/hta_scope.hpp).
 inline std::int64_t hta_steps(const RankSummary& r) { return r.hta.steps; }
 inline std::int64_t hta_span(const RankSummary& r) { return r.hta.span_ns; }
-inline std::optional<double> hta_overlap(const RankSummary& r) { return r.hta.overlap(); }
-inline std::optional<double> hta_idle(const RankSummary& r) { return r.hta.idle(); }
-inline std::optional<double> hta_compute(const RankSummary& r) { return r.hta.compute(); }
-inline std::optional<double> hta_non_compute(const RankSummary& r) { return r.hta.non_compute(); }
+// Exposed time where a rank's source records no compute: unknown, not all of COMM.
+inline bool exposed_unknown(const GroupTimeRow& r) { return r.exposed_unknown; }
+inline bool exposed_unknown_or_none(const GroupTimeRow& r) {
+  return r.exposed_unknown || r.exposed_worst_rank < 0;
+}
+// A capture of communication alone (NCCL's plugin) knows no compute: unknown, not zero.
+inline std::optional<double> hta_overlap(const RankSummary& r) {
+  return compute_known(r.backend) ? r.hta.overlap() : std::nullopt;
+}
+inline std::optional<double> hta_idle(const RankSummary& r) {
+  return compute_known(r.backend) ? r.hta.idle() : std::nullopt;
+}
+inline std::optional<double> hta_compute(const RankSummary& r) {
+  return compute_known(r.backend) ? r.hta.compute() : std::nullopt;
+}
+inline std::optional<double> hta_non_compute(const RankSummary& r) {
+  return compute_known(r.backend) ? r.hta.non_compute() : std::nullopt;
+}
 
 using U = ReportUnit;  // short, for the tables below
 
@@ -167,6 +181,13 @@ inline constexpr Field<RankSummary> kRankFields[] = {
         .prom("commprof_clock_offset_seconds")
         .in_part(2),
     field<&RankSummary::backend>("backend", U::kText, "backend", "The backend the rank ran on.")
+        .in_part(2),
+    field<&RankSummary::steps_from>("steps_from", U::kText, "steps from",
+                                    "How a capture without steps (NCCL's profiler plugin) was "
+                                    "cut into steps: a marker call, a detected period of a "
+                                    "communicator's calls with its confidence, or the whole "
+                                    "capture as one step.")
+        .na_if_empty()
         .in_part(2),
     field<&RankSummary::source>("file", U::kText, "file", "The rank file it was read from.")
         .in_part(2),
@@ -336,13 +357,15 @@ inline constexpr Field<GroupTimeRow> kGroupTimeFields[] = {
         .prom("commprof_group_comm_busy_seconds"),
     field<&GroupTimeRow::exposed_ns>("exposed_comm_ns", U::kNs, "exposed",
                                      "Mean time per step of the group's ops that no compute hid.")
+        .na_if(&exposed_unknown)
         .prom("commprof_group_exposed_comm_seconds"),
     field<&GroupTimeRow::exposed_max_ns>("exposed_comm_max_ns", U::kNs, "max exposed",
                                          "The worst rank's exposed time per step.")
+        .na_if(&exposed_unknown)
         .prom("commprof_group_exposed_comm_max_seconds"),
     field<&GroupTimeRow::exposed_worst_rank>("exposed_worst_rank", U::kId, "worst rank",
                                              "The rank with the most exposed time of the group.")
-        .na_if_negative()
+        .na_if(&exposed_unknown_or_none)
         .prom("commprof_group_exposed_comm_worst_rank"),
     field<&GroupTimeRow::alltoalls>("alltoalls", U::kCount, "a2a",
                                     "All-to-all(v) calls per step and rank.")
