@@ -159,6 +159,11 @@ double confidence_of(const CommFit& f, const std::vector<std::int64_t>& bounds) 
 }
 
 StepCut cut_by_marker(const std::vector<CommCall>& calls, const StepMarker& m) {
+  if (m.comm.empty()) {
+    StepCut whole;
+    whole.note = std::string(kStepMarkerVariable) + "=none: the whole capture is one step";
+    return whole;
+  }
   StepCut cut;
   cut.method = StepMethod::kMarker;
   cut.comm = m.comm;
@@ -181,6 +186,7 @@ StepCut cut_by_marker(const std::vector<CommCall>& calls, const StepMarker& m) {
 }  // namespace
 
 StepMarker parse_step_marker(std::string_view text) {
+  if (text == "none") return StepMarker{};  // the whole capture, one step
   const std::size_t colon = text.rfind(':');
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) {
     throw ConfigError(std::string(kStepMarkerVariable) + "='" + std::string(text) +

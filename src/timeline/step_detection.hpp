@@ -28,7 +28,8 @@ struct StepMarker {
   std::string comm;
   std::string collective;  ///< lower case, no underscores: "allreduce"
 };
-/// Parses `<communicator>:<collective>`; ConfigError naming the variable and the value otherwise.
+/// Parses `<communicator>:<collective>`, or `none` (the whole capture as one step: an empty
+/// marker); ConfigError naming the variable and the value otherwise.
 StepMarker parse_step_marker(std::string_view text);
 
 /// Where a sequence of call ids becomes periodic: from `offset` on, every call equals the one

@@ -182,6 +182,9 @@ TEST(FindSteps, AMarkerEndsEachStepAndOverridesTheDetection) {
   EXPECT_EQ(cut.steps(), 3u);
   EXPECT_DOUBLE_EQ(cut.confidence, 1.0);
   EXPECT_EQ(describe(cut), "marker world:broadcast: 3 steps");
+  // none: the whole capture, said.
+  EXPECT_EQ(describe(find_steps(job.calls, parse_step_marker("none"))),
+            "whole capture: COMMPROF_PLUGIN_STEP_MARKER=none: the whole capture is one step");
   // A marker that is never called: the whole capture, and why.
   const StepCut never = find_steps(job.calls, parse_step_marker("comm-7f:allgather"));
   EXPECT_EQ(never.method, StepMethod::kWholeCapture);
