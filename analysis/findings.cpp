@@ -90,8 +90,17 @@ bool has_compute(const Report& r) {
                      [](const RankSummary& s) { return s.comp_ns.mean > 0; });
 }
 
+constexpr const char* kPluginOnly =
+    "cannot be computed: no compute in a plugin-only capture (NCCL's profiler plugin records "
+    "communication alone; trace the same job with nsys or torch.profiler for its compute)";
+
 // Why a rule over compute and communication cannot run, or "" when it can.
 std::string needs_ops_and_compute(const Input& in, const RankMeans& m) {
+  const bool plugin_only = !in.r.ranks.empty() && std::none_of(in.r.ranks.begin(), in.r.ranks.end(),
+                                                               [](const RankSummary& s) {
+                                                                 return compute_known(s.backend);
+                                                               });
+  if (plugin_only) return kPluginOnly;
   if (m.ranks == 0) return kNeedsOps;
   if (!has_compute(in.r)) return kNeedsCompute;
   return "";

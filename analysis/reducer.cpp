@@ -56,6 +56,7 @@ class Reducer::Staging final : public RankStepSink {
     summary_.device = t.device;
     summary_.backend = t.backend;
     summary_.source = source_;
+    summary_.steps_from = steps_from(t.config);
     summary_.clock_offset_ns = offset_ = t.clock_offset_ns;
     summary_.pp_stage = pipeline_stage(t.rank, t.config);
     if (const auto forced = r_.forced_duplicates_.find(r_.file_index_);
@@ -73,6 +74,7 @@ class Reducer::Staging final : public RankStepSink {
     const StepMetrics m = compute_step_metrics(step, scratch_);
     summary_.step_points.push_back(
         step_point(step.index, step.warmup, step.ops->size(), step.start_ns, offset_, m));
+    if (!compute_known(summary_.backend)) summary_.step_points.back().overlap = -1.0f;
     if (step.warmup) {
       ++summary_.warmup_steps;
       return;
@@ -368,6 +370,7 @@ void add_group_time_rows(Report& rep, const std::map<std::string, std::int64_t>&
       ++row.ranks;
       rank_steps[t.group] += r.timed_steps;
       row.comm_ns += static_cast<double>(t.comm_ns) / steps;
+      if (!compute_known(r.backend)) row.exposed_unknown = true;
       const double exposed = static_cast<double>(t.exposed_ns) / steps;
       row.exposed_ns += exposed;
       if (row.exposed_worst_rank < 0 || exposed > row.exposed_max_ns) {
@@ -419,6 +422,25 @@ void explain_hta_differences(Report& rep) {
   }
 }
 
+// Captures cut into steps rank by rank (NCCL's plugin) agree where their communicators' calls
+// do; where they do not, the steps of one index are not the same step on every rank: said.
+void check_cut_steps(Report& rep) {
+  std::map<int, std::vector<int>> ranks_of;  // measured steps -> ranks
+  for (const RankSummary& s : rep.ranks) {
+    if (!s.steps_from.empty()) ranks_of[s.steps].push_back(s.rank);
+  }
+  if (ranks_of.size() < 2) return;
+  std::string counts;
+  for (const auto& [steps, ranks] : ranks_of) {
+    counts += (counts.empty() ? "" : ", ") + std::to_string(steps) + " on rank " +
+              std::to_string(ranks.front()) +
+              (ranks.size() > 1 ? " and " + std::to_string(ranks.size() - 1) + " more" : "");
+  }
+  rep.warnings.push_back("the plugin captures were cut into different numbers of steps (" + counts +
+                         "): a step's index may not name the same step on every rank (see "
+                         "steps_from; COMMPROF_PLUGIN_STEP_MARKER sets the steps)");
+}
+
 // What finishing a report takes once the ranks, op timings and the tables of matched collectives
 // (tabulate_instances) are in `rep`: the same steps whether one process read every file or
 // several shared them.
@@ -427,6 +449,7 @@ void complete_report(Report& rep, const std::vector<RankWait>& waits,
   std::sort(rep.ranks.begin(), rep.ranks.end(),
             [](const RankSummary& a, const RankSummary& b) { return a.rank < b.rank; });
   check_world(rep);
+  check_cut_steps(rep);
   add_across_ranks(rep);
   explain_hta_differences(rep);
   std::map<int, const std::string*> host_of;

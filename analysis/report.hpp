@@ -96,6 +96,7 @@ struct GroupTimeRow {
   double exposed_ns = 0.0;        ///< the part of it no compute hides
   double exposed_max_ns = 0.0;    ///< the worst rank's
   int exposed_worst_rank = -1;    ///< that rank
+  bool exposed_unknown = false;   ///< a rank's source records no compute (NCCL's plugin)
   double alltoalls = 0.0;         ///< all-to-all(v) calls
   double recv_mean_bytes = -1.0;  ///< bytes received in them; < 0: no file records it
   double recv_max_bytes = -1.0;   ///< the busiest rank's

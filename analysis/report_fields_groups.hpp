@@ -18,6 +18,12 @@ inline constexpr std::string_view kGroupBusbwBasisHelp =
     "What busbw is of for the group's all-to-all(v)s: per-peer (the busiest rank's bytes to or "
     "from the other ranks, from the files' bytes per peer), (n-1)/n of bytes (files without "
     "them), or mixed.";
+// Exposed time where a rank's source records no compute: unknown, not all of COMM.
+inline bool exposed_unknown(const GroupTimeRow& r) { return r.exposed_unknown; }
+inline bool exposed_unknown_or_none(const GroupTimeRow& r) {
+  return r.exposed_unknown || r.exposed_worst_rank < 0;
+}
+
 inline constexpr Field<GroupRow> kGroupFields[] = {
     field<&GroupRow::group>("group", U::kText, "group",
                             "The communicators' kind: the name without trailing digits.")
@@ -85,13 +91,15 @@ inline constexpr Field<GroupTimeRow> kGroupTimeFields[] = {
         .prom("commprof_group_comm_busy_seconds"),
     field<&GroupTimeRow::exposed_ns>("exposed_comm_ns", U::kNs, "exposed",
                                      "Mean time per step of the group's ops that no compute hid.")
+        .na_if(&exposed_unknown)
         .prom("commprof_group_exposed_comm_seconds"),
     field<&GroupTimeRow::exposed_max_ns>("exposed_comm_max_ns", U::kNs, "max exposed",
                                          "The worst rank's exposed time per step.")
+        .na_if(&exposed_unknown)
         .prom("commprof_group_exposed_comm_max_seconds"),
     field<&GroupTimeRow::exposed_worst_rank>("exposed_worst_rank", U::kId, "worst rank",
                                              "The rank with the most exposed time of the group.")
-        .na_if_negative()
+        .na_if(&exposed_unknown_or_none)
         .prom("commprof_group_exposed_comm_worst_rank"),
     field<&GroupTimeRow::alltoalls>("alltoalls", U::kCount, "a2a",
                                     "All-to-all(v) calls per step and rank.")

@@ -17,10 +17,19 @@ namespace commprof::report_fields {
 /// A rank's figures as HTA computes them (analysis/hta_scope.hpp).
 inline std::int64_t hta_steps(const RankSummary& r) { return r.hta.steps; }
 inline std::int64_t hta_span(const RankSummary& r) { return r.hta.span_ns; }
-inline std::optional<double> hta_overlap(const RankSummary& r) { return r.hta.overlap(); }
-inline std::optional<double> hta_idle(const RankSummary& r) { return r.hta.idle(); }
-inline std::optional<double> hta_compute(const RankSummary& r) { return r.hta.compute(); }
-inline std::optional<double> hta_non_compute(const RankSummary& r) { return r.hta.non_compute(); }
+// A capture of communication alone (NCCL's plugin) knows no compute: unknown, not zero.
+inline std::optional<double> hta_overlap(const RankSummary& r) {
+  return compute_known(r.backend) ? r.hta.overlap() : std::nullopt;
+}
+inline std::optional<double> hta_idle(const RankSummary& r) {
+  return compute_known(r.backend) ? r.hta.idle() : std::nullopt;
+}
+inline std::optional<double> hta_compute(const RankSummary& r) {
+  return compute_known(r.backend) ? r.hta.compute() : std::nullopt;
+}
+inline std::optional<double> hta_non_compute(const RankSummary& r) {
+  return compute_known(r.backend) ? r.hta.non_compute() : std::nullopt;
+}
 
 inline constexpr std::string_view kBusyHelp =
     "Mean busy time per step: the union of the category's ops (all: of every op).";
@@ -98,6 +107,13 @@ inline constexpr Field<RankSummary> kRankFields[] = {
         .prom("commprof_clock_offset_seconds")
         .in_part(2),
     field<&RankSummary::backend>("backend", U::kText, "backend", "The backend the rank ran on.")
+        .in_part(2),
+    field<&RankSummary::steps_from>("steps_from", U::kText, "steps from",
+                                    "How a capture without steps (NCCL's profiler plugin) was "
+                                    "cut into steps: a marker call, a detected period of a "
+                                    "communicator's calls with its confidence, or the whole "
+                                    "capture as one step.")
+        .na_if_empty()
         .in_part(2),
     field<&RankSummary::source>("file", U::kText, "file", "The rank file it was read from.")
         .in_part(2),

@@ -76,6 +76,17 @@ StepMetrics compute_step_metrics(const StepView& step, StepScratch& scratch) {
                  step.ops != nullptr ? *step.ops : kNone, scratch);
 }
 
+bool compute_known(const std::string& backend) { return backend != "nccl-profiler"; }
+
+std::string steps_from(const JsonObject& config) {
+  const nlohmann::ordered_json& j = config.json();
+  if (!j.is_object() || !j.contains("step_cut") || !j["step_cut"].is_object()) return "";
+  const nlohmann::ordered_json& d = j["step_cut"];
+  return d.contains("description") && d["description"].is_string()
+             ? d["description"].get<std::string>()
+             : "";
+}
+
 void add_step(RankSummary& s, const StepMetrics& m, std::int64_t ops) {
   ++s.steps;
   s.ops += ops;
@@ -85,8 +96,10 @@ void add_step(RankSummary& s, const StepMetrics& m, std::int64_t ops) {
   }
   ++s.timed_steps;
   s.timed_wall_ns.add(static_cast<double>(m.wall_ns));
-  s.comp_ns.add(static_cast<double>(m.comp_ns));
   s.comm_ns.add(static_cast<double>(m.comm_ns));
+  // A capture of communication alone: what needs compute (or every op) is unknown, no sample.
+  if (!compute_known(s.backend)) return;
+  s.comp_ns.add(static_cast<double>(m.comp_ns));
   s.mem_ns.add(static_cast<double>(m.mem_ns));
   s.busy_ns.add(static_cast<double>(m.busy_ns));
   s.comm_comp_ns.add(static_cast<double>(m.comm_comp_ns));
@@ -133,6 +146,7 @@ RankSummary summarise_rank(const RankTimeline& t, const std::string& source,
   s.device = t.device;
   s.backend = t.backend;
   s.source = source;
+  s.steps_from = steps_from(t.config);
   s.clock_offset_ns = t.clock_offset_ns;
   s.pp_stage = pipeline_stage(t.rank, t.config);
   HtaScope hta;
@@ -141,6 +155,7 @@ RankSummary summarise_rank(const RankTimeline& t, const std::string& source,
     const StepMetrics m = compute_step_metrics(step, visit ? &intervals : nullptr);
     s.step_points.push_back(
         step_point(step.index, step.warmup, step.ops.size(), step.start_ns, t.clock_offset_ns, m));
+    if (!compute_known(s.backend)) s.step_points.back().overlap = -1.0f;  // unknown
     if (step.warmup) {
       ++s.warmup_steps;
       continue;

@@ -72,6 +72,9 @@ struct RankSummary {
   std::string device;
   std::string backend;
   std::string source;  ///< the file it came from
+  /// How a capture without steps of its own was cut into steps ("detected: 12 calls of dp0 per
+  /// step, confidence 0.97, 10 steps"; step_detection.hpp); "" for files that have steps.
+  std::string steps_from;
   std::int64_t clock_offset_ns = 0;
   /// The rank's pipeline stage where its file says (commprof run's configuration: pp > 1, and
   /// Megatron's rank order, pp slowest); -1 otherwise.
@@ -96,6 +99,11 @@ struct RankSummary {
   std::string hta_differs;
 };
 
+/// Whether a rank's source records its compute: not a capture of communication alone (NCCL's
+/// profiler plugin), whose COMP, MEM, busy, overlap, exposed and idle times are unknown, not zero.
+bool compute_known(const std::string& backend);
+/// The configuration's "step_cut" description ("" where the file had steps of its own).
+std::string steps_from(const JsonObject& config);
 /// The point of one step with its metrics, for RankSummary::step_points.
 StepPoint step_point(int index, bool warmup, std::size_t ops, std::int64_t start_ns,
                      std::int64_t clock_offset_ns, const StepMetrics& m);

@@ -94,6 +94,12 @@
 #              full (=1), ROUNDS (2) interleaved, fresh jobs; per mode scripts/compare-plugin.py:
 #              the cost per size against the runs without it and the timed calls' busbw against
 #              nccl-tests'; the report's timed-calls and drop lines
+#   pluginsteps  a PyTorch DDP job of PLUGIN_STEPS (12) known steps on NP (2) GPUs under the plugin
+#              (scripts/torch/ddp_steps.py, each step timed by the job with CUDA events): the
+#              capture (pluginsteps/capture/rank-<R>.json), the job's own step times
+#              (pluginsteps/job/steps-<R>.json) and commprof report's text and JSON of the capture,
+#              whose per-rank steps_from says how the steps were found; test data for the
+#              plugin's step detection (issue #46)
 #   dist       PyTorch's data- or tensor-parallel step against the mock's on NP >= 2 GPUs (issue
 #              #33): for each preset of DIST_PRESETS (default "gpt-1.3b llama-1b"; layers from
 #              DIST_LAYERS, default "24 16": the whole presets with their ends, which under DDP on 2
@@ -145,7 +151,7 @@
 # shellcheck source-path=SCRIPTDIR disable=SC2317  # the phase_* functions are called by name
 set -uo pipefail
 
-PHASES=(tests sweep anchors workloads stages moe cp timing sampling nsys fidelity calibrate torchtrace plugin plugincost dist estimate
+PHASES=(tests sweep anchors workloads stages moe cp timing sampling nsys fidelity calibrate torchtrace plugin plugincost pluginsteps dist estimate
   whatif astra probe lmhead multi)
 usage() {
   echo "usage: scripts/gpu-bench.sh PHASE...   (PHASE: ${PHASES[*]}; see the comment at the top)" >&2
@@ -963,12 +969,35 @@ phase_plugincost() {
       run_to "$op: plugin $mode against nccl-tests" "$PD/$op-$mode-compare.txt" \
         python3 scripts/compare-plugin.py --op "$op" --nccl-tests "$PD/$op-$mode-1.json" \
         --plugin "$PD/$op-$mode-1" --report "$PD/$op-$mode-report.json" \
-        --plain "$PD/$op"-off-*.json --with "$PD/$op-$mode"-*.json \
+        --plain "$PD/$op"-off-[0-9]*.json --with "$PD/$op-$mode"-[0-9]*.json \
         --json "$PD/$op-$mode-compare.json"
       { echo "== $op, plugin $mode"; cat "$PD/$op-$mode-compare.txt"
         python3 scripts/plugin-counts.py "$PD/$op-$mode-1"; } >>"$LOG" 2>&1
     done
   done
+}
+
+# ---------------------------------------------------------------------------------------------
+phase_pluginsteps() {
+  need_commprof || return
+  local plugin=${PLUGIN:-$BUILD/src/nccl_profiler/libnccl-profiler-commprof.so}
+  local py=${PYTHON:-python3} dir=$PD
+  if [ ! -f "$plugin" ] || ! "$py" -c "import torch, sys; sys.exit(torch.cuda.device_count() < $NP)" \
+    >>"$LOG" 2>&1; then
+    say "FAILED: the pluginsteps phase needs the plugin ($plugin) and a torch that sees $NP GPUs"
+    PHASE_RC=1
+    return
+  fi
+  plugin=$(abs_path "$plugin")
+  run_to "PyTorch DDP, ${PLUGIN_STEPS:-12} steps on $NP ranks, under the plugin" "$dir/job.txt" \
+    env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$dir/capture" COMMPROF_PLUGIN_SAMPLE=1 \
+    "$py" -m torch.distributed.run --nproc-per-node "$NP" --master-port 29547 \
+    scripts/torch/ddp_steps.py --out "$dir/job" --steps "${PLUGIN_STEPS:-12}"
+  cat "$dir/job.txt" >>"$LOG"
+  run_to "commprof report of the capture: the steps it finds" "$dir/report.txt" \
+    "$COMMPROF" report "$dir/capture"
+  "$COMMPROF" report "$dir/capture" --format json -o "$dir/report.json" >>"$LOG" 2>&1
+  head -n 60 "$dir/report.txt" >>"$LOG"
 }
 
 phase_dist() {

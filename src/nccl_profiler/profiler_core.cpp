@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "src/nccl_profiler/profiler_core.hpp"
+#include "src/timeline/step_detection.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -141,6 +142,15 @@ Options options_from_environment() {
     } catch (const Error& e) {
       // Inside NCCL, nothing to refuse to: say so and keep the readable default.
       log::warn(std::string("COMMPROF_PLUGIN_RANK_FILE_FORMAT: ") + e.what() + "; writing json");
+    }
+  }
+  if (const char* m = std::getenv(kStepMarkerVariable); m != nullptr && *m != '\0') {
+    try {
+      parse_step_marker(m);
+      o.step_marker = m;
+    } catch (const Error& e) {
+      // As above: the capture goes on, its steps detected instead.
+      log::warn(std::string(e.what()) + "; detecting the steps instead");
     }
   }
   if (const char* e = std::getenv("COMMPROF_PLUGIN_EVENTS"); e != nullptr && *e != '\0') {
@@ -613,6 +623,12 @@ RankTimeline Process::build(Snapshot& s, std::vector<OpRecord>& ops) const {
                                                {"memory_budget_bytes", s.budget},
                                                {"record_bytes", kRecordBytes},
                                                {"group_bytes", kGroupBytes}});
+  // The call that ends each step, for the reader that cuts the capture (step_detection.hpp).
+  if (!options_.step_marker.empty()) {
+    nlohmann::ordered_json with = t.config.json();
+    with["step_marker"] = options_.step_marker;
+    t.config = JsonObject(std::move(with));
+  }
   StepRecord step;
   step.index = 0;
   if (!ops.empty()) {

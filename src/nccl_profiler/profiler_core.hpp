@@ -62,6 +62,8 @@ struct Options {
   int global_rank = -1;  ///< from the launcher's environment; -1: the first communicator's
   int world_size = -1;
   EventSet events = EventSet::kKernels;
+  /// COMMPROF_PLUGIN_STEP_MARKER, recorded in the file for the reader that cuts it into steps.
+  std::string step_marker;
   /// Host steady-clock and realtime clock readings (ns); tests replace them.
   std::function<std::int64_t()> steady_ns;
   std::function<std::int64_t()> realtime_ns;

@@ -17,6 +17,7 @@
 #include "src/timeline/rank_fields.hpp"
 #include "src/timeline/rank_file.hpp"
 #include "src/timeline/rank_file_detail.hpp"
+#include "src/timeline/step_detection.hpp"
 #include "src/timeline/zstd_frames.hpp"
 
 namespace commprof {
@@ -333,7 +334,8 @@ std::optional<std::size_t> last_line_start(std::string_view text) {
 
 }  // namespace
 
-RankTimeline parse_or_recover(const simdjson::padded_string_view text, const std::string& source) {
+// The file as written, or its whole steps where its writer stopped within its last line.
+RankTimeline read_whole_steps(const simdjson::padded_string_view text, const std::string& source) {
   try {
     return parse_document(text, source);
   } catch (const Error&) {
@@ -367,6 +369,14 @@ RankTimeline parse_or_recover(const simdjson::padded_string_view text, const std
     }
     std::rethrow_exception(original);
   }
+}
+
+// A plugin capture (one step holding the whole job) is cut into its training steps here, so that
+// every reader of rank files sees the same steps (step_detection.hpp).
+RankTimeline parse_or_recover(const simdjson::padded_string_view text, const std::string& source) {
+  RankTimeline t = read_whole_steps(text, source);
+  cut_plugin_capture(t);
+  return t;
 }
 
 void check_reader_cpu(const std::string& path) {

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT
+#include "src/timeline/step_detection.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "src/core/errors.hpp"
+
+namespace commprof {
+
+namespace {
+
+constexpr const char* kPluginBackend = "nccl-profiler";
+
+// "AllReduce", "all_reduce" and "allreduce" alike.
+std::string folded(std::string_view name) {
+  std::string out;
+  for (const char c : name) {
+    if (c != '_' && c != '-') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+// z[i]: the length of the longest common prefix of s and s[i..] (z[0] = n).
+std::vector<std::size_t> z_function(const std::vector<std::uint32_t>& s) {
+  const std::size_t n = s.size();
+  std::vector<std::size_t> z(n, 0);
+  if (n > 0) z[0] = n;
+  for (std::size_t i = 1, l = 0, r = 0; i < n; ++i) {
+    if (i < r) z[i] = std::min(r - i, z[i - l]);
+    while (i + z[i] < n && s[z[i]] == s[i + z[i]]) ++z[i];
+    if (i + z[i] > r) l = i, r = i + z[i];
+  }
+  return z;
+}
+
+std::string two_digits(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+// One communicator's fit: its calls, the first bound's index, the period and the calls per step.
+struct CommFit {
+  std::string comm;
+  std::vector<std::int64_t> starts;
+  std::size_t first = 0;
+  std::size_t period = 0;
+  std::size_t covered = 0;  // calls from the periodic suffix's start to the end
+  double step_ns = 0.0;     // mean time from one step's bound to the next
+};
+
+// Moves the first bound to the phase of the period with the longest gaps before it (the time
+// between steps: optimizer, data loading), where that phase's gaps stand out (1.5x the offset's).
+std::size_t phase_by_gaps(const std::vector<std::int64_t>& starts, std::size_t offset,
+                          std::size_t period) {
+  std::vector<double> gap(period, 0.0);
+  std::vector<double> count(period, 0.0);
+  for (std::size_t i = std::max<std::size_t>(offset, 1); i < starts.size(); ++i) {
+    const std::size_t phase = (i - offset) % period;
+    gap[phase] += static_cast<double>(starts[i] - starts[i - 1]);
+    count[phase] += 1.0;
+  }
+  auto mean = [&](std::size_t p) { return count[p] > 0 ? gap[p] / count[p] : 0.0; };
+  std::size_t best = 0;
+  for (std::size_t p = 1; p < period; ++p) {
+    if (mean(p) > mean(best)) best = p;
+  }
+  return mean(best) > 1.5 * mean(0) ? offset + best : offset;
+}
+
+// A period of equal calls (TP's per-layer all-reduces: every call the same) is a part of the
+// step: where the long gaps between calls (4x the median's) recur every D calls, D a multiple of
+// the period, D calls are the step, beginning after such a gap.
+void refine_by_gaps(CommFit& f) {
+  std::vector<std::int64_t> gaps;
+  for (std::size_t i = f.first + 1; i < f.starts.size(); ++i)
+    gaps.push_back(f.starts[i] - f.starts[i - 1]);
+  if (gaps.size() < 3) return;
+  std::vector<std::int64_t> sorted = gaps;
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  const std::int64_t threshold = 4 * std::max<std::int64_t>(sorted[sorted.size() / 2], 1);
+  std::vector<std::size_t> at;  // the calls after a long gap
+  for (std::size_t g = 0; g < gaps.size(); ++g) {
+    if (gaps[g] > threshold) at.push_back(f.first + 1 + g);
+  }
+  if (at.size() < 2) return;
+  const std::size_t d = at[1] - at[0];
+  for (std::size_t k = 1; k < at.size(); ++k) {
+    if (at[k] - at[k - 1] != d) return;
+  }
+  if (d <= f.period || d % f.period != 0) return;
+  f.period = d;
+  f.first += (at[0] - f.first) % d;
+}
+
+std::optional<CommFit> fit_comm(const std::string& comm,
+                                const std::vector<const CommCall*>& calls) {
+  std::map<std::pair<std::string, std::uint64_t>, std::uint32_t> id_of;
+  std::vector<std::uint32_t> ids;
+  CommFit fit;
+  fit.comm = comm;
+  for (const CommCall* c : calls) {
+    const auto key = std::make_pair(folded(c->collective), c->bytes);
+    ids.push_back(id_of.emplace(key, static_cast<std::uint32_t>(id_of.size())).first->second);
+    fit.starts.push_back(c->start_ns);
+  }
+  const PeriodFit p = find_period(ids);
+  if (p.period == 0) return std::nullopt;
+  fit.period = p.period;
+  fit.covered = ids.size() - p.offset;
+  fit.first = phase_by_gaps(fit.starts, p.offset, p.period);
+  refine_by_gaps(fit);
+  std::size_t steps = (ids.size() - fit.first) / fit.period;
+  if (steps < 2) return std::nullopt;  // a step and the start of the next, at least
+  // The cadence from one step's first call to the next (the last step's end is not seen when
+  // the calls end with it).
+  if (fit.first + steps * fit.period == ids.size() && steps > 1) --steps;
+  const std::int64_t end = fit.first + steps * fit.period < ids.size()
+                               ? fit.starts[fit.first + steps * fit.period]
+                               : fit.starts.back();
+  fit.step_ns = static_cast<double>(end - fit.starts[fit.first]) / static_cast<double>(steps);
+  return fit;
+}
+
+// The bounds of a fit: every period's first call. The last period's step is the trailing one:
+// no next step's first call says where it ends (its optimizer, its host time are not seen).
+std::vector<std::int64_t> fit_bounds(const CommFit& f) {
+  std::vector<std::int64_t> bounds;
+  for (std::size_t i = f.first; i < f.starts.size(); i += f.period) bounds.push_back(f.starts[i]);
+  return bounds;
+}
+
+// How far the steps can be trusted: the share of the calls the period covers, times the share
+// of steps whose length is within 25% of the median step's.
+double confidence_of(const CommFit& f, const std::vector<std::int64_t>& bounds) {
+  std::vector<std::int64_t> lengths;
+  for (std::size_t k = 0; k + 1 < bounds.size(); ++k) {
+    if (bounds[k + 1] != std::numeric_limits<std::int64_t>::max())
+      lengths.push_back(bounds[k + 1] - bounds[k]);
+  }
+  double regular = 1.0;
+  if (!lengths.empty()) {
+    std::vector<std::int64_t> sorted = lengths;
+    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+    const double median = static_cast<double>(sorted[sorted.size() / 2]);
+    std::size_t near = 0;
+    for (const std::int64_t l : lengths)
+      near += std::abs(static_cast<double>(l) - median) <= 0.25 * median ? 1 : 0;
+    regular = static_cast<double>(near) / static_cast<double>(lengths.size());
+  }
+  return regular * static_cast<double>(f.covered) / static_cast<double>(f.starts.size());
+}
+
+StepCut cut_by_marker(const std::vector<CommCall>& calls, const StepMarker& m) {
+  if (m.comm.empty()) {
+    StepCut whole;
+    whole.note = std::string(kStepMarkerVariable) + "=none: the whole capture is one step";
+    return whole;
+  }
+  StepCut cut;
+  cut.method = StepMethod::kMarker;
+  cut.comm = m.comm;
+  cut.collective = m.collective;
+  cut.confidence = 1.0;
+  cut.bounds.push_back(std::numeric_limits<std::int64_t>::min());
+  for (const CommCall& c : calls) {
+    if ((c.comm == m.comm || c.comm == "comm-" + m.comm) && folded(c.collective) == m.collective)
+      cut.bounds.push_back(c.start_ns + 1);  // the marker's call ends its step
+  }
+  if (cut.bounds.size() == 1) {
+    StepCut whole;
+    whole.note = "the marker " + m.comm + ":" + m.collective + " (" + kStepMarkerVariable +
+                 ") was never called: the whole capture is one step";
+    return whole;
+  }
+  return cut;
+}
+
+}  // namespace
+
+StepMarker parse_step_marker(std::string_view text) {
+  if (text == "none") return StepMarker{};  // the whole capture, one step
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) {
+    throw ConfigError(std::string(kStepMarkerVariable) + "='" + std::string(text) +
+                      "': expected <communicator>:<collective>, e.g. dp0:allreduce");
+  }
+  return StepMarker{std::string(text.substr(0, colon)), folded(text.substr(colon + 1))};
+}
+
+PeriodFit find_period(const std::vector<std::uint32_t>& ids) {
+  const std::size_t n = ids.size();
+  // Periodic suffixes of ids are periodic prefixes of its reverse: r[0, P + z[P]) has period P.
+  const std::vector<std::uint32_t> reversed(ids.rbegin(), ids.rend());
+  const std::vector<std::size_t> z = z_function(reversed);
+  PeriodFit best;
+  for (std::size_t p = 1; 2 * p <= n; ++p) {
+    const std::size_t covered = p + z[p];
+    if (covered < 2 * p || 2 * covered < n) continue;
+    if (best.period == 0 || n - covered < best.offset) best = PeriodFit{p, n - covered};
+  }
+  return best;
+}
+
+StepCut find_steps(const std::vector<CommCall>& calls, const std::optional<StepMarker>& marker) {
+  if (marker) return cut_by_marker(calls, *marker);
+  std::map<std::string, std::vector<const CommCall*>> by_comm;
+  for (const CommCall& c : calls) by_comm[c.comm].push_back(&c);
+  // The longest period is the step; of periods as long (within 5%), the one whose step begins
+  // first, so that every communicator's calls of a step fall into it.
+  std::vector<CommFit> fits;
+  for (const auto& [comm, of_comm] : by_comm) {
+    if (std::optional<CommFit> fit = fit_comm(comm, of_comm)) fits.push_back(std::move(*fit));
+  }
+  std::optional<CommFit> best;
+  for (CommFit& f : fits) {
+    if (!best || f.step_ns > 1.05 * best->step_ns ||
+        (f.step_ns >= 0.95 * best->step_ns && f.starts[f.first] < best->starts[best->first]))
+      best = f;
+  }
+  std::string shorter;  // the communicators whose period is a part of the step
+  for (const CommFit& f : fits) {
+    if (f.step_ns < 0.95 * best->step_ns) shorter += (shorter.empty() ? "" : ", ") + f.comm;
+  }
+  StepCut cut;
+  if (!best) {
+    cut.note = calls.empty() ? "no collectives: the whole capture is one step"
+                             : "no steps found (no communicator repeats its collectives): the "
+                               "whole capture is one step";
+    return cut;
+  }
+  cut.method = StepMethod::kDetected;
+  cut.comm = best->comm;
+  cut.period = best->period;
+  cut.bounds = fit_bounds(*best);
+  cut.confidence = confidence_of(*best, cut.bounds);
+  if (!shorter.empty()) cut.note = "shorter periods within the step: " + shorter;
+  return cut;
+}
+
+std::string describe(const StepCut& cut) {
+  const std::string steps = std::to_string(cut.steps()) + " step" + (cut.steps() == 1 ? "" : "s");
+  switch (cut.method) {
+    case StepMethod::kMarker:
+      return "marker " + cut.comm + ":" + cut.collective + ": " + steps;
+    case StepMethod::kDetected:
+      return "detected: " + std::to_string(cut.period) + " calls of " + cut.comm +
+             " per step, confidence " + two_digits(cut.confidence) + ", " + steps +
+             (cut.note.empty() ? "" : "; " + cut.note);
+    case StepMethod::kWholeCapture:
+      break;
+  }
+  return "whole capture: " + cut.note;
+}
+
+std::vector<StepRecord> cut_steps(std::vector<OpRecord> ops, const StepCut& cut) {
+  const std::size_t measured = cut.bounds.empty() ? 1 : cut.bounds.size() - 1;
+  // Slot 0: before the first bound (warm-up); 1..measured: the steps; last: after the last bound.
+  std::vector<StepRecord> slots(measured + 2);
+  for (OpRecord& op : ops) {
+    const std::size_t k =
+        cut.bounds.empty()
+            ? 1
+            : static_cast<std::size_t>(
+                  std::upper_bound(cut.bounds.begin(), cut.bounds.end(), op.start_ns) -
+                  cut.bounds.begin());
+    slots[k].ops.push_back(std::move(op));
+  }
+  std::vector<StepRecord> steps;
+  for (std::size_t k = 0; k < slots.size(); ++k) {
+    StepRecord& s = slots[k];
+    const bool inner = k >= 1 && k <= measured;
+    if (s.ops.empty() && !inner) continue;
+    s.warmup = !inner;
+    s.index = static_cast<int>(steps.size());
+    s.start_ns = s.ops.empty() ? 0 : s.ops.front().start_ns;
+    s.end_ns = s.start_ns;
+    for (const OpRecord& op : s.ops) s.end_ns = std::max(s.end_ns, op.end_ns);
+    // A step lasts from its first call to the next step's: the cadence of its collectives.
+    if (inner && !cut.bounds.empty()) {
+      if (cut.bounds[k - 1] != std::numeric_limits<std::int64_t>::min() && !s.ops.empty())
+        s.start_ns = std::min(s.start_ns, cut.bounds[k - 1]);
+      if (cut.bounds[k] != std::numeric_limits<std::int64_t>::max() && !s.ops.empty())
+        s.end_ns = std::max(s.end_ns, cut.bounds[k] - (cut.method == StepMethod::kMarker ? 1 : 0));
+    }
+    steps.push_back(std::move(s));
+  }
+  return steps;
+}
+
+void cut_plugin_capture(RankTimeline& t) {
+  if (t.backend != kPluginBackend || t.steps.size() != 1) return;
+  std::optional<StepMarker> marker;
+  const nlohmann::ordered_json& config = t.config.json();
+  if (const char* v = std::getenv(kStepMarkerVariable); v != nullptr && *v != '\0') {
+    marker = parse_step_marker(v);
+  } else if (config.is_object() && config.contains("step_marker") &&
+             config["step_marker"].is_string()) {
+    marker = parse_step_marker(config["step_marker"].get<std::string>());
+  }
+  std::vector<CommCall> calls;
+  for (const OpRecord& op : t.steps[0].ops) {
+    if (op.category == Category::kComm && !op.collective.empty())
+      calls.push_back(CommCall{op.comm, op.collective, op.bytes, op.start_ns});
+  }
+  const StepCut cut = find_steps(calls, marker);
+  std::vector<StepRecord> steps = cut_steps(std::move(t.steps[0].ops), cut);
+  std::size_t warmup = 0;
+  for (const StepRecord& s : steps) warmup += s.warmup ? 1 : 0;
+  nlohmann::ordered_json with = config.is_object() ? config : nlohmann::ordered_json::object();
+  with["step_cut"] = {{"method", cut.method == StepMethod::kMarker     ? "marker"
+                                 : cut.method == StepMethod::kDetected ? "detected"
+                                                                       : "whole capture"},
+                      {"comm", cut.comm},
+                      {"period_calls", cut.period},
+                      {"confidence", cut.confidence},
+                      {"steps", steps.size() - warmup},
+                      {"warmup_steps", warmup},
+                      {"description", describe(cut)}};
+  t.config = JsonObject(std::move(with));
+  t.steps = std::move(steps);
+}
+
+}  // namespace commprof

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: MIT
+// Steps found in a capture of collectives alone (NCCL's profiler plugin): hand-made sequences of
+// the calls DDP, FSDP, TP with PP make per step, with irregular first steps, without a period,
+// and cut by a marker.
+#include "src/timeline/step_detection.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "src/core/errors.hpp"
+
+namespace commprof {
+namespace {
+
+constexpr std::int64_t kMs = 1'000'000;
+
+// Calls of one step, issued 1 ms apart; steps begin 20 ms after the last call of the one before
+// (the optimizer and the next batch's forward).
+struct Job {
+  std::vector<CommCall> calls;
+  std::int64_t t = 0;
+  std::int64_t between = 20 * kMs;
+  void step(const std::vector<CommCall>& of_step) {
+    t += between;
+    for (CommCall c : of_step) {
+      c.start_ns = t;
+      calls.push_back(c);
+      t += kMs;
+    }
+  }
+};
+
+CommCall ar(std::uint64_t bytes, const char* comm = "dp0") {
+  return CommCall{comm, "allreduce", bytes, 0};
+}
+
+TEST(FindPeriod, FindsTheRepeatingUnitAfterAnIrregularStart) {
+  const std::vector<std::uint32_t> ids = {7, 8, 9, 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2};
+  const PeriodFit fit = find_period(ids);
+  EXPECT_EQ(fit.period, 3u);
+  EXPECT_EQ(fit.offset, 3u);
+}
+
+TEST(FindPeriod, NoPeriodInASequenceThatNeverRepeats) {
+  EXPECT_EQ(find_period({1, 2, 3, 4, 5, 6, 7, 8}).period, 0u);
+  EXPECT_EQ(find_period({}).period, 0u);
+  EXPECT_EQ(find_period({4}).period, 0u);
+  // A repeat at the very end covers too little of the sequence to be the step.
+  EXPECT_EQ(find_period({1, 2, 3, 4, 5, 6, 7, 8, 9, 9}).period, 0u);
+}
+
+TEST(FindSteps, DdpBucketsWithAnIrregularFirstStep) {
+  Job job;
+  // PyTorch's first step all-reduces buckets in parameter order; later ones in gradient order.
+  job.step({ar(1 << 20), ar(30 << 20), ar(20 << 20)});
+  for (int s = 0; s < 5; ++s) job.step({ar(1 << 20), ar(25 << 20), ar(25 << 20), ar(10 << 20)});
+  const StepCut cut = find_steps(job.calls, std::nullopt);
+  EXPECT_EQ(cut.method, StepMethod::kDetected);
+  EXPECT_EQ(cut.comm, "dp0");
+  EXPECT_EQ(cut.period, 4u);
+  // The last step's end is not seen (no next step begins): a trailing step, not measured.
+  EXPECT_EQ(cut.steps(), 4u);
+  EXPECT_GT(cut.confidence, 0.7);
+  EXPECT_EQ(describe(cut).rfind("detected: 4 calls of dp0 per step, confidence", 0), 0u)
+      << describe(cut);
+}
+
+TEST(FindSteps, FsdpGathersAndScatters) {
+  Job job;
+  const CommCall ag{"dp0", "allgather", 4 << 20, 0};
+  const CommCall rs{"dp0", "reducescatter", 4 << 20, 0};
+  for (int s = 0; s < 4; ++s) job.step({ag, ag, ag, ag, ag, ag, rs, rs, rs});
+  const StepCut cut = find_steps(job.calls, std::nullopt);
+  EXPECT_EQ(cut.method, StepMethod::kDetected);
+  EXPECT_EQ(cut.period, 9u);
+  EXPECT_EQ(cut.steps(), 3u);
+  EXPECT_DOUBLE_EQ(cut.confidence, 1.0);
+  // The steps begin with each step's first gather, not within the run of equal gathers.
+  ASSERT_EQ(cut.bounds.size(), 4u);
+  EXPECT_EQ(cut.bounds[0], job.calls[0].start_ns);
+  EXPECT_EQ(cut.bounds[1], job.calls[9].start_ns);
+}
+
+TEST(FindSteps, TensorParallelWithPipelineTakesTheLongerPeriod) {
+  Job job;
+  const CommCall tp = ar(8 << 20, "tp0");
+  const CommCall send{"pp0/0>1", "send", 8 << 20, 0};
+  const CommCall recv{"pp0/1>0", "recv", 8 << 20, 0};
+  // Two micro-batches: per layer all-reduces, the activation sent, its gradient received.
+  for (int s = 0; s < 4; ++s) job.step({tp, tp, send, tp, tp, send, recv, tp, tp, recv, tp, tp});
+  const StepCut cut = find_steps(job.calls, std::nullopt);
+  EXPECT_EQ(cut.method, StepMethod::kDetected);
+  // Each communicator repeats one call; the long gaps between steps make the steps of them, and
+  // the step begins with its first call (tp0's), so every call of a step falls into it.
+  EXPECT_EQ(cut.steps(), 3u);
+  EXPECT_EQ(cut.comm, "tp0");
+  EXPECT_EQ(cut.period, 8u);
+  ASSERT_EQ(cut.bounds.size(), 4u);
+  EXPECT_EQ(cut.bounds[1], job.calls[12].start_ns);
+}
+
+TEST(FindSteps, AShorterPeriodOfAnotherCommunicatorIsAPartOfTheStep) {
+  Job job;
+  job.between = kMs;  // no gap tells the steps apart: the calls alone do
+  // tp0's all-reduces differ per layer kind (attention, MLP): a period of 2 calls, 4 per step;
+  // dp0's one bucket per step sets the step.
+  for (int s = 0; s < 4; ++s)
+    job.step({ar(8 << 20, "tp0"), ar(16 << 20, "tp0"), ar(8 << 20, "tp0"), ar(16 << 20, "tp0"),
+              ar(8 << 20, "tp0"), ar(16 << 20, "tp0"), ar(8 << 20, "tp0"), ar(16 << 20, "tp0"),
+              ar(64 << 20, "dp0")});
+  const StepCut cut = find_steps(job.calls, std::nullopt);
+  EXPECT_EQ(cut.comm, "dp0");
+  EXPECT_EQ(cut.steps(), 3u);
+  EXPECT_NE(cut.note.find("tp0"), std::string::npos) << cut.note;
+}
+
+TEST(FindSteps, NoPeriodMeansNoStepsFoundAndSaysSo) {
+  Job job;
+  std::vector<CommCall> distinct;
+  for (std::uint64_t b = 1; b <= 12; ++b) distinct.push_back(ar(b << 10));
+  job.step(distinct);
+  const StepCut cut = find_steps(job.calls, std::nullopt);
+  EXPECT_EQ(cut.method, StepMethod::kWholeCapture);
+  EXPECT_EQ(cut.steps(), 1u);
+  EXPECT_EQ(describe(cut),
+            "whole capture: no steps found (no communicator repeats its collectives): the whole "
+            "capture is one step");
+}
+
+TEST(CutSteps, TheWholeCaptureIsOneMeasuredStep) {
+  std::vector<OpRecord> ops(3);
+  for (int i = 0; i < 3; ++i) {
+    ops[i].start_ns = i * kMs;
+    ops[i].end_ns = i * kMs + 500;
+  }
+  const std::vector<StepRecord> steps = cut_steps(ops, StepCut{});
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_FALSE(steps[0].warmup);
+  EXPECT_EQ(steps[0].ops.size(), 3u);
+  EXPECT_EQ(steps[0].end_ns - steps[0].start_ns, 2 * kMs + 500);
+}
+
+TEST(CutSteps, WarmUpFirstThenEveryStepFromItsFirstCallToTheNext) {
+  Job job;
+  job.step({ar(3), ar(5)});
+  for (int s = 0; s < 3; ++s) job.step({ar(1), ar(2)});
+  const StepCut cut = find_steps(job.calls, std::nullopt);
+  std::vector<OpRecord> ops;
+  for (const CommCall& c : job.calls) {
+    OpRecord op;
+    op.category = Category::kComm;
+    op.comm = c.comm;
+    op.collective = c.collective;
+    op.bytes = c.bytes;
+    op.start_ns = c.start_ns;
+    op.end_ns = c.start_ns + 100;
+    ops.push_back(op);
+  }
+  const std::vector<StepRecord> steps = cut_steps(ops, cut);
+  // The irregular first step, two measured ones, the last one (its end not seen).
+  ASSERT_EQ(steps.size(), 4u);
+  for (int s = 0; s < 4; ++s) {
+    EXPECT_EQ(steps[s].warmup, s == 0 || s == 3) << s;
+    EXPECT_EQ(steps[s].index, s);
+    EXPECT_EQ(steps[s].ops.size(), 2u);
+  }
+  // The step time is the cadence: 2 calls 1 ms apart, then 20 ms to the next step's first.
+  EXPECT_EQ(steps[1].end_ns - steps[1].start_ns, 22 * kMs);
+}
+
+TEST(FindSteps, AMarkerEndsEachStepAndOverridesTheDetection) {
+  Job job;
+  for (int s = 0; s < 3; ++s)
+    job.step({ar(1, "world"), ar(25 << 20), ar(25 << 20), CommCall{"world", "broadcast", 8, 0}});
+  const StepCut cut = find_steps(job.calls, parse_step_marker("world:Broadcast"));
+  EXPECT_EQ(cut.method, StepMethod::kMarker);
+  EXPECT_EQ(cut.steps(), 3u);
+  EXPECT_DOUBLE_EQ(cut.confidence, 1.0);
+  EXPECT_EQ(describe(cut), "marker world:broadcast: 3 steps");
+  // none: the whole capture, said.
+  EXPECT_EQ(describe(find_steps(job.calls, parse_step_marker("none"))),
+            "whole capture: COMMPROF_PLUGIN_STEP_MARKER=none: the whole capture is one step");
+  // A marker that is never called: the whole capture, and why.
+  const StepCut never = find_steps(job.calls, parse_step_marker("comm-7f:allgather"));
+  EXPECT_EQ(never.method, StepMethod::kWholeCapture);
+  EXPECT_NE(describe(never).find("comm-7f:allgather"), std::string::npos) << describe(never);
+}
+
+TEST(ParseStepMarker, NamesTheVariableOnBadInput) {
+  EXPECT_EQ(parse_step_marker("comm-1a2b:All_Reduce").collective, "allreduce");
+  EXPECT_EQ(parse_step_marker("dp0:allreduce").comm, "dp0");
+  for (const char* bad : {"dp0", ":allreduce", "dp0:", ""}) {
+    try {
+      parse_step_marker(bad);
+      ADD_FAILURE() << bad;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("COMMPROF_PLUGIN_STEP_MARKER"), std::string::npos);
+    }
+  }
+}
+
+TEST(CutPluginCapture, CutsOnlyTheOneStepOfAPluginCapture) {
+  Job job;
+  for (int s = 0; s < 4; ++s) job.step({ar(1 << 20), ar(25 << 20)});
+  RankTimeline t;
+  t.backend = "nccl-profiler";
+  t.steps.resize(1);
+  for (const CommCall& c : job.calls) {
+    OpRecord op;
+    op.category = Category::kComm;
+    op.comm = c.comm;
+    op.collective = c.collective;
+    op.bytes = c.bytes;
+    op.start_ns = c.start_ns;
+    op.end_ns = c.start_ns + 100;
+    t.steps[0].ops.push_back(op);
+  }
+  RankTimeline other = t;
+  other.backend = "host";
+  ::unsetenv(kStepMarkerVariable);
+  cut_plugin_capture(t);
+  cut_plugin_capture(other);
+  EXPECT_EQ(t.steps.size(), 4u);
+  EXPECT_EQ(t.config.json().at("step_cut").at("method"), "detected");
+  EXPECT_EQ(t.config.json().at("step_cut").at("steps"), 3);
+  EXPECT_EQ(t.config.json().at("step_cut").at("warmup_steps"), 1);
+  EXPECT_EQ(other.steps.size(), 1u);
+}
+
+}  // namespace
+}  // namespace commprof
