@@ -188,12 +188,21 @@ IdealResult ideal_analysis(const IdealGraph& g) {
   attribute(
       g, ideal, r, "op_kind", [&](std::size_t v, std::size_t) { return g.nodes[v].label; },
       r.shares);
-  attribute(
-      g, ideal, r, "stage",
-      [&](std::size_t v, std::size_t) { return std::to_string(g.nodes[v].stage); }, r.shares);
-  attribute(
-      g, ideal, r, "dp_rank", [&](std::size_t, std::size_t i) { return std::to_string(i % dp); },
-      r.shares);
+  if (g.has_stages) {
+    attribute(
+        g, ideal, r, "stage",
+        [&](std::size_t v, std::size_t) { return std::to_string(g.nodes[v].stage); }, r.shares);
+  }
+  if (g.dp > 1) {
+    attribute(
+        g, ideal, r, "dp_rank", [&](std::size_t, std::size_t i) { return std::to_string(i % dp); },
+        r.shares);
+  }
+  if (std::any_of(g.nodes.begin(), g.nodes.end(), [](const IdealNode& n) { return n.rank >= 0; })) {
+    attribute(
+        g, ideal, r, "rank",
+        [&](std::size_t v, std::size_t) { return std::to_string(g.nodes[v].rank); }, r.shares);
+  }
   return r;
 }
 

@@ -20,7 +20,8 @@ struct IdealNode {
   std::string name;       ///< unique in the graph, e.g. "forward-compute_3_1"
   std::string kind;       ///< what idealisation averages over (the op kind)
   std::string label;      ///< what attribution groups by (send and receive of a direction merged)
-  int stage = 0;          ///< pipeline stage
+  int stage = 0;          ///< pipeline stage (where IdealGraph::has_stages)
+  int rank = -1;          ///< its rank where the graph holds every rank's ops (rank files), else -1
   bool comm = false;      ///< idealised with the median (communication) rather than the mean
   int group = -1;         ///< index into IdealGraph::groups: ends when all members have started
   std::vector<int> deps;  ///< nodes that must end before this one starts (same instance)
@@ -37,6 +38,7 @@ struct IdealGraph {
   std::vector<IdealNode> nodes;
   std::vector<IdealGroup> groups;
   int dp = 1;
+  bool has_stages = false;  ///< nodes' stages are pipeline stages (else not attributed by stage)
   std::vector<std::int64_t> steps;  ///< the step numbers, in instance order
   /// [node][instance], seconds. duration drives ops outside groups; transfer (end - the group's
   /// latest start, measured) drives group members.
@@ -57,7 +59,7 @@ std::vector<double> replay_steps(const IdealGraph& g,
 
 /// A slowdown attributed to one value of one dimension.
 struct IdealShare {
-  std::string dimension;  ///< "op_kind", "stage", "dp_rank"
+  std::string dimension;  ///< "op_kind", "stage", "dp_rank" (instances), "rank" (nodes)
   std::string key;
   double slowdown = 1;
   std::map<std::int64_t, double> per_step;  ///< step -> that step's ratio

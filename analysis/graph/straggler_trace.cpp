@@ -397,6 +397,7 @@ IdealGraph straggler_graph(const std::vector<StragglerOp>& ops) {
     if (op.dp_rank == 0 && op.step == *steps.begin()) first.push_back(&op);
   IdealGraph g = ModelBuilder(first).build(dp);
   g.dp = dp;
+  g.has_stages = true;
   g.steps.assign(steps.begin(), steps.end());
   std::map<std::string, int> id;
   for (std::size_t v = 0; v < g.nodes.size(); ++v) id[g.nodes[v].name] = static_cast<int>(v);

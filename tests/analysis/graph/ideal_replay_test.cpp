@@ -15,8 +15,9 @@ IdealGraph two_rank_step() {
   IdealGraph g;
   g.dp = 2;
   g.steps = {7};
-  g.nodes = {{"compute", "compute", "compute", 0, false, -1, {}},
-             {"allreduce", "allreduce", "allreduce", 0, true, 0, {0}}};
+  g.has_stages = true;
+  g.nodes = {{"compute", "compute", "compute", 0, -1, false, -1, {}},
+             {"allreduce", "allreduce", "allreduce", 0, -1, true, 0, {0}}};
   g.groups = {{{1}, true}};
   g.duration = {{1.0, 3.0}, {0.0, 0.0}};
   // starts and ends as measured: the all-reduce starts at 1 and 3, ends at 4 on both.
@@ -51,7 +52,7 @@ TEST(IdealReplay, CommunicationIsIdealisedWithTheMedian) {
   IdealGraph g;
   g.dp = 3;
   g.steps = {0};
-  g.nodes = {{"send", "send", "send", 0, true, -1, {}}};
+  g.nodes = {{"send", "send", "send", 0, -1, true, -1, {}}};
   g.duration = {{1.0, 1.0, 7.0}};  // median 1, mean 3
   g.transfer = {{0, 0, 0}};
   const IdealResult r = ideal_analysis(g);
@@ -63,7 +64,7 @@ TEST(IdealReplay, ACycleIsAnErrorNotAHang) {
   IdealGraph g;
   g.dp = 1;
   g.steps = {0};
-  g.nodes = {{"a", "k", "k", 0, false, -1, {1}}, {"b", "k", "k", 0, false, -1, {0}}};
+  g.nodes = {{"a", "k", "k", 0, -1, false, -1, {1}}, {"b", "k", "k", 0, -1, false, -1, {0}}};
   g.duration = {{1}, {1}};
   g.transfer = {{0}, {0}};
   EXPECT_THROW(replay_steps(g, g.duration, g.transfer), std::exception);
