@@ -84,18 +84,13 @@ int int_arg(const nlohmann::json& args, const char* key, int missing) {
   return it->get<int>();
 }
 
-}  // namespace
-
-std::vector<StragglerOp> read_straggler_timeline(const std::string& path) {
-  nlohmann::json j = nlohmann::json::parse(read_text(path), nullptr, false);
-  if (j.is_discarded()) bad(path, "not JSON");
-  const nlohmann::json& events = j.is_object() ? j["traceEvents"] : j;
-  if (!events.is_array()) bad(path, "no event array");
+// The ops of the timeline's events (thread names first: they give each thread's stage).
+std::vector<StragglerOp> ops_of(const std::string& path, const nlohmann::json& events) {
   std::map<std::pair<int, int>, std::pair<int, int>> threads;  // (pid, tid) -> (stage, tp rank)
   for (const auto& e : events) {
     if (e.value("ph", "") != "M" || e.value("name", "") != "thread_name") continue;
     int stage = 0, tp = 0;
-    const std::string name = e["args"].value("name", "");
+    const std::string name = e.contains("args") ? e.at("args").value("name", "") : "";
     if (std::sscanf(name.c_str(), "PP rank %d, TP rank %d", &stage, &tp) != 2)
       bad(path, "thread name '" + name + "' does not say 'PP rank S, TP rank T'");
     threads[{e.value("pid", -1), e.value("tid", -1)}] = {stage, tp};
@@ -109,12 +104,14 @@ std::vector<StragglerOp> read_straggler_timeline(const std::string& path) {
     StragglerOp op;
     op.kind = e.value("name", "");
     if (kKnownKinds.count(op.kind) == 0) bad(path, "unknown op kind '" + op.kind + "'");
-    const nlohmann::json& args = e["args"];
-    if (!args.is_object() || !args.contains("step") || !args.contains("seq_id"))
+    if (!e.contains("args") || !e.at("args").contains("step") || !e.at("args").contains("seq_id"))
       bad(path, "an op without args.step and args.seq_id");
+    const nlohmann::json& args = e.at("args");
     op.dp_rank = e.value("pid", 0);
+    if (op.dp_rank < 0 || op.stage < 0 || t->second.first < 0)
+      bad(path, "a negative data-parallel rank (pid) or stage");
     op.stage = t->second.first;
-    op.step = args["step"].get<std::int64_t>();
+    op.step = args.at("step").get<std::int64_t>();
     op.seq = int_arg(args, "seq_id", 0);
     op.chunk = int_arg(args, "model_chunk", -1);
     op.start = e.value("ts", 0.0) / kUsPerS;
@@ -123,6 +120,20 @@ std::vector<StragglerOp> read_straggler_timeline(const std::string& path) {
   }
   if (ops.empty()) bad(path, "no op events");
   return ops;
+}
+
+}  // namespace
+
+std::vector<StragglerOp> read_straggler_timeline(const std::string& path) {
+  nlohmann::json j = nlohmann::json::parse(read_text(path), nullptr, false);
+  if (j.is_discarded()) bad(path, "not JSON");
+  const nlohmann::json& events = j.is_object() && j.contains("traceEvents") ? j["traceEvents"] : j;
+  if (!events.is_array()) bad(path, "no event array");
+  try {
+    return ops_of(path, events);
+  } catch (const nlohmann::json::exception& e) {  // a field of the wrong type
+    bad(path, e.what());
+  }
 }
 
 namespace {

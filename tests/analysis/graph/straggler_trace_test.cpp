@@ -7,7 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
+
+#include "src/core/errors.hpp"
 
 namespace commprof {
 namespace {
@@ -60,6 +63,19 @@ TEST(StragglerTrace, BadInputNamesTheProblem) {
         << e.what();
   }
   EXPECT_THROW(read_straggler_timeline(kStragglerDir + "/no-such-file.json"), std::exception);
+  // A field of the wrong type is named as bad input, not an internal error.
+  const std::string bad_type = testing::TempDir() + "/straggler-bad-type.json";
+  std::ofstream(bad_type) << R"([{"ph":"M","name":"thread_name","pid":0,"tid":0,)"
+                          << R"("args":{"name":"PP rank 0, TP rank 0, compute"}},)"
+                          << R"({"ph":"X","name":"gc","pid":0,"tid":0,"ts":1,"dur":1,)"
+                          << R"("args":{"step":"one","seq_id":0}}])";
+  try {
+    read_straggler_timeline(bad_type);
+    FAIL() << "a step that is not a number";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a StragglerAnalysis timeline"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
