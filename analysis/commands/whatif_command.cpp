@@ -3,7 +3,10 @@
 // replayed as measured and with the rules applied; prints the step, exposed communication,
 // overlap and critical path of both, and the predicted path by rank, category and op. Exit 0:
 // replayed; 1: a file could not be read or a step could not be replayed; 2: usage error. Runs on
-// rank 0 only under mpirun.
+// rank 0 only under mpirun. With --ideal it instead idealises every op (Lin et al., "Understanding
+// Stragglers in Large Model Training Using What-if Analysis", OSDI'25): the straggler slowdown S
+// and its attribution, on rank files or on a trace of the paper's artifact
+// (ByteDance-Seed/StragglerAnalysis).
 #include "analysis/commands/whatif_command.hpp"
 
 #include <cstdio>
@@ -12,6 +15,8 @@
 
 #include "analysis/commands/rank_inputs.hpp"
 #include "analysis/commands/whatif_fields.hpp"
+#include "analysis/graph/ideal_from_steps.hpp"
+#include "analysis/graph/straggler_trace.hpp"
 #include "analysis/graph/what_if.hpp"
 #include "analysis/report/text_table.hpp"
 #include "analysis/report_fields.hpp"
@@ -35,6 +40,7 @@ struct WhatIfConfig {
   std::vector<std::string> inputs;
   std::vector<ScaleRule> rules;
   bool serialize = false;
+  bool ideal = false;
   OutputFormat format = OutputFormat::kText;
   std::string output;
 };
@@ -140,7 +146,101 @@ void write_csv(std::ostream& os, const WhatIf& w) {
   }
 }
 
+// The artifact's timelines are Chrome-trace JSON; rank files are not.
+bool is_straggler_trace(const std::vector<std::string>& inputs) {
+  if (inputs.size() != 1) return false;
+  const std::string& f = inputs.front();
+  auto ends = [&](const std::string& tail) {
+    return f.size() >= tail.size() && f.compare(f.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return ends(".json") || ends(".json.gz");
+}
+
+IdealGraph ideal_input(const WhatIfConfig& cfg, std::string& note) {
+  if (is_straggler_trace(cfg.inputs)) {
+    note = "StragglerAnalysis timeline, its dependency model";
+    return straggler_graph(read_straggler_timeline(cfg.inputs.front()));
+  }
+  const std::vector<StepGraph> graphs = load_step_graphs(expand_rank_inputs(cfg.inputs));
+  std::size_t skipped = 0;
+  IdealGraph g = ideal_graph_from_steps(graphs, &skipped);
+  note = "rank files' step graphs";
+  if (skipped != 0)
+    note += "; " + std::to_string(skipped) + " step(s) with other ops than the first left out";
+  return g;
+}
+
+std::vector<IdealStepRow> ideal_step_rows(const IdealResult& r) {
+  std::vector<IdealStepRow> rows = {{"mean", r.nodelay_s * 1e9, r.ideal_s * 1e9, r.slowdown}};
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    rows.push_back({std::to_string(r.steps[i]), r.step_nodelay_s[i] * 1e9, r.step_ideal_s[i] * 1e9,
+                    r.step_nodelay_s[i] / r.step_ideal_s[i]});
+  }
+  return rows;
+}
+
+template <class Row>
+void text_rows(std::ostream& os, const fields::Table<Row>& table, const std::vector<Row>& rows) {
+  std::vector<std::vector<std::string>> cells(1);
+  for (const auto& f : table) cells.front().push_back(fields::text_header(f));
+  for (const Row& r : rows) {
+    std::vector<std::string> line;
+    for (const auto& f : table) line.push_back(fields::text_cell(f, r));
+    cells.push_back(std::move(line));
+  }
+  write_table(os, cells);
+}
+
+void write_ideal(std::ostream& os, const WhatIfConfig& cfg, const IdealResult& r,
+                 const std::string& note) {
+  const std::vector<IdealStepRow> steps = ideal_step_rows(r);
+  if (cfg.format == OutputFormat::kJson) {
+    nlohmann::ordered_json j;
+    j["schema"] = kWhatIfSchema;
+    j["version"] = 1;
+    j["mode"] = "ideal";
+    j["units"] = {{"time", "ns"}, {"slowdown", "measured / ideal"}};
+    j["inputs"] = cfg.inputs;
+    j["graph_note"] = note;
+    j["slowdown"] = r.slowdown;
+    nlohmann::ordered_json s = nlohmann::ordered_json::array(), a = s;
+    for (const IdealStepRow& row : steps)
+      s.push_back(fields::json_object(whatif_fields::kIdealSteps, row));
+    for (const IdealShare& x : r.shares)
+      a.push_back(fields::json_object(whatif_fields::kIdealShares, x));
+    j["steps"] = s;
+    j["attribution"] = a;
+    os << j.dump(1) << '\n';
+  } else if (cfg.format == OutputFormat::kCsv) {
+    os << "# table: ideal_steps\n" << fields::csv_header(whatif_fields::kIdealSteps);
+    for (const IdealStepRow& row : steps) os << fields::csv_line(whatif_fields::kIdealSteps, row);
+    os << "\n# table: ideal_attribution\n" << fields::csv_header(whatif_fields::kIdealShares);
+    for (const IdealShare& x : r.shares) os << fields::csv_line(whatif_fields::kIdealShares, x);
+  } else {
+    os << "# commprof whatif --ideal: " << r.steps.size() << " step(s) (" << note << ")\n"
+       << "# straggler slowdown S = " << format_number("%.4f", r.slowdown)
+       << " (measured / ideal: launch delays removed; every op at the mean (compute) or median "
+          "(communication) of the same op; Lin et al., OSDI'25)\n\n";
+    text_rows(os, whatif_fields::kIdealShares, r.shares);
+    os << '\n';
+    text_rows(os, whatif_fields::kIdealSteps, steps);
+  }
+}
+
+int run_ideal(const WhatIfConfig& cfg) {
+  std::string note;
+  const IdealResult r = ideal_analysis(ideal_input(cfg, note));
+  auto write = [&](std::ostream& os) { write_ideal(os, cfg, r, note); };
+  if (cfg.output.empty()) {
+    write_to_stdout("the what-if", write);
+  } else {
+    write_file_atomically(cfg.output, write);
+  }
+  return kExitOk;
+}
+
 int run_whatif(const WhatIfConfig& cfg) {
+  if (cfg.ideal) return run_ideal(cfg);
   const std::vector<std::string> files = expand_rank_inputs(cfg.inputs);
   const std::vector<StepGraph> graphs = load_step_graphs(files);
   if (graphs.empty()) {
@@ -184,8 +284,13 @@ class WhatIfCommand final : public Command {
                               "text, json (schema commprof.whatif v1) or csv")(
         "serialize", po::bool_switch(),
         "every rank's ops one after another in its file's order, as run --no-overlap runs the "
-        "same plan: what overlap is worth")("output,o", po::value<std::string>(),
-                                            "write here instead of stdout");
+        "same plan: what overlap is worth")(
+        "ideal", po::bool_switch(),
+        "instead: every op at its ideal (the mean (compute) or median (communication) of the "
+        "same op over ranks and steps), launch delays removed; prints the straggler slowdown S "
+        "= measured / ideal and S attributed by op kind, rank, pipeline stage and step (Lin et "
+        "al., OSDI'25). Also reads a ByteDance-Seed/StragglerAnalysis timeline (*.json[.gz])")(
+        "output,o", po::value<std::string>(), "write here instead of stdout");
     add_rank_inputs(hidden);
   }
   void define_positional(po::positional_options_description& positional) override {
@@ -199,6 +304,10 @@ class WhatIfCommand final : public Command {
         cfg_.rules.push_back(parse_scale_rule(s));
     }
     cfg_.serialize = vm["serialize"].as<bool>();
+    cfg_.ideal = vm["ideal"].as<bool>();
+    if (cfg_.ideal && (!cfg_.rules.empty() || cfg_.serialize))
+      throw ConfigError(
+          "--ideal replaces every op by its ideal: it takes no --scale or --serialize");
     cfg_.format =
         parse_output_format(vm["format"].as<std::string>(),
                             {OutputFormat::kText, OutputFormat::kJson, OutputFormat::kCsv});

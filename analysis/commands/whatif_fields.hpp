@@ -7,8 +7,21 @@
 #include <iterator>
 #include <optional>
 
+#include "analysis/graph/ideal_replay.hpp"
 #include "analysis/graph/what_if.hpp"
 #include "src/fields/field_formats.hpp"
+
+namespace commprof {
+
+/// One row of `whatif --ideal`'s step table: the mean over steps ("mean"), then each step.
+struct IdealStepRow {
+  std::string step;
+  double measured_ns = 0;  ///< replayed with measured durations, no launch delay
+  double ideal_ns = 0;     ///< replayed with every op at its ideal
+  double slowdown = 1;     ///< measured / ideal
+};
+
+}  // namespace commprof
 
 namespace commprof::whatif_fields {
 
@@ -40,5 +53,44 @@ inline constexpr Field<WhatIfFigures> kFigureFields[] = {
 };
 inline constexpr fields::Table<WhatIfFigures> kFigures{
     "whatif", "figures", {}, {}, {}, kFigureFields, std::size(kFigureFields)};
+
+/// `whatif --ideal`: the straggler slowdown S by step (Lin et al., OSDI'25).
+inline constexpr Field<IdealStepRow> kIdealStepFields[] = {
+    field<&IdealStepRow::step>("step", U::kText, "step", "The step, or mean: over all steps.")
+        .names_row("step"),
+    field<&IdealStepRow::measured_ns>("measured_ns", U::kNs, "measured",
+                                      "Replayed with measured durations, launch delays removed.")
+        .shown_as("%.1f", 1, kNsPerUs),
+    field<&IdealStepRow::ideal_ns>("ideal_ns", U::kNs, "ideal",
+                                   "Replayed with every op at its ideal: the mean (compute) or "
+                                   "median (communication) of the same op over ranks and steps.")
+        .shown_as("%.1f", 1, kNsPerUs),
+    field<&IdealStepRow::slowdown>("slowdown", U::kFactor, "S", "measured / ideal.")
+        .shown_as("%.4f"),
+};
+inline constexpr fields::Table<IdealStepRow> kIdealSteps{
+    "ideal_steps",    "Straggler slowdown by step", {}, {}, {},
+    kIdealStepFields, std::size(kIdealStepFields)};
+
+/// `whatif --ideal`: S attributed to one op kind, stage, rank: the ideal replay with only those
+/// ops at their measured durations, over the ideal.
+inline constexpr Field<IdealShare> kIdealShareFields[] = {
+    field<&IdealShare::dimension>("dimension", U::kText, "by",
+                                  "op_kind, stage (pipeline), dp_rank or rank.")
+        .names_row("dimension"),
+    field<&IdealShare::key>("key", U::kText, "which", "The op kind, stage or rank.")
+        .names_row("key"),
+    field<&IdealShare::slowdown>("slowdown", U::kFactor, "S",
+                                 "Mean step with only these ops measured / mean ideal step.")
+        .shown_as("%.4f"),
+};
+inline constexpr fields::Table<IdealShare> kIdealShares{
+    "ideal_attribution",
+    "Straggler slowdown attributed (largest first per dimension)",
+    {},
+    {},
+    {},
+    kIdealShareFields,
+    std::size(kIdealShareFields)};
 
 }  // namespace commprof::whatif_fields
