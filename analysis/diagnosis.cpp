@@ -133,12 +133,40 @@ void add_rank_timeline(const RankTimeline& t, Part& part) {
         facts.comms.insert(comm["name"].get<std::string>());
     }
   }
+  const auto steps = config.find("steps");
+  const auto warmup = config.find("warmup_steps");
+  if (steps != config.end() && steps->is_number_integer() && warmup != config.end() &&
+      warmup->is_number_integer())
+    facts.planned_steps = steps->get<int>() + warmup->get<int>();
   if (const auto f = config.find("failed_step"); f != config.end() && f->is_number_integer())
     facts.failed_step = f->get<int>();
   if (const auto e = config.find("error"); e != config.end() && e->is_string())
     facts.error = e->get<std::string>();
   if (const auto u = config.find("unfinished"); u != config.end() && u->is_array())
     add_unfinished(part, t.rank, *u, counters);
+}
+
+std::vector<std::string> notes(const Part& part) {
+  std::vector<std::string> out;
+  std::map<int, std::vector<int>> ended;  // last step recorded -> ranks ending there early
+  for (const auto& [rank, f] : part.ranks) {
+    if (f.failed_step < 0 && f.planned_steps > 0 && f.last_step + 1 < f.planned_steps)
+      ended[f.last_step].push_back(rank);
+  }
+  for (const auto& [step, ranks] : ended) {
+    std::string who;
+    for (int r : ranks) who += log::cat(who.empty() ? "" : " ", r);
+    out.push_back(log::cat(
+        "note: the record of ", ranks.size() == part.ranks.size() ? "every rank" : "ranks " + who,
+        " ends at step ", step, " of ", part.ranks.at(ranks.front()).planned_steps,
+        " planned, with no failure recorded: the job was stopped (a signal), or a rank died and "
+        "the launcher ended the others before they could record what they waited on; this "
+        "source cannot tell which, nor name that rank"));
+  }
+  if (part.world_size > 0 && part.ranks.size() < static_cast<std::size_t>(part.world_size))
+    out.push_back(log::cat("note: ", part.world_size - static_cast<int>(part.ranks.size()), " of ",
+                           part.world_size, " ranks have no input"));
+  return out;
 }
 
 void Part::merge(Part&& other) {

@@ -83,11 +83,12 @@ struct KeyState {
 /// What the sources say of one rank as a whole.
 struct RankFacts {
   std::string host;
-  std::string source;    ///< "run", "nccl-profiler", ...
-  int last_step = -1;    ///< the last step it recorded whole
-  int failed_step = -1;  ///< the step it recorded as failed (its stop record); -1: none
-  std::string error;     ///< what ended that step, where recorded
-  std::string last_op;   ///< its last op recorded as finished, with its step
+  std::string source;      ///< "run", "nccl-profiler", ...
+  int last_step = -1;      ///< the last step it recorded whole
+  int failed_step = -1;    ///< the step it recorded as failed (its stop record); -1: none
+  int planned_steps = -1;  ///< a run's steps with its warm-up, as configured; -1: not known
+  std::string error;       ///< what ended that step, where recorded
+  std::string last_op;     ///< its last op recorded as finished, with its step
   std::map<std::string, std::int64_t> last_seq;  ///< per communicator: its last finished seq
   std::map<std::string, std::string> last_name;  ///< per communicator: that op's name
   std::set<std::string> comms;                   ///< communicators it is a member of
@@ -108,8 +109,8 @@ struct RankFacts {
   std::map<int, Step> steps;
   template <class IO>
   friend void transfer(IO& io, RankFacts& r) {
-    io(r.host, r.source, r.last_step, r.failed_step, r.error, r.last_op, r.last_seq, r.last_name,
-       r.comms, r.steps);
+    io(r.host, r.source, r.last_step, r.failed_step, r.planned_steps, r.error, r.last_op,
+       r.last_seq, r.last_name, r.comms, r.steps);
   }
 };
 
@@ -132,6 +133,11 @@ struct Part {
 
 /// Adds one rank file (a run's or a plugin capture's) to `part`.
 void add_rank_timeline(const RankTimeline& timeline, Part& part);
+
+/// What the inputs cannot tell, said beside the verdicts: runs whose ranks' records end before
+/// their planned steps with no failure recorded (stopped on purpose, or killed: under Open MPI a
+/// rank killed outright ends the others before they can record a failure), ranks missing.
+std::vector<std::string> notes(const Part& part);
 
 /// One problem: its class, the key, the ranks it names, the verdict line and its evidence.
 struct Problem {

@@ -58,6 +58,7 @@ void write_text(std::ostream& os, const diagnosis::Part& part,
     os << "no problem: every collective and transfer recorded completed on "
           "every rank, and no rank straggled\n";
   for (const diagnosis::Problem& p : problems) os << p.verdict << '\n';
+  for (const std::string& note : diagnosis::notes(part)) os << note << '\n';
   if (problems.empty()) return;
   os << "\n# evidence\n";
   write_table(os, fields::text_rows(diagnosis_fields::kProblems, problems));

@@ -170,6 +170,21 @@ TEST(Diagnosis, SlowRankIsTheStragglerWithItsCause) {
   }
 }
 
+TEST(Diagnosis, RecordsEndingEarlyWithoutAFailureAreANoteNotAVerdict) {
+  // A rank killed outright: the launcher ended the others before they recorded anything.
+  Part part;
+  for (int r = 0; r < kRanks; ++r) {
+    RankTimeline t = rank_file(r, 1);
+    t.config = JsonObject(nlohmann::ordered_json{{"steps", 9}, {"warmup_steps", 1}});
+    add_rank_timeline(t, part);
+  }
+  EXPECT_TRUE(diagnose(part).empty());
+  const auto n = notes(part);
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].rfind("note: the record of every rank ends at step 1 of 10 planned", 0), 0u)
+      << n[0];
+}
+
 TEST(Diagnosis, ReceiveNeverPostedNamesTheReceiver) {
   // Rank 0 sends twice to rank 1; rank 1 posted only one receive, then its step failed.
   auto transfer = [](int rank, bool send, int k) {

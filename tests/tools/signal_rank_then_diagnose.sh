@@ -16,7 +16,22 @@ for p in $(pgrep -f "^$bin run .*--out $out"); do
   fi
 done
 [ -n "$pid" ] || { echo "FAIL: no process of rank $victim found"; kill -TERM "$launcher"; exit 1; }
-kill -"$sig" "$pid" && echo "sent SIG$sig to rank $victim (pid $pid)"
+# A rank stopped between steps leaves the others in the step's start barrier, which has no
+# timeout (only the streams have one): if the job has not ended within 10 s, the stop landed
+# there, so the rank is continued and stopped again, up to 5 times.
+tries=0
+while :; do
+  kill -"$sig" "$pid" && echo "sent SIG$sig to rank $victim (pid $pid)"
+  tries=$((tries + 1))
+  [ "$sig" = STOP ] && [ $tries -lt 5 ] || break
+  _i=0
+  while kill -0 "$launcher" 2>/dev/null && [ $_i -lt $((100 * scale)) ]; do
+    _i=$((_i + 1)); sleep 0.1
+  done
+  kill -0 "$launcher" 2>/dev/null || break
+  echo "stopped between steps: continuing rank $victim and stopping it again"
+  kill -CONT "$pid"; sleep 0.3
+done
 wait_run
 echo "job exit code $rc"
 "$bin" diagnose "$out"
