@@ -13,6 +13,7 @@ enum ExitCode : int {
   kExitFailure = 1,     ///< a run failed: runtime error, verification mismatch (#wrong > 0)
   kExitUsage = 2,       ///< bad command line, environment or configuration
   kExitRegression = 3,  ///< `commprof compare`: a --fail-if threshold was crossed
+  kExitProblems = 4,    ///< `commprof diagnose`: a problem was found
 };
 
 /// Base of every commprof error; `what()` is a complete, user-facing sentence.

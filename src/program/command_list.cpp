@@ -2,6 +2,7 @@
 #include "src/program/command_list.hpp"
 
 #include "analysis/commands/compare_command.hpp"
+#include "analysis/commands/diagnose_command.hpp"
 #include "analysis/commands/export_chakra_command.hpp"
 #include "analysis/commands/nsys_import_command.hpp"
 #include "analysis/commands/report_command.hpp"
@@ -24,6 +25,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   commands.push_back(make_compare_command());
   commands.push_back(make_whatif_command());
   commands.push_back(make_watch_command());
+  commands.push_back(make_diagnose_command());
   commands.push_back(make_export_chakra_command());
   commands.push_back(make_project_command());
   commands.push_back(make_import_nsys_command());

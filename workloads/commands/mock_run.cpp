@@ -3,9 +3,11 @@
 
 #include <optional>
 
+#include "src/core/errors.hpp"
 #include "src/core/log.hpp"
 #include "src/runtime/clock_sync.hpp"
 #include "src/timeline/rank_file_appender.hpp"
+#include "workloads/commands/unfinished_record.hpp"
 #include "workloads/execution/executor.hpp"
 
 namespace commprof {
@@ -97,10 +99,20 @@ MockRunResult run_mock(RankContext& ctx, Backend& backend, const MockRun& run) {
   // ends the job later (a dead peer, a timeout, SIGKILL), the steps measured so far remain.
   std::optional<RankFileAppender> file;
   if (!run.out_dir.empty()) file.emplace(run.out_dir, timeline, run.rank_file_format);
-  timeline.steps = executor->run(settings.steps, settings.warmup_steps,
-                                 [&](const std::vector<StepRecord>& so_far) {
-                                   if (file) file->append(so_far.back());
-                                 });
+  executor->set_test_fault(run.test_fault);
+  try {
+    timeline.steps = executor->run(settings.steps, settings.warmup_steps,
+                                   [&](const std::vector<StepRecord>& so_far) {
+                                     if (file) file->append(so_far.back());
+                                   });
+  } catch (const Error& e) {
+    // A failed step (a timeout) leaves what it submitted and never saw finish in the file.
+    if (file && !executor->unfinished().empty()) {
+      record_unfinished(run.out_dir, file->path(), timeline, executor->failed_step(),
+                        executor->unfinished(), e.what(), run.rank_file_format);
+    }
+    throw;
+  }
   if (file) file->close();
   out.stopped_by = executor->stopped_by();
   if (run.estimate_collectives && out.stopped_by == 0) {

@@ -24,6 +24,7 @@ struct MockRun {
   std::string out_dir;      ///< rank files here; "" none
   RankFileFormat rank_file_format = RankFileFormat::kJson;
   int test_hang_rank = -1;
+  TestFault test_fault;
   /// Before the first step: the link probe (link_probe.hpp) on the run's communicator that spans
   /// the world (the world's where none does), recorded in the configuration; `on_probe` hears
   /// of it (rank 0 prints its line).

@@ -42,6 +42,7 @@ struct RunConfig {
   bool dry_run = false;
   int dry_run_rank = 0;
   int test_hang_rank = -1;
+  TestFault test_fault;
   int test_no_activity_rank = -1;
   std::string out_dir;
   RankFileFormat rank_file_format = RankFileFormat::kJson;
@@ -345,6 +346,25 @@ void print_dry_run(std::ostream& os, const RunConfig& c, const ParallelLayout& l
   print_plan(os, plan);
 }
 
+// --test-fault KIND:RANK.
+TestFault parse_test_fault(const std::string& text) {
+  const auto colon = text.find(':');
+  const std::string kind = text.substr(0, colon);
+  TestFault f;
+  if (kind == "skip-allreduce") f.kind = TestFault::Kind::kSkipAllReduce;
+  if (kind == "count") f.kind = TestFault::Kind::kCount;
+  if (kind == "no-recv") f.kind = TestFault::Kind::kNoRecv;
+  try {
+    if (colon == std::string::npos || f.kind == TestFault::Kind::kNone)
+      throw std::invalid_argument(text);
+    f.rank = std::stoi(text.substr(colon + 1));
+  } catch (const std::exception&) {
+    throw ConfigError(
+        log::cat("--test-fault '", text, "': expected skip-allreduce|count|no-recv:RANK"));
+  }
+  return f;
+}
+
 class RunCommand final : public Command {
  public:
   const char* name() const override { return "run"; }
@@ -356,7 +376,11 @@ class RunCommand final : public Command {
     hidden.add_options()("test-hang-rank", po::value<int>()->default_value(-1),
                          "test hook: this rank stops taking part in communication after warm-up")(
         "test-no-activity-rank", po::value<int>()->default_value(-1),
-        "test hook: this rank's backend offers no activity records (as under another profiler)");
+        "test hook: this rank's backend offers no activity records (as under another profiler)")(
+        "test-fault", po::value<std::string>(),
+        "test hook KIND:RANK, in the first measured step: skip-allreduce (the rank skips the "
+        "step's last all-reduce), count (calls it with half the count), no-recv (never posts "
+        "its first receive)");
     visible.add_options()("workload", po::value<std::string>()->default_value("dp"),
                           "dp | tp | pp | hybrid")("tp", po::value<int>()->default_value(0),
                                                    "tensor-parallel degree (0: inferred)")(
@@ -558,6 +582,8 @@ class RunCommand final : public Command {
     c.rank_file_format = parse_rank_file_format(vm["rank-file-format"].as<std::string>());
     c.test_hang_rank = vm["test-hang-rank"].as<int>();
     c.test_no_activity_rank = vm["test-no-activity-rank"].as<int>();
+    if (vm.count("test-fault") != 0)
+      c.test_fault = parse_test_fault(vm["test-fault"].as<std::string>());
   }
 
   std::string backend_name() const override { return config_.dry_run ? "" : runtime_.backend; }
@@ -605,6 +631,7 @@ class RunCommand final : public Command {
     mock.out_dir = c.out_dir;
     mock.rank_file_format = c.rank_file_format;
     mock.test_hang_rank = c.test_hang_rank;
+    mock.test_fault = c.test_fault;
     mock.link_probe = c.link_probe;
     mock.on_probe = [&ctx](const LinkProbe& probe) {
       if (ctx.rank() == 0) std::cout << link_probe_line(probe) << '\n' << std::flush;

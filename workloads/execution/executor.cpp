@@ -373,9 +373,75 @@ bool PlanExecutor::silenced(const PlannedOp& op, bool warmup) const {
          (op.is<PlannedCollective>() || op.is<PlannedP2P>());
 }
 
+bool PlanExecutor::apply_fault(std::size_t i, bool warmup, Work& work) {
+  if (warmup || fault_done_ || ctx_.rank() != test_fault_.rank) return true;
+  using Kind = TestFault::Kind;
+  if (auto* p2p = std::get_if<P2PCall>(&work); p2p && test_fault_.kind == Kind::kNoRecv) {
+    if (used(p2p->recvs) == 0) return true;
+    fault_done_ = true;
+    p2p->recvs = {};  // the receive is never posted
+    return used(p2p->sends) > 0;
+  }
+  auto* coll = std::get_if<CollectiveCall>(&work);
+  if (coll == nullptr || coll->kind != CollectiveKind::kAllReduce) return true;
+  // The step's last all-reduce: the ranks issue the same collectives before it, so only it is
+  // missing (skip) or different (count), not every one after it.
+  for (std::size_t j = i + 1; j < plan_->ops.size(); ++j) {
+    const auto* later = std::get_if<PlannedCollective>(&plan_->ops[j].call);
+    if (later != nullptr && later->kind == CollectiveKind::kAllReduce) return true;
+  }
+  if (test_fault_.kind == Kind::kSkipAllReduce) {
+    fault_done_ = true;
+    return false;
+  }
+  if (test_fault_.kind == Kind::kCount) {
+    fault_done_ = true;
+    coll->count = coll->count > 1 ? coll->count / 2 : 2;
+  }
+  return true;
+}
+
+OpRecord PlanExecutor::issued_record(const PlannedOp& op, const Work& work,
+                                     std::int64_t seq) const {
+  OpRecord r;
+  r.name = op.name;
+  r.category = op.stream;
+  r.stream = category_name(op.stream);
+  r.seq = seq;
+  r.dtype = dtype_name(plan_->dtype);
+  if (const auto* c = std::get_if<CollectiveCall>(&work)) {
+    r.collective = collective_name(c->kind);
+    r.count = c->count;
+    r.bytes = c->count == std::get<PlannedCollective>(op.call).count
+                  ? op.bytes
+                  : op.bytes /
+                        std::max<std::uint64_t>(1, std::get<PlannedCollective>(op.call).count) *
+                        c->count;
+    r.comm = c->comm->name();
+    r.comm_size = c->comm->size();
+  } else if (const auto* p = std::get_if<P2PCall>(&work)) {
+    const auto& planned = std::get<PlannedP2P>(op.call);
+    r.collective = p2p_name(p->sends, p->recvs);
+    r.count = p->count;
+    r.bytes = op.bytes;
+    r.comm = p->comm->name();
+    r.comm_size = p->comm->size();
+    if (planned.world) {
+      for (const P2PTransfer& t : p->sends)
+        if (t.peer >= 0) r.send_to.push_back(planned.world->at(static_cast<std::size_t>(t.peer)));
+      for (const P2PTransfer& t : p->recvs)
+        if (t.peer >= 0) r.recv_from.push_back(planned.world->at(static_cast<std::size_t>(t.peer)));
+    }
+  }
+  return r;
+}
+
 StepRecord PlanExecutor::run_step(int index, bool warmup) {
   ctx_.barrier();  // steps start together, so cross-rank waits within a step are the step's own
   backend_.begin_epoch();
+  step_index_ = index;
+  in_flight_.clear();
+  step_failed_ = true;  // until the step's work has finished
   ScopedAnnotation step_range(log::cat("step ", index, warmup ? " (warm-up)" : ""), 0);
   const std::int64_t origin = backend_.epoch_origin_host_ns();
 
@@ -383,6 +449,7 @@ StepRecord PlanExecutor::run_step(int index, bool warmup) {
   StampId tails[3];
   for (Category c : kAllCategories) tails[index_of(c)] = backend_.stamp(c);
   backend_.synchronize();
+  step_failed_ = false;  // the step's work finished: none of its communication is left over
 
   StepRecord step;
   step.index = index;
@@ -398,7 +465,8 @@ StepRecord PlanExecutor::run_step(int index, bool warmup) {
 PlanExecutor::IssuedStep PlanExecutor::issue_step(bool warmup) {
   const std::size_t n = plan_->ops.size();
   IssuedStep out{std::vector<StampId>(n, 0), std::vector<StampId>(n, 0),
-                 std::vector<std::int64_t>(n, -1), std::vector<std::uint64_t>(n, 0)};
+                 std::vector<std::int64_t>(n, -1), std::vector<std::uint64_t>(n, 0),
+                 std::vector<std::int32_t>(n, -1)};
   std::vector<EventId> events(n, 0);
   const bool per_op_stamps =
       step_timing_ == OpTimingMode::kPair || step_timing_ == OpTimingMode::kShared;
@@ -427,11 +495,19 @@ PlanExecutor::IssuedStep PlanExecutor::issue_step(bool warmup) {
     if (step_timing_ == OpTimingMode::kActivity)
       label.activity_tag = out.tags[i] = next_activity_tag_++;
     if (!silenced(op, warmup)) {  // the test hook's silent peer submits no communication
-      const Work work = work_of(op);
-      if (const auto* coll = std::get_if<CollectiveCall>(&work)) {
-        label.seq = out.seqs[i] = static_cast<std::int64_t>(coll->comm->next_sequence());
+      Work work = work_of(op);
+      if (apply_fault(i, warmup, work)) {
+        if (const auto* coll = std::get_if<CollectiveCall>(&work)) {
+          label.seq = out.seqs[i] = static_cast<std::int64_t>(coll->comm->next_sequence());
+        }
+        if (std::holds_alternative<CollectiveCall>(work) || std::holds_alternative<P2PCall>(work)) {
+          out.issued_at[i] = static_cast<std::int32_t>(in_flight_.size());
+          in_flight_.push_back(issued_record(op, work, label.seq));
+        }
+        backend_.submit(op.stream, work, label);
+      } else {
+        out.issued_at[i] = IssuedStep::kDropped;
       }
-      backend_.submit(op.stream, work, label);
     }
     if (per_op_stamps) {
       out.ends[i] = last_end[s] = backend_.stamp(op.stream);
@@ -450,6 +526,7 @@ void PlanExecutor::record_ops(const IssuedStep& issued, std::int64_t origin, boo
   std::vector<std::int32_t> recorded(plan_->ops.size(), -1);
   for (const PlannedOp& op : plan_->ops) {
     const std::size_t i = static_cast<std::size_t>(op.id);
+    if (issued.issued_at[i] == IssuedStep::kDropped) continue;  // a test fault: never submitted
     OpRecord r;
     // The events issue_step waited on: what the step graph and the critical path follow.
     for (const int d : op.deps) {
@@ -484,6 +561,13 @@ void PlanExecutor::record_ops(const IssuedStep& issued, std::int64_t origin, boo
           if (t.peer >= 0) r.recv_from.push_back(p->world->at(static_cast<std::size_t>(t.peer)));
         }
       }
+    }
+    if (issued.issued_at[i] >= 0) {  // what was submitted: its count, type and the peers
+      const OpRecord& sent = in_flight_[static_cast<std::size_t>(issued.issued_at[i])];
+      r.count = sent.count;
+      r.dtype = sent.dtype;
+      r.bytes = sent.bytes;
+      r.recv_from = sent.recv_from;
     }
     if (!r.collective.empty()) {
       Communicator* comm = comm_of(op.group());

@@ -46,6 +46,13 @@ struct GroupEstimate {
   double ns = 0.0;             ///< Σ of its estimates, each call on its own
 };
 
+/// A fault a test injects on one rank, in its first measured step (`run --test-fault`).
+struct TestFault {
+  enum class Kind { kNone, kSkipAllReduce, kCount, kNoRecv };
+  Kind kind = Kind::kNone;
+  int rank = -1;
+};
+
 /// Builds the plan of step `index` of a run (counted from the first warm-up step).
 using StepPlans = std::function<OpPlan(int index)>;
 
@@ -83,6 +90,18 @@ class PlanExecutor {
   /// Test hook: this rank stops taking part in collectives and send/recv from the first
   /// measured step on, as a hung or dead peer would; the others must time out, not hang.
   void set_test_hang_rank(int rank) { test_hang_rank_ = rank; }
+  /// Test hook: one fault on one rank in the first measured step (TestFault), as `commprof
+  /// diagnose` must classify it.
+  void set_test_fault(TestFault fault) { test_fault_ = fault; }
+
+  /// The communication ops of the step that failed (run() threw): those this rank submitted in
+  /// it, none known to have finished, each with its step, communicator, sequence number, size,
+  /// count, type and peers (an OpRecord without times). Empty when no step failed.
+  /// The step unfinished() belongs to (counted from the first warm-up step).
+  int failed_step() const { return step_index_; }
+  std::vector<OpRecord> unfinished() const {
+    return step_failed_ ? in_flight_ : std::vector<OpRecord>{};
+  }
 
  private:
   struct Buffers;
@@ -94,6 +113,10 @@ class PlanExecutor {
     std::vector<StampId> starts, ends;  // pair and shared timing
     std::vector<std::int64_t> seqs;     // collectives' sequence numbers
     std::vector<std::uint64_t> tags;    // activity timing
+    // Per op: its record in in_flight_ (communication submitted), -1 (other work) or kDropped
+    // (a test fault kept it from being submitted: no record).
+    std::vector<std::int32_t> issued_at;
+    static constexpr std::int32_t kDropped = -2;
   };
   StepRecord run_step(int index, bool warmup);
   /// How step `index` of a run with `warmup` warm-up steps is timed (sampled: activity or step).
@@ -106,6 +129,10 @@ class PlanExecutor {
   Work work_of(const PlannedOp& op) const;
   /// Whether the test hook keeps this rank from issuing `op`.
   bool silenced(const PlannedOp& op, bool warmup) const;
+  /// The test fault's change to `work` of plan op `i`: false when the rank must not submit it.
+  bool apply_fault(std::size_t i, bool warmup, Work& work);
+  /// `op`'s record as far as issuing it tells (no times): what unfinished() lists.
+  OpRecord issued_record(const PlannedOp& op, const Work& work, std::int64_t seq) const;
   Communicator* comm_of(Group g) const;
 
   Backend& backend_;
@@ -121,6 +148,11 @@ class PlanExecutor {
   std::vector<bool> needs_event_;
   int stopped_by_ = 0;
   int test_hang_rank_ = -1;
+  TestFault test_fault_;
+  bool fault_done_ = false;
+  int step_index_ = 0;
+  std::vector<OpRecord> in_flight_;  // this step's submitted communication, until it ends
+  bool step_failed_ = false;
   std::uint64_t next_activity_tag_ = 1;
   std::unique_ptr<Buffers> buffers_;
 };

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+// `commprof diagnose DIR...`: reads the rank files one at a time into the diagnosis's facts
+// (analysis/diagnosis.hpp); under mpirun or srun process p reads the p-th of N contiguous blocks
+// of them, as `report` shares them, and process 0 merges the parts and writes the verdicts.
+#include "analysis/commands/diagnose_command.hpp"
+
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "analysis/commands/rank_inputs.hpp"
+#include "analysis/diagnosis_fields.hpp"
+#include "analysis/report/text_table.hpp"
+#include "analysis/wire_codec.hpp"
+#include "src/cli/output_format.hpp"
+#include "src/core/atomic_file.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/log.hpp"
+#include "src/runtime/gather.hpp"
+#include "src/runtime/rank_context.hpp"
+#include "src/timeline/rank_file.hpp"
+
+namespace po = boost::program_options;
+
+namespace commprof {
+namespace {
+
+struct DiagnoseConfig {
+  std::vector<std::string> inputs;
+  OutputFormat format = OutputFormat::kText;
+  std::string output;  // "" stdout
+  diagnosis::Options options;
+};
+
+diagnosis::Part read_block(const std::vector<std::string>& files, std::size_t from,
+                           std::size_t to) {
+  diagnosis::Part part;
+  for (std::size_t i = from; i < to; ++i) {
+    try {
+      diagnosis::add_rank_timeline(read_rank_file(files[i]), part);
+    } catch (const Error& e) {
+      part.unreadable.push_back(e.what());
+    }
+  }
+  return part;
+}
+
+const char* kNotRead =
+    "PyTorch Flight Recorder dumps and NCCL RAS status are not read yet: only commprof rank files "
+    "(runs and NCCL profiler plugin captures)";
+
+void write_text(std::ostream& os, const diagnosis::Part& part,
+                const std::vector<diagnosis::Problem>& problems) {
+  os << "# commprof diagnose: " << part.ranks.size() << " of " << part.world_size << " ranks read; "
+     << problems.size() << " problem(s)\n";
+  for (const std::string& u : part.unreadable) os << "unreadable: " << u << '\n';
+  if (problems.empty())
+    os << "no problem: every collective and transfer recorded completed on "
+          "every rank, and no rank straggled\n";
+  for (const diagnosis::Problem& p : problems) os << p.verdict << '\n';
+  for (const std::string& note : diagnosis::notes(part)) os << note << '\n';
+  if (problems.empty()) return;
+  os << "\n# evidence\n";
+  write_table(os, fields::text_rows(diagnosis_fields::kProblems, problems));
+}
+
+void write_json(std::ostream& os, const diagnosis::Part& part,
+                const std::vector<diagnosis::Problem>& problems) {
+  nlohmann::ordered_json j = {
+      {"schema", diagnosis_fields::kSchema},
+      {"version", diagnosis_fields::kVersion},
+      {"units", {{"time", "ns"}}},
+      {"world_size", part.world_size},
+      {"ranks_read", part.ranks.size()},
+      {"unreadable", part.unreadable},
+      {"not_read", kNotRead},
+      {"problems", fields::json_array(diagnosis_fields::kProblems, problems)}};
+  os << j.dump(2) << '\n';
+}
+
+int run_diagnose(RankContext& ctx, const DiagnoseConfig& cfg) {
+  const std::vector<std::string> files = expand_rank_inputs(cfg.inputs);
+  const auto n = files.size();
+  const auto p = static_cast<std::size_t>(ctx.rank());
+  const auto np = static_cast<std::size_t>(ctx.size());
+  diagnosis::Part mine = read_block(files, n * p / np, n * (p + 1) / np);
+  const std::vector<std::string> parts = gather_strings(wire::encode(mine), ctx.comm());
+  if (ctx.rank() != 0) return kExitOk;
+  diagnosis::Part all;
+  for (const std::string& bytes : parts) all.merge(wire::decode<diagnosis::Part>(bytes));
+  const std::vector<diagnosis::Problem> problems = diagnosis::diagnose(all, cfg.options);
+  auto write = [&](std::ostream& os) {
+    if (cfg.format == OutputFormat::kJson) {
+      write_json(os, all, problems);
+    } else {
+      write_text(os, all, problems);
+    }
+  };
+  if (cfg.output.empty()) {
+    write(std::cout);
+  } else {
+    write_file_atomically(cfg.output, write);
+  }
+  for (const std::string& u : all.unreadable) log::warn(u);
+  if (!all.unreadable.empty()) return kExitFailure;
+  return problems.empty() ? kExitOk : kExitProblems;
+}
+
+class DiagnoseCommand final : public Command {
+ public:
+  const char* name() const override { return "diagnose"; }
+  const char* summary() const override {
+    return "one verdict per collective or transfer that did not complete everywhere (never "
+           "launched, arguments differ, launched not finished, no record), and stragglers; "
+           "exit 4 when it finds a problem";
+  }
+  void define_options(po::options_description& visible, po::options_description& hidden) override {
+    visible.add_options()("format", po::value<std::string>()->default_value("text"),
+                          "text, or json (schema commprof.diagnosis v1)")(
+        "output,o", po::value<std::string>(), "a file instead of stdout")(
+        "straggler-share", po::value<double>()->default_value(0.25),
+        "name a step's slowest rank when the others' mean wait for it is at least this share "
+        "of the step");
+    add_rank_inputs(hidden);
+  }
+  void define_positional(po::positional_options_description& positional) override {
+    positional.add("inputs", -1);
+  }
+  void configure(const po::variables_map& vm) override {
+    cfg_.inputs = rank_inputs(vm);
+    cfg_.format = parse_output_format(vm["format"].as<std::string>(),
+                                      {OutputFormat::kText, OutputFormat::kJson});
+    if (vm.count("output") != 0) cfg_.output = vm["output"].as<std::string>();
+    cfg_.options.straggler_share = vm["straggler-share"].as<double>();
+    if (!(cfg_.options.straggler_share > 0 && cfg_.options.straggler_share <= 1))
+      throw ConfigError("--straggler-share must be in (0, 1]");
+  }
+  std::string backend_name() const override { return ""; }
+  int run(RankContext& ctx, Backend*, const BackendChoice&) override {
+    return run_diagnose(ctx, cfg_);
+  }
+
+ private:
+  DiagnoseConfig cfg_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_diagnose_command() { return std::make_unique<DiagnoseCommand>(); }
+
+}  // namespace commprof

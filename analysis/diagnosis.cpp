@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+// Reading a rank file into the diagnosis's key (diagnosis.hpp), and merging processes' parts.
+#include "analysis/diagnosis.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "src/core/log.hpp"
+#include "src/timeline/op_record.hpp"
+
+namespace commprof::diagnosis {
+namespace {
+
+// The k-th transfer from one world rank to another on a communicator, counted over the file.
+using PairCounters = std::map<std::tuple<std::string, int, int>, std::int64_t>;
+
+Key transfer_key(const std::string& comm, int from, int to, PairCounters& counters) {
+  return {log::cat(comm, " ", from, "->", to), "p2p", counters[{comm, from, to}]++};
+}
+
+// Every key `op` of `rank` touches: a collective's one, a transfer's one per peer.
+std::vector<Key> keys_of(const OpRecord& op, int rank, PairCounters& counters) {
+  std::vector<Key> out;
+  if (op.collective.empty() || op.comm.empty()) return out;
+  if (!op.send_to.empty() || !op.recv_from.empty()) {
+    for (int to : op.send_to) out.push_back(transfer_key(op.comm, rank, to, counters));
+    for (int from : op.recv_from) out.push_back(transfer_key(op.comm, from, rank, counters));
+  } else if (op.seq >= 0) {
+    out.push_back({op.comm, op.collective, op.seq});
+  }
+  return out;
+}
+
+Args args_of(const OpRecord& op, const Key& key) {
+  // A transfer's two sides are a send and a receive (or a sendrecv, whose bytes count both
+  // ways): they agree on the count and type of a transfer. The v collectives' sizes differ
+  // per rank by design.
+  const bool p2p = key.function == "p2p";
+  const bool uneven = op.collective == "alltoallv" || op.collective == "allgatherv" ||
+                      op.collective == "reducescatterv";
+  return {p2p ? "p2p" : op.collective, p2p || uneven ? 0 : op.bytes, uneven ? 0 : op.count,
+          op.dtype};
+}
+
+KeyState& state_of(Part& part, const Key& key, const OpRecord& op, int step) {
+  KeyState& s = part.keys[key];
+  if (s.name.empty()) s.name = op.name;
+  if (s.step < 0) s.step = step;
+  if (s.comm_size == 0) s.comm_size = key.function == "p2p" ? 2 : op.comm_size;
+  return s;
+}
+
+void add_finished(Part& part, RankFacts& facts, int rank, const OpRecord& op, int step,
+                  std::int64_t offset, PairCounters& counters) {
+  if (op.category != Category::kComm || op.collective.empty()) return;
+  facts.comms.insert(op.comm);
+  for (const Key& key : keys_of(op, rank, counters)) {
+    KeyState& s = state_of(part, key, op, step);
+    s.finished.insert(rank);
+    s.args[args_of(op, key)].insert(rank);
+    if (key.function != "p2p") part.usual[{op.comm, op.name}][args_of(op, key)].insert(rank);
+    const std::int64_t start = op.start_ns + offset;
+    s.sum_start += static_cast<double>(start);
+    if (start > s.latest_start) {
+      s.latest_start = start;
+      s.latest_rank = rank;
+    }
+  }
+  if (op.seq >= 0) {
+    facts.last_seq[op.comm] = std::max(facts.last_seq[op.comm], op.seq);
+    if (facts.last_seq[op.comm] == op.seq) facts.last_name[op.comm] = op.name;
+  }
+}
+
+void add_step(Part& part, RankFacts& facts, const RankTimeline& t, const StepRecord& step,
+              PairCounters& counters) {
+  facts.last_step = std::max(facts.last_step, step.index);
+  if (step.ops.empty()) return;
+  RankFacts::Step& s = facts.steps[step.index];
+  s.length = step.end_ns - step.start_ns;
+  s.warmup = step.warmup;
+  for (const OpRecord& op : step.ops) {
+    const std::size_t c = index_of(op.category);
+    s.busy[c] += op.duration_ns();
+    if (op.duration_ns() > s.longest[c]) {
+      s.longest[c] = op.duration_ns();
+      s.longest_name[c] = op.name;
+    }
+    add_finished(part, facts, t.rank, op, step.index, t.clock_offset_ns, counters);
+    facts.last_op = log::cat(op.name, " (step ", step.index, ")");
+  }
+}
+
+// The configuration's "unfinished" list: a run's failed step, or the plugin's in-flight ops.
+void add_unfinished(Part& part, int rank, const nlohmann::ordered_json& list,
+                    PairCounters& counters) {
+  for (const auto& e : list) {
+    if (!e.is_object() || !e.contains("comm") || !e["comm"].is_string()) continue;
+    OpRecord op;
+    op.category = Category::kComm;
+    op.comm = e["comm"].get<std::string>();
+    op.collective = e.value("collective", std::string("collective"));
+    op.name = e.value("name", op.collective);
+    op.seq = e.value("seq", std::int64_t{-1});
+    op.bytes = e.value("bytes", std::uint64_t{0});
+    op.count = e.value("count", std::uint64_t{0});
+    op.dtype = e.value("dtype", std::string());
+    if (e.contains("send_to")) op.send_to = e["send_to"].get<std::vector<std::int32_t>>();
+    if (e.contains("recv_from")) op.recv_from = e["recv_from"].get<std::vector<std::int32_t>>();
+    const int step = e.value("step", -1);
+    for (const Key& key : keys_of(op, rank, counters)) {
+      KeyState& s = state_of(part, key, op, step);
+      s.unfinished.insert(rank);
+      if (op.bytes != 0 || op.count != 0) s.args[args_of(op, key)].insert(rank);
+    }
+    part.ranks[rank].comms.insert(op.comm);
+  }
+}
+
+}  // namespace
+
+void add_rank_timeline(const RankTimeline& t, Part& part) {
+  part.world_size = std::max(part.world_size, t.world_size);
+  RankFacts& facts = part.ranks[t.rank];
+  facts.host = t.host;
+  facts.source = t.backend == "nccl-profiler" ? "nccl-profiler" : "run";
+  PairCounters counters;
+  for (const StepRecord& step : t.steps) add_step(part, facts, t, step, counters);
+  const nlohmann::ordered_json& config = t.config.json();
+  if (const auto c = config.find("communicators"); c != config.end() && c->is_array()) {
+    for (const auto& comm : *c) {
+      if (comm.is_object() && comm.contains("name") && comm["name"].is_string())
+        facts.comms.insert(comm["name"].get<std::string>());
+    }
+  }
+  const auto steps = config.find("steps");
+  const auto warmup = config.find("warmup_steps");
+  if (steps != config.end() && steps->is_number_integer() && warmup != config.end() &&
+      warmup->is_number_integer())
+    facts.planned_steps = steps->get<int>() + warmup->get<int>();
+  if (const auto f = config.find("failed_step"); f != config.end() && f->is_number_integer())
+    facts.failed_step = f->get<int>();
+  if (const auto e = config.find("error"); e != config.end() && e->is_string())
+    facts.error = e->get<std::string>();
+  if (const auto u = config.find("unfinished"); u != config.end() && u->is_array())
+    add_unfinished(part, t.rank, *u, counters);
+}
+
+std::vector<std::string> notes(const Part& part) {
+  std::vector<std::string> out;
+  std::map<int, std::vector<int>> ended;  // last step recorded -> ranks ending there early
+  for (const auto& [rank, f] : part.ranks) {
+    if (f.failed_step < 0 && f.planned_steps > 0 && f.last_step + 1 < f.planned_steps)
+      ended[f.last_step].push_back(rank);
+  }
+  for (const auto& [step, ranks] : ended) {
+    std::string who;
+    for (int r : ranks) who += log::cat(who.empty() ? "" : " ", r);
+    out.push_back(log::cat(
+        "note: the record of ", ranks.size() == part.ranks.size() ? "every rank" : "ranks " + who,
+        " ends at step ", step, " of ", part.ranks.at(ranks.front()).planned_steps,
+        " planned, with no failure recorded: the job was stopped (a signal), or a rank died and "
+        "the launcher ended the others before they could record what they waited on; this "
+        "source cannot tell which, nor name that rank"));
+  }
+  if (part.world_size > 0 && part.ranks.size() < static_cast<std::size_t>(part.world_size))
+    out.push_back(log::cat("note: ", part.world_size - static_cast<int>(part.ranks.size()), " of ",
+                           part.world_size, " ranks have no input"));
+  return out;
+}
+
+void Part::merge(Part&& other) {
+  world_size = std::max(world_size, other.world_size);
+  for (auto& [key, s] : other.keys) {
+    auto [it, fresh] = keys.try_emplace(key, std::move(s));
+    if (fresh) continue;
+    KeyState& mine = it->second;
+    if (mine.name.empty()) mine.name = s.name;
+    if (mine.step < 0) mine.step = s.step;
+    if (mine.comm_size == 0) mine.comm_size = s.comm_size;
+    mine.finished.insert(s.finished.begin(), s.finished.end());
+    mine.unfinished.insert(s.unfinished.begin(), s.unfinished.end());
+    for (auto& [a, who] : s.args) mine.args[a].insert(who.begin(), who.end());
+    mine.sum_start += s.sum_start;
+    if (s.latest_start > mine.latest_start) {
+      mine.latest_start = s.latest_start;
+      mine.latest_rank = s.latest_rank;
+    }
+  }
+  for (auto& [rank, facts] : other.ranks) ranks[rank] = std::move(facts);
+  for (auto& [name, by_args] : other.usual) {
+    for (auto& [a, r] : by_args) usual[name][a].insert(r.begin(), r.end());
+  }
+  unreadable.insert(unreadable.end(), other.unreadable.begin(), other.unreadable.end());
+}
+
+}  // namespace commprof::diagnosis
