@@ -36,4 +36,11 @@ else
   [ $rc -eq $((128 + num)) ] || { echo "FAIL: expected exit $((128 + num)) (128 + SIG$sig)"; exit 1; }
   grep -q "stopped by signal $num after" "$out.log" || { echo "FAIL: no stop message"; exit 1; }
 fi
+# The summary counts the steps run, not the --steps asked for (each case here has no warm-up
+# or is stopped during it, where no summary is printed).
+n=$(sed -n 's/.*stopped by signal [0-9]* after \([0-9]*\) of.*/\1/p' "$out.log" | head -n 1)
+if grep -q "measured steps after" "$out.log"; then
+  grep -q "; $n measured steps after 0 warm-up" "$out.log" ||
+    { echo "FAIL: the summary does not say the $n steps run"; exit 1; }
+fi
 echo "ok"

@@ -654,8 +654,11 @@ class RunCommand final : public Command {
     if (measured) {
       RunSummaryHeader h;
       h.workload = &c.workload;
-      h.steps = c.steps;
-      h.warmup_steps = c.warmup_steps;
+      // The steps run, not those asked for: a run stopped by a signal measured fewer.
+      const auto warmups = std::count_if(timeline.steps.begin(), timeline.steps.end(),
+                                         [](const StepRecord& s) { return s.warmup; });
+      h.steps = static_cast<int>(timeline.steps.size()) - static_cast<int>(warmups);
+      h.warmup_steps = static_cast<int>(warmups);
       h.timing = c.timing;
       h.sample_every = c.sample_every;
       h.attention_note = c.attention_note;
