@@ -94,12 +94,23 @@
 #              full (=1), ROUNDS (2) interleaved, fresh jobs; per mode scripts/compare-plugin.py:
 #              the cost per size against the runs without it and the timed calls' busbw against
 #              nccl-tests'; the report's timed-calls and drop lines
-#   pluginsteps  a PyTorch DDP job of PLUGIN_STEPS (12) known steps on NP (2) GPUs under the plugin
+#   pluginsteps  a PyTorch job of PLUGIN_STEPS (12) known steps on NP (2) GPUs under the plugin,
+#              for each mode of PLUGIN_STEPS_MODES ("ddp fsdp": DDP, or FSDP2 fully_shard)
 #              (scripts/torch/ddp_steps.py, each step timed by the job with CUDA events): the
-#              capture (pluginsteps/capture/rank-<R>.json), the job's own step times
-#              (pluginsteps/job/steps-<R>.json) and commprof report's text and JSON of the capture,
-#              whose per-rank steps_from says how the steps were found; test data for the
+#              capture (pluginsteps/<mode>/capture/rank-<R>.json), the job's own step times
+#              (pluginsteps/<mode>/job/steps-<R>.json) and commprof report's text and JSON of the
+#              capture, whose per-rank steps_from says how the steps were found; test data for the
 #              plugin's step detection (issue #46)
+#   hangdumps  a 2-GPU NCCL job with a planted fault (scripts/torch/fr_hang.py), once per fault of
+#              HANG_FAULTS ("skip count": a rank never issues an all-reduce; a rank issues it with
+#              half the elements): PyTorch's Flight Recorder dumps (pickle and JSON, taken by the
+#              job and by the watchdog on timeout) and NCCL RAS's status (JSON and text), in
+#              hangdumps/<fault>/ with meta.json naming the fault: test data for commprof
+#              diagnose (issue #47)
+#   mergepair  one PyTorch DDP job on NP (2) GPUs both under the plugin and traced by the PyTorch
+#              profiler (scripts/torch/ddp_trace.py): the capture (mergepair/capture/) and the
+#              traces (mergepair/trace/rank-<R>.pt.trace.json.gz) of the same steps, test data
+#              for `commprof report PLUGIN_DIR TRACE_DIR` (issue #46)
 #   dist       PyTorch's data- or tensor-parallel step against the mock's on NP >= 2 GPUs (issue
 #              #33): for each preset of DIST_PRESETS (default "gpt-1.3b llama-1b"; layers from
 #              DIST_LAYERS, default "24 16": the whole presets with their ends, which under DDP on 2
@@ -151,7 +162,7 @@
 # shellcheck source-path=SCRIPTDIR disable=SC2317  # the phase_* functions are called by name
 set -uo pipefail
 
-PHASES=(tests sweep anchors workloads stages moe cp timing sampling nsys fidelity calibrate torchtrace plugin plugincost pluginsteps dist estimate
+PHASES=(tests sweep anchors workloads stages moe cp timing sampling nsys fidelity calibrate torchtrace plugin plugincost pluginsteps hangdumps mergepair dist estimate
   whatif astra probe lmhead multi)
 usage() {
   echo "usage: scripts/gpu-bench.sh PHASE...   (PHASE: ${PHASES[*]}; see the comment at the top)" >&2
@@ -989,15 +1000,65 @@ phase_pluginsteps() {
     return
   fi
   plugin=$(abs_path "$plugin")
-  run_to "PyTorch DDP, ${PLUGIN_STEPS:-12} steps on $NP ranks, under the plugin" "$dir/job.txt" \
-    env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$dir/capture" COMMPROF_PLUGIN_SAMPLE=1 \
-    "$py" -m torch.distributed.run --nproc-per-node "$NP" --master-port 29547 \
-    scripts/torch/ddp_steps.py --out "$dir/job" --steps "${PLUGIN_STEPS:-12}"
-  cat "$dir/job.txt" >>"$LOG"
-  run_to "commprof report of the capture: the steps it finds" "$dir/report.txt" \
-    "$COMMPROF" report "$dir/capture"
-  "$COMMPROF" report "$dir/capture" --format json -o "$dir/report.json" >>"$LOG" 2>&1
-  head -n 60 "$dir/report.txt" >>"$LOG"
+  local mode flag
+  for mode in ${PLUGIN_STEPS_MODES:-ddp fsdp}; do
+    dir=$PD/$mode
+    flag=()
+    [ "$mode" = fsdp ] && flag=(--fsdp)
+    run_to "PyTorch $mode, ${PLUGIN_STEPS:-12} steps on $NP ranks, under the plugin" "$dir.txt" \
+      env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$dir/capture" \
+      COMMPROF_PLUGIN_SAMPLE=1 "$py" -m torch.distributed.run --nproc-per-node "$NP" \
+      --master-port 29547 scripts/torch/ddp_steps.py --out "$dir/job" \
+      --steps "${PLUGIN_STEPS:-12}" "${flag[@]}"
+    cat "$dir.txt" >>"$LOG"
+    run_to "commprof report of the $mode capture: the steps it finds" "$dir/report.txt" \
+      "$COMMPROF" report "$dir/capture"
+    "$COMMPROF" report "$dir/capture" --format json -o "$dir/report.json" >>"$LOG" 2>&1
+    head -n 60 "$dir/report.txt" >>"$LOG"
+  done
+}
+
+phase_hangdumps() {
+  local py=${PYTHON:-python3} fault dir rc
+  if ! "$py" -c "import torch, sys; sys.exit(torch.cuda.device_count() < 2)" >>"$LOG" 2>&1; then
+    say "FAILED: the hangdumps phase needs a torch that sees 2 GPUs"
+    PHASE_RC=1
+    return
+  fi
+  for fault in ${HANG_FAULTS:-skip count}; do
+    dir=$PD/$fault
+    mkdir -p "$dir"
+    # The job ends by the watchdog's timeout (an exit != 0 is expected); the bound is ours.
+    say "fr_hang.py --fault $fault: the job must end by PyTorch's watchdog"
+    env TORCH_FR_BUFFER_SIZE=2000 TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 \
+      TORCH_FR_DUMP_TEMP_FILE="$dir/fr-timeout-rank" \
+      TORCH_NCCL_DEBUG_INFO_TEMP_FILE="$dir/fr-timeout-rank" \
+      timeout 150 "$py" -m torch.distributed.run --nproc-per-node 2 --master-port 29549 \
+      scripts/torch/fr_hang.py --out "$dir" --fault "$fault" >"$dir/job.log" 2>&1
+    rc=$?
+    say "  exit $rc; files: $(find "$dir" -maxdepth 1 -type f -printf '%f ')"
+    grep -E "^fr_hang|Timeout|timed out|[Dd]ump" "$dir/job.log" | head -n 20 >>"$LOG"
+  done
+}
+
+phase_mergepair() {
+  need_commprof || return
+  local plugin=${PLUGIN:-$BUILD/src/nccl_profiler/libnccl-profiler-commprof.so}
+  local py=${PYTHON:-python3}
+  if [ ! -f "$plugin" ]; then
+    say "FAILED: the mergepair phase needs the plugin ($plugin)"
+    PHASE_RC=1
+    return
+  fi
+  plugin=$(abs_path "$plugin")
+  run_to "PyTorch DDP on $NP ranks, traced and under the plugin" "$PD/job.txt" \
+    env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$PD/capture" COMMPROF_PLUGIN_SAMPLE=1 \
+    "$py" -m torch.distributed.run --nproc-per-node "$NP" --master-port 29551 \
+    scripts/torch/ddp_trace.py --out "$PD/trace" --wait 1 --warmup 1 --active 3
+  run_to "commprof report of the capture" "$PD/report-capture.txt" "$COMMPROF" report "$PD/capture"
+  run_to "commprof import-torch of the traces" "$PD/import.txt" \
+    "$COMMPROF" import-torch "$PD/trace" -o "$PD/imported"
+  ls -la "$PD/capture" "$PD/trace" >>"$LOG" 2>&1
 }
 
 phase_dist() {

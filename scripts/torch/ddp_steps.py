@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""A small DDP training job of a known number of steps, each timed by the job itself with CUDA
-events: the reference a capture by commprof's NCCL profiler plugin is cut against (the steps
+"""A small DDP (or FSDP) training job of a known number of steps, each timed by the job itself
+with CUDA events: the reference a capture by commprof's NCCL profiler plugin is cut against (the steps
 `commprof report` finds in the capture, their count and their time).
 
     NCCL_PROFILER_PLUGIN=.../libnccl-profiler-commprof.so COMMPROF_PLUGIN_OUT=DIR/capture \\
@@ -12,6 +12,8 @@ DistributedDataParallel (bucket 25 MiB, PyTorch's default) with AdamW for --step
 event before each step's forward and after its optimizer step times it on the GPU. Rank R writes
 DIR/steps-<R>.json: {"steps": N, "step_ms": [...]} (every step, the first included: DDP's first
 step all-reduces its buckets in parameter order and rebuilds them after it, so it differs).
+--fsdp shards each layer and the whole model with FSDP2 (`fully_shard`) instead: a step is then
+an all-gather per layer forward and again backward, and a reduce-scatter per layer.
 """
 import argparse
 import json
@@ -32,6 +34,7 @@ def main():
     ap.add_argument("--hidden", type=int, default=1024)
     ap.add_argument("--heads", type=int, default=16)
     ap.add_argument("--seq", type=int, default=512)
+    ap.add_argument("--fsdp", action="store_true", help="FSDP2 fully_shard instead of DDP")
     args = ap.parse_args()
     dist.init_process_group("nccl")
     rank = dist.get_rank()
@@ -40,7 +43,14 @@ def main():
     dev = torch.device("cuda", local)
     torch.manual_seed(0)
     model = torch.nn.Sequential(*[Layer(args.hidden, args.heads) for _ in range(args.layers)])
-    model = DDP(model.to(dev, torch.bfloat16), device_ids=[local])
+    model = model.to(dev, torch.bfloat16)
+    if args.fsdp:
+        from torch.distributed.fsdp import fully_shard
+        for layer in model:
+            fully_shard(layer)
+        fully_shard(model)
+    else:
+        model = DDP(model, device_ids=[local])
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     x = torch.randn(4, args.seq, args.hidden, device=dev, dtype=torch.bfloat16)
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
@@ -58,7 +68,9 @@ def main():
         json.dump({"steps": args.steps, "step_ms": step_ms}, f)
     dist.destroy_process_group()
     if rank == 0:
-        print(f"ddp_steps.py: {args.steps} steps, mean {sum(step_ms[1:]) / (args.steps - 1):.3f} "
+        kind = "FSDP" if args.fsdp else "DDP"
+        print(f"ddp_steps.py: {kind}, {args.steps} steps, mean "
+              f"{sum(step_ms[1:]) / (args.steps - 1):.3f} "
               f"ms after the first, step times in {args.out}/steps-<R>.json")
 
 

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""A 2-rank NCCL job with a planted fault, recorded by PyTorch's Flight Recorder and NCCL's RAS:
+the real inputs `commprof diagnose` reads, and its test data.
+
+    TORCH_FR_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 TORCH_FR_DUMP_TEMP_FILE=DIR/fr-timeout-rank \\
+      torchrun --nproc-per-node 2 scripts/torch/fr_hang.py --out DIR --fault skip|count [--timeout 8]
+
+Each rank all-reduces --buckets tensors a step (sizes 4 MiB, 1 MiB, 16 KiB, ... in bf16) for
+--steps steps. At step --fault-step the victim rank (--victim, default 1) plants the fault at
+bucket --fault-bucket: `skip` never issues that all-reduce (nor anything after it: its CPU took
+another path), `count` issues it with half the elements (arguments differ). Then each rank waits
+--settle s for the GPU to reach the stuck collective and writes:
+  DIR/fr-explicit-rank<R>.pkl   Flight Recorder's pickle dump (_dump_nccl_trace), as on timeout
+  DIR/fr-explicit-rank<R>.json  its JSON form (_dump_nccl_trace_json)
+  DIR/ras-status.json, .txt     (rank 0) NCCL RAS's status of the job (scripts/torch/ras_status.py)
+  DIR/meta.json                 (rank 0) the fault planted: the verdict a reader must reach
+and then waits for the process group's watchdog: after --timeout s it times out the stuck
+collective and, with TORCH_NCCL_DUMP_ON_TIMEOUT=1, writes its own dump to
+TORCH_FR_DUMP_TEMP_FILE<R> before it ends the job.
+"""
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+
+def dump(out, rank):
+    """Flight Recorder's two public dump forms; a missing one is written down, not invented."""
+    c10d = torch._C._distributed_c10d
+    notes = {}
+    try:
+        data = c10d._dump_nccl_trace(includeCollectives=True, includeStackTraces=False,
+                                     onlyActive=False)
+        with open(os.path.join(out, f"fr-explicit-rank{rank}.pkl"), "wb") as f:
+            f.write(data)
+        notes["pickle"] = len(data)
+    except Exception as e:  # noqa: BLE001 - recorded in meta, the run goes on
+        notes["pickle_error"] = repr(e)
+    try:
+        text = c10d._dump_nccl_trace_json(includeCollectives=True, onlyActive=False)
+        with open(os.path.join(out, f"fr-explicit-rank{rank}.json"), "w") as f:
+            f.write(text)
+        notes["json"] = len(text)
+    except Exception as e:  # noqa: BLE001
+        notes["json_error"] = repr(e)
+    return notes
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--fault", required=True, choices=["skip", "count"])
+    ap.add_argument("--victim", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--buckets", type=int, default=3)
+    ap.add_argument("--fault-step", type=int, default=2)
+    ap.add_argument("--fault-bucket", type=int, default=1)
+    ap.add_argument("--settle", type=float, default=3.0)
+    ap.add_argument("--timeout", type=int, default=8)
+    args = ap.parse_args()
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    torch.cuda.set_device(local)
+    dev = torch.device("cuda", local)
+    dist.init_process_group("nccl", timeout=datetime.timedelta(seconds=args.timeout),
+                            device_id=dev)
+    rank = dist.get_rank()
+    os.makedirs(args.out, exist_ok=True)
+    numel = [(4 << 20) >> (2 * b) >> 1 for b in range(args.buckets)]  # bf16: 2 bytes each
+    tensors = [torch.ones(n, device=dev, dtype=torch.bfloat16) for n in numel]
+    issued = 0
+    planted = None
+    for step in range(args.steps):
+        for b, t in enumerate(tensors):
+            if step == args.fault_step and b == args.fault_bucket and rank == args.victim:
+                planted = {"fault": args.fault, "victim": args.victim, "step": step, "bucket": b,
+                           "collectives_before": issued, "numel": numel[b]}
+                if args.fault == "skip":
+                    break
+                t = t[: numel[b] // 2]
+                planted["victim_numel"] = t.numel()
+            dist.all_reduce(t, async_op=True)
+            issued += 1
+        if planted is not None and args.fault == "skip":
+            break
+        if step < args.fault_step:
+            torch.cuda.synchronize()
+    # The fault is planted: let the GPU reach the collective that cannot finish, then record.
+    time.sleep(args.settle)
+    notes = dump(args.out, rank)
+    print(f"fr_hang.py rank {rank}: issued {issued} all-reduces; dumps {notes}", flush=True)
+    if rank == 0:
+        here = os.path.dirname(os.path.abspath(__file__))
+        for fmt in ("json", "text"):
+            with open(os.path.join(args.out, f"ras-status.{fmt}"), "w") as f:
+                r = subprocess.run([sys.executable, os.path.join(here, "ras_status.py"),
+                                    "--format", fmt, "--verbose"], stdout=f,
+                                   stderr=subprocess.PIPE, text=True, timeout=60)
+            print(f"fr_hang.py: RAS status ({fmt}): exit {r.returncode} {r.stderr.strip()}",
+                  flush=True)
+        expected = {"fault": args.fault, "victim": args.victim, "fault_step": args.fault_step,
+                    "fault_bucket": args.fault_bucket, "buckets": args.buckets,
+                    "numel": numel, "dtype": "bfloat16", "ranks": dist.get_world_size(),
+                    "torch": torch.__version__, "nccl": ".".join(map(str, torch.cuda.nccl.version())),
+                    "collectives_issued_by_rank0": issued, "dumps_rank0": notes}
+        with open(os.path.join(args.out, "meta.json"), "w") as f:
+            json.dump(expected, f, indent=1)
+    else:
+        with open(os.path.join(args.out, f"meta-rank{rank}.json"), "w") as f:
+            json.dump({"planted": planted, "issued": issued, "dumps": notes}, f, indent=1)
+    # The watchdog times the stuck collective out after --timeout s and dumps on its own; the job
+    # ends there (the launcher's timeout bounds it if it does not).
+    time.sleep(args.timeout + 20)
+    print(f"fr_hang.py rank {rank}: the watchdog did not end the job", flush=True)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
