@@ -104,7 +104,8 @@
 #   hangdumps  a 2-GPU NCCL job with a planted fault (scripts/torch/fr_hang.py), once per fault of
 #              HANG_FAULTS ("skip count": a rank never issues an all-reduce; a rank issues it with
 #              half the elements): PyTorch's Flight Recorder dumps (pickle and JSON, taken by the
-#              job and by the watchdog on timeout) and NCCL RAS's status (JSON and text), in
+#              job; pickle, by the watchdog on timeout; TORCH_NCCL_ENABLE_TIMING=1, so a started
+#              collective is told from a scheduled one) and NCCL RAS's status (JSON and text), in
 #              hangdumps/<fault>/ with meta.json naming the fault: test data for commprof
 #              diagnose (issue #47)
 #   mergepair  one PyTorch DDP job on NP (2) GPUs both under the plugin and traced by the PyTorch
@@ -1028,11 +1029,10 @@ phase_hangdumps() {
   for fault in ${HANG_FAULTS:-skip count}; do
     dir=$PD/$fault
     mkdir -p "$dir"
-    # The job ends by the watchdog's timeout (an exit != 0 is expected); the bound is ours.
-    say "fr_hang.py --fault $fault: the job must end by PyTorch's watchdog"
-    env TORCH_FR_BUFFER_SIZE=2000 TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 \
+    # The watchdog times the collective out and dumps; the job then ends by itself.
+    say "fr_hang.py --fault $fault: the watchdog must time out and dump"
+    env TORCH_FR_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 TORCH_NCCL_ENABLE_TIMING=1 \
       TORCH_FR_DUMP_TEMP_FILE="$dir/fr-timeout-rank" \
-      TORCH_NCCL_DEBUG_INFO_TEMP_FILE="$dir/fr-timeout-rank" \
       timeout 150 "$py" -m torch.distributed.run --nproc-per-node 2 --master-port 29549 \
       scripts/torch/fr_hang.py --out "$dir" --fault "$fault" >"$dir/job.log" 2>&1
     rc=$?

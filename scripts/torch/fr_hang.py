@@ -17,7 +17,9 @@ another path), `count` issues it with half the elements (arguments differ). Then
   DIR/meta.json                 (rank 0) the fault planted: the verdict a reader must reach
 and then waits for the process group's watchdog: after --timeout s it times out the stuck
 collective and, with TORCH_NCCL_DUMP_ON_TIMEOUT=1, writes its own dump to
-TORCH_FR_DUMP_TEMP_FILE<R> before it ends the job.
+TORCH_FR_DUMP_TEMP_FILE<R> (on every rank: the first to time out signals the others through the
+store); the job then ends by itself. TORCH_NCCL_ENABLE_TIMING=1 lets the dumps tell a collective
+that started on the GPU from one only scheduled.
 """
 import argparse
 import datetime
@@ -45,7 +47,9 @@ def dump(out, rank):
         notes["pickle_error"] = repr(e)
     try:
         text = c10d._dump_nccl_trace_json(includeCollectives=True, onlyActive=False)
-        with open(os.path.join(out, f"fr-explicit-rank{rank}.json"), "w") as f:
+        if isinstance(text, str):  # bytes in PyTorch 2.11, str in some earlier versions
+            text = text.encode()
+        with open(os.path.join(out, f"fr-explicit-rank{rank}.json"), "wb") as f:
             f.write(text)
         notes["json"] = len(text)
     except Exception as e:  # noqa: BLE001
@@ -114,10 +118,10 @@ def main():
     else:
         with open(os.path.join(args.out, f"meta-rank{rank}.json"), "w") as f:
             json.dump({"planted": planted, "issued": issued, "dumps": notes}, f, indent=1)
-    # The watchdog times the stuck collective out after --timeout s and dumps on its own; the job
-    # ends there (the launcher's timeout bounds it if it does not).
-    time.sleep(args.timeout + 20)
-    print(f"fr_hang.py rank {rank}: the watchdog did not end the job", flush=True)
+    # The watchdog times the stuck collective out after --timeout s and dumps on its own (PyTorch
+    # 2.11 then leaves the process running: the job ends here, once the dumps had time).
+    time.sleep(args.timeout + 10)
+    print(f"fr_hang.py rank {rank}: done", flush=True)
     os._exit(0)
 
 

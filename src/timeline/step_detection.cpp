@@ -100,6 +100,27 @@ void refine_by_gaps(CommFit& f) {
   f.first += (at[0] - f.first) % d;
 }
 
+// A first step that issues the same calls as the others can still be warm-up in time: FSDP's
+// lazy initialisation, NCCL's connection setup and the allocator's first growth made the first
+// step of a 2-GPU FSDP2 job 0.78 s where the others took 27 ms. Leading steps more than twice the
+// median of the whole steps after them are left to the warm-up slot, keeping two steps at least.
+void skip_slow_first_steps(CommFit& f, std::size_t& steps) {
+  auto length = [&](std::size_t k) {
+    return f.starts[f.first + (k + 1) * f.period] - f.starts[f.first + k * f.period];
+  };
+  for (;;) {
+    // Whole steps: those whose next step's first call is seen.
+    const std::size_t whole = (f.starts.size() - f.first - 1) / f.period;
+    if (whole < 3 || steps < 3) return;
+    std::vector<std::int64_t> rest;
+    for (std::size_t k = 1; k < whole; ++k) rest.push_back(length(k));
+    std::nth_element(rest.begin(), rest.begin() + rest.size() / 2, rest.end());
+    if (length(0) <= 2 * rest[rest.size() / 2]) return;
+    f.first += f.period;
+    --steps;
+  }
+}
+
 std::optional<CommFit> fit_comm(const std::string& comm,
                                 const std::vector<const CommCall*>& calls) {
   std::map<std::pair<std::string, std::uint64_t>, std::uint32_t> id_of;
@@ -119,6 +140,7 @@ std::optional<CommFit> fit_comm(const std::string& comm,
   refine_by_gaps(fit);
   std::size_t steps = (ids.size() - fit.first) / fit.period;
   if (steps < 2) return std::nullopt;  // a step and the start of the next, at least
+  skip_slow_first_steps(fit, steps);
   // The cadence from one step's first call to the next (the last step's end is not seen when
   // the calls end with it).
   if (fit.first + steps * fit.period == ids.size() && steps > 1) --steps;

@@ -86,6 +86,35 @@ TEST(FindSteps, FsdpGathersAndScatters) {
   EXPECT_EQ(cut.bounds[1], job.calls[9].start_ns);
 }
 
+TEST(FindSteps, AFirstStepOfTheSameCallsButSlowIsWarmUp) {
+  // FSDP2 on 2 H200: the first step issues the same 12 calls as the others but takes 0.78 s
+  // (lazy initialisation), the others 27 ms: it is warm-up, not a measured step.
+  Job job;
+  const CommCall ag{"dp0", "allgather", 4 << 20, 0};
+  const CommCall rs{"dp0", "reducescatter", 4 << 20, 0};
+  job.step({ag, ag, rs, rs});
+  job.between = 700 * kMs;  // the first step's calls, then its slow rest
+  job.step({ag, ag, rs, rs});
+  job.between = 20 * kMs;
+  for (int s = 0; s < 4; ++s) job.step({ag, ag, rs, rs});
+  const StepCut cut = find_steps(job.calls, std::nullopt);
+  EXPECT_EQ(cut.period, 4u);
+  // Steps 2-5 measured (the sixth is the trailing one), the first left to warm-up.
+  EXPECT_EQ(cut.steps(), 4u);
+  ASSERT_FALSE(cut.bounds.empty());
+  EXPECT_EQ(cut.bounds[0], job.calls[4].start_ns);
+  // Every measured step is 24 ms: 4 calls 1 ms apart, then 20 ms to the next.
+  for (std::size_t k = 0; k + 1 < cut.bounds.size(); ++k)
+    EXPECT_EQ(cut.bounds[k + 1] - cut.bounds[k], 24 * kMs) << k;
+  // A slow step later on is the job's, not warm-up: it stays.
+  Job later;
+  for (int s = 0; s < 6; ++s) {
+    later.between = s == 4 ? 700 * kMs : 20 * kMs;
+    later.step({ag, ag, rs, rs});
+  }
+  EXPECT_EQ(find_steps(later.calls, std::nullopt).bounds[0], later.calls[0].start_ns);
+}
+
 TEST(FindSteps, TensorParallelWithPipelineTakesTheLongerPeriod) {
   Job job;
   const CommCall tp = ar(8 << 20, "tp0");
