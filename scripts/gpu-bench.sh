@@ -108,6 +108,12 @@
 #              collective is told from a scheduled one) and NCCL RAS's status (JSON and text), in
 #              hangdumps/<fault>/ with meta.json naming the fault: test data for commprof
 #              diagnose (issue #47)
+#   a2agap     the expert-parallel all-to-allv gap of issue #48 item 6 on NP >= 2 GPUs: a Zipf-routed
+#              mixtral-8x7b EP run (MOE_LAYERS, 2) and PyTorch's replay of its all-to-allvs
+#              (scripts/torch/alltoall_replay.py: CUDA events around each call and the profiler's
+#              NCCL kernel), once on the host's NCCL and once on PyTorch's bundled one (the run
+#              with LD_LIBRARY_PATH at torch's nvidia/nccl/lib), so both sides share one NCCL:
+#              a2agap/<nccl>/ and the ratios in the log
 #   mergepair  one PyTorch DDP job on NP (2) GPUs both under the plugin and traced by the PyTorch
 #              profiler (scripts/torch/ddp_trace.py): the capture (mergepair/capture/) and the
 #              traces (mergepair/trace/rank-<R>.pt.trace.json.gz) of the same steps, test data
@@ -163,7 +169,7 @@
 # shellcheck source-path=SCRIPTDIR disable=SC2317  # the phase_* functions are called by name
 set -uo pipefail
 
-PHASES=(tests sweep anchors workloads stages moe cp timing sampling nsys fidelity calibrate torchtrace plugin plugincost pluginsteps hangdumps mergepair dist estimate
+PHASES=(tests sweep anchors workloads stages moe cp timing sampling nsys fidelity calibrate torchtrace plugin plugincost pluginsteps hangdumps mergepair a2agap dist estimate
   whatif astra probe lmhead multi)
 usage() {
   echo "usage: scripts/gpu-bench.sh PHASE...   (PHASE: ${PHASES[*]}; see the comment at the top)" >&2
@@ -1039,6 +1045,40 @@ phase_hangdumps() {
     say "  exit $rc; files: $(find "$dir" -maxdepth 1 -type f -printf '%f ')"
     grep -E "^fr_hang|Timeout|timed out|[Dd]ump" "$dir/job.log" | head -n 20 >>"$LOG"
   done
+}
+
+phase_a2agap() {
+  need_commprof || return
+  local py=${PYTHON:-python3} torch_nccl base=$PD
+  if [ "$NP" -lt 2 ]; then
+    say "FAILED: the a2agap phase needs NP >= 2 ranks (expert parallelism)"
+    PHASE_RC=1
+    return
+  fi
+  torch_nccl=$("$py" -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib'))" 2>>"$LOG")
+  local which
+  for which in host torch; do
+    PD=$base/$which
+    mkdir -p "$PD"
+    local torch_nccl_path=${LD_LIBRARY_PATH:-}
+    if [ "$which" = torch ]; then
+      torch_nccl_path=$torch_nccl:${LD_LIBRARY_PATH:-}
+      if [ ! -f "$torch_nccl/libnccl.so.2" ]; then
+        say "FAILED: no NCCL bundled with PyTorch (looked in '$torch_nccl')"
+        PHASE_RC=1
+        break
+      fi
+      # mpirun passes LD_LIBRARY_PATH on (-x): the ranks load PyTorch's libnccl.so.2.
+      LD_LIBRARY_PATH=$torch_nccl:${LD_LIBRARY_PATH:-} \
+        moe_run mixtral-zipf --model mixtral-8x7b --layers "${MOE_LAYERS:-2}"
+    else
+      moe_run mixtral-zipf --model mixtral-8x7b --layers "${MOE_LAYERS:-2}"
+    fi
+    # Which libnccl.so.2 the ranks' loader picks with that path (what the run used).
+    say "  $which NCCL: $(LD_LIBRARY_PATH=${torch_nccl_path:-} ldd "$COMMPROF" | grep -m1 libnccl)"
+    ep_replay mixtral-zipf
+  done
+  PD=$base
 }
 
 phase_mergepair() {
