@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "src/nccl_profiler/profiler_core.hpp"
+#include "src/nccl_profiler/nccl_profiler_abi.hpp"
 #include "src/timeline/step_detection.hpp"
 
 #include <algorithm>
@@ -253,6 +254,7 @@ Comm* Process::init_comm(const CommInfo& info) {
   std::lock_guard<HotMutex> lock(mutex_);
   if (rank_ < 0) rank_ = info.rank;
   if (world_ < 0) world_ = info.nranks;
+  ++due_;  // its collective #0
   comms_.push_back(std::move(comm));
   dirty_ = true;
   return comms_.back().get();
@@ -262,6 +264,12 @@ void Process::finalize_comm(Comm* comm) {
   {
     std::lock_guard<HotMutex> lock(mutex_);
     comm->finalized = true;
+    // Its counters are due no more.
+    const std::int64_t k = options_.sample_period;
+    due_ -= comm->collectives % k == 0 ? 1 : 0;
+    for (const auto* counters : {&comm->sends, &comm->recvs}) {
+      for (const std::int64_t c : *counters) due_ -= c > 0 && c % k == 0 ? 1 : 0;
+    }
     dirty_ = true;
   }
   flush();  // a rank that finalizes early leaves its file whole
@@ -341,7 +349,14 @@ Event* Process::start_op(Comm* comm, const OpInfo& op) {
   const bool send = op.p2p && op.func.size() == 4 && (op.func[0] == 'S' || op.func[0] == 's');
   const std::int64_t seq =
       op.p2p ? transfers_with(send ? comm->sends : comm->recvs, op.peer)++ : comm->collectives++;
-  if (seq % options_.sample_period != 0) {
+  // A collective counter is due from its communicator's start; a pair's once it was used (an
+  // unused peer's counter would keep KernelCh on for good).
+  count_due_locked(seq, !op.p2p || seq > 0);
+  // Due, and appended while KernelCh was on (else NCCL reports no channel of it: timing it would
+  // leave it unfinished).
+  const bool kernels = !mask_on_ || kernels_seen_;
+  write_mask_locked();
+  if (seq % options_.sample_period != 0 || !kernels) {
     Comm::Group g;
     g.p2p = op.p2p;
     g.graph = op.graph_captured;
@@ -382,6 +397,36 @@ Event* Process::start_op(Comm* comm, const OpInfo& op) {
   dirty_ = true;
   if (options_.events == EventSet::kCalls) e->channels = 0;  // none will be reported
   return e;
+}
+
+void Process::control_mask(int* mask, int base) {
+  std::lock_guard<HotMutex> lock(mutex_);
+  if (options_.sample_period <= 1 || options_.events != EventSet::kKernels) return;
+  nccl_mask_ = mask;
+  mask_base_ = base;
+}
+
+void Process::group_appended() {
+  std::lock_guard<HotMutex> lock(mutex_);
+  if (nccl_mask_ == nullptr) return;
+  mask_on_ = true;
+  kernels_seen_ = kernels_written_;
+}
+
+// A counter went from `before` to before + 1; `counted`: `before` was counted while due.
+void Process::count_due_locked(std::int64_t before, bool counted) {
+  const std::int64_t k = options_.sample_period;
+  if (counted && before % k == 0) --due_;
+  if ((before + 1) % k == 0) ++due_;
+}
+
+void Process::write_mask_locked() {
+  if (!mask_on_) return;
+  const bool want = due_ > 0;
+  if (want == kernels_written_) return;
+  kernels_written_ = want;
+  const int mask = mask_base_ | (want ? static_cast<int>(kNcclProfileKernelCh) : 0);
+  __atomic_store_n(nccl_mask_, mask, __ATOMIC_RELAXED);  // NCCL loads it atomically, relaxed
 }
 
 void Process::op_enqueued(Event* op) {

@@ -193,6 +193,22 @@ class Process {
 
   Comm* init_comm(const CommInfo& info);
   EventSet events() const { return options_.events; }
+
+  /// Sampled timing that NCCL does not pay for on the calls left untimed. NCCL delivers a call's
+  /// kernel channel events (what costs: a proxy operation per channel, the kernel's timestamps
+  /// polled) only where the activation mask it read when the call was appended had KernelCh; it
+  /// reads the plugin's `*eActivationMask` again at every call's append (NCCL 2.28,
+  /// src/plugin/profiler.cc ncclProfilerStartGroupApiEvent loads it atomically; src/enqueue.cc
+  /// copies it into each task), and appends a call before it launches it. So the plugin sets
+  /// KernelCh only while a call is due (its number on its communicator, or pair, a multiple of
+  /// K) and clears it otherwise, writing the mask when it starts a call (launch: after the
+  /// group's appends). `mask`: the mask NCCL passed to init (one per process); `base`: what the
+  /// plugin asks for besides KernelCh. Inactive for K = 1 or without kernel events.
+  void control_mask(int* mask, int base);
+  /// v5's GroupApi start: NCCL has just read the mask for a group's appends (the outermost
+  /// group, or one call): the calls launched next saw what the plugin last wrote. Until the
+  /// first one arrives (v4: never) the mask keeps KernelCh on every call, as before.
+  void group_appended();
   void finalize_comm(Comm* comm);
 
   /// A timed call's handle, or untimed_call() for one only counted.
@@ -262,6 +278,17 @@ class Process {
   int rank_ = -1;
   int world_ = -1;
   bool dirty_ = false;
+  // The mask control (control_mask): NCCL's mask, what else it asks for, whether the control is
+  // on (a GroupApi start was seen), KernelCh as last written and as the launching calls saw it,
+  // and how many counters (a communicator's collectives, a pair's transfers once used) are due.
+  int* nccl_mask_ = nullptr;
+  int mask_base_ = 0;
+  bool mask_on_ = false;
+  bool kernels_written_ = true;
+  bool kernels_seen_ = true;
+  std::int64_t due_ = 0;
+  void count_due_locked(std::int64_t before, bool counted);
+  void write_mask_locked();
   std::mutex stop_mutex_;  // the flush thread's sleep and its end
   bool stopping_ = false;
   std::condition_variable wake_;

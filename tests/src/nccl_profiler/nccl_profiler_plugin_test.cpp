@@ -336,6 +336,46 @@ TEST(NcclProfilerPlugin, EventsNarrowWhatNcclIsAskedFor) {
   }
 }
 
+// Sampled timing through the mask NCCL reads (issue #46): NCCL reads the plugin's mask at each
+// call's append (its GroupApi start) and sets up kernel channel events only where KernelCh was
+// in it. With COMMPROF_PLUGIN_SAMPLE=4 the mask must carry KernelCh for calls #0, #4, #8 of the
+// communicator alone; every call is still counted, those three timed, none left unfinished.
+TEST(NcclProfilerPlugin, SampledCallsAloneAreAppendedWithKernelChannels) {
+  const std::string dir = fresh_dir("plugin_mask");
+  const int code = run_child([&] {
+    setenv("COMMPROF_PLUGIN_OUT", dir.c_str(), 1);
+    setenv("COMMPROF_PLUGIN_SAMPLE", "4", 1);
+    setenv("RANK", "0", 1);
+    void* so = open_plugin();
+    auto* p = static_cast<NcclProfilerV5*>(dlsym(so, "ncclProfiler_v5"));
+    CHILD_CHECK(p != nullptr, 80);
+    void* ctx = nullptr;
+    static int nccl_mask = 0;  // NCCL's one mask of the process, which it hands to every init
+    CHILD_CHECK(p->init(&ctx, 0x5, &nccl_mask, "dp0", 1, 2, 0, nullptr) == kNcclSuccess, 81);
+    for (std::uint64_t call = 0; call < 12; ++call) {
+      const int seen = __atomic_load_n(&nccl_mask, __ATOMIC_RELAXED);  // NCCL's read, then:
+      NcclEventDescrV5 g{};
+      g.type = kNcclProfileGroupApi;
+      void* group = nullptr;
+      CHILD_CHECK(p->startEvent(ctx, &group, &g) == kNcclSuccess, 82);
+      const bool kernels = (seen & kNcclProfileKernelCh) != 0;
+      CHILD_CHECK(kernels == (call % 4 == 0), 83);
+      CHILD_CHECK((seen & kNcclProfileColl) != 0, 84);  // every call still reported
+      // Its launch: the Coll event; its channels only where KernelCh was in the mask.
+      collective_v5(p, ctx, "AllReduce", 1 << 20, "ncclFloat32", call, kernels ? 2 : 0, false);
+    }
+    CHILD_CHECK(p->finalize(ctx) == kNcclSuccess, 85);
+  });
+  ASSERT_EQ(code, 0);
+  const RankTimeline t = read_rank_file(dir + "/rank-0.json");
+  EXPECT_EQ(ops_of(t).size(), 3u);
+  const auto& comm = t.config.json().at("communicators").at(0);
+  EXPECT_EQ(comm.at("calls"), 12);
+  EXPECT_EQ(comm.at("timed"), 3);
+  EXPECT_EQ(t.config.json().at("unfinished").size(), 0u);
+  EXPECT_EQ(t.config.json().at("without_kernel_records"), 0);
+}
+
 TEST(NcclProfilerPlugin, V4TakesItsOwnInitOrder) {
   const std::string dir = fresh_dir("plugin_v4");
   const int code = run_child([&] {
