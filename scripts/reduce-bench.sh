@@ -8,6 +8,9 @@
 #   scripts/reduce-bench.sh RANKS OPS FORMAT "NPS" [WORK_DIR]
 #   e.g. BUILD=build/host scripts/reduce-bench.sh 16384 20000 zstd "16" /tmp/rb
 #
+# COMMAND: report (the default) or diagnose (issue #47: the time to a verdict, the same files
+# read by `commprof diagnose DIR --format json`; synthetic files hold a job whose collectives all
+# completed, so every file is read to its end before "no problem" is said: the longest case).
 # FORMAT: json or zstd (--rank-file-format). REPORT_ARGS: more arguments for report; by default
 # none, so the report has its critical path (read from the files a second time, shared among the
 # processes); REPORT_ARGS=--no-critical-path leaves it out. The files are removed at the end
@@ -16,6 +19,8 @@
 set -euo pipefail
 [ $# -ge 4 ] || { sed -n '3,15p' "$0" >&2; exit 2; }
 ranks=$1 ops=$2 format=$3 nps=$4
+command=${COMMAND:-report}
+case $command in report | diagnose) ;; *) echo "COMMAND: report or diagnose, not '$command'" >&2; exit 2 ;; esac
 work=${5:-/tmp/commprof-reduce-bench}
 build=${BUILD:-build/host}
 gen=$build/analysis/tools/commprof_make_synthetic_ranks
@@ -51,15 +56,19 @@ for np in $nps; do
   # Each process's own peak RSS and CPU time, in a file named by its MPI rank (expanded by the
   # inner shell).
   # shellcheck disable=SC2086,SC2016  # REPORT_ARGS is a list of arguments
+  rc=0
   "${mpirun[@]}" -np "$np" sh -c '/usr/bin/time -f "%M %U %S" -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' \
-    "$work/rss" "$commprof" report "$dir" --format json -o "$work/report-$np.json" \
-    ${REPORT_ARGS-}
+    "$work/rss" "$commprof" "$command" "$dir" --format json -o "$work/report-$np.json" \
+    ${REPORT_ARGS-} || rc=$?
+  # diagnose exits 4 when it finds a problem: a verdict, not a failure.
+  [ "$rc" = 0 ] || { [ "$command" = diagnose ] && [ "$rc" = 4 ]; } ||
+    { echo "$command failed with exit $rc" >&2; exit 1; }
   wall=$(since "$start")
   max=$(cut -d' ' -f1 "$work"/rss.* | sort -n | tail -n 1)
   min=$(cut -d' ' -f1 "$work"/rss.* | sort -n | head -n 1)
   cpu=$(awk '{ print $2 + $3 }' "$work"/rss.* | sort -n | sed -n '1p;$p' | tr '\n' ' ')
-  printf 'ranks %d  ops %d  %s %d B  processes %d  wall %.1f s  peak RSS per process %d..%d MiB' \
-    "$ranks" "$ops" "$format" "$bytes" "$np" "$wall" $((min / 1024)) $((max / 1024))
+  printf '%s: ranks %d  ops %d  %s %d B  processes %d  wall %.1f s  peak RSS per process %d..%d MiB' \
+    "$command" "$ranks" "$ops" "$format" "$bytes" "$np" "$wall" $((min / 1024)) $((max / 1024))
   # shellcheck disable=SC2086  # the smallest and the largest
   printf '  CPU per process %.1f..%.1f s\n' $cpu
 done
