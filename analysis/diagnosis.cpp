@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "src/core/errors.hpp"
 #include "src/core/log.hpp"
 #include "src/timeline/op_record.hpp"
 
@@ -146,8 +147,171 @@ void add_rank_timeline(const RankTimeline& t, Part& part) {
     add_unfinished(part, t.rank, *u, counters);
 }
 
+namespace {
+
+// Flight Recorder's element types, by PyTorch's names (c10 ScalarType), in bytes.
+std::uint64_t element_bytes(const std::string& t) {
+  static const std::map<std::string, std::uint64_t> kBytes = {
+      {"Float", 4},        {"Double", 8},        {"Half", 2},          {"BFloat16", 2},
+      {"Int", 4},          {"Long", 8},          {"Short", 2},         {"Char", 1},
+      {"Byte", 1},         {"Bool", 1},          {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1},
+      {"ComplexFloat", 8}, {"ComplexDouble", 16}};
+  const auto it = kBytes.find(t);
+  return it == kBytes.end() ? 0 : it->second;
+}
+
+// "nccl:all_reduce" -> "allreduce" (commprof's names: lower case, no separators).
+std::string fr_function(const std::string& profiling_name) {
+  const std::size_t colon = profiling_name.find(':');
+  std::string out;
+  for (char c : profiling_name.substr(colon == std::string::npos ? 0 : colon + 1))
+    if (c != '_') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+template <class T>
+T field(const nlohmann::json& j, const char* key, const std::string& where) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null())
+    throw Error(log::cat(where, ": no '", key, "' (not a Flight Recorder dump?)"));
+  try {
+    return it->get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw Error(log::cat(where, ": '", key, "' is ", it->dump(), ", not of the expected type"));
+  }
+}
+
+// A field that is a number in the pickle and text in the JSON form (pg_status's).
+std::int64_t number_or_text(const nlohmann::json& v) {
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_string()) return std::stoll(v.get<std::string>());
+  return -1;
+}
+
+}  // namespace
+
+void add_flight_recorder(int rank, const nlohmann::json& dump, const std::string& source,
+                         Part& part) {
+  if (!dump.is_object()) throw Error(source + ": not a Flight Recorder dump (no dict at its top)");
+  const auto config = field<nlohmann::json>(dump, "pg_config", source);
+  const auto entries = field<nlohmann::json>(dump, "entries", source);
+  if (!entries.is_array()) throw Error(source + ": 'entries' is no list");
+  RankFacts& facts = part.ranks[rank];
+  facts.source = "flight-recorder";
+  bool started_known = false;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const nlohmann::json& e = entries[i];
+    const std::string where = log::cat(source, ": entries[", i, "]");
+    const auto pg = field<std::vector<std::string>>(e, "process_group", where);
+    if (pg.size() != 2) throw Error(where + ": 'process_group' is no (name, description) pair");
+    std::string comm = log::cat("pg", pg[0], ":", pg[1]);
+    int comm_size = 0;
+    if (const auto c = config.find(pg[0]); c != config.end() && c->contains("ranks")) {
+      const std::string ranks = (*c)["ranks"].is_string() ? (*c)["ranks"].get<std::string>() : "";
+      comm_size =
+          ranks.empty() ? 0 : 1 + static_cast<int>(std::count(ranks.begin(), ranks.end(), ','));
+      part.world_size = std::max(part.world_size, comm_size);
+    }
+    const bool p2p = e.value("is_p2p", false);
+    const std::string state = field<std::string>(e, "state", where);
+    OpRecord op;
+    op.category = Category::kComm;
+    op.comm = p2p ? comm + " p2p" : comm;
+    op.collective = p2p ? "p2p" : fr_function(field<std::string>(e, "profiling_name", where));
+    op.name = field<std::string>(e, "profiling_name", where);
+    op.comm_size = p2p ? 2 : comm_size;
+    op.seq = field<std::int64_t>(e, p2p ? "p2p_seq_id" : "collective_seq_id", where);
+    const auto sizes = field<std::vector<std::vector<std::int64_t>>>(e, "input_sizes", where);
+    const auto types = field<std::vector<std::string>>(e, "input_dtypes", where);
+    op.count = 0;
+    for (std::size_t t = 0; t < sizes.size(); ++t) {
+      std::uint64_t n = 1;
+      for (std::int64_t d : sizes[t]) n *= static_cast<std::uint64_t>(std::max<std::int64_t>(d, 0));
+      op.count += n;
+      op.bytes += n * (t < types.size() ? element_bytes(types[t]) : 0);
+    }
+    op.dtype = types.empty() ? "" : types.front();
+    const Key key{op.comm, op.collective, op.seq};
+    KeyState& s = state_of(part, key, op, -1);
+    s.args[args_of(op, key)].insert(rank);
+    facts.comms.insert(op.comm);
+    const auto started = e.find("time_discovered_started_ns");
+    started_known = started_known || (started != e.end() && started->is_number() &&
+                                      started->get<std::int64_t>() > 0);
+    if (state == "completed") {
+      s.finished.insert(rank);
+      if (facts.last_seq.count(op.comm) == 0 || facts.last_seq[op.comm] <= op.seq) {
+        facts.last_seq[op.comm] = op.seq;
+        facts.last_name[op.comm] = op.name;
+      }
+      facts.last_op = log::cat(op.name, " #", op.seq, " on ", op.comm);
+    } else if (state == "scheduled" || state == "started") {
+      s.unfinished.insert(rank);
+    } else {
+      throw Error(
+          log::cat(where, ": state '", state, "' is none of scheduled, started, completed"));
+    }
+  }
+  if (!started_known && !entries.empty())
+    part.source_notes.push_back(log::cat(
+        "note: ", source,
+        " holds no start times (PyTorch records them with "
+        "TORCH_NCCL_ENABLE_TIMING=1): it cannot tell a collective started on the GPU from one "
+        "only scheduled"));
+  if (const auto status = dump.find("pg_status"); status != dump.end() && status->is_object()) {
+    for (const auto& [pg, st] : status->items()) {
+      if (!st.is_object()) continue;
+      const std::int64_t enqueued =
+          number_or_text(st.value("last_enqueued_collective", nlohmann::json()));
+      const std::int64_t completed =
+          number_or_text(st.value("last_completed_collective", nlohmann::json()));
+      const std::int64_t started =
+          number_or_text(st.value("last_started_collective", nlohmann::json()));
+      if (enqueued > completed)
+        part.source_notes.push_back(
+            log::cat("note: rank ", rank, " (Flight Recorder), process group ", pg,
+                     ": last enqueued #", enqueued, ", last started #",
+                     started < 0 ? std::string("not known") : std::to_string(started),
+                     ", last completed #", completed));
+    }
+  }
+}
+
+void add_ras_status(const nlohmann::json& status, const std::string& source, Part& part) {
+  const auto comms = status.find("communicators");
+  if (comms == status.end() || !comms->is_array())
+    throw Error(source + ": no 'communicators' list (not NCCL RAS's JSON status?)");
+  for (const auto& c : *comms) {
+    const std::string hash = c.value("hash", std::string("?"));
+    if (!c.contains("ranks") || !c["ranks"].is_array()) continue;
+    std::map<std::string, std::map<int, std::int64_t>> counts;  // kind -> rank -> launched
+    for (const auto& r : c["ranks"]) {
+      if (!r.contains("collective_counts") || !r["collective_counts"].is_object()) continue;
+      for (const auto& [kind, n] : r["collective_counts"].items())
+        if (n.is_number_integer()) counts[kind][r.value("rank", -1)] = n.get<std::int64_t>();
+    }
+    for (const auto& [kind, by_rank] : counts) {
+      std::int64_t most = 0;
+      for (const auto& [r, n] : by_rank) most = std::max(most, n);
+      std::string fewer;
+      for (const auto& [r, n] : by_rank)
+        if (n < most) fewer += log::cat(fewer.empty() ? "" : ", ", "rank ", r, " ", n);
+      if (!fewer.empty())
+        part.source_notes.push_back(log::cat("note: NCCL RAS (", source, "), communicator ", hash,
+                                             ": ", kind, " launched ", most,
+                                             " times on most ranks, fewer on ", fewer,
+                                             " (RAS counts launches only: it cannot name "
+                                             "the sequence number or a transfer)"));
+    }
+    if (c.value("missing_ranks_count", 0) > 0)
+      part.source_notes.push_back(log::cat("note: NCCL RAS (", source, "), communicator ", hash,
+                                           ": ", c["missing_ranks_count"].get<int>(),
+                                           " rank(s) did not answer"));
+  }
+}
+
 std::vector<std::string> notes(const Part& part) {
-  std::vector<std::string> out;
+  std::vector<std::string> out = part.source_notes;
   std::map<int, std::vector<int>> ended;  // last step recorded -> ranks ending there early
   for (const auto& [rank, f] : part.ranks) {
     if (f.failed_step < 0 && f.planned_steps > 0 && f.last_step + 1 < f.planned_steps)
@@ -192,6 +356,7 @@ void Part::merge(Part&& other) {
     for (auto& [a, r] : by_args) usual[name][a].insert(r.begin(), r.end());
   }
   unreadable.insert(unreadable.end(), other.unreadable.begin(), other.unreadable.end());
+  source_notes.insert(source_notes.end(), other.source_notes.begin(), other.source_notes.end());
 }
 
 }  // namespace commprof::diagnosis

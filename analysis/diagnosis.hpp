@@ -8,16 +8,18 @@
 // (a pair's messages arrive in order). Sources say what they know of each key on each rank
 // (KeySeen); what a source cannot know is said in the verdict, never guessed.
 //
-// Sources read now: commprof rank files, of runs (a failed step leaves its submitted and
-// unfinished communication in the configuration's "unfinished" list, with "failed_step") and of
-// the NCCL profiler plugin (its "unfinished" list). Not yet read: PyTorch Flight Recorder dumps
-// (enqueued / started / completed per process-group sequence number) and NCCL RAS status
-// (`ncclras -f json`: launch counts per communicator and function, no point-to-point); each
-// would add KeySeen facts and RankFacts of its own (docs/analysis.md, "Diagnosis").
+// Sources: commprof rank files, of runs (a failed step leaves its submitted and unfinished
+// communication in the configuration's "unfinished" list, with "failed_step") and of the NCCL
+// profiler plugin (its "unfinished" list); PyTorch Flight Recorder dumps (each entry of a
+// process group's ring: scheduled / started / completed, by the group's sequence number, with
+// its sizes and types); NCCL RAS status (`ncclras -f json`: collectives launched per
+// communicator, rank and kind, no point-to-point, no sequence: said as notes)
+// (docs/analysis.md, "Diagnosis").
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <set>
 #include <string>
 #include <tuple>
@@ -124,15 +126,29 @@ struct Part {
   /// Per (communicator, op name): the arguments its calls had, over every rank and step: a call
   /// that differs from its earlier calls when the other ranks left no record of this one.
   std::map<std::pair<std::string, std::string>, std::map<Args, std::set<int>>> usual;
+  /// What a source says beside the keys (RAS's launch counts, what a dump cannot tell).
+  std::vector<std::string> source_notes;
   void merge(Part&& other);
   template <class IO>
   friend void transfer(IO& io, Part& p) {
-    io(p.world_size, p.keys, p.ranks, p.unreadable, p.usual);
+    io(p.world_size, p.keys, p.ranks, p.unreadable, p.usual, p.source_notes);
   }
 };
 
 /// Adds one rank file (a run's or a plugin capture's) to `part`.
 void add_rank_timeline(const RankTimeline& timeline, Part& part);
+
+/// Adds rank `rank`'s Flight Recorder dump (its pickle or JSON form, as a JSON value) to `part`:
+/// each entry a key (communicator "pg<name>:<desc>", the function of its profiling name,
+/// collective_seq_id; a point-to-point entry "<communicator> p2p", p2p_seq_id), completed as
+/// finished, scheduled or started as unfinished, input sizes and types as its arguments. Throws
+/// Error naming `source` where a field it needs is missing or mistyped.
+void add_flight_recorder(int rank, const nlohmann::json& dump, const std::string& source,
+                         Part& part);
+
+/// Adds NCCL RAS's status (`-f json`) as notes: per communicator and collective kind, the ranks
+/// that launched fewer than the most (RAS counts launches only: no sequence, no transfers).
+void add_ras_status(const nlohmann::json& status, const std::string& source, Part& part);
 
 /// What the inputs cannot tell, said beside the verdicts: runs whose ranks' records end before
 /// their planned steps with no failure recorded (stopped on purpose, or killed: under Open MPI a

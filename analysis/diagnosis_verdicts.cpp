@@ -77,21 +77,32 @@ bool arguments_differ(const Part& part, const Key& key, const KeyState& s, Probl
     against = "every earlier call of it on the communicator";
   }
   if (seen.size() < 2) return false;
-  // The majority's arguments are the expected ones; every other set names its ranks.
+  // The majority's arguments are the expected ones; every other set names its ranks. Without a
+  // majority (two ranks, one each) no rank is the odd one: every rank is named.
   const auto most = std::max_element(seen.begin(), seen.end(), [](const auto& a, const auto& b) {
     return a.second.size() < b.second.size();
   });
+  const bool majority = std::count_if(seen.begin(), seen.end(), [&](const auto& a) {
+                          return a.second.size() == most->second.size();
+                        }) == 1;
   std::set<int> odd;
   std::string detail;
   for (const auto& [a, ranks] : seen) {
-    if (&a == &most->first) continue;
+    if (majority && &a == &most->first) continue;
     odd.insert(ranks.begin(), ranks.end());
     detail += log::cat("; ", plural(ranks), ": ", describe(a));
   }
   p.ranks = rank_list(odd);
-  p.verdict = log::cat("arguments differ: ", what(key, s), ": ", plural(odd),
-                       " called it with other arguments than ", against);
-  p.evidence = log::cat("expected ", describe(most->first), detail);
+  if (majority) {
+    p.verdict = log::cat("arguments differ: ", what(key, s), ": ", plural(odd),
+                         " called it with other arguments than ", against);
+    p.evidence = log::cat("expected ", describe(most->first), detail);
+  } else {
+    p.verdict = log::cat("arguments differ: ", what(key, s), ": ", plural(odd),
+                         " called it with different arguments, no majority to tell which rank "
+                         "is wrong");
+    p.evidence = detail.substr(2);
+  }
   for (int r : odd) {
     const auto f = part.ranks.find(r);
     if (f != part.ranks.end() && !f->second.error.empty())
@@ -119,7 +130,10 @@ void absent_ranks(const Part& part, const Key& key, const KeyState& s, const std
       went_on_detail += log::cat(
           "; rank ", r, ": ",
           f.failed_step >= 0 ? log::cat("its step ", f.failed_step, " failed waiting on other work")
-                             : log::cat("recorded step ", s.step, " whole without it"),
+          : f.source == "flight-recorder"
+              ? std::string("its Flight Recorder dump has no entry for it (entries are made at "
+                            "enqueue)")
+              : log::cat("recorded step ", s.step, " whole without it"),
           ", its last op on the communicator ", last_on_comm, ", its last op ",
           f.last_op.empty() ? "none" : f.last_op);
     } else {

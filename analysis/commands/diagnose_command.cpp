@@ -10,6 +10,7 @@
 
 #include "analysis/commands/rank_inputs.hpp"
 #include "analysis/diagnosis_fields.hpp"
+#include "analysis/diagnosis_inputs.hpp"
 #include "analysis/report/text_table.hpp"
 #include "analysis/wire_codec.hpp"
 #include "src/cli/output_format.hpp"
@@ -37,7 +38,7 @@ diagnosis::Part read_block(const std::vector<std::string>& files, std::size_t fr
   diagnosis::Part part;
   for (std::size_t i = from; i < to; ++i) {
     try {
-      diagnosis::add_rank_timeline(read_rank_file(files[i]), part);
+      diagnosis::add_input(files[i], part);
     } catch (const Error& e) {
       part.unreadable.push_back(e.what());
     }
@@ -46,8 +47,9 @@ diagnosis::Part read_block(const std::vector<std::string>& files, std::size_t fr
 }
 
 const char* kNotRead =
-    "PyTorch Flight Recorder dumps and NCCL RAS status are not read yet: only commprof rank files "
-    "(runs and NCCL profiler plugin captures)";
+    "Flight Recorder dumps and RAS status are read as files named on the command line (a "
+    "directory gives its rank-<R>.json files only); RAS counts launches, not sequence numbers "
+    "or transfers";
 
 void write_text(std::ostream& os, const diagnosis::Part& part,
                 const std::vector<diagnosis::Problem>& problems) {
@@ -80,6 +82,7 @@ void write_json(std::ostream& os, const diagnosis::Part& part,
 
 int run_diagnose(RankContext& ctx, const DiagnoseConfig& cfg) {
   const std::vector<std::string> files = expand_rank_inputs(cfg.inputs);
+  diagnosis::check_one_dump_per_rank(files);
   const auto n = files.size();
   const auto p = static_cast<std::size_t>(ctx.rank());
   const auto np = static_cast<std::size_t>(ctx.size());
