@@ -57,6 +57,7 @@ class Reducer::Staging final : public RankStepSink {
     summary_.backend = t.backend;
     summary_.source = source_;
     summary_.steps_from = steps_from(t.config);
+    plugin_counts(t.config, summary_);
     summary_.clock_offset_ns = offset_ = t.clock_offset_ns;
     summary_.pp_stage = pipeline_stage(t.rank, t.config);
     if (const auto forced = r_.forced_duplicates_.find(r_.file_index_);

@@ -37,8 +37,9 @@ void transfer(IO& io, HtaFigures& h) {
 
 template <class IO>
 void transfer(IO& io, RankSummary& r) {
-  io(r.rank, r.world_size, r.host, r.device, r.backend, r.source, r.clock_offset_ns, r.pp_stage,
-     r.steps, r.timed_steps, r.warmup_steps, r.ops);
+  io(r.rank, r.world_size, r.host, r.device, r.backend, r.source, r.steps_from, r.plugin_calls,
+     r.plugin_timed, r.plugin_dropped, r.clock_offset_ns, r.pp_stage, r.steps, r.timed_steps,
+     r.warmup_steps, r.ops);
   io(wire::raw(r.wall_ns), wire::raw(r.comp_ns), wire::raw(r.comm_ns), wire::raw(r.mem_ns),
      wire::raw(r.busy_ns), wire::raw(r.comm_comp_ns), wire::raw(r.exposed_comm_ns),
      wire::raw(r.idle_ns), wire::raw(r.timed_wall_ns), wire::raw(r.plain_wall_ns),

@@ -115,6 +115,25 @@ inline constexpr Field<RankSummary> kRankFields[] = {
                                     "capture as one step.")
         .na_if_empty()
         .in_part(2),
+    field<&RankSummary::plugin_calls>("plugin_calls", U::kCount, "calls",
+                                      "NCCL profiler plugin: every collective and transfer NCCL "
+                                      "reported to it, timed or not.")
+        .na_if_negative()
+        .prom("commprof_plugin_calls")
+        .in_part(2),
+    field<&RankSummary::plugin_timed>("plugin_timed", U::kCount, "timed calls",
+                                      "NCCL profiler plugin: the calls whose kernels were timed "
+                                      "(one in COMMPROF_PLUGIN_SAMPLE, the same on every rank).")
+        .na_if_negative()
+        .prom("commprof_plugin_timed_calls")
+        .in_part(2),
+    field<&RankSummary::plugin_dropped>("plugin_dropped", U::kCount, "dropped",
+                                        "NCCL profiler plugin: timed calls whose records went "
+                                        "beyond its memory budget (COMMPROF_PLUGIN_MEMORY_MIB), "
+                                        "counted, not kept.")
+        .na_if_negative()
+        .prom("commprof_plugin_dropped_calls")
+        .in_part(2),
     field<&RankSummary::source>("file", U::kText, "file", "The rank file it was read from.")
         .in_part(2),
     // As HTA computes them, to check against HolisticTraceAnalysis on the same trace.

@@ -87,6 +87,18 @@ std::string steps_from(const JsonObject& config) {
              : "";
 }
 
+void plugin_counts(const JsonObject& config, RankSummary& s) {
+  const nlohmann::ordered_json& j = config.json();
+  if (!j.is_object() || !j.contains("communicators") || !j["communicators"].is_array()) return;
+  s.plugin_calls = s.plugin_timed = s.plugin_dropped = 0;
+  for (const auto& c : j["communicators"]) {
+    if (!c.is_object()) continue;
+    s.plugin_calls += c.value("calls", std::int64_t{0});
+    s.plugin_timed += c.value("timed", std::int64_t{0});
+    s.plugin_dropped += c.value("dropped", std::int64_t{0});
+  }
+}
+
 void add_step(RankSummary& s, const StepMetrics& m, std::int64_t ops) {
   ++s.steps;
   s.ops += ops;
@@ -147,6 +159,7 @@ RankSummary summarise_rank(const RankTimeline& t, const std::string& source,
   s.backend = t.backend;
   s.source = source;
   s.steps_from = steps_from(t.config);
+  plugin_counts(t.config, s);
   s.clock_offset_ns = t.clock_offset_ns;
   s.pp_stage = pipeline_stage(t.rank, t.config);
   HtaScope hta;

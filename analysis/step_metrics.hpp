@@ -75,6 +75,10 @@ struct RankSummary {
   /// How a capture without steps of its own was cut into steps ("detected: 12 calls of dp0 per
   /// step, confidence 0.97, 10 steps"; step_detection.hpp); "" for files that have steps.
   std::string steps_from;
+  /// A plugin capture's calls over its communicators: every call NCCL reported, those timed
+  /// (COMMPROF_PLUGIN_SAMPLE's one in K) and the timed ones dropped beyond the memory budget;
+  /// -1 for other files.
+  std::int64_t plugin_calls = -1, plugin_timed = -1, plugin_dropped = -1;
   std::int64_t clock_offset_ns = 0;
   /// The rank's pipeline stage where its file says (commprof run's configuration: pp > 1, and
   /// Megatron's rank order, pp slowest); -1 otherwise.
@@ -104,6 +108,9 @@ struct RankSummary {
 bool compute_known(const std::string& backend);
 /// The configuration's "step_cut" description ("" where the file had steps of its own).
 std::string steps_from(const JsonObject& config);
+/// Sets `s`'s plugin_calls, plugin_timed and plugin_dropped from a plugin capture's
+/// "communicators" (left -1 where the configuration has none).
+void plugin_counts(const JsonObject& config, RankSummary& s);
 /// The point of one step with its metrics, for RankSummary::step_points.
 StepPoint step_point(int index, bool warmup, std::size_t ops, std::int64_t start_ns,
                      std::int64_t clock_offset_ns, const StepMetrics& m);
