@@ -353,8 +353,9 @@ Event* Process::start_op(Comm* comm, const OpInfo& op) {
   // unused peer's counter would keep KernelCh on for good).
   count_due_locked(seq, !op.p2p || seq > 0);
   // Due, and appended while KernelCh was on (else NCCL reports no channel of it: timing it would
-  // leave it unfinished).
-  const bool kernels = !mask_on_ || kernels_seen_;
+  // leave it unfinished). A CUDA graph's replay keeps the mask of its capture, which no GroupApi
+  // start says: under the control its calls are counted only.
+  const bool kernels = !mask_on_ || (kernels_seen_ && !op.graph_captured);
   write_mask_locked();
   if (seq % options_.sample_period != 0 || !kernels) {
     Comm::Group g;
@@ -404,6 +405,12 @@ void Process::control_mask(int* mask, int base) {
   if (options_.sample_period <= 1 || options_.events != EventSet::kKernels) return;
   nccl_mask_ = mask;
   mask_base_ = base;
+  // A communicator made once calls have run (PyTorch makes groups lazily): its init has just
+  // written the whole mask into NCCL's one int; put back what the calls are due.
+  if (mask_on_) {
+    const int now = mask_base_ | (kernels_written_ ? static_cast<int>(kNcclProfileKernelCh) : 0);
+    __atomic_store_n(nccl_mask_, now, __ATOMIC_RELAXED);
+  }
 }
 
 void Process::group_appended() {

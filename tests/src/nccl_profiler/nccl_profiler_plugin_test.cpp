@@ -353,6 +353,12 @@ TEST(NcclProfilerPlugin, SampledCallsAloneAreAppendedWithKernelChannels) {
     static int nccl_mask = 0;  // NCCL's one mask of the process, which it hands to every init
     CHILD_CHECK(p->init(&ctx, 0x5, &nccl_mask, "dp0", 1, 2, 0, nullptr) == kNcclSuccess, 81);
     for (std::uint64_t call = 0; call < 12; ++call) {
+      if (call == 6) {  // a communicator made mid-run: its init must not turn KernelCh back on
+        void* late = nullptr;
+        CHILD_CHECK(p->init(&late, 0x6, &nccl_mask, "tp0", 1, 2, 0, nullptr) == kNcclSuccess, 86);
+        CHILD_CHECK((nccl_mask & kNcclProfileKernelCh) == 0, 87);
+        CHILD_CHECK(p->finalize(late) == kNcclSuccess, 88);
+      }
       const int seen = __atomic_load_n(&nccl_mask, __ATOMIC_RELAXED);  // NCCL's read, then:
       NcclEventDescrV5 g{};
       g.type = kNcclProfileGroupApi;
