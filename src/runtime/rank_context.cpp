@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <set>
+#include <thread>
 
 #include "src/core/log.hpp"
 #include "src/runtime/gather.hpp"
@@ -120,6 +122,62 @@ bool RankContext::any(bool flag) const {
 }
 
 void RankContext::barrier() const { COMMPROF_MPI_CHECK(MPI_Barrier(comm_)); }
+
+namespace {
+// The arrival notes of barrier_within(): a tag of its own on the context's communicator (the
+// control plane's other point-to-point messages use low tags).
+constexpr int kArrivalTag = 0x7a11;
+}  // namespace
+
+bool RankContext::barrier_within(double timeout_s, std::vector<int>& arrived) const {
+  if (timeout_s <= 0.0) {
+    barrier();
+    return true;
+  }
+  // Rank 0 hears from each other rank as it arrives, so a barrier that never completes still
+  // tells rank 0 who did not come; the barrier itself is the Ibarrier.
+  std::vector<MPI_Request> notes;
+  std::vector<int> note_values(static_cast<std::size_t>(size_), 0);
+  if (rank_ == 0) {
+    notes.resize(static_cast<std::size_t>(size_ - 1));
+    for (int r = 1; r < size_; ++r) {
+      COMMPROF_MPI_CHECK(MPI_Irecv(&note_values[static_cast<std::size_t>(r)], 1, MPI_INT, r,
+                                   kArrivalTag, comm_, &notes[static_cast<std::size_t>(r - 1)]));
+    }
+  } else {
+    notes.resize(1);
+    COMMPROF_MPI_CHECK(MPI_Isend(&rank_, 1, MPI_INT, 0, kArrivalTag, comm_, notes.data()));
+  }
+  MPI_Request all = MPI_REQUEST_NULL;
+  COMMPROF_MPI_CHECK(MPI_Ibarrier(comm_, &all));
+  // The other ranks give rank 0 a second more: it alone can name who is missing, and the
+  // first rank to give up ends the job (MPI_Abort) before a later one could speak.
+  const double wait_s = rank_ == 0 ? timeout_s : timeout_s + 1.0;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(wait_s));
+  int done = 0;
+  while (true) {
+    COMMPROF_MPI_CHECK(MPI_Test(&all, &done, MPI_STATUS_IGNORE));
+    if (done != 0 || std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::yield();
+  }
+  if (done != 0) {  // every rank sent its note before entering the barrier: these complete
+    COMMPROF_MPI_CHECK(
+        MPI_Waitall(static_cast<int>(notes.size()), notes.data(), MPI_STATUSES_IGNORE));
+    return true;
+  }
+  arrived.assign(1, rank_);
+  if (rank_ == 0) {
+    for (int r = 1; r < size_; ++r) {
+      int got = 0;
+      COMMPROF_MPI_CHECK(
+          MPI_Test(&notes[static_cast<std::size_t>(r - 1)], &got, MPI_STATUS_IGNORE));
+      if (got != 0) arrived.push_back(r);
+    }
+  }
+  return false;  // the requests stay posted: the job ends (MPI_Abort) after this
+}
 
 void RankContext::abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);

@@ -46,6 +46,11 @@ class RankContext {
   /// Collective: true on every rank if any rank passes true.
   bool any(bool flag) const;
   void barrier() const;
+  /// Collective: a barrier that gives up after `timeout_s` (<= 0: waits as barrier() does).
+  /// Returns true when every rank arrived. On false, `arrived` holds the ranks known to have
+  /// arrived: MPI's barrier names none, so each rank also tells rank 0 it arrived, and only rank
+  /// 0 knows the list (elsewhere it holds this rank alone). The run is to end after a false.
+  bool barrier_within(double timeout_s, std::vector<int>& arrived) const;
 
   /// Ends every rank of the job with `code`; used when one rank fails alone and the others
   /// might otherwise wait forever in a collective.

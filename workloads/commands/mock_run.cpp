@@ -100,6 +100,7 @@ MockRunResult run_mock(RankContext& ctx, Backend& backend, const MockRun& run) {
   std::optional<RankFileAppender> file;
   if (!run.out_dir.empty()) file.emplace(run.out_dir, timeline, run.rank_file_format);
   executor->set_test_fault(run.test_fault);
+  executor->set_step_timeout(run.step_timeout_s);
   try {
     timeline.steps = executor->run(settings.steps, settings.warmup_steps,
                                    [&](const std::vector<StepRecord>& so_far) {

@@ -25,6 +25,8 @@ struct MockRun {
   RankFileFormat rank_file_format = RankFileFormat::kJson;
   int test_hang_rank = -1;
   TestFault test_fault;
+  /// The run's --timeout, which also bounds the start-of-step barrier (0: unbounded).
+  double step_timeout_s = 0.0;
   /// Before the first step: the link probe (link_probe.hpp) on the run's communicator that spans
   /// the world (the world's where none does), recorded in the configuration; `on_probe` hears
   /// of it (rank 0 prints its line).

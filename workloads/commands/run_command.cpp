@@ -354,13 +354,14 @@ TestFault parse_test_fault(const std::string& text) {
   if (kind == "skip-allreduce") f.kind = TestFault::Kind::kSkipAllReduce;
   if (kind == "count") f.kind = TestFault::Kind::kCount;
   if (kind == "no-recv") f.kind = TestFault::Kind::kNoRecv;
+  if (kind == "stop-between-steps") f.kind = TestFault::Kind::kStopBetweenSteps;
   try {
     if (colon == std::string::npos || f.kind == TestFault::Kind::kNone)
       throw std::invalid_argument(text);
     f.rank = std::stoi(text.substr(colon + 1));
   } catch (const std::exception&) {
-    throw ConfigError(
-        log::cat("--test-fault '", text, "': expected skip-allreduce|count|no-recv:RANK"));
+    throw ConfigError(log::cat("--test-fault '", text,
+                               "': expected skip-allreduce|count|no-recv|stop-between-steps:RANK"));
   }
   return f;
 }
@@ -380,7 +381,7 @@ class RunCommand final : public Command {
         "test-fault", po::value<std::string>(),
         "test hook KIND:RANK, in the first measured step: skip-allreduce (the rank skips the "
         "step's last all-reduce), count (calls it with half the count), no-recv (never posts "
-        "its first receive)");
+        "its first receive), stop-between-steps (SIGSTOPs itself before the step starts)");
     visible.add_options()("workload", po::value<std::string>()->default_value("dp"),
                           "dp | tp | pp | hybrid")("tp", po::value<int>()->default_value(0),
                                                    "tensor-parallel degree (0: inferred)")(
@@ -632,6 +633,7 @@ class RunCommand final : public Command {
     mock.rank_file_format = c.rank_file_format;
     mock.test_hang_rank = c.test_hang_rank;
     mock.test_fault = c.test_fault;
+    mock.step_timeout_s = backend_options().timeout_s;
     mock.link_probe = c.link_probe;
     mock.on_probe = [&ctx](const LinkProbe& probe) {
       if (ctx.rank() == 0) std::cout << link_probe_line(probe) << '\n' << std::flush;

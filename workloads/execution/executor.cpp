@@ -2,8 +2,10 @@
 #include "workloads/execution/executor.hpp"
 
 #include <algorithm>
+#include <csignal>
 #include <map>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -436,8 +438,36 @@ OpRecord PlanExecutor::issued_record(const PlannedOp& op, const Work& work,
   return r;
 }
 
+void PlanExecutor::start_together(int index, bool warmup) {
+  // The test hook's rank stops (SIGSTOP) before its first measured step, as a rank stopped
+  // between steps would; the launcher's SIGKILL after the others' MPI_Abort still ends it.
+  if (!warmup && test_fault_.kind == TestFault::Kind::kStopBetweenSteps &&
+      ctx_.rank() == test_fault_.rank) {
+    std::raise(SIGSTOP);
+  }
+  std::vector<int> arrived;
+  if (ctx_.barrier_within(step_timeout_s_, arrived)) return;
+  std::string who;
+  if (ctx_.rank() == 0) {
+    std::string missing;
+    for (int r = 0, i = 0; r < ctx_.size(); ++r) {
+      if (i < static_cast<int>(arrived.size()) && arrived[static_cast<std::size_t>(i)] == r) {
+        ++i;
+      } else {
+        missing += log::cat(missing.empty() ? "" : ",", r);
+      }
+    }
+    who = log::cat("; rank(s) ", missing, " did not arrive");
+  } else {
+    who = "; MPI does not tell this rank which ranks arrived (rank 0's line names them)";
+  }
+  throw TimeoutError(log::cat("step ", index, " did not start within --timeout ", step_timeout_s_,
+                              " s on ", log::identity(), who,
+                              " (a rank may have stopped between steps)"));
+}
+
 StepRecord PlanExecutor::run_step(int index, bool warmup) {
-  ctx_.barrier();  // steps start together, so cross-rank waits within a step are the step's own
+  start_together(index, warmup);  // steps start together: cross-rank waits are the step's own
   backend_.begin_epoch();
   step_index_ = index;
   in_flight_.clear();

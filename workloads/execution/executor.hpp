@@ -48,7 +48,7 @@ struct GroupEstimate {
 
 /// A fault a test injects on one rank, in its first measured step (`run --test-fault`).
 struct TestFault {
-  enum class Kind { kNone, kSkipAllReduce, kCount, kNoRecv };
+  enum class Kind { kNone, kSkipAllReduce, kCount, kNoRecv, kStopBetweenSteps };
   Kind kind = Kind::kNone;
   int rank = -1;
 };
@@ -93,6 +93,10 @@ class PlanExecutor {
   /// Test hook: one fault on one rank in the first measured step (TestFault), as `commprof
   /// diagnose` must classify it.
   void set_test_fault(TestFault fault) { test_fault_ = fault; }
+  /// Bounds the start-of-step barrier (`--timeout`): a rank that does not arrive within it
+  /// (stopped between steps) makes run() throw TimeoutError naming the step and, on rank 0,
+  /// the ranks missing. 0: unbounded.
+  void set_step_timeout(double seconds) { step_timeout_s_ = seconds; }
 
   /// The communication ops of the step that failed (run() threw): those this rank submitted in
   /// it, none known to have finished, each with its step, communicator, sequence number, size,
@@ -118,6 +122,8 @@ class PlanExecutor {
     std::vector<std::int32_t> issued_at;
     static constexpr std::int32_t kDropped = -2;
   };
+  /// The start-of-step barrier, bounded by the step timeout (and the stop hook before it).
+  void start_together(int index, bool warmup);
   StepRecord run_step(int index, bool warmup);
   /// How step `index` of a run with `warmup` warm-up steps is timed (sampled: activity or step).
   OpTimingMode timing_of_step(int index, int warmup) const;
@@ -148,6 +154,7 @@ class PlanExecutor {
   std::vector<bool> needs_event_;
   int stopped_by_ = 0;
   int test_hang_rank_ = -1;
+  double step_timeout_s_ = 0.0;
   TestFault test_fault_;
   bool fault_done_ = false;
   int step_index_ = 0;
