@@ -127,6 +127,7 @@ namespace {
 // The arrival notes of barrier_within(): a tag of its own on the context's communicator (the
 // control plane's other point-to-point messages use low tags).
 constexpr int kArrivalTag = 0x7a11;
+constexpr int kNamedArrivals = 1024;
 }  // namespace
 
 bool RankContext::barrier_within(double timeout_s, std::vector<int>& arrived) const {
@@ -135,10 +136,15 @@ bool RankContext::barrier_within(double timeout_s, std::vector<int>& arrived) co
     return true;
   }
   // Rank 0 hears from each other rank as it arrives, so a barrier that never completes still
-  // tells rank 0 who did not come; the barrier itself is the Ibarrier.
+  // tells rank 0 who did not come; the barrier itself is the Ibarrier. Up to kNamedArrivals
+  // ranks: beyond, the notes would cost rank 0 a receive per rank and step, and the missing
+  // ranks are left to `commprof diagnose` of the rank files (whose records end early).
   std::vector<MPI_Request> notes;
   std::vector<int> note_values(static_cast<std::size_t>(size_), 0);
-  if (rank_ == 0) {
+  const bool named = size_ <= kNamedArrivals;
+  if (!named) {
+    // no notes: `arrived` stays empty on a timeout
+  } else if (rank_ == 0) {
     notes.resize(static_cast<std::size_t>(size_ - 1));
     for (int r = 1; r < size_; ++r) {
       COMMPROF_MPI_CHECK(MPI_Irecv(&note_values[static_cast<std::size_t>(r)], 1, MPI_INT, r,
@@ -167,8 +173,9 @@ bool RankContext::barrier_within(double timeout_s, std::vector<int>& arrived) co
         MPI_Waitall(static_cast<int>(notes.size()), notes.data(), MPI_STATUSES_IGNORE));
     return true;
   }
-  arrived.assign(1, rank_);
-  if (rank_ == 0) {
+  arrived.clear();
+  if (named) arrived.push_back(rank_);
+  if (rank_ == 0 && named) {
     for (int r = 1; r < size_; ++r) {
       int got = 0;
       COMMPROF_MPI_CHECK(

@@ -49,7 +49,8 @@ class RankContext {
   /// Collective: a barrier that gives up after `timeout_s` (<= 0: waits as barrier() does).
   /// Returns true when every rank arrived. On false, `arrived` holds the ranks known to have
   /// arrived: MPI's barrier names none, so each rank also tells rank 0 it arrived, and only rank
-  /// 0 knows the list (elsewhere it holds this rank alone). The run is to end after a false.
+  /// 0 knows the list (elsewhere it holds this rank alone); beyond 1,024 ranks no rank tells
+  /// (a receive per rank and step on rank 0) and it is empty. The run is to end after a false.
   bool barrier_within(double timeout_s, std::vector<int>& arrived) const;
 
   /// Ends every rank of the job with `code`; used when one rank fails alone and the others

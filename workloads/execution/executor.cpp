@@ -448,7 +448,11 @@ void PlanExecutor::start_together(int index, bool warmup) {
   std::vector<int> arrived;
   if (ctx_.barrier_within(step_timeout_s_, arrived)) return;
   std::string who;
-  if (ctx_.rank() == 0) {
+  if (ctx_.rank() == 0 && arrived.empty()) {
+    who =
+        "; which ranks did not arrive is tracked up to 1,024 ranks only (commprof diagnose "
+        "of the rank files names the ranks whose records end early)";
+  } else if (ctx_.rank() == 0) {
     std::string missing;
     for (int r = 0, i = 0; r < ctx_.size(); ++r) {
       if (i < static_cast<int>(arrived.size()) && arrived[static_cast<std::size_t>(i)] == r) {

@@ -89,6 +89,9 @@ TEST(ReportCsv, RanksKnownAnswers) {
                                                 "clock_offset_ns",
                                                 "backend",
                                                 "steps_from",
+                                                "plugin_calls",
+                                                "plugin_timed",
+                                                "plugin_dropped",
                                                 "file",
                                                 "hta_steps",
                                                 "hta_overlap",
@@ -114,24 +117,24 @@ TEST(ReportCsv, RanksKnownAnswers) {
     row.insert(row.end() - 2, hta.begin(), hta.end());
     return row;
   };
-  expect_row(
-      ranks[1],
-      with_hta({"0",   "node0", "synthetic", "2",     "26600", "20000", "13200", "4000", "0.5",
-                "0.5", "6600",  "0",         "26600", "6600",  "26600", "",      "2",    "1",
-                "12",  "0",     "synthetic", "",      "mem",   "26600", "26600"}),
-      "ranks row 0");
-  expect_row(
-      ranks[2],
-      with_hta({"1",   "node1",   "synthetic", "2",     "26600", "20000", "13000", "4000", "0.5",
-                "0.5", "6500",    "100",       "26500", "6500",  "26600", "",      "2",    "1",
-                "12",  "1000000", "synthetic", "",      "mem",   "26600", "26600"}),
-      "ranks row 1");
-  expect_row(
-      ranks[3],
-      with_hta({"2",   "node2",   "synthetic", "2",     "26600", "20000", "12800", "4000", "0.5",
-                "0.5", "6400",    "200",       "26400", "6400",  "26600", "",      "2",    "1",
-                "12",  "2000000", "synthetic", "",      "mem",   "26600", "26600"}),
-      "ranks row 2");
+  expect_row(ranks[1],
+             with_hta({"0",     "node0", "synthetic", "2",    "26600", "20000", "13200",
+                       "4000",  "0.5",   "0.5",       "6600", "0",     "26600", "6600",
+                       "26600", "",      "2",         "1",    "12",    "0",     "synthetic",
+                       "",      "",      "",          "",     "mem",   "26600", "26600"}),
+             "ranks row 0");
+  expect_row(ranks[2],
+             with_hta({"1",     "node1", "synthetic", "2",    "26600", "20000",   "13000",
+                       "4000",  "0.5",   "0.5",       "6500", "100",   "26500",   "6500",
+                       "26600", "",      "2",         "1",    "12",    "1000000", "synthetic",
+                       "",      "",      "",          "",     "mem",   "26600",   "26600"}),
+             "ranks row 1");
+  expect_row(ranks[3],
+             with_hta({"2",     "node2", "synthetic", "2",    "26600", "20000",   "12800",
+                       "4000",  "0.5",   "0.5",       "6400", "200",   "26400",   "6400",
+                       "26600", "",      "2",         "1",    "12",    "2000000", "synthetic",
+                       "",      "",      "",          "",     "mem",   "26600",   "26600"}),
+             "ranks row 2");
 }
 
 TEST(ReportCsv, AcrossRanksKnownAnswers) {

@@ -81,6 +81,9 @@ Report everything_given() {
     if (r.hta_differs.empty()) r.hta_differs = "per step: mean of 2 step ratio(s), 50.00 %";
     // As a plugin capture's (cut into steps as its reader found them).
     r.steps_from = "detected: 12 calls of dp0 per step, confidence 0.97, 10 steps";
+    r.plugin_calls = 6717;
+    r.plugin_timed = 53;
+    r.plugin_dropped = 2;
   }
   // A finding with every field given (the rules' own are tested in findings_test.cpp).
   Finding f;
@@ -162,7 +165,8 @@ const std::vector<std::pair<std::string, std::string>> kFieldsByTable = {
      "rank host device steps step_time_ns comp_busy_ns comm_busy_ns mem_busy_ns "
      "overlap hidden_fraction exposed_comm_ns idle_ns busy_ns comm_comp_overlap_ns "
      "timed_step_time_ns plain_step_time_ns timed_steps warmup_steps ops "
-     "clock_offset_ns backend steps_from file hta_steps hta_overlap hta_idle hta_compute "
+     "clock_offset_ns backend steps_from plugin_calls plugin_timed plugin_dropped file hta_steps "
+     "hta_overlap hta_idle hta_compute "
      "hta_non_compute "
      "hta_span_ns hta_differs"},
     {"across_ranks", "metric unit min mean max worst_rank worst_host stddev count"},
