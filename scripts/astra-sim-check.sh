@@ -12,7 +12,7 @@
 # RUN_DIR: a `commprof run` result whose first step with per-op timing is exported (the default
 # sampled timing times one step per rank; whatif's "measured" is the mean over the timed steps,
 # so the two are the same step when one step was timed). ASTRA_BIN: ASTRA-sim's analytical
-# binary (build it from astra-sim/astra-sim, build/astra_analytical/build.sh; not a Debian
+# binary (build it from astra-sim/astra-sim as scripts/astra-sim-build.md says; not a Debian
 # package). The system configuration written here gives every network dimension ASTRA-sim's
 # ring algorithm for each collective (what the fitted network's Ring dimensions assume), one
 # chunk in flight per dimension and an endpoint delay of 1 ns (0 makes ASTRA-sim's analytical

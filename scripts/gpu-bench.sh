@@ -140,7 +140,9 @@
 #              pp", with hybrid from 4 ranks) of gpt-1.3b (WHATIF_LAYERS, default 8), the last
 #              rank's compute slowed x1.5 and --no-overlap, each predicted from the plain run
 #   astra      a measured step through ASTRA-sim (issue #31 item 6; ASTRA_SIM, the path of its
-#              analytical binary AstraSim_Analytical_Congestion_Unaware, required): gpt-1.3b
+#              analytical binary AstraSim_Analytical_Congestion_Unaware, default
+#              $BUILD/astra/AstraSim_Analytical_Congestion_Unaware where that exists; built as
+#              scripts/astra-sim-build.md says): gpt-1.3b
 #              (ASTRA_LAYERS, default 8 layers), 5 steps after 2, dp NP, tp NP and, from 4 ranks, tp 2 x
 #              pp 2 (1f1b); each run's timed step exported and simulated by
 #              scripts/astra-sim-check.sh: ASTRA-sim's step per rank beside the measured step and
@@ -1216,11 +1218,15 @@ astra_case() {
 
 phase_astra() {
   need_commprof || return
-  if [ -z "${ASTRA_SIM:-}" ] || [ ! -x "$ASTRA_SIM" ]; then
-    say "FAILED: the astra phase needs ASTRA_SIM, ASTRA-sim's analytical binary (astra-sim/astra-sim, build/astra_analytical/build.sh)"
+  # A binary shipped beside commprof (scripts/astra-sim-build.md) is used when ASTRA_SIM is unset.
+  local astra=${ASTRA_SIM:-$BUILD/astra/AstraSim_Analytical_Congestion_Unaware}
+  if [ ! -x "$astra" ]; then
+    say "FAILED: the astra phase needs ASTRA_SIM, ASTRA-sim's analytical binary (no $astra; build it as scripts/astra-sim-build.md says)"
     PHASE_RC=1
     return
   fi
+  ASTRA_SIM=$astra
+  say "ASTRA-sim: $ASTRA_SIM"
   astra_case "dp$NP" --workload dp
   astra_case "tp$NP" --workload tp
   [ "$NP" -ge 4 ] && astra_case tp2pp2 --workload hybrid --tp 2 --pp 2 --schedule 1f1b
