@@ -169,15 +169,21 @@ std::string fr_function(const std::string& profiling_name) {
   return out;
 }
 
-template <class T>
-T field(const nlohmann::json& j, const char* key, const std::string& where) {
+// The member itself, not a copy (a dump's entries are the whole ring).
+const nlohmann::json& member(const nlohmann::json& j, const char* key, const std::string& where) {
   const auto it = j.find(key);
   if (it == j.end() || it->is_null())
     throw Error(log::cat(where, ": no '", key, "' (not a Flight Recorder dump?)"));
+  return *it;
+}
+
+template <class T>
+T field(const nlohmann::json& j, const char* key, const std::string& where) {
+  const nlohmann::json& m = member(j, key, where);
   try {
-    return it->get<T>();
+    return m.get<T>();
   } catch (const nlohmann::json::exception&) {
-    throw Error(log::cat(where, ": '", key, "' is ", it->dump(), ", not of the expected type"));
+    throw Error(log::cat(where, ": '", key, "' is ", m.dump(), ", not of the expected type"));
   }
 }
 
@@ -193,8 +199,8 @@ std::int64_t number_or_text(const nlohmann::json& v) {
 void add_flight_recorder(int rank, const nlohmann::json& dump, const std::string& source,
                          Part& part) {
   if (!dump.is_object()) throw Error(source + ": not a Flight Recorder dump (no dict at its top)");
-  const auto config = field<nlohmann::json>(dump, "pg_config", source);
-  const auto entries = field<nlohmann::json>(dump, "entries", source);
+  const nlohmann::json& config = member(dump, "pg_config", source);
+  const nlohmann::json& entries = member(dump, "entries", source);
   if (!entries.is_array()) throw Error(source + ": 'entries' is no list");
   RankFacts& facts = part.ranks[rank];
   facts.source = "flight-recorder";
@@ -217,8 +223,8 @@ void add_flight_recorder(int rank, const nlohmann::json& dump, const std::string
     OpRecord op;
     op.category = Category::kComm;
     op.comm = p2p ? comm + " p2p" : comm;
-    op.collective = p2p ? "p2p" : fr_function(field<std::string>(e, "profiling_name", where));
     op.name = field<std::string>(e, "profiling_name", where);
+    op.collective = p2p ? "p2p" : fr_function(op.name);
     op.comm_size = p2p ? 2 : comm_size;
     op.seq = field<std::int64_t>(e, p2p ? "p2p_seq_id" : "collective_seq_id", where);
     const auto sizes = field<std::vector<std::vector<std::int64_t>>>(e, "input_sizes", where);
