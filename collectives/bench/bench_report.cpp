@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collectives/bench/bench_fields.hpp"
+#include "collectives/bench/bench_run_fields.hpp"
 #include "src/core/build_config.hpp"
 
 namespace commprof {
@@ -27,10 +28,6 @@ std::string pad(const std::string& text, int width) {
              : std::string(static_cast<std::size_t>(width) - text.size(), ' ') + text;
 }
 
-// What busbw means for alltoallv, in the text header and in JSON.
-constexpr const char* kAllToAllvBusbw =
-    "busiest rank: the most bytes any rank sends to, or receives from, other ranks";
-
 }  // namespace
 
 void BenchTextPrinter::started(const BenchReport& report) {
@@ -40,9 +37,7 @@ void BenchTextPrinter::started(const BenchReport& report) {
   os_ << "# commprof bench " << build::kVersion << ": backend " << report.backend << " ("
       << report.backend_reason << "), " << report.ranks.size() << " ranks on " << hosts.size()
       << " host(s)\n"
-      << "# dtype " << dtype_name(c.dtype) << ", iters " << c.iters << ", warmup " << c.warmup
-      << ", check " << (c.check ? "on" : "off") << ", out-of-place, sizes " << c.min_bytes << ".."
-      << c.max_bytes << " B by x" << c.step_factor << "\n"
+      << "# " << bench_run_fields::line_words(report, bench_run_fields::Line::kSettings) << "\n"
       << "# time: per-call time of " << c.iters << " back-to-back calls"
       << (c.graph ? " replayed as one CUDA graph" : "") << " on each rank's stream clock"
       << (report.backend == "cuda" ? " (CUDA events)" : " (steady clock)")
@@ -67,14 +62,12 @@ void BenchTextPrinter::measured(const BenchReport& report, const BenchRow& row) 
   if (!table_open_) {
     if (bench_fields::routed(row)) {
       // The factor differs per size (the routing's counts round differently): a column.
-      const BenchConfig& c = report.config;
       os_ << "#\n# " << spec.name << ": n = " << row.nranks << ", busbw factor "
           << spec.factor_formula << " per size (factor column)\n"
-          << "#   routing " << c.routing.text() << ", " << c.moe.experts << " experts, top-"
-          << c.moe.top_k << ", " << c.moe.hidden << " element(s) per token, step " << c.moe.step
-          << " layer " << c.moe.layer << "; size = bytes every rank sends\n"
-          << "#   busbw: " << kAllToAllvBusbw << ", / avg time; imbal = max/mean bytes a rank "
-          << "receives\n";
+          << "#   " << bench_run_fields::line_words(report, bench_run_fields::Line::kRouting)
+          << "; size = bytes every rank sends\n"
+          << "#   busbw: " << bench_run_fields::kAllToAllvBusbw
+          << ", / avg time; imbal = max/mean bytes a rank receives\n";
     } else {
       os_ << "#\n# " << spec.name << ": n = " << row.nranks << ", busbw factor "
           << spec.factor_formula << " = " << fixed(row.busbw_factor, 4) << '\n';
@@ -201,29 +194,7 @@ nlohmann::ordered_json bench_to_json(const BenchReport& report) {
   j["commprof_version"] = build::kVersion;
   j["start_time"] = report.start_time;
   j["end_time"] = report.end_time;
-  ordered_json ops = ordered_json::array();
-  for (CollectiveKind op : c.ops) ops.push_back(collective_name(op));
-  j["config"] = {{"backend", report.backend},
-                 {"backend_reason", report.backend_reason},
-                 {"ops", ops},
-                 {"min_bytes", c.min_bytes},
-                 {"max_bytes", c.max_bytes},
-                 {"step_factor", c.step_factor},
-                 {"iters", c.iters},
-                 {"warmup", c.warmup},
-                 {"dtype", dtype_name(c.dtype)},
-                 {"check", c.check},
-                 {"root", c.root},
-                 {"instrument", instrument_name(c.instrument)},
-                 {"graph", c.graph},
-                 {"estimate", c.estimate},
-                 {"placement", "out_of_place"}};
-  if (std::find(c.ops.begin(), c.ops.end(), CollectiveKind::kAllToAllV) != c.ops.end()) {
-    j["config"]["alltoallv"] = {
-        {"routing", c.routing.text()},     {"experts", c.moe.experts}, {"top_k", c.moe.top_k},
-        {"hidden_elements", c.moe.hidden}, {"step", c.moe.step},       {"layer", c.moe.layer},
-        {"busbw_basis", kAllToAllvBusbw}};
-  }
+  j["config"] = bench_run_fields::config_json(report);
   j["units"] = {{"time", "us"}, {"bandwidth", "GB/s (1e9 bytes/s)"}, {"size", "bytes"}};
   j["time_definition"] =
       "per-call time of the timed loop on each rank's stream clock; bandwidths from the mean "

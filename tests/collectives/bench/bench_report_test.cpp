@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "collectives/bench/bench_fields.hpp"
+#include "collectives/bench/bench_run_fields.hpp"
 
 namespace commprof {
 namespace {
@@ -401,6 +402,55 @@ TEST(BenchColumns, EveryColumnReachesTheJson) {
   EXPECT_FALSE(first.contains("estimate_us"));
   EXPECT_FALSE(first.contains("instrumentation"));
   EXPECT_FALSE(first.contains("imbalance_max_over_mean"));
+}
+
+// bench.json's "config" walks the run's settings table (bench_run_fields.hpp): it holds exactly
+// the table's members, each with the setting's value (a member written by hand beside the table
+// fails here), the routing's in "alltoallv"; and each setting the text header names is in its
+// line, in its words.
+TEST(BenchRunSettings, EverySettingReachesTheJsonAndItsHeaderLine) {
+  BenchReport r = sample_report();
+  r.config.ops.push_back(CollectiveKind::kAllToAllV);
+  r.config.routing = parse_routing("zipf:1.5");
+  r.config.moe.experts = 8;
+  r.config.moe.top_k = 2;
+  r.config.moe.step = 3;
+  r.config.moe.layer = 1;
+  r.config.step_factor = 16;
+  r.config.check = false;
+  r.rows.push_back(make_row(CollectiveKind::kAllToAllV, 4, 64, 1.0, 0));
+  const auto config = bench_to_json(r)["config"];
+  std::set<std::string> top, routed, want_top, want_routed;
+  for (const auto& m : config.items()) top.insert(m.key());
+  for (const auto& m : config.at("alltoallv").items()) routed.insert(m.key());
+  for (const bench_run_fields::Setting& s : bench_run_fields::kSettings) {
+    const std::string key(s.field.key);
+    (s.json_object.empty() ? want_top : want_routed).insert(key);
+    const auto& holder = s.json_object.empty() ? config : config.at("alltoallv");
+    ASSERT_TRUE(holder.contains(key)) << key;
+    if (s.json == nullptr) {
+      EXPECT_EQ(holder.at(key), fields::json_value(s.field, r)) << key;
+    }
+  }
+  want_top.insert("alltoallv");
+  EXPECT_EQ(top, want_top);
+  EXPECT_EQ(routed, want_routed);
+  EXPECT_EQ(config["step_factor"], 16);
+  EXPECT_EQ(config["check"], false);
+  EXPECT_EQ(config["alltoallv"]["routing"], "zipf:1.5");
+  EXPECT_EQ(config["alltoallv"]["step"], 3);
+  EXPECT_EQ(config["alltoallv"]["layer"], 1);
+  // The text: the settings line and the alltoallv table's routing line.
+  const std::string text = text_of(r);
+  EXPECT_THAT(text, HasSubstr("\n# sizes 1024..1048576 B by x16, iters 7, warmup 2, dtype float, "
+                              "check off, out-of-place\n"));
+  int shown = 0;
+  for (const bench_run_fields::Setting& s : bench_run_fields::kSettings) {
+    if (s.line == bench_run_fields::Line::kNone) continue;
+    ++shown;
+    EXPECT_THAT(text, HasSubstr(s.field.text(r))) << s.field.key;
+  }
+  EXPECT_EQ(shown, 11);
 }
 
 }  // namespace
