@@ -8,6 +8,9 @@
 // collective (r % 7) × skew_ns late, and every rank's copy ends at the same time, so the last
 // arriver of a collective is its lowest rank with the largest r % 7. Host h = r / ranks_per_host;
 // its clock reads h × host_clock_step_ns behind rank 0's, recorded as clock_offset_ns.
+// A slow rank (slow_rank ≥ 0) takes slow_factor × comp_ns for each COMP op of its measured
+// steps; every collective then ends that much later on every rank (each waits for its last
+// arriver), so the others wait for it at each collective: a straggler, not a hang.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +32,8 @@ struct SyntheticSpec {
   std::int64_t skew_ns = 100;
   std::int64_t host_clock_step_ns = 1000000;
   std::uint64_t bytes = 1 << 20;
+  int slow_rank = -1;
+  double slow_factor = 1.0;
 
   /// The defaults with this many steps, warm-up steps and layers: what most tests vary.
   static SyntheticSpec sized(int steps, int warmup_steps, int layers) {
