@@ -10,18 +10,10 @@
 
 #include "analysis/collective_matching.hpp"
 #include "analysis/group_time.hpp"
+#include "collectives/links/link_model.hpp"
 
 namespace commprof {
 namespace {
-
-// One measured transfer: time_ns ≈ L·steps + link_bytes / B.
-struct Sample {
-  double steps = 0.0, link_bytes = 0.0, time_ns = 0.0;
-};
-
-int ring_steps(const std::string& collective, int n) {
-  return collective == "allreduce" ? 2 * (n - 1) : std::max(n - 1, 1);
-}
 
 std::string figure(const char* format, double v) {
   char buf[64];
@@ -29,42 +21,25 @@ std::string figure(const char* format, double v) {
   return buf;
 }
 
-// Least squares of time = L·steps + link_bytes·c over `s`; B = 1/c.
-void fit(const std::vector<Sample>& s, NetworkDim& d) {
-  double hh = 0, hx = 0, xx = 0, hy = 0, xy = 0, sx = 0, sy = 0;
-  std::set<double> sizes;
-  for (const Sample& v : s) {
-    hh += v.steps * v.steps;
-    hx += v.steps * v.link_bytes;
-    xx += v.link_bytes * v.link_bytes;
-    hy += v.steps * v.time_ns;
-    xy += v.link_bytes * v.time_ns;
-    sx += v.link_bytes;
-    sy += v.time_ns;
-    sizes.insert(v.link_bytes);
-  }
+// A dimension's latency and bandwidth from its samples, by the link model's own fit (one model
+// of the network for `project` and this file): time = L*steps + S*busbw_factor/B, least squares
+// of relative errors, pooled over the collectives the dimension carries.
+void fit(const std::vector<LinkSample>& s, NetworkDim& d) {
+  std::set<std::uint64_t> sizes;
+  for (const LinkSample& v : s) sizes.insert(v.bytes);
   const std::string n =
       std::to_string(s.size()) + " transfer(s) of " + std::to_string(sizes.size()) + " size(s)";
-  const double det = hh * xx - hx * hx;
-  if (sizes.size() > 1 && det > 1e-9 * hh * xx) {
-    const double latency = (hy * xx - xy * hx) / det;
-    const double c = (hh * xy - hx * hy) / det;
-    if (latency >= 0 && c > 0) {
-      d.latency_ns = latency;
-      d.bandwidth_gbps = 1.0 / c;  // B/ns = GB/s
-      d.how = "least-squares fit of time = L*steps + S*busbw_factor/B over " + n;
-      return;
-    }
-    if (xx > 0 && xy > 0) {
-      d.latency_ns = 0;
-      d.bandwidth_gbps = xx / xy;
-      d.how = "fit through 0 (the latency came out negative) of time = S*busbw_factor/B over " + n;
-      return;
-    }
+  const LinkFit f = fit_pooled_link(s);
+  d.latency_ns = f.latency_us * 1e3;
+  d.bandwidth_gbps = f.busbw_gbps;
+  if (f.latency_us > 0 && f.busbw_gbps > 0) {
+    d.how = "the link model's fit (relative errors) of time = L*steps + S*busbw_factor/B over " + n;
+  } else if (f.busbw_gbps > 0) {
+    d.how = "the link model's fit of the bandwidth alone (latency 0: " +
+            std::string(sizes.size() > 1 ? "it came out negative" : "one size") + ") over " + n;
+  } else {
+    d.how = "the link model's fit of the latency alone (no bandwidth term) over " + n;
   }
-  d.latency_ns = 0;
-  d.bandwidth_gbps = sy > 0 ? sx / sy : 0.0;
-  d.how = "busbw: sum of S*busbw_factor over sum of times of " + n + ", latency 0";
 }
 
 // The kind's groups as (first rank, stride) when every one is an arithmetic run of ranks.
@@ -85,37 +60,46 @@ bool stride_of(const std::vector<std::vector<int>>& groups, int& stride) {
 
 namespace {
 
-// Each kind's samples over every measured step: matched collectives, else the shortest
-// point-to-point transfer of each size.
-std::map<std::string, std::vector<Sample>> link_samples(const std::vector<StepGraph>& graphs) {
-  std::map<std::string, std::vector<Sample>> samples;
-  std::map<std::pair<std::string, double>, double> shortest_p2p;
+// Each kind's samples over every measured step, as the link model takes them: matched
+// collectives, else the shortest point-to-point transfer of each size ("p2p", one step).
+std::map<std::string, std::vector<LinkSample>> link_samples(const std::vector<StepGraph>& graphs) {
+  std::map<std::string, std::vector<LinkSample>> samples;
+  std::map<std::pair<std::string, std::uint64_t>, std::int64_t> shortest_p2p;
   for (const StepGraph& g : graphs) {
     for (const GraphCollective& c : g.collectives) {
       if (c.members.empty() || c.time_ns <= 0) continue;
       const GraphOp& first = g.ops[static_cast<std::size_t>(c.members.front())];
-      const double factor = busbw_factor_for(c.collective, c.comm_size);
-      if (factor <= 0 || c.comm_size < 2) continue;
-      samples[std::string(group_of(c.comm))].push_back(
-          {static_cast<double>(ring_steps(c.collective, c.comm_size)),
-           static_cast<double>(first.bytes) * factor, static_cast<double>(c.time_ns)});
+      if (busbw_factor_for(c.collective, c.comm_size) <= 0 || c.comm_size < 2) continue;
+      LinkSample v;
+      v.collective = link_collective(c.collective);
+      v.group = std::string(group_of(c.comm));
+      v.ranks = c.comm_size;
+      v.bytes = first.bytes;
+      v.time_us = static_cast<double>(c.time_ns) / 1e3;
+      samples[v.group].push_back(v);
     }
     for (const GraphOp& op : g.ops) {
       if (op.category != Category::kComm || op.collective_id >= 0 || op.end_ns <= op.start_ns)
         continue;
       if (op.collective != "send" && op.collective != "recv" && op.collective != "sendrecv")
         continue;
-      const double transfers = op.collective == "sendrecv" ? 2.0 : 1.0;
-      const auto key =
-          std::make_pair(std::string(group_of(op.comm)), static_cast<double>(op.bytes) / transfers);
-      const double t = static_cast<double>(op.end_ns - op.start_ns);
+      const std::uint64_t transfers = op.collective == "sendrecv" ? 2 : 1;
+      const auto key = std::make_pair(std::string(group_of(op.comm)), op.bytes / transfers);
+      const std::int64_t t = op.end_ns - op.start_ns;
       const auto it = shortest_p2p.find(key);
       if (it == shortest_p2p.end() || t < it->second) shortest_p2p[key] = t;
     }
   }
   // Point-to-point transfers speak for a kind only where it has no matched collective.
-  std::map<std::string, std::vector<Sample>> p2p;
-  for (const auto& [key, t] : shortest_p2p) p2p[key.first].push_back({1.0, key.second, t});
+  std::map<std::string, std::vector<LinkSample>> p2p;
+  for (const auto& [key, t] : shortest_p2p) {
+    LinkSample v;
+    v.collective = "p2p";
+    v.group = key.first;
+    v.bytes = key.second;
+    v.time_us = static_cast<double>(t) / 1e3;
+    p2p[key.first].push_back(v);
+  }
   for (auto& [kind, v] : p2p)
     if (samples[kind].empty()) samples[kind] = std::move(v);
   return samples;
@@ -175,8 +159,8 @@ std::vector<NetworkDim> network_dimensions(const StepGraph& exported) {
 }
 
 void fit_measured_links(const std::vector<StepGraph>& graphs, std::vector<NetworkDim>& dims) {
-  std::map<std::string, std::vector<Sample>> samples = link_samples(graphs);
-  std::vector<Sample> every;
+  std::map<std::string, std::vector<LinkSample>> samples = link_samples(graphs);
+  std::vector<LinkSample> every;
   for (const auto& [kind, v] : samples) every.insert(every.end(), v.begin(), v.end());
   for (NetworkDim& d : dims) {
     const auto it = samples.find(d.kind);

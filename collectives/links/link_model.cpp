@@ -132,11 +132,9 @@ void fit_one(LinkFit& fit, const std::vector<const LinkSample*>& points) {
   fit.rms_rel_error = std::sqrt(sq / static_cast<double>(points.size()));
 }
 
-}  // namespace
-
-LinkModel fit_link_model(std::vector<LinkSample> samples, const std::string& source) {
+// Every sample usable: a known collective, a positive time, ranks.
+void check_samples(const std::vector<LinkSample>& samples) {
   if (samples.empty()) throw ConfigError("no measured collectives to fit a link model to");
-  std::map<LinkKey, std::vector<const LinkSample*>> sets;
   for (const LinkSample& p : samples) {
     link_steps(p.collective, p.ranks);  // an unknown name fails here, naming it
     if (!(p.time_us > 0) || !std::isfinite(p.time_us)) {
@@ -149,6 +147,26 @@ LinkModel fit_link_model(std::vector<LinkSample> samples, const std::string& sou
                         " ranks");
     }
   }
+}
+
+// The figures of the points a fit is made of: sizes, communicator sizes.
+void describe_points(LinkFit& f, const std::vector<const LinkSample*>& points) {
+  f.points = static_cast<int>(points.size());
+  f.min_bytes = points.front()->bytes;
+  for (const LinkSample* p : points) {
+    f.min_bytes = std::min(f.min_bytes, p->bytes);
+    f.max_bytes = std::max(f.max_bytes, p->bytes);
+    if (std::find(f.ranks.begin(), f.ranks.end(), p->ranks) == f.ranks.end())
+      f.ranks.push_back(p->ranks);
+  }
+  std::sort(f.ranks.begin(), f.ranks.end());
+}
+
+}  // namespace
+
+LinkModel fit_link_model(std::vector<LinkSample> samples, const std::string& source) {
+  check_samples(samples);
+  std::map<LinkKey, std::vector<const LinkSample*>> sets;
   LinkModel m;
   m.source = source;
   m.samples = std::move(samples);
@@ -156,19 +174,23 @@ LinkModel fit_link_model(std::vector<LinkSample> samples, const std::string& sou
   for (const auto& [key, points] : sets) {
     LinkFit f;
     std::tie(f.collective, f.link, f.group) = key;
-    f.points = static_cast<int>(points.size());
-    f.min_bytes = points.front()->bytes;
-    for (const LinkSample* p : points) {
-      f.min_bytes = std::min(f.min_bytes, p->bytes);
-      f.max_bytes = std::max(f.max_bytes, p->bytes);
-      if (std::find(f.ranks.begin(), f.ranks.end(), p->ranks) == f.ranks.end())
-        f.ranks.push_back(p->ranks);
-    }
-    std::sort(f.ranks.begin(), f.ranks.end());
+    describe_points(f, points);
     fit_one(f, points);
     m.fits.push_back(f);
   }
   return m;
+}
+
+LinkFit fit_pooled_link(const std::vector<LinkSample>& samples) {
+  check_samples(samples);
+  std::vector<const LinkSample*> points;
+  for (const LinkSample& p : samples) points.push_back(&p);
+  LinkFit f;
+  f.link = samples.front().link;
+  f.group = samples.front().group;
+  describe_points(f, points);
+  fit_one(f, points);
+  return f;
 }
 
 std::vector<LinkSample> merge_samples(std::vector<LinkSample> base,

@@ -71,6 +71,13 @@ struct LinkModel {
 /// collective, or a non-positive time.
 LinkModel fit_link_model(std::vector<LinkSample> samples, const std::string& source);
 
+/// One (latency, bandwidth) over `samples` of any collectives, sizes and communicator sizes: the
+/// fit fit_link_model makes of one collective, over them all (a dimension of ASTRA-sim's
+/// network carries every collective of its communicators; export-chakra's network file). Its
+/// collective is "" (it stands for none alone) and its group that of the first sample. Throws
+/// ConfigError as fit_link_model does.
+LinkFit fit_pooled_link(const std::vector<LinkSample>& samples);
+
 /// `base`'s samples with `more` added: a point of the same collective, link, group, ranks and
 /// bytes replaces the older one.
 std::vector<LinkSample> merge_samples(std::vector<LinkSample> base,

@@ -51,6 +51,34 @@ TEST(LinkModel, FitRecoversLatencyAndBandwidthFromExactPoints) {
   EXPECT_NEAR(f.time_us(1u << 20, 8), 70.0 + 1048576 * 1.75 / 20000, 1e-6);
 }
 
+// A network dimension's one figure over every collective it carries (export-chakra's network
+// file): exact all-reduces and all-gathers of one latency and bandwidth pooled give them back;
+// fitted apart, the link model gives the same for each.
+TEST(LinkModel, APooledFitOverSeveralCollectivesRecoversTheirLink) {
+  std::vector<LinkSample> pooled = exact_allreduce(3.0, 40.0);
+  for (const int n : {2, 4}) {
+    for (const std::uint64_t bytes : {4096u, 1u << 20}) {
+      LinkSample p;
+      p.collective = "allgather";
+      p.ranks = n;
+      p.bytes = bytes;
+      // n−1 steps; busbw factor (n−1)/n.
+      p.time_us = 3.0 * (n - 1) + static_cast<double>(bytes) * (n - 1) / n / (40.0 * 1e3);
+      pooled.push_back(p);
+    }
+  }
+  const LinkFit f = fit_pooled_link(pooled);
+  EXPECT_EQ(f.collective, "");
+  EXPECT_NEAR(f.latency_us, 3.0, 1e-9);
+  EXPECT_NEAR(f.busbw_gbps, 40.0, 1e-9);
+  EXPECT_EQ(f.points, 20);
+  EXPECT_EQ(f.ranks, (std::vector<int>{2, 4}));
+  const LinkModel apart = fit_link_model(pooled, "apart");
+  ASSERT_EQ(apart.fits.size(), 2u);
+  for (const LinkFit& g : apart.fits) EXPECT_NEAR(g.busbw_gbps, 40.0, 1e-9) << g.collective;
+  EXPECT_THROW(fit_pooled_link({}), ConfigError);
+}
+
 TEST(LinkModel, StepsAndFactorsFollowTheRing) {
   EXPECT_EQ(link_steps("allreduce", 8), 14);
   EXPECT_EQ(link_steps("allgather", 8), 7);
