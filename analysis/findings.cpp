@@ -634,11 +634,11 @@ std::optional<Finding> hang(const Input& in) {
   return f;
 }
 
-struct Rule {
+struct FindingRule {
   std::string_view name;
   std::optional<Finding> (*check)(const Input&);
 };
-constexpr Rule kRules[] = {
+constexpr FindingRule kRules[] = {
     {"hang", hang},
     {"exposed_comm", exposed_comm},
     {"overlap_below_target", overlap_below_target},
@@ -745,7 +745,7 @@ RunFacts run_facts_of_file(const std::string& path) {
 void add_findings(Report& report, const RunFacts& facts, const FindingOptions& options) {
   const Input in{report, facts, options};
   std::vector<Finding> found;
-  for (const Rule& rule : kRules) {
+  for (const FindingRule& rule : kRules) {
     if (std::optional<Finding> f = rule.check(in)) found.push_back(std::move(*f));
   }
   attribute_wait_to_routing(found);
@@ -758,7 +758,7 @@ void add_findings(Report& report, const RunFacts& facts, const FindingOptions& o
 
 std::vector<std::string_view> finding_rules() {
   std::vector<std::string_view> names;
-  for (const Rule& r : kRules) names.push_back(r.name);
+  for (const FindingRule& r : kRules) names.push_back(r.name);
   return names;
 }
 

@@ -2,8 +2,14 @@
 // `commprof diagnose DIR...`: reads the rank files one at a time into the diagnosis's facts
 // (analysis/diagnosis.hpp); under mpirun or srun process p reads the p-th of N contiguous blocks
 // of them, as `report` shares them, and process 0 merges the parts and writes the verdicts.
+// --watch does that every --interval seconds while a job rewrites its files and says each stall
+// (analysis/diagnosis_watch.hpp) as it is seen.
 #include "analysis/commands/diagnose_command.hpp"
 
+#include <mpi.h>
+#include <sys/stat.h>
+
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -11,6 +17,7 @@
 #include "analysis/commands/rank_inputs.hpp"
 #include "analysis/diagnosis_fields.hpp"
 #include "analysis/diagnosis_inputs.hpp"
+#include "analysis/diagnosis_watch.hpp"
 #include "analysis/report/text_table.hpp"
 #include "analysis/wire_codec.hpp"
 #include "src/cli/output_format.hpp"
@@ -18,7 +25,9 @@
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
 #include "src/runtime/gather.hpp"
+#include "src/runtime/mpi_check.hpp"
 #include "src/runtime/rank_context.hpp"
+#include "src/runtime/stop_signals.hpp"
 #include "src/timeline/rank_file.hpp"
 
 namespace po = boost::program_options;
@@ -31,6 +40,9 @@ struct DiagnoseConfig {
   OutputFormat format = OutputFormat::kText;
   std::string output;  // "" stdout
   diagnosis::Options options;
+  bool watch = false;
+  double interval_s = 2.5;  // half the plugin's flush period: a stall said within two of them
+  int iterations = 0;       // --watch: 0 until a signal
 };
 
 diagnosis::Part read_block(const std::vector<std::string>& files, std::size_t from,
@@ -80,17 +92,25 @@ void write_json(std::ostream& os, const diagnosis::Part& part,
   os << j.dump(2) << '\n';
 }
 
-int run_diagnose(RankContext& ctx, const DiagnoseConfig& cfg) {
-  const std::vector<std::string> files = expand_rank_inputs(cfg.inputs);
-  diagnosis::check_one_dump_per_rank(files);
+// Every process reads its block of `files`; process 0 gets the merged facts (the others an
+// empty part).
+diagnosis::Part read_shared(RankContext& ctx, const std::vector<std::string>& files) {
   const auto n = files.size();
   const auto p = static_cast<std::size_t>(ctx.rank());
   const auto np = static_cast<std::size_t>(ctx.size());
   diagnosis::Part mine = read_block(files, n * p / np, n * (p + 1) / np);
   const std::vector<std::string> parts = gather_strings(wire::encode(mine), ctx.comm());
-  if (ctx.rank() != 0) return kExitOk;
   diagnosis::Part all;
+  if (ctx.rank() != 0) return all;
   for (const std::string& bytes : parts) all.merge(wire::decode<diagnosis::Part>(bytes));
+  return all;
+}
+
+int run_diagnose(RankContext& ctx, const DiagnoseConfig& cfg) {
+  const std::vector<std::string> files = expand_rank_inputs(cfg.inputs);
+  diagnosis::check_one_dump_per_rank(files);
+  const diagnosis::Part all = read_shared(ctx, files);
+  if (ctx.rank() != 0) return kExitOk;
   const std::vector<diagnosis::Problem> problems = diagnosis::diagnose(all, cfg.options);
   auto write = [&](std::ostream& os) {
     if (cfg.format == OutputFormat::kJson) {
@@ -109,6 +129,66 @@ int run_diagnose(RankContext& ctx, const DiagnoseConfig& cfg) {
   return problems.empty() ? kExitOk : kExitProblems;
 }
 
+// The latest change of any of `files` (seconds); 0 when none can be read.
+double newest_change_s(const std::vector<std::string>& files) {
+  double newest = 0;
+  for (const std::string& f : files) {
+    struct stat st {};
+    if (::stat(f.c_str(), &st) != 0) continue;
+    const double t =
+        static_cast<double>(st.st_mtim.tv_sec) + static_cast<double>(st.st_mtim.tv_nsec) * 1e-9;
+    if (t > newest) newest = t;
+  }
+  return newest;
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+  return buf;
+}
+
+// --watch: re-diagnose every interval; process 0 prints a line per refresh and each problem as
+// StallTracker says it. Exit 4 when one was said, 0 otherwise (at Ctrl-C or --iterations).
+int run_watch(RankContext& ctx, const DiagnoseConfig& cfg) {
+  install_stop_signals();
+  diagnosis::StallTracker tracker;
+  double last_change = -1;
+  for (int refresh = 1;; ++refresh) {
+    std::vector<std::string> files;
+    try {
+      files = expand_rank_inputs(cfg.inputs);
+    } catch (const Error&) {
+      files.clear();  // no rank file yet: the job has not written one
+    }
+    const diagnosis::Part all = read_shared(ctx, files);
+    if (ctx.rank() == 0) {
+      const std::vector<diagnosis::Problem> problems = diagnosis::diagnose(all, cfg.options);
+      const double change = newest_change_s(files);
+      const bool rewritten = last_change >= 0 && change > last_change;
+      last_change = change;
+      const std::vector<std::string> lines = tracker.refresh(problems, rewritten);
+      std::cout << "# " << utc_now() << " UTC refresh " << refresh << ": " << all.ranks.size()
+                << " of " << all.world_size << " ranks read, " << problems.size()
+                << " not complete or straggling"
+                << (rewritten || refresh == 1 ? "" : ", no file rewritten") << '\n';
+      for (const std::string& line : lines) std::cout << line << '\n';
+      std::cout.flush();
+    }
+    int stop = stop_signal() != 0 || refresh == cfg.iterations ? 1 : 0;
+    COMMPROF_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, ctx.comm()));
+    if (stop != 0) {
+      int said = tracker.said_any() ? 1 : 0;
+      COMMPROF_MPI_CHECK(MPI_Bcast(&said, 1, MPI_INT, 0, ctx.comm()));
+      return said != 0 ? kExitProblems : kExitOk;
+    }
+    pause_unless_stopped(cfg.interval_s);
+  }
+}
+
 class DiagnoseCommand final : public Command {
  public:
   const char* name() const override { return "diagnose"; }
@@ -123,7 +203,16 @@ class DiagnoseCommand final : public Command {
         "output,o", po::value<std::string>(), "a file instead of stdout")(
         "straggler-share", po::value<double>()->default_value(0.25),
         "name a step's slowest rank when the others' mean wait for it is at least this share "
-        "of the step");
+        "of the step")(
+        "watch", po::bool_switch(),
+        "re-diagnose every --interval while a job rewrites its files (the NCCL profiler "
+        "plugin's): say a collective still not complete at the next refresh as a stall; until "
+        "Ctrl-C (SIGINT) or SIGTERM, or --iterations")(
+        "interval", po::value<double>()->default_value(2.5),
+        "--watch: seconds between refreshes (half the plugin's flush period, "
+        "COMMPROF_PLUGIN_FLUSH_S, 5 by default: a stall is said within two of them)")(
+        "iterations", po::value<int>()->default_value(0),
+        "--watch: stop after this many refreshes; 0: until a signal");
     add_rank_inputs(hidden);
   }
   void define_positional(po::positional_options_description& positional) override {
@@ -137,10 +226,17 @@ class DiagnoseCommand final : public Command {
     cfg_.options.straggler_share = vm["straggler-share"].as<double>();
     if (!(cfg_.options.straggler_share > 0 && cfg_.options.straggler_share <= 1))
       throw ConfigError("--straggler-share must be in (0, 1]");
+    cfg_.watch = vm["watch"].as<bool>();
+    cfg_.interval_s = vm["interval"].as<double>();
+    cfg_.iterations = vm["iterations"].as<int>();
+    if (!(cfg_.interval_s > 0)) throw ConfigError("--interval must be positive (seconds)");
+    if (cfg_.iterations < 0) throw ConfigError("--iterations must not be negative");
+    if (cfg_.watch && (cfg_.format != OutputFormat::kText || !cfg_.output.empty()))
+      throw ConfigError("--watch prints text to the terminal: no --format json or --output");
   }
   std::string backend_name() const override { return ""; }
   int run(RankContext& ctx, Backend*, const BackendChoice&) override {
-    return run_diagnose(ctx, cfg_);
+    return cfg_.watch ? run_watch(ctx, cfg_) : run_diagnose(ctx, cfg_);
   }
 
  private:

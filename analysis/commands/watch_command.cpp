@@ -9,12 +9,10 @@
 #include <mpi.h>
 #include <sys/stat.h>
 
-#include <chrono>
 #include <ctime>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "analysis/commands/rank_inputs.hpp"
 #include "analysis/commands/watch_fields.hpp"
@@ -232,13 +230,6 @@ void write_prometheus(const std::string& path, const WatchPart& all, double at) 
   write_file_atomically(path, [&](std::ostream& os) { e.write(os); });
 }
 
-// Waits `seconds`, or less when a signal arrives.
-void pause_for(double seconds) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (stop_signal() == 0 && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-}
-
 int run_watch(RankContext& ctx, const WatchConfig& cfg) {
   install_stop_signals();
   std::map<std::string, Seen> seen;
@@ -264,7 +255,7 @@ int run_watch(RankContext& ctx, const WatchConfig& cfg) {
     int stop = stop_signal() != 0 || refresh == cfg.iterations ? 1 : 0;
     COMMPROF_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, ctx.comm()));
     if (stop != 0) return kExitOk;
-    pause_for(cfg.interval_s);
+    pause_unless_stopped(cfg.interval_s);
   }
 }
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "src/runtime/stop_signals.hpp"
 
+#include <chrono>
 #include <csignal>
+#include <thread>
 
 namespace commprof {
 namespace {
@@ -24,5 +26,11 @@ void install_stop_signals() {
 int stop_signal() { return g_signal; }
 
 void clear_stop_signal() { g_signal = 0; }
+
+void pause_unless_stopped(double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (g_signal == 0 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
 
 }  // namespace commprof

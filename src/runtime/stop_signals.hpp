@@ -11,5 +11,8 @@ void install_stop_signals();
 int stop_signal();
 /// Forgets a recorded signal, so that one process can run several stoppable loops (tests).
 void clear_stop_signal();
+/// Waits `seconds`, or less once a signal is recorded (the refresh loops of watch and
+/// diagnose --watch: Ctrl-C ends them at once, not after the interval).
+void pause_unless_stopped(double seconds);
 
 }  // namespace commprof
