@@ -194,6 +194,26 @@ std::int64_t number_or_text(const nlohmann::json& v) {
   return -1;
 }
 
+// A dump entry's creation and completion on the wall clock, kept as the key's extremes.
+void note_wall_clock(const nlohmann::json& e, bool completed, int rank, KeyState& s) {
+  const auto created = e.find("time_created_ns");
+  if (created != e.end() && created->is_number_integer()) {
+    const std::int64_t t = created->get<std::int64_t>();
+    if (t > s.latest_created) {
+      s.latest_created = t;
+      s.latest_created_rank = rank;
+    }
+  }
+  const auto done = e.find("time_discovered_completed_ns");
+  if (completed && done != e.end() && done->is_number_integer()) {
+    const std::int64_t t = done->get<std::int64_t>();
+    if (t > 0 && (s.earliest_completed == 0 || t < s.earliest_completed)) {
+      s.earliest_completed = t;
+      s.earliest_completed_rank = rank;
+    }
+  }
+}
+
 }  // namespace
 
 void add_flight_recorder(int rank, const nlohmann::json& dump, const std::string& source,
@@ -241,6 +261,7 @@ void add_flight_recorder(int rank, const nlohmann::json& dump, const std::string
     KeyState& s = state_of(part, key, op, -1);
     s.args[args_of(op, key)].insert(rank);
     facts.comms.insert(op.comm);
+    note_wall_clock(e, state == "completed", rank, s);
     const auto started = e.find("time_discovered_started_ns");
     started_known = started_known || (started != e.end() && started->is_number() &&
                                       started->get<std::int64_t>() > 0);
@@ -352,6 +373,15 @@ void Part::merge(Part&& other) {
     mine.unfinished.insert(s.unfinished.begin(), s.unfinished.end());
     for (auto& [a, who] : s.args) mine.args[a].insert(who.begin(), who.end());
     mine.sum_start += s.sum_start;
+    if (s.latest_created > mine.latest_created) {
+      mine.latest_created = s.latest_created;
+      mine.latest_created_rank = s.latest_created_rank;
+    }
+    if (s.earliest_completed > 0 &&
+        (mine.earliest_completed == 0 || s.earliest_completed < mine.earliest_completed)) {
+      mine.earliest_completed = s.earliest_completed;
+      mine.earliest_completed_rank = s.earliest_completed_rank;
+    }
     if (s.latest_start > mine.latest_start) {
       mine.latest_start = s.latest_start;
       mine.latest_rank = s.latest_rank;
@@ -363,6 +393,21 @@ void Part::merge(Part&& other) {
   }
   unreadable.insert(unreadable.end(), other.unreadable.begin(), other.unreadable.end());
   source_notes.insert(source_notes.end(), other.source_notes.begin(), other.source_notes.end());
+}
+
+std::string different_jobs(const Part& part, std::int64_t tolerance_ns) {
+  for (const auto& [key, s] : part.keys) {
+    if (s.earliest_completed == 0 || s.latest_created <= s.earliest_completed + tolerance_ns)
+      continue;
+    return log::cat(
+        "the Flight Recorder dumps are not of one job (or their hosts' clocks differ "
+        "by more than ",
+        tolerance_ns / 1'000'000'000, " s): rank ", s.latest_created_rank, " created ", key.comm,
+        " ", key.function, " #", key.seq, " ",
+        static_cast<double>((s.latest_created - s.earliest_completed) / 100'000'000) / 10.0,
+        " s after rank ", s.earliest_completed_rank, " had completed it");
+  }
+  return {};
 }
 
 }  // namespace commprof::diagnosis

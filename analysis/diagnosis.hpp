@@ -75,10 +75,18 @@ struct KeyState {
   int latest_rank = -1;
   double sum_start =
       0;  ///< of the finished ranks' starts (ns; a double: 16,384 of them overflow 64 bits)
+  /// Flight Recorder's wall clock (ns since the epoch, 0: none): the latest creation of the call
+  /// over the ranks and the earliest completion, with their ranks. No rank creates a collective
+  /// after another completed it, so dumps where one did are of different jobs.
+  std::int64_t latest_created = 0;
+  int latest_created_rank = -1;
+  std::int64_t earliest_completed = 0;
+  int earliest_completed_rank = -1;
   template <class IO>
   friend void transfer(IO& io, KeyState& s) {
     io(s.name, s.step, s.comm_size, s.finished, s.unfinished, s.args, s.latest_start, s.latest_rank,
-       s.sum_start);
+       s.sum_start, s.latest_created, s.latest_created_rank, s.earliest_completed,
+       s.earliest_completed_rank);
   }
 };
 
@@ -149,6 +157,11 @@ void add_flight_recorder(int rank, const nlohmann::json& dump, const std::string
 /// Adds NCCL RAS's status (`-f json`) as notes: per communicator and collective kind, the ranks
 /// that launched fewer than the most (RAS counts launches only: no sequence, no transfers).
 void add_ras_status(const nlohmann::json& status, const std::string& source, Part& part);
+
+/// Where the Flight Recorder dumps cannot be of one job: a rank created a collective more than
+/// `tolerance_ns` (the hosts' clocks may differ) after another rank had completed it. The
+/// message names the call, both ranks and the gap; empty when none.
+std::string different_jobs(const Part& part, std::int64_t tolerance_ns = 5'000'000'000);
 
 /// What the inputs cannot tell, said beside the verdicts: runs whose ranks' records end before
 /// their planned steps with no failure recorded (stopped on purpose, or killed: under Open MPI a

@@ -200,10 +200,14 @@ std::vector<Problem> classify(const Part& part, const Members& by_comm, const Ke
   std::set<int> waiting = s.unfinished;
   for (int r : s.finished) waiting.erase(r);
   q.ranks = rank_list(waiting);
-  q.verdict =
-      log::cat("launched on every member, not finished on ", plural(waiting), ": ", what(key, s),
-               "; cannot tell launched but not started from started but not finished: "
-               "no kernel records in this source");
+  // Members without input (a dump missing) may not have launched it: say whose records speak.
+  const std::string every = s.comm_size > static_cast<int>(m.size())
+                                ? log::cat("launched on every member read (", m.size(), " of ",
+                                           s.comm_size, "; the others gave no input)")
+                                : std::string("launched on every member");
+  q.verdict = log::cat(every, ", not finished on ", plural(waiting), ": ", what(key, s),
+                       "; cannot tell launched but not started from started but not finished: "
+                       "no kernel records in this source");
   q.evidence = log::cat("finished on [", rank_list(s.finished), "], submitted and unfinished on [",
                         rank_list(waiting), "]");
   out.push_back(std::move(q));

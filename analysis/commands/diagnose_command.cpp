@@ -111,6 +111,8 @@ int run_diagnose(RankContext& ctx, const DiagnoseConfig& cfg) {
   diagnosis::check_one_dump_per_rank(files);
   const diagnosis::Part all = read_shared(ctx, files);
   if (ctx.rank() != 0) return kExitOk;
+  // Verdicts over two jobs' records would be wrong, not merely incomplete: refused.
+  if (const std::string mixed = diagnosis::different_jobs(all); !mixed.empty()) throw Error(mixed);
   const std::vector<diagnosis::Problem> problems = diagnosis::diagnose(all, cfg.options);
   auto write = [&](std::ostream& os) {
     if (cfg.format == OutputFormat::kJson) {
