@@ -61,6 +61,7 @@ StepBuilder::StepBuilder(const WorkloadConfig& c, const RankPlace& place, std::u
       closing_param_[grads_[buckets_[b].params.back()].name] = b;
     }
   }
+  if (c.compute) calibrate_layers();
 }
 
 OpPlan StepBuilder::build() {
@@ -258,12 +259,13 @@ StepBuilder::Calibrated StepBuilder::layer_backward(int l, int mb, int dy, int p
   return out;
 }
 
-// --compute-from: the traced time of one layer and micro-batch in one direction, split between
+// --compute-from: the traced time of layer l and one micro-batch in one direction, split between
 // attention and FFN as the shape's GEMM FLOPs are, and divided by the TP degree (the trace is
-// of one GPU; Megatron shards every GEMM of a layer over TP).
-std::uint64_t StepBuilder::calibrated_ns(bool backward, bool ffn) const {
-  const double layer = backward ? c_.compute->layer_backward_ns() : c_.compute->layer_forward_ns();
-  return static_cast<std::uint64_t>(layer * (ffn ? 1 - attn_share_ : attn_share_) / t_);
+// of one GPU; Megatron shards every GEMM of a layer over TP). An MoE layer's attention share is
+// of its own FLOPs (step_moe_calibrated.cpp), its FFN the MoE block's ops.
+std::uint64_t StepBuilder::calibrated_ns(int l, bool backward, bool ffn) const {
+  const double attn = c_.shape.moe_layer(l) ? moe_shares_.attn : attn_share_;
+  return static_cast<std::uint64_t>(traced_layer_ns(l, backward) * (ffn ? 1 - attn : attn) / t_);
 }
 
 // A traced gap before op `op`: the step's gaps before ops of `part` over `per` (the ops of that
@@ -284,11 +286,12 @@ double StepBuilder::traced_layer_passes() const {
 // them: compute(attention), reduce, compute(FFN), reduce.
 int StepBuilder::forward_calibrated(int l, int mb, int x, int params) {
   int y = tp_gather(lname(l, "attn", mb), x);
-  y = plan_.compute(lname(l, "attn", mb) + ".fwd", calibrated_ns(false, false), {y, params});
+  y = plan_.compute(lname(l, "attn", mb) + ".fwd", calibrated_ns(l, false, false), {y, params});
   replay_gap(y, ComputePart::kForward, traced_layer_passes());
   y = tp_reduce(lname(l, "attn", mb), y);
+  if (c_.shape.moe_layer(l)) return moe_forward_calibrated(l, mb, y, params);
   y = tp_gather(lname(l, "ffn", mb), y);
-  y = plan_.compute(lname(l, "ffn", mb) + ".fwd", calibrated_ns(false, true), {y});
+  y = plan_.compute(lname(l, "ffn", mb) + ".fwd", calibrated_ns(l, false, true), {y});
   return tp_reduce(lname(l, "ffn", mb), y);
 }
 
@@ -298,10 +301,14 @@ StepBuilder::Calibrated StepBuilder::backward_calibrated(int l, int mb, int dy, 
                                                          bool last_pass) {
   Calibrated out;
   for (const bool ffn : {true, false}) {
+    if (ffn && c_.shape.moe_layer(l)) {
+      out.first = out.last = dy = moe_backward_calibrated(l, mb, dy, h2d, last_pass);
+      continue;
+    }
     const char* part = ffn ? "ffn" : "attn";
     dy = tp_gather(lname(l, ffn ? "ffn.bwd" : "attn.bwd", mb), dy);
     const int op =
-        plan_.compute(lname(l, part, mb) + ".bwd", calibrated_ns(true, ffn), {dy, params, h2d});
+        plan_.compute(lname(l, part, mb) + ".bwd", calibrated_ns(l, true, ffn), {dy, params, h2d});
     if (out.first < 0) {
       out.first = op;
       replay_gap(op, ComputePart::kBackward, traced_layer_passes());

@@ -63,11 +63,17 @@ class StepBuilder {
   void offload(int l, int mb, int after);
   int pass(const std::string& name, const PassBytes& bytes, int after, int also = -1);
   // step_builder.cpp: --compute-from.
-  std::uint64_t calibrated_ns(bool backward, bool ffn) const;
+  std::uint64_t calibrated_ns(int l, bool backward, bool ffn) const;
   void replay_gap(int op, ComputePart part, double per);
   double traced_layer_passes() const;
   int forward_calibrated(int l, int mb, int x, int params);
   Calibrated backward_calibrated(int l, int mb, int dy, int params, int h2d, bool last_pass);
+  // step_moe_calibrated.cpp: MoE layers, and layers of different weight, under --compute-from.
+  void calibrate_layers();
+  double traced_layer_ns(int l, bool backward) const;
+  std::uint64_t expert_ns(int l, bool backward, const MoeDispatch& d) const;
+  int moe_forward_calibrated(int l, int mb, int x, int params);
+  int moe_backward_calibrated(int l, int mb, int dy, int h2d, bool last_pass);
 
   // step_ends.cpp: the model's ends.
   // --compute-from a trace whose ends were told apart: its ends' kernels run as the ends' ops.
@@ -159,6 +165,14 @@ class StepBuilder {
   EndPasses ends_;
   LayerGemm head_;
   double attn_share_ = 0.5;  // attention's part of a layer's GEMM FLOPs
+  // --compute-from: an MoE layer's parts of its one-GPU FLOPs (attention; router and shared
+  // experts, the latter over TP; routed experts), the rows the traced GPU's experts ran, and each
+  // layer's weight against the mean layer (empty: every layer alike).
+  struct MoeShares {
+    double attn = 0, dense = 0, experts = 0;
+  } moe_shares_;
+  double moe_traced_rows_ = 1;
+  std::vector<double> layer_weight_;
 
   std::uint64_t tokens_ = 0;
   std::uint64_t tokens_hidden_ = 0;

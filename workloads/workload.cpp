@@ -29,7 +29,6 @@ void validate_workload(const WorkloadConfig& c) {
           "MoE layers with --tp > 1 need --sequence-parallel (Megatron-Core "
           "requires it: each TP rank routes its part of the sequence)");
     }
-    if (c.compute) throw ConfigError("--compute-from with MoE layers is not modelled yet");
   }
   virtual_stage_layers(c.shape.layers, c.layout.pp, c.virtual_stages, c.split);
   validate_context_parallel(c.shape, c.layout, c.cp_mode);
