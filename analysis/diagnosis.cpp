@@ -337,6 +337,22 @@ void add_ras_status(const nlohmann::json& status, const std::string& source, Par
   }
 }
 
+std::string rank_ranges(const std::vector<int>& ascending) {
+  std::string out;
+  for (std::size_t i = 0; i < ascending.size();) {
+    std::size_t j = i;
+    while (j + 1 < ascending.size() && ascending[j + 1] == ascending[j] + 1) ++j;
+    const std::string sep = out.empty() ? "" : " ";
+    if (j - i >= 2) {
+      out += log::cat(sep, ascending[i], "-", ascending[j]);
+    } else {
+      for (std::size_t k = i; k <= j; ++k) out += log::cat(out.empty() ? "" : " ", ascending[k]);
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
 std::vector<std::string> notes(const Part& part) {
   std::vector<std::string> out = part.source_notes;
   std::map<int, std::vector<int>> ended;  // last step recorded -> ranks ending there early
@@ -345,8 +361,7 @@ std::vector<std::string> notes(const Part& part) {
       ended[f.last_step].push_back(rank);
   }
   for (const auto& [step, ranks] : ended) {
-    std::string who;
-    for (int r : ranks) who += log::cat(who.empty() ? "" : " ", r);
+    const std::string who = rank_ranges(ranks);
     out.push_back(log::cat(
         "note: the record of ", ranks.size() == part.ranks.size() ? "every rank" : "ranks " + who,
         " ends at step ", step, " of ", part.ranks.at(ranks.front()).planned_steps,

@@ -163,6 +163,10 @@ void add_ras_status(const nlohmann::json& status, const std::string& source, Par
 /// message names the call, both ranks and the gap; empty when none.
 std::string different_jobs(const Part& part, std::int64_t tolerance_ns = 5'000'000'000);
 
+/// Ranks as the verdicts name them, ascending: runs of three or more consecutive ranks as
+/// "first-last" ("0-516 518-1023"), so 16,384 ranks stay one short line.
+std::string rank_ranges(const std::vector<int>& ascending);
+
 /// What the inputs cannot tell, said beside the verdicts: runs whose ranks' records end before
 /// their planned steps with no failure recorded (stopped on purpose, or killed: under Open MPI a
 /// rank killed outright ends the others before they can record a failure), ranks missing.
@@ -175,7 +179,7 @@ struct Problem {
   std::string comm, function, name;
   std::int64_t seq = -1;
   int step = -1;
-  std::string ranks;    ///< the ranks the verdict names ("2", "0 1 3")
+  std::string ranks;    ///< the ranks the verdict names ("2", "0 1 3", "0-516 518-1023")
   std::string waiting;  ///< the ranks left waiting on it, where any
   std::string verdict;
   std::string evidence;

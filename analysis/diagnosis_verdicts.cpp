@@ -10,9 +10,7 @@ namespace commprof::diagnosis {
 namespace {
 
 std::string rank_list(const std::set<int>& ranks) {
-  std::string out;
-  for (int r : ranks) out += log::cat(out.empty() ? "" : " ", r);
-  return out;
+  return rank_ranges(std::vector<int>(ranks.begin(), ranks.end()));
 }
 
 std::string plural(const std::set<int>& ranks) {

@@ -226,5 +226,19 @@ TEST(Diagnosis, ReceiveNeverPostedNamesTheReceiver) {
   EXPECT_EQ(p[0].ranks, "1");
 }
 
+// Ranks as verdicts name them: runs of three or more as first-last, shorter runs one by one.
+TEST(Diagnosis, RankListsFoldRunsOfThreeOrMore) {
+  EXPECT_EQ(rank_ranges({}), "");
+  EXPECT_EQ(rank_ranges({5}), "5");
+  EXPECT_EQ(rank_ranges({0, 1, 3}), "0 1 3");
+  EXPECT_EQ(rank_ranges({0, 1, 2, 3}), "0-3");
+  std::vector<int> all_but_517;
+  for (int r = 0; r < 1024; ++r) {
+    if (r != 517) all_but_517.push_back(r);
+  }
+  EXPECT_EQ(rank_ranges(all_but_517), "0-516 518-1023");
+  EXPECT_EQ(rank_ranges({1, 2, 4, 5, 6, 9}), "1 2 4-6 9");
+}
+
 }  // namespace
 }  // namespace commprof::diagnosis
