@@ -93,7 +93,7 @@ void add_step(Part& part, RankFacts& facts, const RankTimeline& t, const StepRec
 }
 
 // The configuration's "unfinished" list: a run's failed step, or the plugin's in-flight ops.
-void add_unfinished(Part& part, int rank, const nlohmann::ordered_json& list,
+void add_unfinished(Part& part, int rank, const nlohmann::ordered_json& list, bool kernel_records,
                     PairCounters& counters) {
   for (const auto& e : list) {
     if (!e.is_object() || !e.contains("comm") || !e["comm"].is_string()) continue;
@@ -109,9 +109,18 @@ void add_unfinished(Part& part, int rank, const nlohmann::ordered_json& list,
     if (e.contains("send_to")) op.send_to = e["send_to"].get<std::vector<std::int32_t>>();
     if (e.contains("recv_from")) op.recv_from = e["recv_from"].get<std::vector<std::int32_t>>();
     const int step = e.value("step", -1);
+    // The plugin's kernel channels: begun, or (where the capture has kernel records) not.
+    const auto began = e.find("channels_started");
+    const bool started_known = began != e.end() && began->is_number_integer();
+    const bool started = started_known && began->get<std::int64_t>() > 0;
     for (const Key& key : keys_of(op, rank, counters)) {
       KeyState& s = state_of(part, key, op, step);
       s.unfinished.insert(rank);
+      if (started) {
+        s.gpu_started.insert(rank);
+      } else if (started_known && kernel_records) {
+        s.gpu_not_started.insert(rank);
+      }
       if (op.bytes != 0 || op.count != 0) s.args[args_of(op, key)].insert(rank);
     }
     part.ranks[rank].comms.insert(op.comm);
@@ -143,8 +152,12 @@ void add_rank_timeline(const RankTimeline& t, Part& part) {
     facts.failed_step = f->get<int>();
   if (const auto e = config.find("error"); e != config.end() && e->is_string())
     facts.error = e->get<std::string>();
+  // A capture whose every call's kernel channels reported can tell a call not started.
+  const auto without = config.find("without_kernel_records");
+  const bool kernel_records = t.backend == "nccl-profiler" && without != config.end() &&
+                              without->is_number_integer() && without->get<std::int64_t>() == 0;
   if (const auto u = config.find("unfinished"); u != config.end() && u->is_array())
-    add_unfinished(part, t.rank, *u, counters);
+    add_unfinished(part, t.rank, *u, kernel_records, counters);
 }
 
 namespace {
@@ -225,6 +238,11 @@ void add_flight_recorder(int rank, const nlohmann::json& dump, const std::string
   RankFacts& facts = part.ranks[rank];
   facts.source = "flight-recorder";
   bool started_known = false;
+  // Whether the dump records start times at all (some entry has one).
+  const bool dump_timed = std::any_of(entries.begin(), entries.end(), [](const nlohmann::json& e) {
+    const auto t = e.find("time_discovered_started_ns");
+    return t != e.end() && t->is_number() && t->get<std::int64_t>() > 0;
+  });
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const nlohmann::json& e = entries[i];
     const std::string where = log::cat(source, ": entries[", i, "]");
@@ -274,6 +292,12 @@ void add_flight_recorder(int rank, const nlohmann::json& dump, const std::string
       facts.last_op = log::cat(op.name, " #", op.seq, " on ", op.comm);
     } else if (state == "scheduled" || state == "started") {
       s.unfinished.insert(rank);
+      // With start times recorded (TORCH_NCCL_ENABLE_TIMING=1) "scheduled" means not started.
+      if (state == "started") {
+        s.gpu_started.insert(rank);
+      } else if (dump_timed) {
+        s.gpu_not_started.insert(rank);
+      }
     } else {
       throw Error(
           log::cat(where, ": state '", state, "' is none of scheduled, started, completed"));
@@ -388,6 +412,8 @@ void Part::merge(Part&& other) {
     mine.unfinished.insert(s.unfinished.begin(), s.unfinished.end());
     for (auto& [a, who] : s.args) mine.args[a].insert(who.begin(), who.end());
     mine.sum_start += s.sum_start;
+    mine.gpu_started.insert(s.gpu_started.begin(), s.gpu_started.end());
+    mine.gpu_not_started.insert(s.gpu_not_started.begin(), s.gpu_not_started.end());
     if (s.latest_created > mine.latest_created) {
       mine.latest_created = s.latest_created;
       mine.latest_created_rank = s.latest_created_rank;

@@ -82,11 +82,16 @@ struct KeyState {
   int latest_created_rank = -1;
   std::int64_t earliest_completed = 0;
   int earliest_completed_rank = -1;
+  /// Of the unfinished ranks, those whose source says the GPU started the call (the plugin's
+  /// kernel channels began; Flight Recorder's "started") and those whose source says it did
+  /// not (no channel began in a capture with kernel records; "scheduled" in a dump with start
+  /// times). A rank in neither: its source cannot tell.
+  std::set<int> gpu_started, gpu_not_started;
   template <class IO>
   friend void transfer(IO& io, KeyState& s) {
     io(s.name, s.step, s.comm_size, s.finished, s.unfinished, s.args, s.latest_start, s.latest_rank,
        s.sum_start, s.latest_created, s.latest_created_rank, s.earliest_completed,
-       s.earliest_completed_rank);
+       s.earliest_completed_rank, s.gpu_started, s.gpu_not_started);
   }
 };
 

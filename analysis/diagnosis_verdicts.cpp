@@ -176,6 +176,34 @@ void absent_ranks(const Part& part, const Key& key, const KeyState& s, const std
   }
 }
 
+// What the sources say of the GPU's side of a call launched everywhere and unfinished: not
+// started on some ranks (their streams are held before it: the GPU stopped there), started on
+// every one (the GPU or the link does not finish it), or not known.
+std::string started_or_not(const KeyState& s, const std::set<int>& waiting) {
+  std::set<int> started, not_started, unknown;
+  for (int r : waiting) {
+    if (s.gpu_started.count(r) != 0) {
+      started.insert(r);
+    } else if (s.gpu_not_started.count(r) != 0) {
+      not_started.insert(r);
+    } else {
+      unknown.insert(r);
+    }
+  }
+  if (!not_started.empty())
+    return log::cat("; launched but not started on ", plural(not_started),
+                    " (its kernel never began: the GPU stopped before it there)",
+                    started.empty() ? "" : log::cat(", started on ", plural(started)),
+                    unknown.empty() ? "" : log::cat(", not known on ", plural(unknown)));
+  if (!started.empty() && unknown.empty())
+    return "; started on every one and not finished: the GPU or the link (a kernel that does "
+           "not complete: a peer's data that never comes, a failed link)";
+  if (!started.empty())
+    return log::cat("; started on ", plural(started), ", not known on ", plural(unknown));
+  return "; cannot tell launched but not started from started but not finished: no kernel "
+         "records in this source";
+}
+
 // One key that did not complete everywhere: its problems (none when it did).
 std::vector<Problem> classify(const Part& part, const Members& by_comm, const Key& key,
                               const KeyState& s) {
@@ -204,8 +232,7 @@ std::vector<Problem> classify(const Part& part, const Members& by_comm, const Ke
                                            s.comm_size, "; the others gave no input)")
                                 : std::string("launched on every member");
   q.verdict = log::cat(every, ", not finished on ", plural(waiting), ": ", what(key, s),
-                       "; cannot tell launched but not started from started but not finished: "
-                       "no kernel records in this source");
+                       started_or_not(s, waiting));
   q.evidence = log::cat("finished on [", rank_list(s.finished), "], submitted and unfinished on [",
                         rank_list(waiting), "]");
   out.push_back(std::move(q));

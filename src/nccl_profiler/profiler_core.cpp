@@ -613,6 +613,7 @@ Process::Snapshot Process::snapshot_locked(bool take_done) {
                             {"nccl_seq", e->nccl_seq},
                             {"enqueue_ns", e->enqueue_ns},
                             {"graph", e->graph},
+                            {"channels_started", e->channels_started},
                             {"channels_stopped", e->channels_stopped},
                             {"channels", e->channels}});
   }

@@ -226,6 +226,49 @@ TEST(Diagnosis, ReceiveNeverPostedNamesTheReceiver) {
   EXPECT_EQ(p[0].ranks, "1");
 }
 
+// A plugin capture (kernel records on) in which every rank enqueued all-reduce #3 and none
+// finished it: the kernel channels say which ranks' GPUs began it. Ranks 0..1022 began it and
+// wait for rank 1023, whose kernel never began (its stream was held before it): that rank is
+// where the GPU stopped; where every rank began it, the GPU or the link does not finish it.
+RankTimeline plugin_file(int rank, std::int64_t channels_started, bool kernel_records = true) {
+  RankTimeline t = rank_file(rank, 2);
+  t.backend = "nccl-profiler";
+  nlohmann::ordered_json e = {{"comm", "dp0"},
+                              {"collective", "allreduce"},
+                              {"seq", 3},
+                              {"enqueue_ns", 4 * kStepNs},
+                              {"graph", false},
+                              {"channels_started", channels_started},
+                              {"channels_stopped", 0},
+                              {"channels", 2}};
+  t.config = JsonObject(nlohmann::ordered_json{{"without_kernel_records", kernel_records ? 0 : 5},
+                                               {"unfinished", nlohmann::ordered_json{e}}});
+  return t;
+}
+
+TEST(Diagnosis, ThePluginsKernelChannelsTellNotStartedFromStartedNotFinished) {
+  std::vector<Problem> p = run([](int r) { return plugin_file(r, r == 1023 ? 0 : 2); });
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].kind, "launched_not_finished");
+  EXPECT_NE(p[0].verdict.find("; launched but not started on rank 1023 (its kernel never began: "
+                              "the GPU stopped before it there), started on ranks 0-1022"),
+            std::string::npos)
+      << p[0].verdict;
+  p = run([](int r) { return plugin_file(r, 2); });
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_NE(p[0].verdict.find("; started on every one and not finished: the GPU or the link"),
+            std::string::npos)
+      << p[0].verdict;
+  // Without kernel records (a capture whose calls' channels did not report) a call with no
+  // channel begun is not known to be unstarted.
+  p = run([](int r) { return plugin_file(r, 0, false); });
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_NE(p[0].verdict.find("; cannot tell launched but not started from started but not "
+                              "finished"),
+            std::string::npos)
+      << p[0].verdict;
+}
+
 // Ranks as verdicts name them: runs of three or more as first-last, shorter runs one by one.
 TEST(Diagnosis, RankListsFoldRunsOfThreeOrMore) {
   EXPECT_EQ(rank_ranges({}), "");
