@@ -139,8 +139,11 @@ void add_rank_timeline(const RankTimeline& t, Part& part) {
   const nlohmann::ordered_json& config = t.config.json();
   if (const auto c = config.find("communicators"); c != config.end() && c->is_array()) {
     for (const auto& comm : *c) {
-      if (comm.is_object() && comm.contains("name") && comm["name"].is_string())
-        facts.comms.insert(comm["name"].get<std::string>());
+      if (!comm.is_object() || !comm.contains("name") || !comm["name"].is_string()) continue;
+      const std::string name = comm["name"].get<std::string>();
+      facts.comms.insert(name);
+      if (const auto n = comm.find("collectives"); n != comm.end() && n->is_number_integer())
+        facts.launched[name] = n->get<std::int64_t>();
     }
   }
   const auto steps = config.find("steps");

@@ -107,6 +107,9 @@ struct RankFacts {
   std::map<std::string, std::int64_t> last_seq;  ///< per communicator: its last finished seq
   std::map<std::string, std::string> last_name;  ///< per communicator: that op's name
   std::set<std::string> comms;                   ///< communicators it is a member of
+  /// Per communicator: the collectives it launched (the plugin's count, untimed calls too; the
+  /// next one's sequence number), where the source counts them.
+  std::map<std::string, std::int64_t> launched;
   /// Per step recorded with per-op timing: busy time of COMP, COMM, MEM (ns) and the longest
   /// op of each; and the step's length.
   struct Step {
@@ -125,7 +128,7 @@ struct RankFacts {
   template <class IO>
   friend void transfer(IO& io, RankFacts& r) {
     io(r.host, r.source, r.last_step, r.failed_step, r.planned_steps, r.error, r.last_op,
-       r.last_seq, r.last_name, r.comms, r.steps);
+       r.last_seq, r.last_name, r.comms, r.launched, r.steps);
   }
 };
 

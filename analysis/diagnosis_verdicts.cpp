@@ -239,6 +239,45 @@ std::vector<Problem> classify(const Part& part, const Members& by_comm, const Ke
   return out;
 }
 
+// Per communicator whose ranks' counts of launched collectives differ (the plugin counts every
+// call, the untimed ones too), where no key of the first call the laggards lack was recorded
+// (an untimed call: counted, not recorded, so its function is not known): the laggards never
+// launched it.
+std::vector<Problem> uncounted_launches(const Part& part, const std::set<std::string>& reported) {
+  std::map<std::string, std::map<std::int64_t, std::set<int>>> by_comm;  // comm -> count -> ranks
+  for (const auto& [rank, f] : part.ranks) {
+    for (const auto& [comm, n] : f.launched) by_comm[comm][n].insert(rank);
+  }
+  std::vector<Problem> out;
+  for (const auto& [comm, counts] : by_comm) {
+    if (counts.size() < 2 || reported.count(comm) != 0) continue;
+    const std::int64_t seq = counts.begin()->first;  // the laggards' next call
+    const auto recorded = std::find_if(part.keys.begin(), part.keys.end(), [&](const auto& k) {
+      return k.first.comm == comm && k.first.seq == seq && k.first.function != "p2p";
+    });
+    if (recorded != part.keys.end()) continue;  // the keys' own verdict speaks for it
+    Problem p;
+    p.kind = "never_launched";
+    p.comm = comm;
+    p.function = "collective";
+    p.seq = seq;
+    const std::set<int>& laggards = counts.begin()->second;
+    std::set<int> others;
+    for (auto it = std::next(counts.begin()); it != counts.end(); ++it)
+      others.insert(it->second.begin(), it->second.end());
+    p.ranks = rank_list(laggards);
+    p.waiting = rank_list(others);
+    p.verdict = log::cat("never launched on ", plural(laggards), ": ", comm, " collective #", seq,
+                         " (the CPU took another path; an untimed call: counted, not recorded, "
+                         "so its function is not known)");
+    p.evidence = log::cat(plural(laggards), " launched ", seq, " collective(s) on ", comm,
+                          "; up to ", counts.rbegin()->first, " on ", plural(others),
+                          " (the NCCL profiler plugin's counts)");
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<Problem> stragglers(const Part& part, const Options& options);
@@ -281,6 +320,7 @@ std::vector<Problem> diagnose(const Part& part, const Options& options) {
     if (reported.count(comm) != 0) continue;
     for (Problem& p : found) out.push_back(std::move(p));
   }
+  for (Problem& p : uncounted_launches(part, reported)) out.push_back(std::move(p));
   for (Problem& p : out) {
     if (const auto b = behind.find(p.comm); b != behind.end())
       p.evidence += log::cat("; ", b->second, " later on ", p.comm, " not complete behind it");

@@ -597,6 +597,7 @@ Process::Snapshot Process::snapshot_locked(bool take_done) {
                        {"finalized", c->finalized},
                        {"sample_period", options_.sample_period},
                        {"calls", c->calls},
+                       {"collectives", c->collectives},
                        {"timed", c->timed},
                        {"dropped", c->dropped},
                        {"untimed", counted_groups(*c, names_)}});

@@ -269,6 +269,38 @@ TEST(Diagnosis, ThePluginsKernelChannelsTellNotStartedFromStartedNotFinished) {
       << p[0].verdict;
 }
 
+// Sampled capture (one call in K timed): the call a rank never launched may be untimed, so no
+// rank recorded it; the plugin's count of each communicator's collectives still says who is
+// behind. Rank 1023 launched 3 collectives on dp0 (#0..#2, recorded whole), the others 5.
+TEST(Diagnosis, ThePluginsCountsNameARankBehindOnAnUntimedCall) {
+  std::vector<Problem> p = run([](int r) {
+    RankTimeline t = rank_file(r, 2);
+    t.backend = "nccl-profiler";
+    t.config = JsonObject(nlohmann::ordered_json{
+        {"without_kernel_records", 0},
+        {"communicators",
+         nlohmann::ordered_json::array({{{"name", "dp0"}, {"collectives", r == 1023 ? 3 : 5}}})}});
+    return t;
+  });
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].kind, "never_launched");
+  EXPECT_EQ(p[0].ranks, "1023");
+  EXPECT_EQ(p[0].seq, 3);
+  EXPECT_EQ(p[0].verdict,
+            "never launched on rank 1023: dp0 collective #3 (the CPU took another path; an untimed "
+            "call: counted, not recorded, so its function is not known)");
+  EXPECT_EQ(p[0].waiting, "0-1022");
+  // Equal counts: nothing.
+  EXPECT_TRUE(run([](int r) {
+                RankTimeline t = rank_file(r, 2);
+                t.backend = "nccl-profiler";
+                t.config = JsonObject(nlohmann::ordered_json{
+                    {"communicators",
+                     nlohmann::ordered_json::array({{{"name", "dp0"}, {"collectives", 3}}})}});
+                return t;
+              }).empty());
+}
+
 // Ranks as verdicts name them: runs of three or more as first-last, shorter runs one by one.
 TEST(Diagnosis, RankListsFoldRunsOfThreeOrMore) {
   EXPECT_EQ(rank_ranges({}), "");

@@ -116,6 +116,7 @@ TEST(NcclProfilerCore, OneCallInKIsTimedAndEveryCallCounted) {
   const auto& comm = t.config.json().at("communicators").at(0);
   EXPECT_EQ(comm.at("sample_period"), 3);
   EXPECT_EQ(comm.at("calls"), 8);
+  EXPECT_EQ(comm.at("collectives"), 8);  // untimed ones counted: diagnose's launches
   EXPECT_EQ(comm.at("timed"), 3);
   EXPECT_EQ(comm.at("dropped"), 0);
   ASSERT_EQ(comm.at("untimed").size(), 1u);
@@ -264,8 +265,13 @@ TEST(NcclProfilerCore, UnfinishedAndRecordlessOperationsAreNamedNotTimed) {
   EXPECT_EQ(cfg.at("unfinished").at(0).at("seq"), 0);
   EXPECT_EQ(cfg.at("unfinished").at(0).at("nccl_seq"), 4);
   EXPECT_EQ(cfg.at("unfinished").at(0).at("collective"), "allreduce");
+  // One of its two channels began, none stopped: started, not finished (diagnose's class).
+  EXPECT_EQ(cfg.at("unfinished").at(0).at("channels_started"), 1);
+  EXPECT_EQ(cfg.at("unfinished").at(0).at("channels_stopped"), 0);
   EXPECT_EQ(cfg.at("without_kernel_records"), 1);
   EXPECT_EQ(cfg.at("communicators").at(0).at("name"), "dp0");
+  // Both calls launched on the communicator: the next collective is #2.
+  EXPECT_EQ(cfg.at("communicators").at(0).at("collectives"), 2);
 }
 
 TEST(NcclProfilerCore, ATimerOffTheHostClockFallsBackToWhatTheHostSaw) {
