@@ -264,8 +264,12 @@ StepBuilder::Calibrated StepBuilder::layer_backward(int l, int mb, int dy, int p
 // of one GPU; Megatron shards every GEMM of a layer over TP). An MoE layer's attention share is
 // of its own FLOPs (step_moe_calibrated.cpp), its FFN the MoE block's ops.
 std::uint64_t StepBuilder::calibrated_ns(int l, bool backward, bool ffn) const {
-  const double attn = c_.shape.moe_layer(l) ? moe_shares_.attn : attn_share_;
-  return static_cast<std::uint64_t>(traced_layer_ns(l, backward) * (ffn ? 1 - attn : attn) / t_);
+  // Under CP the rank's GEMMs shrink unevenly (scores and context with (s/cp)²): the shares are
+  // the traced whole layer's, and the FFN's tokens are s/cp.
+  const double dense = cp_ > 1 ? traced_attn_share_ : attn_share_;
+  const double attn = c_.shape.moe_layer(l) ? moe_shares_.attn : dense;
+  return static_cast<std::uint64_t>(traced_layer_ns(l, backward) * (ffn ? 1 - attn : attn) / t_ /
+                                    cp_);
 }
 
 // A traced gap before op `op`: the step's gaps before ops of `part` over `per` (the ops of that
@@ -286,8 +290,12 @@ double StepBuilder::traced_layer_passes() const {
 // them: compute(attention), reduce, compute(FFN), reduce.
 int StepBuilder::forward_calibrated(int l, int mb, int x, int params) {
   int y = tp_gather(lname(l, "attn", mb), x);
-  y = plan_.compute(lname(l, "attn", mb) + ".fwd", calibrated_ns(l, false, false), {y, params});
-  replay_gap(y, ComputePart::kForward, traced_layer_passes());
+  if (cp_ > 1) {
+    y = attention_calibrated_cp(l, mb, y, params);
+  } else {
+    y = plan_.compute(lname(l, "attn", mb) + ".fwd", calibrated_ns(l, false, false), {y, params});
+    replay_gap(y, ComputePart::kForward, traced_layer_passes());
+  }
   y = tp_reduce(lname(l, "attn", mb), y);
   if (c_.shape.moe_layer(l)) return moe_forward_calibrated(l, mb, y, params);
   y = tp_gather(lname(l, "ffn", mb), y);
@@ -303,6 +311,18 @@ StepBuilder::Calibrated StepBuilder::backward_calibrated(int l, int mb, int dy, 
   for (const bool ffn : {true, false}) {
     if (ffn && c_.shape.moe_layer(l)) {
       out.first = out.last = dy = moe_backward_calibrated(l, mb, dy, h2d, last_pass);
+      continue;
+    }
+    if (!ffn && cp_ > 1) {
+      dy = tp_gather(lname(l, "attn.bwd", mb), dy);
+      int first = -1;
+      const int op = attention_backward_calibrated_cp(l, mb, dy, params, h2d, last_pass, &first);
+      if (out.first < 0) {
+        out.first = first;
+        replay_gap(first, ComputePart::kBackward, traced_layer_passes());
+      }
+      out.last = op;
+      dy = tp_reduce(lname(l, "attn.bwd", mb), op);
       continue;
     }
     const char* part = ffn ? "ffn" : "attn";

@@ -71,6 +71,11 @@ class StepBuilder {
   // step_moe_calibrated.cpp: MoE layers, and layers of different weight, under --compute-from.
   void calibrate_layers();
   double traced_layer_ns(int l, bool backward) const;
+  /// Layer l's attention (its GEMMs and core) in one direction, as traced on one GPU.
+  double attention_ns(int l, bool backward) const {
+    return traced_layer_ns(l, backward) *
+           (c_.shape.moe_layer(l) ? moe_shares_.attn : traced_attn_share_);
+  }
   std::uint64_t expert_ns(int l, bool backward, const MoeDispatch& d) const;
   int moe_forward_calibrated(int l, int mb, int x, int params);
   int moe_backward_calibrated(int l, int mb, int dy, int h2d, bool last_pass);
@@ -116,6 +121,11 @@ class StepBuilder {
   // step_cp.cpp: attention under context parallelism.
   int attention_forward(int l, int mb, int after);
   int attention_backward(int l, int mb, int dy, int h2d);
+  int attention_op(int l, const std::string& name, const PlannedAttention& call,
+                   const std::vector<int>& deps);
+  int attention_calibrated_cp(int l, int mb, int x, int params);
+  int attention_backward_calibrated_cp(int l, int mb, int dy, int params, int h2d, bool last_pass,
+                                       int* first);
   PlannedAttention block(const CpBlock& b, bool backward) const;
   std::string step_name(int l, const char* what, int mb, bool backward, std::size_t step) const {
     return lname(l, what, mb) + (backward ? ".bwd" : ".fwd") + log::cat(".step", step);
@@ -172,6 +182,12 @@ class StepBuilder {
     double attn = 0, dense = 0, experts = 0;
   } moe_shares_;
   double moe_traced_rows_ = 1;
+  double traced_attn_share_ = 0.5;  // attention's part of the traced (whole) layer's FLOPs
+  // --compute-from under CP: attention's GEMM FLOPs as its QKV projection, its core (scores and
+  // context) and its output projection, each a share of the whole.
+  struct AttnParts {
+    double qkv = 0, core = 0, out = 0;
+  } attn_parts_;
   std::vector<double> layer_weight_;
 
   std::uint64_t tokens_ = 0;

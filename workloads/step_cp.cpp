@@ -12,7 +12,7 @@ namespace commprof {
 // the op the layer's next op waits for.
 int StepBuilder::attention_forward(int l, int mb, int after) {
   if (cp_ == 1)
-    return plan_.attention(lname(l, "attention", mb) + ".fwd", attention(false), {after});
+    return attention_op(l, lname(l, "attention", mb) + ".fwd", attention(false), {after});
   switch (c_.cp_mode) {
     case CpMode::kP2p:
       return ring_forward(l, mb, after);
@@ -26,7 +26,7 @@ int StepBuilder::attention_forward(int l, int mb, int after) {
 
 int StepBuilder::attention_backward(int l, int mb, int dy, int h2d) {
   if (cp_ == 1) {
-    return plan_.attention(lname(l, "attention", mb) + ".bwd", attention(true), {dy, h2d});
+    return attention_op(l, lname(l, "attention", mb) + ".bwd", attention(true), {dy, h2d});
   }
   switch (c_.cp_mode) {
     case CpMode::kP2p:
@@ -37,6 +37,47 @@ int StepBuilder::attention_backward(int l, int mb, int dy, int h2d) {
       return gathered(l, mb, dy, h2d, true);
   }
   return dy;
+}
+
+// An attention kernel of the CP schedule, or under --compute-from its traced time: the traced
+// attention core's share of layer l (the score and context GEMMs' FLOPs within the layer's
+// attention, as the trace of one GPU ran them) times this kernel's FLOPs over the whole
+// sequence's on one GPU (its heads, its blocks' lengths and masks).
+int StepBuilder::attention_op(int l, const std::string& name, const PlannedAttention& call,
+                              const std::vector<int>& deps) {
+  if (!c_.compute) return plan_.attention(name, call, deps);
+  const double whole = layer_attention(c_.shape, 1, call.backward).flops();
+  const double ns = attention_ns(l, call.backward) * attn_parts_.core * call.flops() / whole;
+  return plan_.compute(name, static_cast<std::uint64_t>(ns), deps);
+}
+
+// --compute-from under context parallelism: a layer's attention as its QKV projection, the CP
+// schedule's kernels (attention_op) with their communication, and its output projection; the
+// projections on the rank's s/cp tokens over TP.
+int StepBuilder::attention_calibrated_cp(int l, int mb, int x, int params) {
+  const double attn = attention_ns(l, false) / t_ / cp_;
+  int y = plan_.compute(lname(l, "qkv", mb) + ".fwd",
+                        static_cast<std::uint64_t>(attn * attn_parts_.qkv), {x, params});
+  replay_gap(y, ComputePart::kForward, traced_layer_passes());
+  y = attention_forward(l, mb, y);
+  return plan_.compute(lname(l, "out_proj", mb) + ".fwd",
+                       static_cast<std::uint64_t>(attn * attn_parts_.out), {y});
+}
+
+// Its backward: the output projection's, the schedule's kernels, the QKV projection's; each
+// projection's weight gradient ready after its op. Returns the last op; *first: the first.
+int StepBuilder::attention_backward_calibrated_cp(int l, int mb, int dy, int params, int h2d,
+                                                  bool last_pass, int* first) {
+  const double attn = attention_ns(l, true) / t_ / cp_;
+  int y = plan_.compute(lname(l, "out_proj", mb) + ".bwd",
+                        static_cast<std::uint64_t>(attn * attn_parts_.out), {dy, params, h2d});
+  *first = y;
+  if (last_pass) grad_ready(log::cat("l", l, ".out_proj"), y);
+  y = attention_backward(l, mb, y, h2d);
+  y = plan_.compute(lname(l, "qkv", mb) + ".bwd",
+                    static_cast<std::uint64_t>(attn * attn_parts_.qkv), {y});
+  if (last_pass) grad_ready(log::cat("l", l, ".qkv"), y);
+  return y;
 }
 
 // The kernel of one CP block: the layer's heads on this TP rank, the block's lengths.
@@ -73,7 +114,7 @@ int StepBuilder::ring_forward(int l, int mb, int after) {
     const int next = i + 1 < steps.size() ? ring_transfer(step_name(l, "cp.kv", mb, false, i + 1),
                                                           false, {after, held})
                                           : -1;
-    y = plan_.attention(step_name(l, "attention", mb, false, i), block(steps[i], false), {y, held});
+    y = attention_op(l, step_name(l, "attention", mb, false, i), block(steps[i], false), {y, held});
     held = next;
   }
   return y;
@@ -92,8 +133,8 @@ int StepBuilder::ring_backward(int l, int mb, int dy, int h2d) {
     const int next = i + 1 < steps.size()
                          ? ring_transfer(step_name(l, "cp.kv", mb, true, i + 1), false, {dy, held})
                          : -1;
-    y = plan_.attention(step_name(l, "attention", mb, true, i), block(steps[i], true),
-                        {y, held, h2d});
+    y = attention_op(l, step_name(l, "attention", mb, true, i), block(steps[i], true),
+                     {y, held, h2d});
     if (dkv >= 0) {
       y = pass(step_name(l, "cp.dkv_add", mb, true, i), {2 * dkv_bytes, dkv_bytes}, y, dkv);
     }
@@ -121,11 +162,11 @@ int StepBuilder::ulysses(int l, int mb, int after, int h2d, bool backward) {
     a2a("cp.a2a_q", q, after);
     a2a("cp.a2a_k", kv, after);
     const int in = a2a("cp.a2a_v", kv, after);
-    const int y = plan_.attention(lname(l, "attention", mb) + dir, a, {after, in});
+    const int y = attention_op(l, lname(l, "attention", mb) + dir, a, {after, in});
     return a2a("cp.a2a_o", q, y);
   }
   const int in = a2a("cp.a2a_do", q, after);
-  const int y = plan_.attention(lname(l, "attention", mb) + dir, a, {after, in, h2d});
+  const int y = attention_op(l, lname(l, "attention", mb) + dir, a, {after, in, h2d});
   a2a("cp.a2a_dq", q, y);
   a2a("cp.a2a_dk", kv, y);
   return a2a("cp.a2a_dv", kv, y);
@@ -146,8 +187,8 @@ int StepBuilder::gathered(int l, int mb, int after, int h2d, bool backward) {
   const std::vector<CpBlock> blocks = cp_allgather_blocks(c_.shape.seq, cp_, place_.cp_rank);
   int y = after;
   for (std::size_t i = 0; i < blocks.size(); ++i) {
-    y = plan_.attention(lname(l, "attention", mb) + dir + log::cat(".chunk", i),
-                        block(blocks[i], backward), {y, in, h2d});
+    y = attention_op(l, lname(l, "attention", mb) + dir + log::cat(".chunk", i),
+                     block(blocks[i], backward), {y, in, h2d});
   }
   if (!backward) return y;
   collective("cp.rs_dk", CollectiveKind::kReduceScatter, y);

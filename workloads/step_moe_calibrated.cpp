@@ -37,12 +37,28 @@ MoeFlops moe_flops(const ModelShape& s, std::uint64_t tokens) {
 }  // namespace
 
 void StepBuilder::calibrate_layers() {
+  // The traced GPU's layer: the whole sequence and every head (not this rank's s/cp tokens over
+  // TP, whose score and context GEMMs shrink with the square of the CP degree).
+  const std::vector<LayerGemm> traced = layer_forward_gemms(c_.shape, 1);
   double attn = 0, ffn = 0;
-  for (const LayerGemm& g : gemms_) (is_ffn(g) ? ffn : attn) += g.flops() * t_;
-  const MoeFlops m = moe_flops(c_.shape, tokens_);
+  for (const LayerGemm& g : traced) (is_ffn(g) ? ffn : attn) += g.flops();
+  traced_attn_share_ = attn / (attn + ffn);
+  for (const LayerGemm& g : traced) {
+    if (is_ffn(g)) continue;
+    const double share = g.flops() / attn;
+    if (g.name == "qkv") {
+      attn_parts_.qkv += share;
+    } else if (g.name == "out_proj") {
+      attn_parts_.out += share;
+    } else {
+      attn_parts_.core += share;  // the score and context GEMMs
+    }
+  }
+  const std::uint64_t tokens = static_cast<std::uint64_t>(c_.shape.micro_batch) * c_.shape.seq;
+  const MoeFlops m = moe_flops(c_.shape, tokens);
   const double moe_layer = attn + m.router + m.shared + m.experts;
   moe_shares_ = {attn / moe_layer, (m.router + m.shared / t_) / moe_layer, m.experts / moe_layer};
-  moe_traced_rows_ = static_cast<double>(tokens_) * c_.shape.top_k;
+  moe_traced_rows_ = static_cast<double>(tokens) * c_.shape.top_k;
   std::vector<double> flops;
   for (int l = 0; l < c_.shape.layers; ++l)
     flops.push_back(c_.shape.moe_layer(l) ? moe_layer : attn + ffn);

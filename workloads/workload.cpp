@@ -32,11 +32,6 @@ void validate_workload(const WorkloadConfig& c) {
   }
   virtual_stage_layers(c.shape.layers, c.layout.pp, c.virtual_stages, c.split);
   validate_context_parallel(c.shape, c.layout, c.cp_mode);
-  if (c.layout.cp > 1 && c.compute) {
-    throw ConfigError(
-        "--cp > 1 with --compute-from: a traced step's attention time does not split into the "
-        "CP schedule's blocks");
-  }
   if (c.layout.cp > 1 && c.attention == AttentionMode::kGemm) {
     throw ConfigError(cp_needs_fused_attention());
   }

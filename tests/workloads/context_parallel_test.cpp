@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 
 #include "src/core/errors.hpp"
+#include "workloads/compute_profile.hpp"
 #include "workloads/workload.hpp"
 
 namespace commprof {
@@ -250,6 +252,57 @@ TEST(ContextParallel, SequenceMustSplitIntoTwoChunksPerRank) {
   c.attention = AttentionMode::kGemm;
   c.shape.seq = 64;
   EXPECT_THROW(validate_workload(c), ConfigError);
+}
+
+// --compute-from under CP 2 (workloads/step_cp.cpp): one layer of h 64, 4 heads, f 128, 32
+// tokens traced on one GPU at 1 ns per FLOP. Its GEMMs there: qkv 2·32·192·64 = 786,432, scores
+// and context 2·32·32·64 = 131,072 each, out_proj 2·32·64·64 = 262,144 (attention 1,310,720),
+// FFN 2 × 2·32·128·64 = 1,048,576. Each CP rank runs its 16 tokens' projections and FFN (half),
+// and the schedule's kernels split the traced core (262,144 ns) by their FLOPs: the two ranks'
+// kernels add up to it, in every mode; backward twice each.
+TEST(ContextParallel, ATracedLayerSplitsOverTheCpSchedule) {
+  for (const CpMode mode : {CpMode::kP2p, CpMode::kA2a, CpMode::kAllGather}) {
+    WorkloadConfig c;
+    c.kind = WorkloadKind::kHybrid;
+    c.shape.layers = 1;
+    c.shape.hidden = 64;
+    c.shape.heads = 4;
+    c.shape.ffn = 128;
+    c.shape.seq = 32;
+    c.shape.micro_batch = 1;
+    c.shape.micro_batches = 1;
+    c.shape.vocab = 0;
+    c.layout.cp = 2;
+    c.cp_mode = mode;
+    c.attention = AttentionMode::kFused;
+    ComputeProfile p;
+    p.layers = 1;
+    p.micro_batches = 1;
+    p.samples = 1;
+    p.forward_ns = 2359296;
+    p.backward_ns = 2 * p.forward_ns;
+    c.compute = p;
+    validate_workload(c);
+    double core[2] = {0, 0};  // forward, backward, over both ranks
+    for (int r = 0; r < 2; ++r) {
+      const OpPlan plan = build_plan(c, place_rank(c.layout, r));
+      std::map<std::string, double> ns;
+      for (const PlannedOp* op : plan.of_kind<PlannedCompute>()) {
+        const auto t = static_cast<double>(op->as<PlannedCompute>().ns);
+        ns[op->name] += t;
+        if (has(op->name, ".attention.")) core[has(op->name, ".bwd") ? 1 : 0] += t;
+      }
+      EXPECT_TRUE(plan.of_kind<PlannedAttention>().empty());
+      EXPECT_NEAR(ns["l0.qkv.mb0.fwd"], 393216, 1) << r;
+      EXPECT_NEAR(ns["l0.out_proj.mb0.fwd"], 131072, 1) << r;
+      EXPECT_NEAR(ns["l0.ffn.mb0.fwd"], 524288, 1) << r;
+      EXPECT_NEAR(ns["l0.qkv.mb0.bwd"], 2 * 393216, 1) << r;
+      EXPECT_NEAR(ns["l0.out_proj.mb0.bwd"], 2 * 131072, 1) << r;
+      EXPECT_NEAR(ns["l0.ffn.mb0.bwd"], 2 * 524288, 1) << r;
+    }
+    EXPECT_NEAR(core[0], 262144, 8) << static_cast<int>(mode);
+    EXPECT_NEAR(core[1], 2 * 262144, 8) << static_cast<int>(mode);
+  }
 }
 
 }  // namespace
