@@ -27,7 +27,7 @@ std::string gate_rule(const std::string& gate) {
 
 void define_finding_gates(po::options_description& visible) {
   visible.add_options()(
-      "target-overlap", po::value<double>()->default_value(0.6),
+      "target-overlap", po::value<double>()->default_value(0.6, "0.6"),
       "the overlap (|COMM and COMP| / |COMM|, 0 to 1) below which the overlap_below_target "
       "finding fires")("fail-if", po::value<std::vector<std::string>>()->multitoken(),
                        "finding:RULE (e.g. finding:sync_wait): exit 3 when that finding fires "
