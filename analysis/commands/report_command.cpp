@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "analysis/byte_codec.hpp"
+#include "analysis/commands/capture_pairing.hpp"
 #include "analysis/commands/finding_gates.hpp"
 #include "analysis/commands/rank_inputs.hpp"
 #include "analysis/distributed_reduction.hpp"
@@ -46,8 +47,17 @@ struct ReportConfig {
   ReduceOptions reduce;
   TimelineOptions timeline;
   bool critical_path = true;
-  FindingGates findings;  ///< --target-overlap, --fail-if finding:RULE
+  FindingGates findings;   ///< --target-overlap, --fail-if finding:RULE
+  std::string merged_out;  ///< a capture paired with traces: where the merged files go ("" fresh)
 };
+
+// The report's rank files: the inputs', or where they pair a plugin capture with traces of the
+// same job, the merged files' (capture_pairing.hpp), saying on stderr how each rank met.
+std::vector<std::string> report_files(const ReportConfig& cfg) {
+  const PairedInputs paired = pair_capture_with_traces(cfg.inputs, cfg.merged_out);
+  for (const std::string& line : paired.lines) std::cerr << line << '\n';
+  return expand_rank_inputs(paired.inputs);
+}
 
 // Writes through `write` to `path` atomically, or to stdout when `path` is empty; either
 // way a failed write throws Error naming the destination and the reason.
@@ -154,7 +164,7 @@ int write_report(const ReportConfig& cfg, Reduced& reduced) {
 // One process reads every file.
 int run_report(const ReportConfig& cfg) {
   Reduced reduced;
-  reduced.files = expand_rank_inputs(cfg.inputs);
+  reduced.files = report_files(cfg);
   if (cfg.format == OutputFormat::kChrome) {
     // Streamed: each rank's events are written as its file is read.
     emit(cfg.output, [&](std::ostream& os) {
@@ -180,11 +190,11 @@ int run_report(const ReportConfig& cfg) {
 // The list of files, expanded on process 0 and sent to the others, so every process shares the
 // same list; "" and the error where it cannot be expanded.
 std::pair<std::vector<std::string>, std::string> shared_inputs(
-    const std::vector<std::string>& inputs, ReduceExchange& exchange) {
+    const std::function<std::vector<std::string>()>& expand, ReduceExchange& exchange) {
   ByteWriter out;
   if (exchange.rank() == 0) {
     try {
-      const std::vector<std::string> files = expand_rank_inputs(inputs);
+      const std::vector<std::string> files = expand();
       out.put<bool>(true);
       out.put<std::uint64_t>(files.size());
       for (const std::string& f : files) out.put_string(f);
@@ -207,10 +217,11 @@ int run_report_across(const ReportConfig& cfg, RankContext& ctx, const Command* 
   MpiReduceExchange exchange(ctx.comm());
   Reduced reduced;
   std::string error;
-  std::tie(reduced.files, error) = shared_inputs(cfg.inputs, exchange);
+  std::tie(reduced.files, error) = shared_inputs([&] { return report_files(cfg); }, exchange);
   std::vector<std::string> baseline_files;
   if (error.empty() && !cfg.baseline.empty()) {
-    std::tie(baseline_files, error) = shared_inputs({cfg.baseline}, exchange);
+    std::tie(baseline_files, error) =
+        shared_inputs([&] { return expand_rank_inputs({cfg.baseline}); }, exchange);
   }
   if (!error.empty()) {
     if (ctx.rank() == 0) std::cerr << error_prefix(command) << error << std::endl;
@@ -256,6 +267,10 @@ class ReportCommand final : public Command {
         "html: ranks drawn on the timeline, the slowest and fastest at that step; the others are "
         "folded to their step time")("timeline-rank", po::value<int>()->default_value(0),
                                      "html: a rank the timeline always draws")(
+        "merged-out", po::value<std::string>(),
+        "where an NCCL profiler plugin capture given with PyTorch traces of the same job (report "
+        "CAPTURE_DIR TRACE_DIR) writes the merged rank files (default: a new directory under "
+        "$TMPDIR)")(
         "no-critical-path", po::bool_switch(),
         "leave out the critical path of each step (it reads every rank file a second time, "
         "shared among the processes under mpirun, and builds one step's graph at a time)");
@@ -287,6 +302,7 @@ class ReportCommand final : public Command {
     if (!cfg_.findings.fail_if.empty() && cfg_.format == OutputFormat::kChrome)
       throw ConfigError("--fail-if does not apply to --format chrome (it has no findings)");
     cfg_.critical_path = !vm["no-critical-path"].as<bool>();
+    if (vm.count("merged-out") != 0) cfg_.merged_out = vm["merged-out"].as<std::string>();
     cfg_.timeline.always_rank = vm["timeline-rank"].as<int>();
     if (cfg_.timeline.always_rank < 0) throw ConfigError("--timeline-rank must not be negative");
     cfg_.timeline.ranks = vm["timeline-ranks"].as<int>();

@@ -697,22 +697,29 @@
       lanes.map(function (ln) { return ln.ops.length > 0; })));
     if (probe) checks.push(probe);
   }
-  // Where the first lane with ops must show paint and where not, worked out here from its ops'
-  // times alone (the first view: 0 to the span across the time area), not with the drawing's
+  // Where the first lane with a wide enough op must show paint and where not, worked out here
+  // from its ops' times alone (the first view: 0 to the span across the time area), not with the drawing's
   // geometry (spanRect): each device column a pixel inside an op must be painted, each column
   // clear of every op by a pixel must show the lane's background. An op drawn at the wrong place
   // or length (a time scale off by 2x) paints where it must not or leaves bare where it must
   // paint, which the counts of painted pixels per band do not tell. "timeline probe lane=K
   // inside=A/B outside=C/D": A of the B inside columns painted, C of the D clear ones.
   function timelineProbe(cv, geo, lanes, span) {
-    const k = lanes.findIndex(function (ln) { return !ln.header && ln.ops.length > 0; });
-    if (k < 0) return null;
     const dpr = cv.width / parseFloat(cv.style.width);
     const c0 = Math.ceil(geo.L * dpr), c1 = Math.floor((geo.L + geo.W) * dpr);
+    const per = (c1 - c0) / span;  // device columns per ns
+    // The first lane with an op wide enough to have columns inside it (its edges' 2 columns
+    // each side are left out), else the first lane with ops: a lane of sub-pixel ops only
+    // (a pipeline stage's short transfers) has nothing inside to probe.
+    const wide = function (ln) {
+      return !ln.header && ln.ops.some(function (op) { return op.dur * per >= 6; });
+    };
+    let k = lanes.findIndex(wide);
+    if (k < 0) k = lanes.findIndex(function (ln) { return !ln.header && ln.ops.length > 0; });
+    if (k < 0) return null;
     const top = Math.ceil((geo.PT + k * geo.LH + 2) * dpr);
     const bottom = Math.floor((geo.PT + (k + 1) * geo.LH - 2) * dpr);
     if (c1 <= c0 || bottom <= top) return null;
-    const per = (c1 - c0) / span;  // device columns per ns
     const state = new Uint8Array(c1 - c0);  // 0 clear, 1 inside an op, 2 near an op's edge
     const mark = function (from, to, v) {
       for (let c = Math.max(from, c0); c <= Math.min(to, c1 - 1); c++) {

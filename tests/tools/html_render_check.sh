@@ -11,8 +11,10 @@
 # row the page holds must be the page's own ("tables formatted cells=N mismatched=0": what it
 # draws on later pages of a long table is written alike), and where the timeline has a critical
 # path, every segment of its lane must be drawn, with pixels painted ("timeline path segments=N
-# ranks=R outlined=K drawn=N/N pixels=X"). In the first lane with ops, every column inside an op
-# must be painted and none clear of them ("timeline probe lane=K inside=B/B outside=0/D", worked
+# ranks=R outlined=K drawn=N/N pixels=X"). In the first lane with an op six device columns wide
+# or more (else the first lane with ops: one of sub-pixel transfers has nothing inside to probe),
+# every column inside an op must be painted and none clear of them ("timeline probe lane=K
+# inside=B/B outside=0/D", worked
 # out by the page from the ops' times, not from the drawing's geometry). Each further argument is
 # text that must appear on one of those lines.
 # Without chromium it exits 77 (CTest: skipped), or 1 under COMMPROF_REQUIRE_BROWSER=1 (a host
@@ -58,7 +60,7 @@ drawn() {
 drawn timeline ops lanes
 printf '%s\n' "$lines" | grep -Eq "^timeline drawn ops=[0-9]+/[1-9]" || { echo "FAIL: no timeline op to draw"; status=1; }
 drawn heatmap cells rows
-# Where the first lane with ops must be painted, worked out by the page from the ops' times alone:
+# Where the first lane with a wide enough op must be painted, worked out by the page from the ops' times alone:
 # every column inside an op painted (and some such column), none clear of the ops painted.
 probed() {  # inside painted, inside columns, clear painted
   { [ "$2" -gt 0 ] && [ "$1" -eq "$2" ]; } ||
