@@ -24,6 +24,7 @@
 #include "src/core/atomic_file.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
+#include "src/core/units.hpp"
 #include "src/runtime/gather.hpp"
 #include "src/runtime/mpi_check.hpp"
 #include "src/runtime/rank_context.hpp"
@@ -144,14 +145,7 @@ double newest_change_s(const std::vector<std::string>& files) {
   return newest;
 }
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
-  return buf;
-}
+std::string utc_now() { return utc_text(std::time(nullptr), "%H:%M:%S"); }
 
 // --watch: re-diagnose every interval; process 0 prints a line per refresh and each problem as
 // StallTracker says it. Exit 4 when one was said, 0 otherwise (at Ctrl-C or --iterations).
@@ -160,12 +154,7 @@ int run_watch(RankContext& ctx, const DiagnoseConfig& cfg) {
   diagnosis::StallTracker tracker;
   double last_change = -1;
   for (int refresh = 1;; ++refresh) {
-    std::vector<std::string> files;
-    try {
-      files = expand_rank_inputs(cfg.inputs);
-    } catch (const Error&) {
-      files.clear();  // no rank file yet: the job has not written one
-    }
+    const std::vector<std::string> files = rank_files_so_far(cfg.inputs);
     const diagnosis::Part all = read_shared(ctx, files);
     if (ctx.rank() == 0) {
       const std::vector<diagnosis::Problem> problems = diagnosis::diagnose(all, cfg.options);

@@ -22,6 +22,7 @@
 #include "src/cli/output_format.hpp"
 #include "src/core/atomic_file.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/units.hpp"
 #include "src/fields/field_prometheus.hpp"
 #include "src/runtime/gather.hpp"
 #include "src/runtime/mpi_check.hpp"
@@ -148,14 +149,7 @@ WatchPart read_block(const std::vector<std::string>& files, std::size_t first, s
   return part;
 }
 
-std::string utc_clock(double t) {
-  const auto secs = static_cast<std::time_t>(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
-  return buf;
-}
+std::string utc_clock(double t) { return utc_text(static_cast<std::int64_t>(t), "%H:%M:%S"); }
 
 void print_refresh(const WatchConfig& cfg, int refresh, const WatchPart& all, double at) {
   const std::vector<WatchRow> rows = watch_rows(all);
@@ -234,12 +228,7 @@ int run_watch(RankContext& ctx, const WatchConfig& cfg) {
   install_stop_signals();
   std::map<std::string, Seen> seen;
   for (int refresh = 1;; ++refresh) {
-    std::vector<std::string> files;
-    try {
-      files = expand_rank_inputs(cfg.inputs);
-    } catch (const Error&) {
-      files.clear();  // no rank file yet: the job has not written one
-    }
+    const std::vector<std::string> files = rank_files_so_far(cfg.inputs);
     const auto n = files.size();
     const auto p = static_cast<std::size_t>(ctx.rank());
     const auto np = static_cast<std::size_t>(ctx.size());

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "collectives/bench/bench.hpp"
+#include "src/core/units.hpp"
 
 #include <mpi.h>
 
@@ -21,14 +22,7 @@
 namespace commprof {
 namespace {
 
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string utc_now() { return utc_text(std::time(nullptr), "%Y-%m-%dT%H:%M:%SZ"); }
 
 double host_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();

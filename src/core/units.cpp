@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "src/core/units.hpp"
 
+#include <ctime>
+
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -96,6 +98,15 @@ std::string format_duration(double ns) {
   const char* format = (unit[0] == 'n' || v >= 100) ? "%.0f %s" : v >= 10 ? "%.1f %s" : "%.2f %s";
   char buf[48];
   std::snprintf(buf, sizeof buf, format, value, unit);
+  return buf;
+}
+
+std::string utc_text(std::int64_t t, const char* format) {
+  const auto secs = static_cast<std::time_t>(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
   return buf;
 }
 

@@ -20,6 +20,10 @@ std::string format_bytes(std::uint64_t bytes);
 /// messages; tables that must line up keep one unit per column.
 std::string format_duration(double ns);
 
+/// `t` (seconds since the epoch) as UTC in strftime's `format` ("%H:%M:%S", ISO 8601's
+/// "%Y-%m-%dT%H:%M:%SZ"), for headers and live views.
+std::string utc_text(std::int64_t t, const char* format);
+
 /// A byte size option value for Boost.Program_options (see cli/option_values.hpp).
 struct ByteSize {
   std::uint64_t bytes = 0;

@@ -174,6 +174,14 @@ std::vector<std::string> expand_rank_inputs(const std::vector<std::string>& inpu
   return files;
 }
 
+std::vector<std::string> rank_files_so_far(const std::vector<std::string>& inputs) {
+  try {
+    return expand_rank_inputs(inputs);
+  } catch (const Error&) {
+    return {};  // no rank file yet: the job has not written one
+  }
+}
+
 std::string write_rank_file(const std::string& dir, const RankTimeline& t, RankFileFormat format) {
   const std::string path = rank_file_path(dir, t.rank, format);
   write_file_atomically(path, [&](std::ostream& os) {

@@ -63,6 +63,9 @@ std::string write_rank_file(const std::string& dir, const RankTimeline& timeline
 /// in it, rank-<R>.json and rank-<R>.json.zst (by rank); a file stands for itself. Throws Error
 /// naming the path when a directory holds none or cannot be listed.
 std::vector<std::string> expand_rank_inputs(const std::vector<std::string>& inputs);
+/// expand_rank_inputs, or none where the inputs name none yet: the live views (watch,
+/// diagnose --watch) over a job that has not flushed a rank file.
+std::vector<std::string> rank_files_so_far(const std::vector<std::string>& inputs);
 
 /// The rank file in pieces, for writers that add steps as they come (RankFileAppender,
 /// import-nsys): rank_file_head(t), then append_step_line for each step (`first` for the first),
