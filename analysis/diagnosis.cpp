@@ -199,7 +199,9 @@ T field(const nlohmann::json& j, const char* key, const std::string& where) {
   try {
     return m.get<T>();
   } catch (const nlohmann::json::exception&) {
-    throw Error(log::cat(where, ": '", key, "' is ", m.dump(), ", not of the expected type"));
+    throw Error(log::cat(where, ": '", key, "' is ",
+                         m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                         ", not of the expected type"));
   }
 }
 

@@ -79,8 +79,11 @@ class Reader {
     if (n < 8 && (v >> (8 * n - 1)) != 0) v |= ~std::uint64_t{0} << (8 * n);  // sign
     return static_cast<std::int64_t>(v);
   }
+  // A key that is no string (a tuple) as its JSON text; bytes that are no UTF-8 inside it are
+  // replaced (dump would throw: the fuzzer found such a key).
   std::string key_of(const nlohmann::json& k) const {
-    return k.is_string() ? k.get<std::string>() : k.dump();
+    return k.is_string() ? k.get<std::string>()
+                         : k.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
   void set_items(const std::vector<Value>& kv) {
     if (kv.size() % 2 != 0) fail("SETITEMS with a key but no value");
