@@ -87,9 +87,7 @@ RankTimeline merge_capture_into_trace(const RankTimeline& capture, const RankTim
     std::vector<OpRecord*> mine;
     for (OpRecord& op : s.ops)
       if (is_collective(op)) mine.push_back(&op);
-    std::stable_sort(mine.begin(), mine.end(), [](const OpRecord* a, const OpRecord* b) {
-      return a->start_ns < b->start_ns;
-    });
+    std::stable_sort(mine.begin(), mine.end(), by_start);
     for (OpRecord* op : mine) {
       // Matched in the same order as `wanted` (every step's, by start): i runs over both.
       const OpRecord& c = *calls[first + i++];

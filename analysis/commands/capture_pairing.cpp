@@ -2,12 +2,12 @@
 #include "analysis/commands/capture_pairing.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 
 #include "analysis/capture_merge.hpp"
+#include "analysis/report/text_table.hpp"
 #include "analysis/torch/torch_import.hpp"
 #include "src/core/atomic_file.hpp"
 #include "src/core/errors.hpp"
@@ -43,11 +43,7 @@ std::vector<std::string> traces_of(const std::string& input) {
   return traces;
 }
 
-std::string ms(double ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", ns / 1e6);
-  return buf;
-}
+std::string ms(double ns) { return format_number("%.3f", ns / 1e6); }
 
 }  // namespace
 
