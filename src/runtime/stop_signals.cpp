@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "src/runtime/stop_signals.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <thread>
@@ -8,9 +9,14 @@
 namespace commprof {
 namespace {
 
-volatile std::sig_atomic_t g_signal = 0;
+// The handler runs on whichever thread the kernel picks (a stream's worker thread as often as
+// the main one), so a volatile sig_atomic_t is not enough: the store must be visible to the main
+// thread's read. A lock-free atomic is both async-signal-safe and a synchronised store.
+std::atomic<int> g_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free,
+              "a signal handler may only touch lock-free atomics");
 
-extern "C" void record_signal(int signal) { g_signal = signal; }
+extern "C" void record_signal(int signal) { g_signal.store(signal, std::memory_order_relaxed); }
 
 }  // namespace
 
@@ -23,13 +29,13 @@ void install_stop_signals() {
   sigaction(SIGINT, &action, nullptr);
 }
 
-int stop_signal() { return g_signal; }
+int stop_signal() { return g_signal.load(std::memory_order_relaxed); }
 
-void clear_stop_signal() { g_signal = 0; }
+void clear_stop_signal() { g_signal.store(0, std::memory_order_relaxed); }
 
 void pause_unless_stopped(double seconds) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (g_signal == 0 && std::chrono::steady_clock::now() < until)
+  while (stop_signal() == 0 && std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
 
