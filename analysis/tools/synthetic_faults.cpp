@@ -12,15 +12,19 @@ namespace {
 // The unfinished entry of one collective of the failed step, as the executor writes it (the
 // synthetic ops record bytes, no count or type).
 nlohmann::ordered_json unfinished(const OpRecord& op, int step, std::uint64_t bytes) {
-  return {{"comm", op.comm},     {"collective", op.collective},
-          {"seq", op.seq},       {"name", op.name},
-          {"step", step},        {"bytes", bytes},
-          {"state", "submitted"}};
+  nlohmann::ordered_json e = {{"comm", op.comm}, {"collective", op.collective},
+                              {"seq", op.seq},   {"name", op.name},
+                              {"step", step},    {"bytes", bytes}};
+  if (!op.send_to.empty()) e["send_to"] = op.send_to;
+  if (!op.recv_from.empty()) e["recv_from"] = op.recv_from;
+  e["state"] = "submitted";
+  return e;
 }
 
 // A hung rank's record: the failed step left out; in its configuration every collective of the
 // step it submitted up to the one it waits in (its COMM stream never finished any of them, as
-// the executor lists them), that one with `bytes`.
+// the executor lists them), that one with `bytes`. A transfer (seq -1) is the waited one when
+// it is: the collectives all come before it.
 void hang(RankTimeline& t, const OpRecord& waited, std::uint64_t bytes) {
   const StepRecord failed = t.steps.back();
   t.steps.pop_back();
@@ -50,6 +54,39 @@ const OpRecord& allreduce_of(const StepRecord& step, bool last) {
   return *found;
 }
 
+// The last step's transfer within rank r's pair, appended after its ops: ranks 2k and 2k + 1
+// on "pp<k>", the even rank sending what the odd one receives, as a real run records a
+// pipeline's send and receive (seq -1, the peer's world rank).
+OpRecord pair_transfer(const StepRecord& step, int rank, std::uint64_t bytes) {
+  OpRecord op;
+  const bool sender = rank % 2 == 0;
+  op.category = Category::kComm;
+  op.stream = "COMM";
+  op.name = sender ? "pp.send_act.mb0" : "pp.recv_act.mb0";
+  op.collective = sender ? "send" : "recv";
+  op.comm = log::cat("pp", rank / 2);
+  op.comm_size = 2;
+  op.seq = -1;
+  op.bytes = bytes;
+  op.start_ns = step.end_ns;
+  op.end_ns = step.end_ns + 1000;
+  (sender ? op.send_to : op.recv_from).push_back(sender ? rank + 1 : rank - 1);
+  return op;
+}
+
+void plant_no_recv(const SyntheticSpec& spec, int fault_rank, RankTimeline& t) {
+  if (spec.world_size % 2 != 0 || fault_rank % 2 != 1)
+    throw ConfigError("a no-recv fault needs an even number of ranks and an odd (receiving) rank");
+  StepRecord& last = t.steps.back();
+  const OpRecord transfer = pair_transfer(last, t.rank, spec.bytes);
+  if (t.rank == fault_rank) return;  // ends the step without posting its receive
+  last.ops.push_back(transfer);
+  last.end_ns = transfer.end_ns;
+  // Its COMM stream never finished the send, so the step's collectives before it are listed
+  // unfinished too, as the executor lists what it submitted (they finished on every other rank).
+  if (t.rank == fault_rank - 1) hang(t, transfer, transfer.bytes);
+}
+
 }  // namespace
 
 SyntheticFault parse_synthetic_fault(const std::string& text) {
@@ -76,9 +113,11 @@ SyntheticFault parse_synthetic_fault(const std::string& text) {
     f.kind = SyntheticFault::Kind::kStopped;
   } else if (kind == "slow") {
     f.kind = SyntheticFault::Kind::kSlow;
+  } else if (kind == "no-recv") {
+    f.kind = SyntheticFault::Kind::kNoRecv;
   } else {
     throw ConfigError(
-        log::cat("fault '", text, "': the kind is none of skip, count, stopped, slow"));
+        log::cat("fault '", text, "': the kind is none of skip, count, stopped, slow, no-recv"));
   }
   if (f.rank < 0 || f.slow_factor <= 1.0)
     throw ConfigError(log::cat("fault '", text, "': a rank from 0 and a factor above 1"));
@@ -98,6 +137,10 @@ RankTimeline make_faulty_rank(const SyntheticSpec& spec, const SyntheticFault& f
   }
   RankTimeline t = make_synthetic_rank(spec, rank);
   if (fault.kind == Kind::kNone) return t;
+  if (fault.kind == Kind::kNoRecv) {
+    plant_no_recv(spec, fault.rank, t);
+    return t;
+  }
   if (spec.tp_size != 0 || spec.steps + spec.warmup_steps < 2)
     throw ConfigError("a hang fault needs tp_size 0 (every collective on world) and two steps");
   StepRecord& last = t.steps.back();

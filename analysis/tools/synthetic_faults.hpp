@@ -12,7 +12,12 @@
 //   stopped:R  rank R stops (SIGSTOP, SIGKILL) before the step's first all-reduce and writes
 //              nothing of the step; the others wait in it ("no record from rank R");
 //   slow:R     rank R's compute takes slow_factor times as long in every measured step; nothing
-//              hangs ("straggler … rank R").
+//              hangs ("straggler … rank R");
+//   no-recv:R  a pipeline peer never posts its receive: the last step ends, on every rank, with a
+//              transfer within its pair (ranks 2k and 2k + 1 on "pp<k>", the even one sending,
+//              as a two-stage pipeline's activation); rank R (odd) ends the step without its
+//              receive, and rank R − 1 waits in its send ("never launched on rank R: transfer
+//              pp<k> R−1->R").
 #pragma once
 
 #include <string>
@@ -22,17 +27,19 @@
 namespace commprof {
 
 struct SyntheticFault {
-  enum class Kind { kNone, kSkip, kCount, kStopped, kSlow };
+  enum class Kind { kNone, kSkip, kCount, kStopped, kSlow, kNoRecv };
   Kind kind = Kind::kNone;
   int rank = -1;
   double slow_factor = 4.0;
 };
 
-/// "skip:R", "count:R", "stopped:R", "slow:R[:FACTOR]". Throws ConfigError naming the text.
+/// "skip:R", "count:R", "stopped:R", "slow:R[:FACTOR]", "no-recv:R". Throws ConfigError naming the
+/// text.
 SyntheticFault parse_synthetic_fault(const std::string& text);
 
 /// Rank `rank` of the run `spec` describes, with `fault` planted. Throws ConfigError when the
-/// fault needs what the spec lacks (a second step, tp_size 0, a rank in range).
+/// fault needs what the spec lacks (a second step, tp_size 0, a rank in range; for no-recv an
+/// even number of ranks and an odd R).
 RankTimeline make_faulty_rank(const SyntheticSpec& spec, const SyntheticFault& fault, int rank);
 
 }  // namespace commprof
