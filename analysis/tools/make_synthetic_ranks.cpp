@@ -5,8 +5,8 @@
 //                                 [TP_SIZE] [json|zstd] [FIRST_RANK COUNT]
 // FIRST_RANK and COUNT write only those ranks' files of the RANKS-rank run, so that several
 // processes can write one large run in parts (scripts/reduce-bench.sh). --fault plants one fault
-// (analysis/tools/synthetic_faults.hpp: skip, count, stopped, slow, no-recv), as `commprof diagnose`'s
-// tests at 1,024 ranks use it.
+// (analysis/tools/synthetic_faults.hpp: skip, count, stopped, slow, no-recv), as `commprof
+// diagnose`'s tests at 1,024 ranks use it.
 #include <cstdio>
 #include <exception>
 #include <string>

@@ -10,6 +10,7 @@
 #include "collectives/bench/bench.hpp"
 #include "src/core/errors.hpp"
 #include "support/collective_model.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace commprof {
 namespace {
@@ -18,8 +19,9 @@ namespace {
 class RoutingFileTest : public ::testing::Test {
  protected:
   Routing file_routing(const std::string& counts, int experts) {
-    path_ = ::testing::TempDir() + "alltoallv_layout_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".txt";
+    path_ = test::own_temp_path(std::string("alltoallv_layout_") +
+                                ::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+            ".txt";
     std::ofstream(path_) << "layer 0: " << counts << '\n';
     return Routing(parse_routing("file:" + path_), experts);
   }

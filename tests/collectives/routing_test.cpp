@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "src/core/errors.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace commprof {
 namespace {
@@ -196,9 +197,7 @@ TEST(RoutingFile, ScalesALayersCountsToTheRunsTokens) {
   const RoutingTable t = parse_routing_table(in, "t.txt");
   EXPECT_EQ(t.layers[0], (std::vector<std::uint64_t>{1, 1, 2, 4}));
   // Written to a file the Routing reads: shares 1/8, 1/8, 2/8, 4/8.
-  const std::string path = ::testing::TempDir() + "routing_scale_" +
-                           std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-                           ".txt";
+  const std::string path = test::own_temp_path("routing_scale") + ".txt";
   {
     std::ofstream out(path);
     out << "layer 0: 1 1 2 4\nlayer 1: 4 2 1 1\n";

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "src/core/errors.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace commprof {
 namespace {
@@ -64,7 +65,7 @@ TEST(StragglerTrace, BadInputNamesTheProblem) {
   }
   EXPECT_THROW(read_straggler_timeline(kStragglerDir + "/no-such-file.json"), std::exception);
   // A field of the wrong type is named as bad input, not an internal error.
-  const std::string bad_type = testing::TempDir() + "/straggler-bad-type.json";
+  const std::string bad_type = test::own_temp_path("straggler-bad-type") + ".json";
   std::ofstream(bad_type) << R"([{"ph":"M","name":"thread_name","pid":0,"tid":0,)"
                           << R"("args":{"name":"PP rank 0, TP rank 0, compute"}},)"
                           << R"({"ph":"X","name":"gc","pid":0,"tid":0,"ts":1,"dur":1,)"

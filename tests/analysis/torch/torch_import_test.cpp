@@ -20,6 +20,7 @@
 #include "src/core/errors.hpp"
 #include "src/timeline/rank_file.hpp"
 #include "support/temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace commprof {
 namespace {
@@ -302,8 +303,7 @@ TEST(TorchImport, UnixEpochTimesAreMovedOntoTheTracesFirstEvent) {
     EXPECT_EQ(t.steps[i].start_ns, start_us * 1000);
   }
   EXPECT_EQ(t.steps[0].index, 551);
-  const std::string dir = testing::TempDir() + "/epoch-import";
-  std::filesystem::create_directories(dir);
+  const std::string dir = test::fresh_temp_dir("epoch-import");
   const RankTimeline back = read_rank_file(write_rank_file(dir, t, RankFileFormat::kJson));
   EXPECT_EQ(back.steps[1].start_ns, t.steps[1].start_ns);
   EXPECT_EQ(back.steps[1].ops.size(), t.steps[1].ops.size());

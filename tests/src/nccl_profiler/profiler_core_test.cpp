@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 
 #include "src/nccl_profiler/profiler_core.hpp"
 #include "src/timeline/rank_file.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace commprof::nccl_profiler {
 namespace {
@@ -26,7 +28,7 @@ struct Clocks {
 
 Options test_options(Clocks& c) {
   Options o;
-  o.out_dir = testing::TempDir();
+  o.out_dir = test::fresh_temp_dir("profiler_core");
   o.flush_thread = false;
   o.global_rank = 3;
   o.world_size = 8;
@@ -197,6 +199,38 @@ TEST(NcclProfilerCore, AnOperationSpansItsChannelsOnTheHostClock) {
   EXPECT_EQ(t.config.json().at("unfinished").size(), 0u);
 }
 
+// The realtime clock is read between two steady readings, three times, and the pair read
+// closest together is kept: a thread preempted between the reads would otherwise move the
+// offset by half the time it was away. Here the first pair is preempted after its realtime
+// read (offset 2,495 ns low), the third before it (1,495 ns high), the second is 20 ns wide
+// and exact: the file's clock offset must be the clocks' true difference.
+TEST(NcclProfilerCore, TheClockOffsetComesFromTheTightestOfThreeReadings) {
+  constexpr std::int64_t kAhead = kRealtimeEpochNs + 86'400'000'000'000;
+  const std::int64_t before_gap[3] = {10, 10, 3'000};  // steady read, then realtime
+  const std::int64_t after_gap[3] = {5'000, 10, 10};   // realtime read, then steady
+  std::int64_t now = 1'000'000;
+  int reals = 0;
+  bool after_real = false;
+  Options o;
+  o.out_dir = test::fresh_temp_dir("profiler_core_tight");
+  o.flush_thread = false;
+  o.steady_ns = [&] {
+    if (after_real) now += after_gap[std::min(reals, 3) - 1];
+    after_real = false;
+    return now;
+  };
+  o.realtime_ns = [&] {
+    now += reals < 3 ? before_gap[reals] : 0;
+    ++reals;
+    after_real = true;
+    return now + kAhead;
+  };
+  Process p(o);
+  const RankTimeline t = p.timeline();
+  EXPECT_EQ(reals, 3);
+  EXPECT_EQ(t.clock_offset_ns, kAhead - kRealtimeEpochNs);
+}
+
 // Two hosts whose steady clocks started days apart, one realtime (UTC) clock: each file's
 // clock_offset_ns puts its times on that clock (less kRealtimeEpochNs), so one collective whose
 // kernels ran at the same instant on both hosts starts at the same time in both files.
@@ -207,7 +241,7 @@ TEST(NcclProfilerCore, RanksOfTwoHostsMeetOnTheRealtimeClock) {
     const std::int64_t boot = host == 0 ? 3'600'000'000'000 : 400'000'000'000'000;  // 1 h, 4.6 d
     std::int64_t steady = boot;
     Options o;
-    o.out_dir = testing::TempDir();
+    o.out_dir = test::fresh_temp_dir("profiler_core_hosts");
     o.flush_thread = false;
     o.global_rank = host;
     o.steady_ns = [&steady] { return steady; };

@@ -15,6 +15,7 @@
 #include "analysis/tools/synthetic_timeline.hpp"
 #include "src/core/errors.hpp"
 #include "support/temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace commprof {
 namespace {
@@ -416,9 +417,7 @@ TEST(RankFile, MissingFileIsNamed) {
 }
 
 TEST(RankFile, ADirectoryStandsForItsRankFilesInRankOrder) {
-  const std::string dir = testing::TempDir() + "/expand_inputs";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const std::string dir = test::fresh_temp_dir("expand_inputs");
   // Both formats' names, ranks sorted as numbers (10 after 2); anything else is left out.
   for (const char* name : {"rank-10.json", "rank-2.json.zst", "rank-0.json", "rank-x.json",
                            "rank-3.json.tmp", "notes.txt", "rank-4.jsonl"}) {
@@ -431,9 +430,7 @@ TEST(RankFile, ADirectoryStandsForItsRankFilesInRankOrder) {
 }
 
 TEST(RankFile, ADirectoryWithoutRankFilesIsNamed) {
-  const std::string dir = testing::TempDir() + "/expand_none";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const std::string dir = test::fresh_temp_dir("expand_none");
   std::ofstream(dir + "/rank-1.txt") << "{}";
   try {
     expand_rank_inputs({dir});
