@@ -103,7 +103,7 @@ endfunction()
 # templates, and this halves their compile time on CI's two cores (a 350-line test: 22.7 s at
 # -O2 -g, 11.6 s at -O1 -g1). The last -O and -g of a GCC or Clang command line win.
 # Under AddressSanitizer test code builds at -O0 (a third less compile time again; ASan's usual
-# level), the code under test at the preset's -O1.
+# level), the code under test at the preset's -Og.
 if(COMMPROF_SANITIZE MATCHES "address")
   set(COMMPROF_TEST_OPT -O0)
 else()
