@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "analysis/collective_matching.hpp"
@@ -69,9 +70,10 @@ std::map<std::string, std::vector<LinkSample>> link_samples(const std::vector<St
     for (const GraphCollective& c : g.collectives) {
       if (c.members.empty() || c.time_ns <= 0) continue;
       const GraphOp& first = g.ops[static_cast<std::size_t>(c.members.front())];
-      if (busbw_factor_for(c.collective, c.comm_size) <= 0 || c.comm_size < 2) continue;
+      const std::optional<CollectiveKind> kind = link_collective(c.collective);
+      if (!kind || busbw_factor_for(c.collective, c.comm_size) <= 0 || c.comm_size < 2) continue;
       LinkSample v;
-      v.collective = link_collective(c.collective);
+      v.collective = *kind;
       v.group = std::string(group_of(c.comm));
       v.ranks = c.comm_size;
       v.bytes = first.bytes;
@@ -94,7 +96,7 @@ std::map<std::string, std::vector<LinkSample>> link_samples(const std::vector<St
   std::map<std::string, std::vector<LinkSample>> p2p;
   for (const auto& [key, t] : shortest_p2p) {
     LinkSample v;
-    v.collective = "p2p";
+    v.collective = CollectiveKind::kSendRecv;  // the link model's point-to-point transfer
     v.group = key.first;
     v.bytes = key.second;
     v.time_us = static_cast<double>(t) / 1e3;

@@ -10,7 +10,7 @@ std::vector<LinkSample> link_samples(const BenchReport& report) {
   for (const BenchRow& row : report.rows) {
     if (!(row.time_avg_us > 0) || row.nranks < 2) continue;
     LinkSample p;
-    p.collective = link_collective(collective_name(row.op));
+    p.collective = row.op;  // sendrecv: the model's point-to-point transfer
     p.link = one_host ? LinkClass::kIntraNode : LinkClass::kInterNode;
     p.ranks = row.nranks;
     p.bytes = row.sizes.bytes;

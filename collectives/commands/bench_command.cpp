@@ -223,8 +223,8 @@ class BenchCommand final : public Command {
       std::snprintf(line, sizeof line,
                     "#   %-13s %-10s latency %9.3f us per step, busbw %9.3f GB/s, %3d points, "
                     "rms error %.1f%%\n",
-                    f.collective.c_str(), link_class_name(f.link), f.latency_us, f.busbw_gbps,
-                    f.points, 100 * f.rms_rel_error);
+                    link_collective_name(f.collective), link_class_name(f.link), f.latency_us,
+                    f.busbw_gbps, f.points, 100 * f.rms_rel_error);
       std::cout << line;
     }
     std::cout << std::flush;

@@ -33,17 +33,13 @@ constexpr Member<Row, T> optional(std::string_view key, T Row::*member) {
   return {key, member, false, nullptr};
 }
 
-/// A collective the model knows (link_steps throws ConfigError naming any other).
-inline void known_collective(const std::string& collective) { link_steps(collective, 2); }
-
 /// A fit, in the order the writer writes it.
 inline constexpr auto kFit = std::make_tuple(
-    required("collective", &LinkFit::collective, &known_collective),
-    required("link", &LinkFit::link), optional("group", &LinkFit::group),
-    required("latency_us", &LinkFit::latency_us), required("busbw_gbps", &LinkFit::busbw_gbps),
-    optional("points", &LinkFit::points), optional("rms_rel_error", &LinkFit::rms_rel_error),
-    optional("ranks", &LinkFit::ranks), optional("min_bytes", &LinkFit::min_bytes),
-    optional("max_bytes", &LinkFit::max_bytes));
+    required("collective", &LinkFit::collective), required("link", &LinkFit::link),
+    optional("group", &LinkFit::group), required("latency_us", &LinkFit::latency_us),
+    required("busbw_gbps", &LinkFit::busbw_gbps), optional("points", &LinkFit::points),
+    optional("rms_rel_error", &LinkFit::rms_rel_error), optional("ranks", &LinkFit::ranks),
+    optional("min_bytes", &LinkFit::min_bytes), optional("max_bytes", &LinkFit::max_bytes));
 
 /// A measured time, in the order the writer writes it.
 inline constexpr auto kSample = std::make_tuple(

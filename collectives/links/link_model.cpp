@@ -22,22 +22,35 @@ LinkClass parse_link_class(const std::string& text) {
   throw ConfigError("unknown link class '" + text + "': expected intra_node or inter_node");
 }
 
-std::string link_collective(const std::string& recorded) {
-  if (recorded == "send" || recorded == "recv" || recorded == "sendrecv") return "p2p";
-  return recorded;
+std::optional<CollectiveKind> link_collective(const std::string& recorded) {
+  if (recorded == "send" || recorded == "recv" || recorded == "sendrecv" || recorded == "p2p")
+    return CollectiveKind::kSendRecv;
+  try {
+    return parse_collective(recorded);
+  } catch (const ConfigError&) {
+    return std::nullopt;
+  }
 }
 
-int link_steps(const std::string& collective, int n) {
-  if (collective == "p2p") return 1;
-  const CollectiveKind kind = parse_collective(collective);
+CollectiveKind parse_link_collective(const std::string& text) {
+  if (const std::optional<CollectiveKind> kind = link_collective(text)) return *kind;
+  throw ConfigError("the link model knows no collective '" + text + "'");
+}
+
+const char* link_collective_name(CollectiveKind kind) {
+  return kind == CollectiveKind::kSendRecv ? "p2p" : collective_name(kind);
+}
+
+int link_steps(CollectiveKind kind, int n) {
+  if (kind == CollectiveKind::kSendRecv) return 1;
   const int hops = std::max(0, n - 1);
   // NCCL's ring: an all-reduce is a reduce-scatter then an all-gather, n−1 steps each.
   return kind == CollectiveKind::kAllReduce ? 2 * hops : hops;
 }
 
-double link_bus_factor(const std::string& collective, int n) {
-  if (collective == "p2p") return 1.0;
-  return collective_spec(parse_collective(collective)).busbw_factor(n);
+double link_bus_factor(CollectiveKind kind, int n) {
+  if (kind == CollectiveKind::kSendRecv) return 1.0;
+  return collective_spec(kind).busbw_factor(n);
 }
 
 double LinkFit::time_us(std::uint64_t bytes, int n) const {
@@ -47,8 +60,9 @@ double LinkFit::time_us(std::uint64_t bytes, int n) const {
   return t;
 }
 
-const LinkFit* LinkModel::find(const std::string& collective, LinkClass link,
-                               const std::string& group, std::string* fallback) const {
+const LinkFit* LinkModel::find(CollectiveKind collective, LinkClass link, const std::string& group,
+                               std::string* fallback) const {
+  const std::string name = link_collective_name(collective);
   auto pick = [&](auto&& ok) -> const LinkFit* {
     for (const LinkFit& f : fits) {
       if (f.collective == collective && ok(f)) return &f;
@@ -65,16 +79,16 @@ const LinkFit* LinkModel::find(const std::string& collective, LinkClass link,
   if (const LinkFit* f = pick([&](const LinkFit& x) { return x.link == link && x.group.empty(); }))
     return note(f, "");
   if (const LinkFit* f = pick([&](const LinkFit& x) { return x.link == link; })) {
-    return note(f, collective + " of " + group + " from the " + f->group + " communicators' fit");
+    return note(f, name + " of " + group + " from the " + f->group + " communicators' fit");
   }
   const LinkFit* f = pick([&](const LinkFit&) { return true; });
-  return note(f, collective + " " + link_class_name(link) + " from the " +
+  return note(f, name + " " + link_class_name(link) + " from the " +
                      link_class_name(f == nullptr ? link : f->link) + " fit");
 }
 
 namespace {
 
-using LinkKey = std::tuple<std::string, LinkClass, std::string>;
+using LinkKey = std::tuple<CollectiveKind, LinkClass, std::string>;
 
 // Weighted least squares of t = a·x + c·y (no intercept) with weights 1/t²: relative errors.
 struct Normal {
@@ -132,19 +146,19 @@ void fit_one(LinkFit& fit, const std::vector<const LinkSample*>& points) {
   fit.rms_rel_error = std::sqrt(sq / static_cast<double>(points.size()));
 }
 
-// Every sample usable: a known collective, a positive time, ranks.
+// Every sample usable: a positive time, ranks.
 void check_samples(const std::vector<LinkSample>& samples) {
   if (samples.empty()) throw ConfigError("no measured collectives to fit a link model to");
   for (const LinkSample& p : samples) {
-    link_steps(p.collective, p.ranks);  // an unknown name fails here, naming it
     if (!(p.time_us > 0) || !std::isfinite(p.time_us)) {
-      throw ConfigError("link model: " + p.collective + " of " + std::to_string(p.bytes) +
-                        " B on " + std::to_string(p.ranks) + " ranks has time " +
-                        std::to_string(p.time_us) + " us; times must be positive");
+      throw ConfigError(std::string("link model: ") + link_collective_name(p.collective) + " of " +
+                        std::to_string(p.bytes) + " B on " + std::to_string(p.ranks) +
+                        " ranks has time " + std::to_string(p.time_us) +
+                        " us; times must be positive");
     }
     if (p.ranks < 1) {
-      throw ConfigError("link model: " + p.collective + " on " + std::to_string(p.ranks) +
-                        " ranks");
+      throw ConfigError(std::string("link model: ") + link_collective_name(p.collective) + " on " +
+                        std::to_string(p.ranks) + " ranks");
     }
   }
 }
@@ -186,6 +200,7 @@ LinkFit fit_pooled_link(const std::vector<LinkSample>& samples) {
   std::vector<const LinkSample*> points;
   for (const LinkSample& p : samples) points.push_back(&p);
   LinkFit f;
+  f.collective = samples.front().collective;
   f.link = samples.front().link;
   f.group = samples.front().group;
   describe_points(f, points);

@@ -11,8 +11,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "src/collective/collective_kind.hpp"
 
 namespace commprof {
 
@@ -21,17 +24,25 @@ const char* link_class_name(LinkClass c);  ///< "intra_node", "inter_node"
 /// Throws ConfigError naming the text.
 LinkClass parse_link_class(const std::string& text);
 
-/// The ring steps of `collective` ("allreduce", …, "p2p") on n ranks; throws ConfigError for an
-/// unknown name.
-int link_steps(const std::string& collective, int n);
-/// The bus factor of `collective` on n ranks ("p2p": 1); throws ConfigError for an unknown name.
-double link_bus_factor(const std::string& collective, int n);
-/// The model's name of a recorded collective: send, recv and sendrecv are "p2p".
-std::string link_collective(const std::string& recorded);
+// The model is keyed by collective kind. A point-to-point transfer (a send, a receive, a grouped
+// sendrecv) is CollectiveKind::kSendRecv: one step, bus factor 1, as nccl-tests' sendrecv; its
+// name in files and reports is "p2p".
+
+/// The ring steps of `kind` on n ranks (a transfer: 1).
+int link_steps(CollectiveKind kind, int n);
+/// The bus factor of `kind` on n ranks (a transfer: 1).
+double link_bus_factor(CollectiveKind kind, int n);
+/// The model's kind of a recorded collective name: send, recv, sendrecv and "p2p" are
+/// kSendRecv, the others as parse_collective reads them; std::nullopt for a name of none.
+std::optional<CollectiveKind> link_collective(const std::string& recorded);
+/// link_collective, or ConfigError naming `text`.
+CollectiveKind parse_link_collective(const std::string& text);
+/// "p2p" for kSendRecv, else collective_name.
+const char* link_collective_name(CollectiveKind kind);
 
 /// One measured time.
 struct LinkSample {
-  std::string collective;  ///< link_collective's name
+  CollectiveKind collective = CollectiveKind::kAllReduce;
   LinkClass link = LinkClass::kIntraNode;
   std::string group;  ///< communicator kind ("dp"), "" for a sweep over the world
   int ranks = 2;
@@ -40,7 +51,7 @@ struct LinkSample {
 };
 
 struct LinkFit {
-  std::string collective;
+  CollectiveKind collective = CollectiveKind::kAllReduce;
   LinkClass link = LinkClass::kIntraNode;
   std::string group;
   double latency_us = 0.0;  ///< per ring step
@@ -61,21 +72,21 @@ struct LinkModel {
   /// sweep's (group ""), else another group's of the same link class, else the other link
   /// class's (`fallback` says which was taken, "" when the first). nullptr when the collective
   /// has none.
-  const LinkFit* find(const std::string& collective, LinkClass link, const std::string& group,
+  const LinkFit* find(CollectiveKind collective, LinkClass link, const std::string& group,
                       std::string* fallback = nullptr) const;
 };
 
 /// Fits one LinkFit per (collective, link class, group) of `samples`. A set whose points cannot
 /// tell latency from bandwidth (one step count and one size) keeps the bandwidth alone (the
-/// latency alone where the bus moves no bytes). Throws ConfigError on an empty set, an unknown
-/// collective, or a non-positive time.
+/// latency alone where the bus moves no bytes). Throws ConfigError on an empty set or a
+/// non-positive time.
 LinkModel fit_link_model(std::vector<LinkSample> samples, const std::string& source);
 
 /// One (latency, bandwidth) over `samples` of any collectives, sizes and communicator sizes: the
 /// fit fit_link_model makes of one collective, over them all (a dimension of ASTRA-sim's
 /// network carries every collective of its communicators; export-chakra's network file). Its
-/// collective is "" (it stands for none alone) and its group that of the first sample. Throws
-/// ConfigError as fit_link_model does.
+/// latency and bandwidth stand for every collective of the samples; its collective, link and
+/// group are the first sample's. Throws ConfigError as fit_link_model does.
 LinkFit fit_pooled_link(const std::vector<LinkSample>& samples);
 
 /// `base`'s samples with `more` added: a point of the same collective, link, group, ranks and

@@ -23,12 +23,14 @@ namespace {
 constexpr const char* kLinksSchema = "commprof.links";
 constexpr int kLinksVersion = 1;
 
-// A member's value in the file: a link class by its name, anything else as it is.
+// A member's value in the file: a link class and a collective by their names, anything else as
+// it is.
 template <class T>
 nlohmann::ordered_json json_of(const T& v) {
   return v;
 }
 nlohmann::ordered_json json_of(LinkClass c) { return link_class_name(c); }
+nlohmann::ordered_json json_of(CollectiveKind k) { return link_collective_name(k); }
 
 // A value of the type asked, or ConfigError saying the key has the wrong type.
 template <class T>
@@ -43,6 +45,11 @@ void read_value(const nlohmann::json& v, LinkClass& out, std::string_view key) {
   std::string name;
   read_value(v, name, key);
   out = parse_link_class(name);
+}
+void read_value(const nlohmann::json& v, CollectiveKind& out, std::string_view key) {
+  std::string name;
+  read_value(v, name, key);
+  out = parse_link_collective(name);
 }
 
 // `row` as an object, every field of `table` in its order.

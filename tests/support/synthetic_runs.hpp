@@ -119,7 +119,7 @@ inline std::int64_t serial_step_ns(const WorkloadConfig& w, const KnownRates& k 
 inline LinkModel known_links(const KnownRates& k = {}) {
   LinkModel m;
   LinkFit f;
-  f.collective = "allreduce";
+  f.collective = CollectiveKind::kAllReduce;
   f.latency_us = k.latency_us;
   f.busbw_gbps = k.busbw_gbps;
   m.fits.push_back(f);

@@ -31,13 +31,15 @@ TEST(RunConfigJson, ReadsBackWhatRunWrites) {
   LinkModel probe;
   probe.source = "the link probe";
   LinkFit fit;
-  fit.collective = "p2p";
+  fit.collective = CollectiveKind::kSendRecv;
   fit.latency_us = 3.5;
   fit.busbw_gbps = 12.25;
   fit.points = 2;
   probe.fits.push_back(fit);
-  probe.samples.push_back(LinkSample{"p2p", LinkClass::kIntraNode, "", 4, 4096, 3.75});
-  probe.samples.push_back(LinkSample{"p2p", LinkClass::kIntraNode, "", 4, 1 << 20, 89.0});
+  probe.samples.push_back(
+      LinkSample{CollectiveKind::kSendRecv, LinkClass::kIntraNode, "", 4, 4096, 3.75});
+  probe.samples.push_back(
+      LinkSample{CollectiveKind::kSendRecv, LinkClass::kIntraNode, "", 4, 1 << 20, 89.0});
   s.link_probe = probe;
   const nlohmann::ordered_json j = run_config_json(w, s);
   const RunConfigRead back = run_config_from_json(j, "rank-0.json");

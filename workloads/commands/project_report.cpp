@@ -153,7 +153,7 @@ std::vector<SlowdownRow> slowdown_rows(const OverlapSlowdown& s) {
   }
   for (const auto& [k, f] : s.comm) {
     rows.push_back({SlowdownRow::Kind::kComm,
-                    log::cat("COMM ", k.collective, " ", k.group, " ",
+                    log::cat("COMM ", link_collective_name(k.collective), " ", k.group, " ",
                              size_class_name(k.size_class), k.inter_node ? " inter_node" : ""),
                     &f, f.measured_slowdown ? "own" : "slowdown from its kind", &k});
   }
@@ -216,7 +216,7 @@ nlohmann::ordered_json slowdown_json(const Projection& p) {
     } else if (r.kind == SlowdownRow::Kind::kClass) {
       comp[(comp_it++)->first] = e;
     } else {
-      nlohmann::ordered_json named = {{"collective", r.key->collective},
+      nlohmann::ordered_json named = {{"collective", link_collective_name(r.key->collective)},
                                       {"group", r.key->group},
                                       {"size_class", size_class_name(r.key->size_class)},
                                       {"link", r.key->inter_node ? "inter_node" : "intra_node"}};

@@ -38,7 +38,8 @@ std::int64_t mean(const std::vector<std::int64_t>& v) {
 // size and hosts. Point-to-point ops carry no sequence number: each (comm, bytes) keeps its
 // shortest op, the one whose peer was already there.
 struct Instance {
-  std::string collective, comm;
+  CollectiveKind collective = CollectiveKind::kAllReduce;
+  std::string comm;
   int comm_size = 0;
   std::uint64_t bytes = 0;
   std::int64_t min_ns = -1;
@@ -47,7 +48,7 @@ struct Instance {
   int members = 0;
   std::set<std::string> hosts;
   std::int64_t time_ns() const {
-    if (collective == "p2p" || members == 0) return min_ns;
+    if (collective == CollectiveKind::kSendRecv || members == 0) return min_ns;
     return std::max<std::int64_t>(0,
                                   static_cast<std::int64_t>(end_sum_ns / members) - last_start_ns);
   }
@@ -70,9 +71,10 @@ void count_hosts(const std::vector<RankTimeline>& ranks, MeasuredRates& m) {
 
 void add_comm_op(const RankTimeline& t, const StepRecord& s, const OpRecord& op, Instances& in) {
   if (op.collective.empty() || op.comm.empty() || op.duration_ns() <= 0) return;
-  const bool point = link_collective(op.collective) == "p2p";
+  const CollectiveKind kind = parse_link_collective(op.collective);
+  const bool point = kind == CollectiveKind::kSendRecv;
   Instance& i = point ? in.p2p[{op.comm, op.bytes}] : in.collectives[{op.comm, s.index, op.seq}];
-  i.collective = link_collective(op.collective);
+  i.collective = kind;
   i.comm = op.comm;
   i.comm_size = op.comm_size;
   i.bytes = op.bytes;
@@ -171,7 +173,7 @@ void read_graphs(const std::vector<RankTimeline>& ranks, const std::vector<StepG
         continue;
       }
       Instance x;
-      x.collective = "p2p";
+      x.collective = CollectiveKind::kSendRecv;
       x.comm = op.comm;
       x.comm_size = 2;
       x.bytes = op.bytes;
@@ -190,13 +192,13 @@ void read_graphs(const std::vector<RankTimeline>& ranks, const std::vector<StepG
 // One point per communicator kind, size and link class: the mean of its instances' times (the
 // fit weighs points by relative error; repeated calls of one size are one measurement).
 void add_link_points(const Instances& in, MeasuredRates& m) {
-  std::map<std::tuple<std::string, std::string, LinkClass, int, std::uint64_t>,
+  std::map<std::tuple<CollectiveKind, std::string, LinkClass, int, std::uint64_t>,
            std::pair<double, int>>
       points;
   auto add_point = [&](const Instance& i) {
     if (i.time_ns() <= 0 || i.comm_size < 1) return;
     const LinkClass link = i.hosts.size() > 1 ? LinkClass::kInterNode : LinkClass::kIntraNode;
-    const int n = i.collective == "p2p" ? 2 : i.comm_size;
+    const int n = i.collective == CollectiveKind::kSendRecv ? 2 : i.comm_size;
     auto& [sum, count] = points[{i.collective, std::string(group_of(i.comm)), link, n, i.bytes}];
     sum += static_cast<double>(i.time_ns()) / 1e3;
     ++count;

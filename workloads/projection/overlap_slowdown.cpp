@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "analysis/graph/replay.hpp"
@@ -125,11 +126,13 @@ std::vector<OpObservation> observe_ops(const StepGraph& g,
     if (op.category == Category::kComm) {
       const bool transfer = !op.partners.empty();
       if (op.collective.empty() || op.comm.empty() || (op.collective_id < 0 && !transfer)) continue;
+      const std::optional<CollectiveKind> kind = link_collective(op.collective);
+      if (!kind) continue;  // no fit could time it
       o.comm = true;
-      o.collective = link_collective(op.collective);
+      o.collective = *kind;
       o.group = std::string(group_of(op.comm));
       o.bytes = op.bytes;
-      o.comm_size = o.collective == "p2p" ? 2 : op.comm_size;
+      o.comm_size = o.collective == CollectiveKind::kSendRecv ? 2 : op.comm_size;
       std::set<std::string> hosts = {host(op.rank)};
       if (op.collective_id >= 0) {
         for (const int k : g.collectives[static_cast<std::size_t>(op.collective_id)].members)
@@ -284,8 +287,8 @@ OverlapSlowdown measure_slowdown(const std::vector<OpObservation>& ops, const Li
   // a level without alone ops takes the alone ratio of the level above it, one without
   // overlapped ops its slowdown.
   std::map<CommKey, Sums> by_key;
-  std::map<std::pair<std::string, std::string>, Sums> by_kind;
-  std::map<std::string, Sums> by_collective;
+  std::map<std::pair<CollectiveKind, std::string>, Sums> by_kind;
+  std::map<CollectiveKind, Sums> by_collective;
   for (const OpObservation& o : ops) {
     if (!o.comm) continue;
     const LinkClass link = o.inter_node ? LinkClass::kInterNode : LinkClass::kIntraNode;

@@ -40,9 +40,10 @@ std::vector<double> overlap_fractions(const StepGraph& g, const GraphTimes& t,
 /// One measured op, as the slowdown measurement needs it.
 struct OpObservation {
   bool comm = false;
-  std::string cls;                ///< COMP: op_class + "/flop" or "/byte"
-  double work = 0.0;              ///< COMP: FLOPs or bytes
-  std::string collective, group;  ///< COMM: link_collective's name, communicator kind
+  std::string cls;                                         ///< COMP: op_class + "/flop" or "/byte"
+  double work = 0.0;                                       ///< COMP: FLOPs or bytes
+  CollectiveKind collective = CollectiveKind::kAllReduce;  ///< COMM: the link model's kind
+  std::string group;                                       ///< COMM: communicator kind
   std::uint64_t bytes = 0;
   int comm_size = 0;
   bool inter_node = false;
@@ -50,8 +51,8 @@ struct OpObservation {
   double overlap = 0.0;  ///< φ
 };
 
-/// Every COMP op with work and every matched COMM op of `g` (measured times); `host_of` by rank
-/// decides a communicator's link class.
+/// Every COMP op with work and every matched COMM op of `g` (measured times) whose collective
+/// the link model knows; `host_of` by rank decides a communicator's link class.
 std::vector<OpObservation> observe_ops(const StepGraph& g,
                                        const std::map<int, std::string>& host_of);
 
@@ -69,7 +70,8 @@ struct SlowdownFactor {
 };
 
 struct CommKey {
-  std::string collective, group;
+  CollectiveKind collective = CollectiveKind::kAllReduce;
+  std::string group;
   int size_class = 0;
   bool inter_node = false;
   bool operator<(const CommKey& o) const {
@@ -91,8 +93,8 @@ struct OverlapSlowdown {
   /// The factor for a COMM op: its group's, else its collective and communicator kind's over
   /// every size, else its collective's over every kind; nullptr where none was measured.
   const SlowdownFactor* comm_factor(const CommKey& k) const;
-  std::map<std::pair<std::string, std::string>, SlowdownFactor> comm_by_kind;
-  std::map<std::string, SlowdownFactor> comm_by_collective;
+  std::map<std::pair<CollectiveKind, std::string>, SlowdownFactor> comm_by_kind;
+  std::map<CollectiveKind, SlowdownFactor> comm_by_collective;
   /// The COMP factor applied to a class: its own from kMinClassOps overlapped ops on, else its
   /// kind's pooled one (no slowdown where its kind measured none).
   const SlowdownFactor& comp_factor(const std::string& cls) const;

@@ -238,10 +238,11 @@ std::int64_t collective_ns(const LinkModel& links, const TargetOp& t, bool own,
   std::string fallback;
   const LinkFit* f = links.find(t.collective, link, t.group, &fallback);
   if (f == nullptr) {
-    throw ConfigError("no link fit for " + t.collective + " (on " + t.group + ", " +
-                      link_class_name(link) + "): " +
-                      (own ? "the run measured none; fit one with `commprof bench --ops " +
-                                 (t.collective == "p2p" ? std::string("sendrecv") : t.collective) +
+    throw ConfigError(std::string("no link fit for ") + link_collective_name(t.collective) +
+                      " (on " + t.group + ", " + link_class_name(link) + "): " +
+                      (own ? std::string("the run measured none; fit one with `commprof bench "
+                                         "--ops ") +
+                                 collective_name(t.collective) +
                                  " --fit-links FILE` and pass --links FILE"
                            : "the link model has none (refit it with that collective in "
                              "`commprof bench --ops`)"));
@@ -360,7 +361,7 @@ std::vector<ProjectedComm> comm_per_group(const TargetGraph& tg, const ReplayMod
     pc.time_ns += static_cast<double>(model.op_ns[op]);
     pc.bus_bytes += bus_bytes;
     pc.inter_node = pc.inter_node || t.inter_node;
-    names[t.group].insert(t.collective);
+    names[t.group].insert(link_collective_name(t.collective));
   };
   for (const GraphCollective& c : g.collectives) {
     if (c.members.empty()) continue;

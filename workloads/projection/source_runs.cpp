@@ -183,7 +183,7 @@ void combine_gaps(const std::vector<MeasuredRun>& runs, MeasuredRates& r,
 // median of its time over the runs that measured it; the run's own fit is made from those.
 void combine_link_points(const std::vector<MeasuredRun>& runs, MeasuredRun& out) {
   MeasuredRates& r = out.rates;
-  using PointKey = std::tuple<std::string, std::string, LinkClass, int, std::uint64_t>;
+  using PointKey = std::tuple<CollectiveKind, std::string, LinkClass, int, std::uint64_t>;
   std::vector<std::map<PointKey, double>> points;
   for (const MeasuredRun& run : runs) {
     std::map<PointKey, double>& m = points.emplace_back();
@@ -195,10 +195,10 @@ void combine_link_points(const std::vector<MeasuredRun>& runs, MeasuredRun& out)
     std::tie(p.collective, p.group, p.link, p.ranks, p.bytes) = k;
     p.time_us = median_of(times);
     r.collectives.push_back(p);
-    out.combined.push_back(
-        combined_figure(log::cat("link point ", p.collective, " ", p.group, " ",
-                                 link_class_name(p.link), " ", p.ranks, " ranks ", p.bytes, " B"),
-                        "us", times));
+    out.combined.push_back(combined_figure(
+        log::cat("link point ", link_collective_name(p.collective), " ", p.group, " ",
+                 link_class_name(p.link), " ", p.ranks, " ranks ", p.bytes, " B"),
+        "us", times));
   });
   out.own_links = own_link_model(r.collectives, out.config.settings.link_probe,
                                  "the source runs' own collectives (medians)");
@@ -383,26 +383,27 @@ OverlapSlowdown combine_slowdowns(const std::vector<OverlapSlowdown>& each,
       each, &OverlapSlowdown::comp,
       [](const OverlapSlowdown& s, const std::string& k) { return &s.comp_factor(k); },
       [](const std::string& k) { return "COMP " + k; }, false, figures);
-  out.comm_by_collective = median_factors<std::string>(
+  out.comm_by_collective = median_factors<CollectiveKind>(
       each, &OverlapSlowdown::comm_by_collective,
-      [&](const OverlapSlowdown& s, const std::string& k) { return find(s.comm_by_collective, k); },
-      [](const std::string& k) { return "COMM " + k + " (every kind)"; }, true, nullptr);
-  out.comm_by_kind = median_factors<std::pair<std::string, std::string>>(
+      [&](const OverlapSlowdown& s, CollectiveKind k) { return find(s.comm_by_collective, k); },
+      [](CollectiveKind k) { return log::cat("COMM ", link_collective_name(k), " (every kind)"); },
+      true, nullptr);
+  out.comm_by_kind = median_factors<std::pair<CollectiveKind, std::string>>(
       each, &OverlapSlowdown::comm_by_kind,
-      [&](const OverlapSlowdown& s, const std::pair<std::string, std::string>& k) {
+      [&](const OverlapSlowdown& s, const std::pair<CollectiveKind, std::string>& k) {
         const SlowdownFactor* f = find(s.comm_by_kind, k);
         return f != nullptr ? f : find(s.comm_by_collective, k.first);
       },
-      [](const std::pair<std::string, std::string>& k) {
-        return "COMM " + k.first + " " + k.second + " (every size)";
+      [](const std::pair<CollectiveKind, std::string>& k) {
+        return log::cat("COMM ", link_collective_name(k.first), " ", k.second, " (every size)");
       },
       true, nullptr);
   out.comm = median_factors<CommKey>(
       each, &OverlapSlowdown::comm,
       [](const OverlapSlowdown& s, const CommKey& k) { return s.comm_factor(k); },
       [](const CommKey& k) {
-        return log::cat("COMM ", k.collective, " ", k.group, " ", size_class_name(k.size_class),
-                        k.inter_node ? " inter_node" : "");
+        return log::cat("COMM ", link_collective_name(k.collective), " ", k.group, " ",
+                        size_class_name(k.size_class), k.inter_node ? " inter_node" : "");
       },
       true, figures);
   return out;

@@ -99,7 +99,7 @@ TargetGraph build_target_graph(const WorkloadConfig& target, int gpus_per_node) 
         if (const auto* c = std::get_if<PlannedCollective>(&op.call)) {
           v.collective = collective_name(c->kind);
           v.seq = seq[comm.name]++;
-          t.collective = link_collective(v.collective);
+          t.collective = c->kind;  // kSendRecv: the link model's point-to-point transfer
           const auto [it, fresh] = collective_at.try_emplace(
               std::make_pair(comm.name, v.seq), static_cast<int>(g.collectives.size()));
           if (fresh) {
@@ -115,7 +115,7 @@ TargetGraph build_target_graph(const WorkloadConfig& target, int gpus_per_node) 
         } else {
           const PlannedP2P& p = op.as<PlannedP2P>();
           v.collective = p.name();
-          t.collective = "p2p";
+          t.collective = CollectiveKind::kSendRecv;
           t.comm_size = 2;
           // The peers' world ranks, as the executor records them: match_transfers pairs them.
           for (const P2PTransfer& s : p.sends) {

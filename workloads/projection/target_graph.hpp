@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analysis/graph/step_graph.hpp"
+#include "src/collective/collective_kind.hpp"
 #include "workloads/workload.hpp"
 
 namespace commprof {
@@ -26,9 +27,10 @@ struct TargetOp {
   double flops = 0.0;
   std::uint64_t bytes = 0;     ///< moved, or a collective's S
   std::uint64_t fixed_ns = 0;  ///< Work::kFixed: calibrated compute
-  /// Work::kCollective: the link model's collective name, its communicator's kind and size, and
-  /// whether its ranks span more than one node.
-  std::string collective, group;
+  /// Work::kCollective: the link model's collective kind (a transfer: kSendRecv), its
+  /// communicator's kind and size, and whether its ranks span more than one node.
+  CollectiveKind collective = CollectiveKind::kAllReduce;
+  std::string group;
   int comm_size = 0;
   bool inter_node = false;
 };

@@ -26,7 +26,7 @@ std::vector<LinkSample> exact_allreduce(double latency_us, double busbw_gbps) {
   for (const int n : {2, 4}) {
     for (std::uint64_t bytes = 1024; bytes <= (16u << 20); bytes *= 4) {
       LinkSample p;
-      p.collective = "allreduce";
+      p.collective = CollectiveKind::kAllReduce;
       p.ranks = n;
       p.bytes = bytes;
       const double factor = 2.0 * (n - 1) / n;
@@ -59,7 +59,7 @@ TEST(LinkModel, APooledFitOverSeveralCollectivesRecoversTheirLink) {
   for (const int n : {2, 4}) {
     for (const std::uint64_t bytes : {4096u, 1u << 20}) {
       LinkSample p;
-      p.collective = "allgather";
+      p.collective = CollectiveKind::kAllGather;
       p.ranks = n;
       p.bytes = bytes;
       // n−1 steps; busbw factor (n−1)/n.
@@ -68,33 +68,40 @@ TEST(LinkModel, APooledFitOverSeveralCollectivesRecoversTheirLink) {
     }
   }
   const LinkFit f = fit_pooled_link(pooled);
-  EXPECT_EQ(f.collective, "");
+  EXPECT_EQ(f.collective, CollectiveKind::kAllReduce);  // the first sample's
   EXPECT_NEAR(f.latency_us, 3.0, 1e-9);
   EXPECT_NEAR(f.busbw_gbps, 40.0, 1e-9);
   EXPECT_EQ(f.points, 20);
   EXPECT_EQ(f.ranks, (std::vector<int>{2, 4}));
   const LinkModel apart = fit_link_model(pooled, "apart");
   ASSERT_EQ(apart.fits.size(), 2u);
-  for (const LinkFit& g : apart.fits) EXPECT_NEAR(g.busbw_gbps, 40.0, 1e-9) << g.collective;
+  for (const LinkFit& g : apart.fits)
+    EXPECT_NEAR(g.busbw_gbps, 40.0, 1e-9) << link_collective_name(g.collective);
   EXPECT_THROW(fit_pooled_link({}), ConfigError);
 }
 
 TEST(LinkModel, StepsAndFactorsFollowTheRing) {
-  EXPECT_EQ(link_steps("allreduce", 8), 14);
-  EXPECT_EQ(link_steps("allgather", 8), 7);
-  EXPECT_EQ(link_steps("reducescatter", 4), 3);
-  EXPECT_EQ(link_steps("p2p", 8), 1);
-  EXPECT_DOUBLE_EQ(link_bus_factor("allreduce", 4), 1.5);
-  EXPECT_DOUBLE_EQ(link_bus_factor("p2p", 4), 1.0);
-  EXPECT_EQ(link_collective("sendrecv"), "p2p");
-  EXPECT_EQ(link_collective("recv"), "p2p");
-  EXPECT_THROW(link_steps("allscatter", 2), ConfigError);
+  EXPECT_EQ(link_steps(CollectiveKind::kAllReduce, 8), 14);
+  EXPECT_EQ(link_steps(CollectiveKind::kAllGather, 8), 7);
+  EXPECT_EQ(link_steps(CollectiveKind::kReduceScatter, 4), 3);
+  EXPECT_EQ(link_steps(CollectiveKind::kSendRecv, 8), 1);
+  EXPECT_DOUBLE_EQ(link_bus_factor(CollectiveKind::kAllReduce, 4), 1.5);
+  EXPECT_DOUBLE_EQ(link_bus_factor(CollectiveKind::kSendRecv, 4), 1.0);
+  // A recorded name's kind: every point-to-point spelling is the model's transfer ("p2p").
+  for (const char* p2p : {"send", "recv", "sendrecv", "p2p"}) {
+    EXPECT_EQ(link_collective(p2p), CollectiveKind::kSendRecv) << p2p;
+  }
+  EXPECT_EQ(link_collective("all_gather"), CollectiveKind::kAllGather);
+  EXPECT_STREQ(link_collective_name(CollectiveKind::kSendRecv), "p2p");
+  EXPECT_STREQ(link_collective_name(CollectiveKind::kReduceScatter), "reducescatter");
+  EXPECT_EQ(link_collective("allscatter"), std::nullopt);
+  EXPECT_THROW(parse_link_collective("allscatter"), ConfigError);
 }
 
 TEST(LinkModel, OneSizeOnOneCommunicatorKeepsTheBandwidth) {
   // Every point 1 MiB on 2 ranks: latency and bandwidth cannot be told apart; the fit is all
   // bandwidth and gives the measured time back.
-  LinkSample p{"allreduce", LinkClass::kIntraNode, "dp", 2, 1u << 20, 100.0};
+  LinkSample p{CollectiveKind::kAllReduce, LinkClass::kIntraNode, "dp", 2, 1u << 20, 100.0};
   const LinkModel m = fit_link_model({p, p}, "one size");
   ASSERT_EQ(m.fits.size(), 1u);
   EXPECT_EQ(m.fits[0].latency_us, 0.0);
@@ -107,30 +114,30 @@ TEST(LinkModel, FitsPerCollectiveLinkAndGroupAndFindsFallbacks) {
     p.link = LinkClass::kInterNode;
     s.push_back(p);
   }
-  s.push_back({"p2p", LinkClass::kIntraNode, "pp", 2, 4096, 8.0});
-  s.push_back({"p2p", LinkClass::kIntraNode, "pp", 2, 1u << 20, 60.0});
+  s.push_back({CollectiveKind::kSendRecv, LinkClass::kIntraNode, "pp", 2, 4096, 8.0});
+  s.push_back({CollectiveKind::kSendRecv, LinkClass::kIntraNode, "pp", 2, 1u << 20, 60.0});
   const LinkModel m = fit_link_model(s, "mixed");
   ASSERT_EQ(m.fits.size(), 3u);
   std::string why;
-  const LinkFit* inter = m.find("allreduce", LinkClass::kInterNode, "dp", &why);
+  const LinkFit* inter = m.find(CollectiveKind::kAllReduce, LinkClass::kInterNode, "dp", &why);
   ASSERT_NE(inter, nullptr);
   EXPECT_NEAR(inter->busbw_gbps, 5.0, 1e-9);
   EXPECT_EQ(why, "");
   // p2p across nodes was never measured: the intra-node fit, said so.
-  const LinkFit* p2p = m.find("p2p", LinkClass::kInterNode, "pp", &why);
+  const LinkFit* p2p = m.find(CollectiveKind::kSendRecv, LinkClass::kInterNode, "pp", &why);
   ASSERT_NE(p2p, nullptr);
   EXPECT_NE(why.find("from the intra_node fit"), std::string::npos) << why;
   // p2p: 2 exact points, 1 step: 8 = a + 4096/(B·1e3), 60 = a + 1048576/(B·1e3).
   const double inv = (60.0 - 8.0) / (1048576.0 - 4096.0);
   EXPECT_NEAR(p2p->busbw_gbps, 1.0 / (inv * 1e3), 1e-9);
   EXPECT_NEAR(p2p->latency_us, 8.0 - 4096.0 * inv, 1e-9);
-  EXPECT_EQ(m.find("alltoall", LinkClass::kIntraNode, ""), nullptr);
+  EXPECT_EQ(m.find(CollectiveKind::kAllToAll, LinkClass::kIntraNode, ""), nullptr);
 }
 
 TEST(LinkModel, RefusesEmptyAndNonPositiveTimes) {
   EXPECT_THROW(fit_link_model({}, "none"), ConfigError);
   try {
-    fit_link_model({{"allreduce", LinkClass::kIntraNode, "", 2, 1024, 0.0}}, "zero");
+    fit_link_model({{CollectiveKind::kAllReduce, LinkClass::kIntraNode, "", 2, 1024, 0.0}}, "zero");
     FAIL() << "a zero time was fitted";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("times must be positive"), std::string::npos);
@@ -138,10 +145,11 @@ TEST(LinkModel, RefusesEmptyAndNonPositiveTimes) {
 }
 
 TEST(LinkModel, MergeReplacesTheSamePoint) {
-  std::vector<LinkSample> base = {{"allreduce", LinkClass::kIntraNode, "", 2, 1024, 10.0},
-                                  {"allreduce", LinkClass::kIntraNode, "", 4, 1024, 20.0}};
+  std::vector<LinkSample> base = {
+      {CollectiveKind::kAllReduce, LinkClass::kIntraNode, "", 2, 1024, 10.0},
+      {CollectiveKind::kAllReduce, LinkClass::kIntraNode, "", 4, 1024, 20.0}};
   const auto merged =
-      merge_samples(base, {{"allreduce", LinkClass::kIntraNode, "", 2, 1024, 12.0}});
+      merge_samples(base, {{CollectiveKind::kAllReduce, LinkClass::kIntraNode, "", 2, 1024, 12.0}});
   ASSERT_EQ(merged.size(), 2u);
   EXPECT_EQ(merged[0].ranks, 4);
   EXPECT_EQ(merged[1].time_us, 12.0);
@@ -198,7 +206,7 @@ TEST_F(LinkFile, EveryFieldOfTheTablesWrittenAndReadBack) {
   LinkModel m;
   m.source = "by hand";
   LinkFit f;
-  f.collective = "allgather";
+  f.collective = CollectiveKind::kAllGather;
   f.link = LinkClass::kInterNode;
   f.group = "dp";
   f.latency_us = 2.5;
@@ -209,7 +217,7 @@ TEST_F(LinkFile, EveryFieldOfTheTablesWrittenAndReadBack) {
   f.min_bytes = 1024;
   f.max_bytes = 1u << 20;
   m.fits = {f};
-  m.samples = {{"p2p", LinkClass::kInterNode, "pp", 2, 4096, 3.5}};
+  m.samples = {{CollectiveKind::kSendRecv, LinkClass::kInterNode, "pp", 2, 4096, 3.5}};
   write_link_model(path_, m);
   std::ifstream in(path_);
   const nlohmann::ordered_json j = nlohmann::ordered_json::parse(in);
@@ -243,6 +251,11 @@ TEST_F(LinkFile, BadFilesNameWhatIsWrong) {
   EXPECT_NE(error_of().find("neither may be negative"), std::string::npos) << error_of();
   write(R"({"schema": "commprof.links", "version": 1, "fits": []})");
   EXPECT_NE(error_of().find("\"fits\" is empty"), std::string::npos);
+  write(R"({"schema": "commprof.links", "version": 1, "fits": [{"collective": "allscatter",
+          "link": "intra_node", "latency_us": 1, "busbw_gbps": 1}]})");
+  EXPECT_NE(error_of().find("fits[0]: the link model knows no collective 'allscatter'"),
+            std::string::npos)
+      << error_of();
   // A missing required field is named once, with where it is missing.
   write(R"({"schema": "commprof.links", "version": 1, "fits": [{"collective": "allreduce",
           "latency_us": 1, "busbw_gbps": 1}]})");

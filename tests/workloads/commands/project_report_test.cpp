@@ -83,7 +83,7 @@ struct Fixture {
     f.measured_slowdown = true;
     p.slowdown.comp["gemm/flop"] = f;
     p.slowdown.comp_pooled["flop"] = f;
-    p.slowdown.comm[CommKey{"allreduce", "dp", 0, false}] = f;
+    p.slowdown.comm[CommKey{CollectiveKind::kAllReduce, "dp", 0, false}] = f;
     p.slowdown_figures = run.combined;
     p.applied_comp = {10, 4, 0.5, 1000000.0, 1200000.0};
     v.estimate_model = "NCCL";

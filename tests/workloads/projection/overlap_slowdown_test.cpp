@@ -54,7 +54,7 @@ OpObservation comp(const std::string& cls, double work, double ns, double overla
 OpObservation comm(std::uint64_t bytes, double ns, double overlap) {
   OpObservation o;
   o.comm = true;
-  o.collective = "allreduce";
+  o.collective = CollectiveKind::kAllReduce;
   o.group = "dp";
   o.bytes = bytes;
   o.comm_size = 2;
@@ -67,7 +67,7 @@ OpObservation comm(std::uint64_t bytes, double ns, double overlap) {
 LinkModel links() {
   LinkModel m;
   LinkFit f;
-  f.collective = "allreduce";
+  f.collective = CollectiveKind::kAllReduce;
   f.latency_us = 5.0;
   f.busbw_gbps = 10.0;
   m.fits.push_back(f);
@@ -120,7 +120,7 @@ TEST(OverlapSlowdown, CommunicationIsMeasuredAgainstTheLinkModel) {
   // = 26.4 / 66 = 0.4.
   const std::vector<OpObservation> ops = {comm(1000000, 132000, 0.0), comm(1000000, 158400, 0.5)};
   const OverlapSlowdown s = measure_slowdown(ops, links());
-  const CommKey key{"allreduce", "dp", size_class(1000000), false};
+  const CommKey key{CollectiveKind::kAllReduce, "dp", size_class(1000000), false};
   const SlowdownFactor* f = s.comm_factor(key);
   ASSERT_NE(f, nullptr);
   EXPECT_NEAR(f->alone, 1.2, 1e-12);
@@ -129,16 +129,18 @@ TEST(OverlapSlowdown, CommunicationIsMeasuredAgainstTheLinkModel) {
   EXPECT_EQ(f->overlapped_ops, 1);
   // Another size of dp's all-reduce takes the communicator kind's factor over every size (here
   // the same two ops); another collective none.
-  const SlowdownFactor* other = s.comm_factor({"allreduce", "dp", size_class(64), false});
+  const SlowdownFactor* other =
+      s.comm_factor({CollectiveKind::kAllReduce, "dp", size_class(64), false});
   ASSERT_NE(other, nullptr);
   EXPECT_NEAR(other->slowdown, 0.4, 1e-12);
-  EXPECT_EQ(s.comm_factor({"allgather", "dp", size_class(64), false}), nullptr);
+  EXPECT_EQ(s.comm_factor({CollectiveKind::kAllGather, "dp", size_class(64), false}), nullptr);
   // A size class of overlapped ops only takes the alone ratio of its kind: 2 MB, 210 µs by the
   // model, 302.4 µs at overlap 1: (302.4 − 1.2 × 210) / (1.2 × 210) = 50.4 / 252 = 0.2.
   std::vector<OpObservation> more = ops;
   more.push_back(comm(2000000, 302400, 1.0));
   const OverlapSlowdown t = measure_slowdown(more, links());
-  const SlowdownFactor* big = t.comm_factor({"allreduce", "dp", size_class(2000000), false});
+  const SlowdownFactor* big =
+      t.comm_factor({CollectiveKind::kAllReduce, "dp", size_class(2000000), false});
   ASSERT_NE(big, nullptr);
   EXPECT_NEAR(big->alone, 1.2, 1e-12);
   EXPECT_NEAR(big->slowdown, 0.2, 1e-12);

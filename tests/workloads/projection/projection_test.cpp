@@ -65,8 +65,8 @@ TEST(Projection, SerialDpRunProjectsToDp4Exactly) {
   EXPECT_EQ(slowed.applied_comm.overlapped, 0);
   ASSERT_FALSE(slowed.slowdown.comm.empty());
   for (const auto& [key, f] : slowed.slowdown.comm) {
-    EXPECT_EQ(f.overlapped_ops, 0) << key.collective;
-    EXPECT_NEAR(f.alone, 1.0, 1e-4) << key.collective;
+    EXPECT_EQ(f.overlapped_ops, 0) << link_collective_name(key.collective);
+    EXPECT_NEAR(f.alone, 1.0, 1e-4) << link_collective_name(key.collective);
   }
   EXPECT_EQ(slowed.step_alone_ns, slowed.outcome.step_ns);
   EXPECT_NEAR(static_cast<double>(slowed.outcome.step_ns), static_cast<double>(want), 50.0);
@@ -104,6 +104,55 @@ TEST(Projection, TheMeasuredLayoutReplaysToTheMeasuredStep) {
   const Projection p = project(run, dp2, with_links);
   EXPECT_EQ(p.outcome.step_ns, serial_step_ns(serial_dp(2)));
   EXPECT_DOUBLE_EQ(static_cast<double>(p.outcome.step_ns), run.figures.measured.step_ns);
+}
+
+// A measured dp run projected onto two pipeline stages, against a step worked out from the
+// measured rank file alone, not from the target's plan or the replay: one micro-batch under
+// --no-overlap on 1F1B, stage 0 runs layer 0's forward ops (F0), sends the activation to stage 1,
+// which runs layer 1's forward and backward ops (F1, B1) and sends the gradient back; stage 0 then
+// runs layer 0's backward ops (B0) and its optimizer over half the parameters (the measured
+// optimizer's time halved: half the bytes). Each transfer of 32768 B (the 8192-float activation)
+// takes the p2p fit's 5 µs + 32768 B / 10 GB/s = 8277 ns. Stage 0 ends last.
+TEST(Projection, SerialDpRunProjectsToTwoPipelineStagesByHand) {
+  WorkloadConfig w = serial_dp(2);
+  w.shape.micro_batches = 1;
+  const std::vector<RankTimeline> ranks = synthetic_run(w, 2);
+  const StepRecord& measured = ranks[0].steps[1];
+  std::int64_t f[2] = {0, 0}, b[2] = {0, 0}, optimizer = 0;
+  for (const OpRecord& op : measured.ops) {
+    const std::int64_t ns = op.end_ns - op.start_ns;
+    if (op.name == "optimizer.adamw") optimizer = ns;
+    for (int l = 0; l < 2; ++l) {
+      const std::string layer = "l" + std::to_string(l) + ".";
+      if (op.name.rfind(layer, 0) != 0) continue;
+      const bool forward =
+          op.name.size() > 4 && op.name.compare(op.name.size() - 4, 4, ".fwd") == 0;
+      (forward ? f[l] : b[l]) += ns;
+    }
+  }
+  ASSERT_GT(f[0], 0);
+  ASSERT_GT(b[1], 0);
+  ASSERT_GT(optimizer, 0);
+  ASSERT_EQ(optimizer % 2, 0);
+  constexpr std::int64_t kTransferNs = 8277;  // 5 µs + 32768 B / (10 GB/s), rounded
+  const std::int64_t want = f[0] + kTransferNs + f[1] + b[1] + kTransferNs + b[0] + optimizer / 2;
+
+  const MeasuredRun run = measured_run(ranks, "synthetic dp2, one micro-batch");
+  LinkModel links = known_links();
+  LinkFit p2p;
+  p2p.collective = CollectiveKind::kSendRecv;
+  p2p.latency_us = kLatencyUs;
+  p2p.busbw_gbps = kBusbwGbps;
+  links.fits.push_back(p2p);
+  ProjectionOptions options;
+  options.links = &links;
+  options.overlap_slowdown = false;
+  options.rank_spread = false;
+  ParallelLayout pp2;
+  pp2.pp = 2;
+  const Projection p = project(run, pp2, options);
+  EXPECT_EQ(p.ranks, 2);
+  EXPECT_EQ(p.outcome.step_ns, want);
 }
 
 TEST(Projection, LayoutsThatDoNotFitTheModelAreRefusedByName) {
@@ -207,7 +256,7 @@ TEST(Projection, PipelineTransfersAreTimedFromTheirPairs) {
   const MeasuredRun run = measured_run(ranks, "synthetic pp2");
   int p2p = 0;
   for (const LinkSample& p : run.rates.collectives) {
-    if (p.collective != "p2p") continue;
+    if (p.collective != CollectiveKind::kSendRecv) continue;
     ++p2p;
     EXPECT_NEAR(p.time_us, 40.0, 1e-9) << p.bytes << " B";
   }

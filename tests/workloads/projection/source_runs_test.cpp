@@ -164,13 +164,13 @@ SlowdownFactor factor(double alone, double slowdown, std::int64_t overlapped) {
 // - COMP qkv.fwd/flop: runs 1 and 3 measured their own from 150 overlapped ops (0.2, 0.3); run 2
 //   from 10, so it applies its kind's pooled 0.5: the median of 0.2, 0.5, 0.3 = 0.3, from 310 ops.
 TEST(SourceRuns, SlowdownsAreTheMediansOfWhatEachRunApplies) {
-  const CommKey key{"allreduce", "dp", 20, false};
+  const CommKey key{CollectiveKind::kAllReduce, "dp", 20, false};
   std::vector<OverlapSlowdown> each(3);
   each[0].comm[key] = factor(0.5, 3.0, 6);
-  each[0].comm_by_kind[{"allreduce", "dp"}] = factor(0.5, 3.0, 6);
-  each[1].comm_by_kind[{"allreduce", "dp"}] = factor(2.0, 0.0, 8);
+  each[0].comm_by_kind[{CollectiveKind::kAllReduce, "dp"}] = factor(0.5, 3.0, 6);
+  each[1].comm_by_kind[{CollectiveKind::kAllReduce, "dp"}] = factor(2.0, 0.0, 8);
   each[2].comm[key] = factor(1.0, 0.5, 5);
-  each[2].comm_by_kind[{"allreduce", "dp"}] = factor(1.0, 0.5, 5);
+  each[2].comm_by_kind[{CollectiveKind::kAllReduce, "dp"}] = factor(1.0, 0.5, 5);
   each[0].comp["qkv.fwd/flop"] = factor(1.0, 0.2, 150);
   each[1].comp["qkv.fwd/flop"] = factor(1.0, 0.9, 10);
   each[1].comp_pooled["flop"] = factor(1.0, 0.5, 200);
