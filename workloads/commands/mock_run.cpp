@@ -6,11 +6,19 @@
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
 #include "src/runtime/clock_sync.hpp"
+#include "src/runtime/stop_signals.hpp"
 #include "src/timeline/rank_file_appender.hpp"
 #include "workloads/commands/unfinished_record.hpp"
 #include "workloads/execution/executor.hpp"
 
 namespace commprof {
+namespace {
+
+// After a step timed out, how long a rank waits for its peers to record theirs before the job
+// ends (seconds).
+constexpr double kRecordGraceS = 1.0;
+
+}  // namespace
 
 MockRunResult run_mock(RankContext& ctx, Backend& backend, const MockRun& run) {
   const ParallelLayout& layout = run.workload.layout;
@@ -112,6 +120,10 @@ MockRunResult run_mock(RankContext& ctx, Backend& backend, const MockRun& run) {
       record_unfinished(run.out_dir, file->path(), timeline, executor->failed_step(),
                         executor->unfinished(), e.what(), run.rank_file_format);
     }
+    // The ranks waiting in the same collective time out within moments of one another, and the
+    // first to end the job (MPI_Abort) kills the others: give them a moment to record what they
+    // waited on too, or `diagnose` finds no record of them (8 ranks on 2 cores once lost two).
+    if (dynamic_cast<const TimeoutError*>(&e) != nullptr) pause_unless_stopped(kRecordGraceS);
     throw;
   }
   if (file) file->close();
