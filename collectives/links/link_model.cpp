@@ -9,6 +9,7 @@
 #include "src/collective/collective_kind.hpp"
 #include "src/collective/collective_spec.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/log.hpp"
 
 namespace commprof {
 
@@ -62,7 +63,6 @@ double LinkFit::time_us(std::uint64_t bytes, int n) const {
 
 const LinkFit* LinkModel::find(CollectiveKind collective, LinkClass link, const std::string& group,
                                std::string* fallback) const {
-  const std::string name = link_collective_name(collective);
   auto pick = [&](auto&& ok) -> const LinkFit* {
     for (const LinkFit& f : fits) {
       if (f.collective == collective && ok(f)) return &f;
@@ -79,11 +79,12 @@ const LinkFit* LinkModel::find(CollectiveKind collective, LinkClass link, const 
   if (const LinkFit* f = pick([&](const LinkFit& x) { return x.link == link && x.group.empty(); }))
     return note(f, "");
   if (const LinkFit* f = pick([&](const LinkFit& x) { return x.link == link; })) {
-    return note(f, name + " of " + group + " from the " + f->group + " communicators' fit");
+    return note(f, log::cat(link_collective_name(collective), " of ", group, " from the ", f->group,
+                            " communicators' fit"));
   }
   const LinkFit* f = pick([&](const LinkFit&) { return true; });
-  return note(f, name + " " + link_class_name(link) + " from the " +
-                     link_class_name(f == nullptr ? link : f->link) + " fit");
+  return note(f, log::cat(link_collective_name(collective), " ", link_class_name(link),
+                          " from the ", link_class_name(f == nullptr ? link : f->link), " fit"));
 }
 
 namespace {

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "src/core/units.hpp"
 
-#include <ctime>
-
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <limits>
 
 #include "src/core/errors.hpp"
