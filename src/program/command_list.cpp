@@ -3,16 +3,16 @@
 
 #include "analysis/commands/compare_command.hpp"
 #include "analysis/commands/diagnose_command.hpp"
-#include "analysis/commands/export_chakra_command.hpp"
 #include "analysis/commands/nsys_import_command.hpp"
 #include "analysis/commands/report_command.hpp"
 #include "analysis/commands/torch_import_command.hpp"
 #include "analysis/commands/watch_command.hpp"
-#include "analysis/commands/whatif_command.hpp"
 #include "collectives/commands/bench_command.hpp"
+#include "workloads/commands/export_chakra_command.hpp"
 #include "workloads/commands/gemm_command.hpp"
 #include "workloads/commands/project_command.hpp"
 #include "workloads/commands/run_command.hpp"
+#include "workloads/commands/whatif_command.hpp"
 
 namespace commprof {
 

@@ -250,7 +250,7 @@ TEST(IncludeLayers, AnIncludeUpAFloorIsRefused) {
       {"collectives/bench/bench.cpp", 4, "analysis/reducer.hpp"},        // up one floor
       {"analysis/reducer.cpp", 5, "workloads/op_plan.hpp"},              // up one floor
       {"src/core/log.cpp", 6, "workloads/workload.hpp"},                 // up three floors
-      {"workloads/projection/x.cpp", 7, "analysis/graph/graph.hpp"},     // down
+      {"workloads/prediction/x.cpp", 7, "analysis/graph/graph.hpp"},     // down
       {"analysis/reducer.cpp", 8, "src/timeline/rank_file.hpp"},         // down
       {"collectives/routing.cpp", 9, "collectives/routing.hpp"},         // level
       {"src/program/command_list.cpp", 10, "workloads/commands/c.hpp"},  // the entry point

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Synthetic measured runs for the projection's tests (tests/workloads/projection), written from the
+// Synthetic measured runs for the projection's tests (tests/workloads/prediction), written from the
 // workload generator's own plans with known rates: every op with FLOPs takes FLOPs / flops_per_ns
 // ns, every other op bytes / bytes_per_ns ns, an all-reduce of S bytes on n ranks latency × 2(n−1)
 // + S × 2(n−1)/n / busbw; ops back to back, no host gaps. Under --no-overlap every op waits for the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // `commprof project DIR [DIR…] --layout tp=…,pp=…,dp=… | --sweep N`: a measured run's step
-// predicted at another layout (workloads/projection/): predicted step, exposed communication,
+// predicted at another layout (workloads/prediction/): predicted step, exposed communication,
 // overlap and busbw per communicator kind. Several directories are runs of one source, each
 // figure their median (source_runs.hpp). --validate runs the mock at the target (every rank of a
 // job of the target's size, as `commprof run` does) and prints predicted against measured with the

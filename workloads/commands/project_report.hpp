@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "workloads/projection/projection.hpp"
+#include "workloads/prediction/projection.hpp"
 
 namespace commprof {
 

@@ -15,11 +15,11 @@
 #include <gtest/gtest.h>
 
 #include "analysis/graph/critical_report.hpp"
-#include "analysis/graph/replay.hpp"
 #include "analysis/graph/step_graph.hpp"
-#include "analysis/graph/what_if.hpp"
 #include "src/core/errors.hpp"
 #include "support/hand_timelines.hpp"
+#include "workloads/prediction/replay.hpp"
+#include "workloads/prediction/what_if.hpp"
 
 namespace commprof {
 namespace {
