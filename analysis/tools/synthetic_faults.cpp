@@ -5,21 +5,10 @@
 
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
+#include "src/timeline/unfinished_entry.hpp"
 
 namespace commprof {
 namespace {
-
-// The unfinished entry of one collective of the failed step, as the executor writes it (the
-// synthetic ops record bytes, no count or type).
-nlohmann::ordered_json unfinished(const OpRecord& op, int step, std::uint64_t bytes) {
-  nlohmann::ordered_json e = {{"comm", op.comm}, {"collective", op.collective},
-                              {"seq", op.seq},   {"name", op.name},
-                              {"step", step},    {"bytes", bytes}};
-  if (!op.send_to.empty()) e["send_to"] = op.send_to;
-  if (!op.recv_from.empty()) e["recv_from"] = op.recv_from;
-  e["state"] = "submitted";
-  return e;
-}
 
 // A hung rank's record: the failed step left out; in its configuration every collective of the
 // step it submitted up to the one it waits in (its COMM stream never finished any of them, as
@@ -31,7 +20,9 @@ void hang(RankTimeline& t, const OpRecord& waited, std::uint64_t bytes) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const OpRecord& op : failed.ops) {
     if (op.collective.empty()) continue;
-    list.push_back(unfinished(op, failed.index, op.seq == waited.seq ? bytes : op.bytes));
+    OpRecord entry = op;
+    if (op.seq == waited.seq) entry.bytes = bytes;
+    list.push_back(unfinished_entry(entry, failed.index));
     if (op.seq == waited.seq) break;
   }
   const std::string error =

@@ -4,13 +4,8 @@
 # figures against one another rather than against a pattern any number matches: the speed-up is
 # the baseline's step over the run's (within the rounding of the printed 3 decimals), both steps
 # are above 0, and the comparison table's row carries the same three figures.
-out=$("$@" 2>&1)
-status=$?
-printf '%s\n' "$out"
-if [ "$status" -ne 0 ]; then
-  echo "baseline_speedup_check.sh: FAILED: the command exited with $status"
-  exit 1
-fi
+. "$(dirname "$0")/run_helpers.sh"
+run_shown baseline_speedup_check.sh "$@"
 printf '%s\n' "$out" | awk '
   /^ step time: [0-9.]+ us, baseline [0-9.]+ us, speed-up [0-9.]+x$/ {
     step = $3 + 0; base = $6 + 0; x = $9; sub(/x$/, "", x); x += 0; found = 1; next }

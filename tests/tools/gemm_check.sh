@@ -5,13 +5,8 @@
 # printed time per GEMM (within the rounding of the printed figures), the summary's min and max
 # are the ranks' rows' own, its mean their mean, and every rate is above 0 and below 1 TFLOP/s
 # (the host backend's one CPU thread per rank; a unit slip of 10^3 lands outside).
-out=$("$@" 2>&1)
-status=$?
-printf '%s\n' "$out"
-if [ "$status" -ne 0 ]; then
-  echo "gemm_check.sh: FAILED: the command exited with $status"
-  exit 1
-fi
+. "$(dirname "$0")/run_helpers.sh"
+run_shown gemm_check.sh "$@"
 printf '%s\n' "$out" | awk '
   /^#   rank +[0-9]+  host / { r = $(NF - 1) + 0; rate[$3 + 0] = r; n++; sum += r
     if (n == 1 || r < lo) lo = r

@@ -4,13 +4,8 @@
 # against each other: the samples' 10th percentile at most 1 and their 90th at least 1 (each
 # sample is a rank's compute over its own mean), the replays' 10th percentile step at most the
 # mean step and that at most their 90th percentile, every figure above 0.
-out=$("$@" 2>&1)
-status=$?
-printf '%s\n' "$out"
-if [ "$status" -ne 0 ]; then
-  echo "project_jitter_check.sh: FAILED: the command exited with $status"
-  exit 1
-fi
+. "$(dirname "$0")/run_helpers.sh"
+run_shown project_jitter_check.sh "$@"
 printf '%s\n' "$out" | awk '
   /^# applied: the steps.* compute jitter .*10th to 90th percentile [0-9.]+ to [0-9.]+x\)/ {
     s = $0; sub(/.*10th to 90th percentile /, "", s); split(s, v, / to |x/)

@@ -17,13 +17,8 @@ if [ "$1" = "--max-error" ]; then
   max_error=$2
   shift 2
 fi
-out=$("$@" 2>&1)
-status=$?
-printf '%s\n' "$out"
-if [ "$status" -ne 0 ]; then
-  echo "projection_error_check.sh: FAILED: the command exited with $status"
-  exit 1
-fi
+. "$(dirname "$0")/run_helpers.sh"
+run_shown projection_error_check.sh "$@"
 printf '%s\n' "$out" | awk '
   /^## Validation/ { in_table = 1; next }
   in_table && /^ (step \(ms\)|exposed comm \(ms\)) / {

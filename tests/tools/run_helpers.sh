@@ -43,3 +43,16 @@ wait_run() {
   fi
   wait "$launcher"; rc=$?
 }
+
+# run_shown NAME command...: runs the command to its end, prints its output (both streams) and
+# keeps it in $out for the checks that follow; exits 1, naming the checker NAME, if it failed.
+run_shown() {
+  _name=$1; shift
+  out=$("$@" 2>&1)
+  _status=$?
+  printf '%s\n' "$out"
+  if [ "$_status" -ne 0 ]; then
+    echo "$_name: FAILED: the command exited with $_status"
+    exit 1
+  fi
+}

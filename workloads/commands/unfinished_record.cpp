@@ -6,19 +6,9 @@
 
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
+#include "src/timeline/unfinished_entry.hpp"
 
 namespace commprof {
-
-nlohmann::ordered_json unfinished_entry(const OpRecord& op, int step) {
-  nlohmann::ordered_json e = {
-      {"comm", op.comm}, {"collective", op.collective}, {"seq", op.seq},     {"name", op.name},
-      {"step", step},    {"bytes", op.bytes},           {"count", op.count}, {"dtype", op.dtype}};
-  if (!op.send_to.empty()) e["send_to"] = op.send_to;
-  if (!op.recv_from.empty()) e["recv_from"] = op.recv_from;
-  // Submitted to the stream; the host backend cannot say whether the transfer had begun.
-  e["state"] = "submitted";
-  return e;
-}
 
 void record_unfinished(const std::string& dir, const std::string& path, RankTimeline header,
                        int step, const std::vector<OpRecord>& ops, const std::string& error,

@@ -10,20 +10,15 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "src/timeline/op_record.hpp"
 #include "src/timeline/rank_file.hpp"
 
 namespace commprof {
 
-/// The "unfinished" entry of `op`, submitted in step `step` and not known to have finished:
-/// {comm, collective, seq, name, step, bytes, count, dtype, send_to, recv_from, state}.
-nlohmann::ordered_json unfinished_entry(const OpRecord& op, int step);
-
 /// Rewrites `path` (the rank file the run appended to; absent when no step was written) as
 /// `header` (its configuration and identity) with the steps it holds, adding to the
-/// configuration "failed_step", "error" (what ended the step) and "unfinished". Best effort: a
+/// configuration "failed_step", "error" (what ended the step) and "unfinished" (an entry per op,
+/// src/timeline/unfinished_entry.hpp). Best effort: a
 /// failure is warned about, never thrown (the error that ended the step is the job's to report).
 void record_unfinished(const std::string& dir, const std::string& path, RankTimeline header,
                        int step, const std::vector<OpRecord>& ops, const std::string& error,
