@@ -6,22 +6,30 @@
 set(faults ${COMMPROF_TEST_OUT}/output_faults)
 file(MAKE_DIRECTORY ${faults})
 
-# These runs time every step (--op-timing activity): each append is a whole step of ops, the size
-# the limits below are set for.
-# RLIMIT_FSIZE on rank 2 (what `ulimit -f` sets): each step is appended to its rank file, which
-# grows ~23 KB a step (tiny dp model, one micro-batch), so 60,000 bytes let steps 1 and 2 through
-# and stop the third with EFBIG (commprof ignores SIGXFSZ, which would kill it without a word). Rank 2 names
-# the file, the job ends (exit 1), and its file of two steps stays whole beside the others'.
+# These runs time every step (--op-timing activity): each append is a whole step of ops. The
+# limits below come from the same job's rank files written without a limit (3 steps): a limit
+# half a step past the steps that must fit (tools/rank_file_step_bytes.sh), so a step of another
+# size moves the limit with it (a step of the tiny dp model, one micro-batch, is ~23 KB today).
+set(fault_run run --backend host --workload dp --micro-batches 1 --warmup-steps 0
+    --op-timing activity)
+commprof_add_mpi_test(NAME run_fault_limits_reference_np4 NPROCS 4 LABELS reliability
+  WRAPPER ${CHECK_RUN} --rm ${faults}/reference --exit 0 --
+  COMMAND commprof ${fault_run} --steps 3 --out ${faults}/reference
+  PROPERTIES FIXTURES_SETUP fault_limits)
+# RLIMIT_FSIZE on rank 2 (what `ulimit -f` sets): each step is appended to its rank file, and
+# the limit lets steps 1 and 2 through and stops the third with EFBIG (commprof ignores SIGXFSZ,
+# which would kill it without a word). Rank 2 names the file, the job ends (exit 1), and its file
+# of two steps stays whole beside the others'.
 # Open MPI's shared-memory transport keeps its segment in a file the limit would also stop, so
 # the ranks talk TCP over loopback here.
 commprof_add_mpi_test(NAME run_file_size_limit_np4 NPROCS 4 LABELS reliability
   WRAPPER ${CHECK_RUN} --rm ${faults}/fsize --exit 1
     --count "^.rank 2 [^ ]+. error: cannot write '.*/fsize/rank-2\\.json': File too large. its earlier steps are kept$" 1
     --no-match "signal 25|File size limit exceeded" --
-  COMMAND sh ${COMMPROF_TESTS_DIR}/tools/fsize_limit_on_rank.sh 2 60000
-          $<TARGET_FILE:commprof> run --backend host --workload dp --micro-batches 1 --steps 6
-          --warmup-steps 0 --op-timing activity --out ${faults}/fsize
-  PROPERTIES FIXTURES_SETUP fsize)
+  COMMAND sh ${COMMPROF_TESTS_DIR}/tools/fsize_limit_on_rank.sh 2
+          after:2:${faults}/reference/rank-2.json
+          $<TARGET_FILE:commprof> ${fault_run} --steps 6 --out ${faults}/fsize
+  PROPERTIES FIXTURES_SETUP fsize FIXTURES_REQUIRED fault_limits)
 set_tests_properties(run_file_size_limit_np4 PROPERTIES
   ENVIRONMENT_MODIFICATION "OMPI_MCA_btl=set:self,tcp")
 # What was written stays: all four files reduce; rank 2 holds exactly its two steps, the others
@@ -37,21 +45,20 @@ add_test(NAME run_file_size_limit_no_temp_file
 set_tests_properties(run_file_size_limit_no_temp_file PROPERTIES LABELS reliability
                                                              FIXTURES_REQUIRED fsize)
 
-# A disk that fills up: --out on a 160 KB tmpfs (in a user namespace; skipped where the system
-# allows none). Four rank files of one step fit (24 KB each), not four of two steps:
-# ENOSPC, named; the job ends (exit 1) and the files written before reduce.
+# A disk that fills up: --out on a small tmpfs (in a user namespace; skipped where the system
+# allows none), with room for the four rank files of one step each (the reference's pages) and
+# not of two: ENOSPC, named; the job ends (exit 1) and the files written before reduce.
 commprof_add_launched_test(NAME run_disk_full_np4 NPROCS 4
   COMMAND ${CHECK_RUN} --skip 77 --exit 0 --match "^run exit code 1$"
     --match "error: cannot write '${faults}/tmpfs/out/rank-[0-3]\\.json': No space left on device"
     --match "^# commprof report: 4 of 4 ranks, from 4 rank file\\(s\\)$"
     --match "^report exit code 0$" --
-    sh ${COMMPROF_TESTS_DIR}/tools/small_tmpfs_run.sh 160k ${faults}/tmpfs
+    sh ${COMMPROF_TESTS_DIR}/tools/small_tmpfs_run.sh after:1:${faults}/reference ${faults}/tmpfs
        ${faults}/tmpfs/out $<TARGET_FILE:commprof> LAUNCHER $<TARGET_FILE:commprof>
-       run --backend host --workload dp --micro-batches 1 --steps 6 --warmup-steps 0
-       --op-timing activity
-       --out ${faults}/tmpfs/out)
+       ${fault_run} --steps 6 --out ${faults}/tmpfs/out)
 set_tests_properties(run_disk_full_np4 PROPERTIES LABELS "mpi;reliability" TIMEOUT 120
-  SKIP_RETURN_CODE 77 PROCESSORS 4 ENVIRONMENT "${COMMPROF_TEST_MPI_ENV}")
+  SKIP_RETURN_CODE 77 PROCESSORS 4 ENVIRONMENT "${COMMPROF_TEST_MPI_ENV}"
+  FIXTURES_REQUIRED fault_limits)
 # Where user namespaces are missing that test skips (77), unless COMMPROF_REQUIRE_USERNS=1 makes
 # the skip a failure; both checked with an `unshare` that always fails.
 set(no_userns ${COMMPROF_TEST_OUT}/no_userns)

@@ -6,9 +6,18 @@
 # (inside that tmpfs) and lists what OUT holds: the tmpfs disappears with the namespace. Exits 77
 # (CTest: skipped) where no namespace can be made, or 1 there when COMMPROF_REQUIRE_USERNS=1 (a
 # host that must run the test: a skip fails it).
+# SIZE may be after:K:DIR instead: room for K steps of every rank file in DIR (those of the same
+# job run without a limit) and not for one more of each (rank_file_step_bytes.sh, in pages).
 # Usage: small_tmpfs_run.sh SIZE MOUNTPOINT OUT COMMPROF command [args...]
 set -u
 size=$1; mnt=$2; out=$3; bin=$4; shift 4
+case $size in
+  after:*)
+    k=${size#after:}; dir=${k#*:}; k=${k%%:*}
+    size=$(sh "$(dirname "$0")/rank_file_step_bytes.sh" "$k" 4096 "$dir"/rank-*.json) || exit 1
+    echo "small_tmpfs_run.sh: a tmpfs of $size bytes: $k step(s) of each of $dir's rank files"
+    ;;
+esac
 # The namespace flags that let a tmpfs be mounted: a user namespace mapping us to root (-r), or,
 # for root in a container that forbids user namespaces (some CI runners), a mount namespace only.
 flags=
