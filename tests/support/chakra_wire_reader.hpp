@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // A reader of Chakra execution traces (.et) written here from the protobuf wire format: varints,
 // tags and length-delimited messages parsed by hand, nothing shared with commprof's encoder
-// (workloads/prediction/chakra/chakra_encoder.*). The field and enum numbers are typed in from
-// Chakra's et_def.proto (mlcommons/chakra, schema/protobuf/et_def.proto), not from commprof's
-// chakra_schema.hpp. Used by the export's unit test and by the checker of the files
+// (workloads/prediction/chakra/protobuf_writer.*, chakra_trace.*). The field and enum numbers
+// are typed in from Chakra's et_def.proto (mlcommons/chakra, schema/protobuf/et_def.proto), not
+// from commprof's chakra_schema.hpp. Used by the export's unit test and by the checker of the files
 // `commprof export-chakra` writes (tests/tools/chakra_files_check.cpp).
 #pragma once
 
