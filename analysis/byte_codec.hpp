@@ -69,17 +69,33 @@ class ByteReader {
 };
 
 // ------------------------------------------------------------------ LEB128 varints
-/// Appends `v` as an unsigned LEB128 varint (1 to 10 bytes).
-inline void put_varint(std::string& out, std::uint64_t v) {
+/// The most bytes one varint takes.
+inline constexpr std::size_t kMaxVarintBytes = 10;
+/// Writes `v` as an unsigned LEB128 varint at `at`, which has room for kMaxVarintBytes; returns
+/// the byte after it. Packers of many small records make room for a record at once and write
+/// its numbers this way, instead of growing a string byte by byte.
+inline char* write_varint(char* at, std::uint64_t v) {
   while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    *at++ = static_cast<char>((v & 0x7f) | 0x80);
     v >>= 7;
   }
-  out.push_back(static_cast<char>(v));
+  *at++ = static_cast<char>(v);
+  return at;
+}
+/// `v` zig-zagged into a varint, as write_varint.
+inline char* write_signed_varint(char* at, std::int64_t v) {
+  return write_varint(at,
+                      (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
+}
+/// Appends `v` as an unsigned LEB128 varint (1 to 10 bytes).
+inline void put_varint(std::string& out, std::uint64_t v) {
+  char b[kMaxVarintBytes];
+  out.append(b, static_cast<std::size_t>(write_varint(b, v) - b));
 }
 /// Appends `v` zig-zagged into a varint.
 inline void put_signed_varint(std::string& out, std::int64_t v) {
-  put_varint(out, (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
+  char b[kMaxVarintBytes];
+  out.append(b, static_cast<std::size_t>(write_signed_varint(b, v) - b));
 }
 /// Appends `s` with its length first, as a varint.
 inline void put_varint_text(std::string& out, std::string_view s) {

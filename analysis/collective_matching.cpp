@@ -81,18 +81,19 @@ std::optional<std::uint64_t> CollectiveMatcher::offrank_bytes_of(const OpView& o
   return offrank_of(op);
 }
 
-void CollectiveMatcher::add(int rank, const OpRecord& op, std::int64_t offset,
-                            std::uint64_t order) {
-  add_op(rank, op, offset, order, offrank_of(op));
+std::int64_t CollectiveMatcher::add(int rank, const OpRecord& op, std::int64_t offset,
+                                    std::uint64_t order) {
+  return add_op(rank, op, offset, order, offrank_of(op));
 }
 
-void CollectiveMatcher::add(int rank, const OpView& op, std::int64_t offset, std::uint64_t order) {
-  add_op(rank, op, offset, order, offrank_of(op));
+std::int64_t CollectiveMatcher::add(int rank, const OpView& op, std::int64_t offset,
+                                    std::uint64_t order) {
+  return add_op(rank, op, offset, order, offrank_of(op));
 }
 
-void CollectiveMatcher::add(int rank, const OpView& op, std::int64_t offset, std::uint64_t order,
-                            std::optional<std::uint64_t> offrank) {
-  add_op(rank, op, offset, order, offrank);
+std::int64_t CollectiveMatcher::add(int rank, const OpView& op, std::int64_t offset,
+                                    std::uint64_t order, std::optional<std::uint64_t> offrank) {
+  return add_op(rank, op, offset, order, offrank);
 }
 
 std::uint64_t CollectiveMatcher::order_of(std::uint32_t file, std::uint64_t position) {
@@ -102,8 +103,21 @@ std::uint64_t CollectiveMatcher::order_of(std::uint32_t file, std::uint64_t posi
 
 std::pair<std::uint32_t, bool> CollectiveMatcher::find_or_add(std::string_view comm,
                                                               std::int64_t seq) {
-  // Communicator names are short: the key usually fits std::string's inline buffer.
-  auto& by_seq = index_[std::string(comm)];
+  // A rank's ops cycle through a handful of communicators: the last few looked up are
+  // compared before the name is hashed (names are short: each fits std::string's own buffer).
+  std::unordered_map<std::int64_t, std::uint32_t>* found = nullptr;
+  for (auto& [name, map] : recent_.entries) {
+    if (map != nullptr && name == comm) {
+      found = map;
+      break;
+    }
+  }
+  if (found == nullptr) {
+    found = &index_[std::string(comm)];
+    recent_.entries[recent_.next] = {std::string(comm), found};
+    recent_.next = (recent_.next + 1) % recent_.entries.size();
+  }
+  auto& by_seq = *found;
   const auto [it, inserted] =
       by_seq.try_emplace(seq, static_cast<std::uint32_t>(instances_.size()));
   if (inserted) {
@@ -139,10 +153,10 @@ void arrive(CollectiveInstance& c, std::int64_t start, int rank) {
 }  // namespace
 
 template <class Op>
-void CollectiveMatcher::add_op(int rank, const Op& op, std::int64_t offset, std::uint64_t order,
-                               std::optional<std::uint64_t> offrank) {
+std::int64_t CollectiveMatcher::add_op(int rank, const Op& op, std::int64_t offset,
+                                       std::uint64_t order, std::optional<std::uint64_t> offrank) {
   if (op.category != Category::kComm || op.collective.empty() || op.comm.empty() || op.seq < 0) {
-    return;
+    return -1;
   }
   const std::int64_t start = op.start_ns + offset;
   const std::int64_t end = op.end_ns + offset;
@@ -190,6 +204,7 @@ void CollectiveMatcher::add_op(int rank, const Op& op, std::int64_t offset, std:
   ++c.ranks_seen;
   add_saturating(c.sum_duration_ns_, duration);
   records_.push_back({i, rank, start});
+  return i;
 }
 
 namespace {

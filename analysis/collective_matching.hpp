@@ -4,6 +4,7 @@
 // each rank's wait and the last rank to arrive; per rank the wait it suffered and caused.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -94,13 +95,16 @@ class CollectiveMatcher {
   /// Adds one op of `rank` if it is a collective: COMM, a collective name, a comm and seq ≥ 0.
   /// `clock_offset_ns` is added to its times (RankTimeline::clock_offset_ns). `order` is where
   /// the op stands in the job's reading order (order_of): ops must come in that order here, and
-  /// an instance's first op decides its kind, size and place in instances().
-  void add(int rank, const OpRecord& op, std::int64_t clock_offset_ns, std::uint64_t order = 0);
-  void add(int rank, const OpView& op, std::int64_t clock_offset_ns, std::uint64_t order = 0);
+  /// an instance's first op decides its kind, size and place in instances(). Returns the index
+  /// in instances() of the instance it joined (finish() keeps it), or -1 for another op.
+  std::int64_t add(int rank, const OpRecord& op, std::int64_t clock_offset_ns,
+                   std::uint64_t order = 0);
+  std::int64_t add(int rank, const OpView& op, std::int64_t clock_offset_ns,
+                   std::uint64_t order = 0);
   /// add() of a view kept past its step, whose lists (the bytes per peer) are no longer valid:
   /// `offrank` is what offrank_bytes_of() said of it while they were.
-  void add(int rank, const OpView& op, std::int64_t clock_offset_ns, std::uint64_t order,
-           std::optional<std::uint64_t> offrank);
+  std::int64_t add(int rank, const OpView& op, std::int64_t clock_offset_ns, std::uint64_t order,
+                   std::optional<std::uint64_t> offrank);
   /// An op's off-rank bytes: the larger of what it sent to and received from the other ranks
   /// of its communicator, its own share (its comm_rank's entry) left out; nullopt where its file
   /// does not say (no bytes per peer or no comm_rank: imports, the profiler plugin, earlier
@@ -120,6 +124,8 @@ class CollectiveMatcher {
   /// Matches everything added. `world_size` sizes the per-rank table.
   void finish(int world_size);
 
+  /// The instances. What add() and merge() give them (kind, size, bytes, arrivals, durations,
+  /// ranks seen) is whole before finish(), which adds the mean duration and the waits caused.
   const std::vector<CollectiveInstance>& instances() const { return instances_; }
   const std::vector<RankWait>& rank_waits() const { return waits_; }
 
@@ -131,8 +137,8 @@ class CollectiveMatcher {
 
  private:
   template <class Op>
-  void add_op(int rank, const Op& op, std::int64_t clock_offset_ns, std::uint64_t order,
-              std::optional<std::uint64_t> offrank);
+  std::int64_t add_op(int rank, const Op& op, std::int64_t clock_offset_ns, std::uint64_t order,
+                      std::optional<std::uint64_t> offrank);
   struct Record {
     std::uint32_t instance;
     std::int32_t rank;
@@ -146,6 +152,21 @@ class CollectiveMatcher {
   };
   std::pair<std::uint32_t, bool> find_or_add(std::string_view comm, std::int64_t seq);
   std::unordered_map<std::string, std::unordered_map<std::int64_t, std::uint32_t>> index_;
+  // The communicators last looked up (find_or_add) and their entries in index_. A copied or
+  // moved matcher starts without them: they point into the matcher they were found in.
+  struct Recent {
+    std::array<std::pair<std::string, std::unordered_map<std::int64_t, std::uint32_t>*>, 4>
+        entries{};
+    std::size_t next = 0;
+    Recent() = default;
+    Recent(const Recent&) {}
+    Recent& operator=(const Recent&) {
+      entries = {};
+      next = 0;
+      return *this;
+    }
+  };
+  Recent recent_;
   std::vector<CollectiveInstance> instances_;
   std::vector<Extra> extras_;  // by instance
   std::vector<Record> records_;

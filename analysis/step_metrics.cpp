@@ -76,6 +76,11 @@ StepMetrics compute_step_metrics(const StepView& step, StepScratch& scratch) {
                  step.ops != nullptr ? *step.ops : kNone, scratch);
 }
 
+StepMetrics compute_step_metrics(std::int64_t start_ns, std::int64_t end_ns,
+                                 const std::vector<OpSpan>& ops, StepScratch& scratch) {
+  return measure(0, false, start_ns, end_ns, ops, scratch);
+}
+
 bool compute_known(const std::string& backend) { return backend != "nccl-profiler"; }
 
 std::string steps_from(const JsonObject& config) {

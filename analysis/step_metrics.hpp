@@ -54,6 +54,17 @@ struct StepScratch {
 /// The same metrics from a step as read (no allocation once the buffers have grown).
 StepMetrics compute_step_metrics(const StepView& step, StepScratch& scratch);
 
+/// An op as the metrics need it: its category and its times (a replay's, say).
+struct OpSpan {
+  Category category = Category::kComp;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
+/// The same metrics from bare spans, in the window [start_ns, end_ns) (widened to the ops).
+StepMetrics compute_step_metrics(std::int64_t start_ns, std::int64_t end_ns,
+                                 const std::vector<OpSpan>& ops, StepScratch& scratch);
+
 /// One step of one rank as the per-step trend and the timeline's choice of step need it.
 struct StepPoint {
   int index = 0;

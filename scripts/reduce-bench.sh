@@ -11,6 +11,9 @@
 # COMMAND: report (the default) or diagnose (issue #47: the time to a verdict, the same files
 # read by `commprof diagnose DIR --format json`; synthetic files hold a job whose collectives all
 # completed, so every file is read to its end before "no problem" is said: the longest case).
+# REUSE=1 reads the files an earlier KEEP=1 run left in WORK_DIR (when it holds RANKS of them)
+# instead of writing them again: two builds, or the report with and without its critical path,
+# compared over the same files in one sitting.
 # FORMAT: json or zstd (--rank-file-format). REPORT_ARGS: more arguments for report; by default
 # none, so the report has its critical path (read from the files a second time, shared among the
 # processes); REPORT_ARGS=--no-critical-path leaves it out. The files are removed at the end
@@ -33,19 +36,24 @@ command -v /usr/bin/time >/dev/null || { echo "needs GNU time (/usr/bin/time)" >
 cores=$(nproc)
 since() { awk -v a="$(date +%s.%N)" -v b="$1" 'BEGIN { print a - b }'; }
 dir=$work/$ranks-$ops-$format
-rm -rf "$dir"
-mkdir -p "$dir"
-
-start=$(date +%s.%N)
-per=$(((ranks + cores - 1) / cores))
-for ((first = 0; first < ranks; first += per)); do
-  count=$((first + per > ranks ? ranks - first : per))
-  "$gen" "$dir" "$ranks" "$ops" 10 8 "$format" "$first" "$count" >/dev/null &
-done
-wait
-bytes=$(du -sb "$dir" | cut -f1)
-printf 'wrote %d files of %d ops (%s, %d bytes) in %.1f s with %d writers\n' "$ranks" "$ops" \
-  "$format" "$bytes" "$(since "$start")" "$cores"
+if [ "${REUSE:-0}" = 1 ] && [ -d "$dir" ] && [ "$(find "$dir" -type f | wc -l)" = "$ranks" ]; then
+  bytes=$(du -sb "$dir" | cut -f1)
+  printf 'read again the %d files of %d ops (%s, %d bytes) in %s\n' "$ranks" "$ops" "$format" \
+    "$bytes" "$dir"
+else
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  start=$(date +%s.%N)
+  per=$(((ranks + cores - 1) / cores))
+  for ((first = 0; first < ranks; first += per)); do
+    count=$((first + per > ranks ? ranks - first : per))
+    "$gen" "$dir" "$ranks" "$ops" 10 8 "$format" "$first" "$count" >/dev/null &
+  done
+  wait
+  bytes=$(du -sb "$dir" | cut -f1)
+  printf 'wrote %d files of %d ops (%s, %d bytes) in %.1f s with %d writers\n' "$ranks" "$ops" \
+    "$format" "$bytes" "$(since "$start")" "$cores"
+fi
 
 mpirun=(mpirun --oversubscribe)
 [ "$(id -u)" = 0 ] && mpirun+=(--allow-run-as-root)

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <limits>
 #include <map>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -32,91 +34,214 @@ constexpr int kRounds = 8;
 // file, holds them.
 namespace critical_pack {
 
-// The names, collectives and communicators of one process's ops, each sent once a round.
+// The names, collectives and communicators of one process's ops.
 class Strings {
  public:
-  std::uint64_t id(const std::string& s) {
-    const auto [it, fresh] = ids_.try_emplace(s, list_.size());
-    if (fresh) list_.push_back(s);
-    return it->second;
+  std::uint64_t id(std::string_view s) {
+    const auto it = ids_.find(s);
+    if (it != ids_.end()) return it->second;
+    // A deque keeps each string where it is, so the map's key can view it.
+    list_.emplace_back(s);
+    ids_.emplace(list_.back(), list_.size() - 1);
+    return list_.size() - 1;
   }
+  const std::string& operator[](std::uint64_t id) const { return list_[id]; }
   void write(std::string& out) const {
     put_varint(out, list_.size());
     for (const std::string& s : list_) put_varint_text(out, s);
   }
 
  private:
-  std::vector<std::string> list_;
-  std::unordered_map<std::string, std::uint64_t> ids_;
+  std::deque<std::string> list_;
+  std::unordered_map<std::string_view, std::uint64_t> ids_;
 };
 
-// One rank's share of a step graph (a graph holding that rank alone), packed.
-static void pack_rank_step(std::string& out, const StepGraph& g, Strings& strings) {
-  const GraphRank& r = g.ranks.front();
-  put_signed_varint(out, r.rank);
-  put_signed_varint(out, r.start_ns);
-  put_varint(out, g.ops.size());
-  put_varint(out, static_cast<std::uint64_t>(g.ops_with_waits));
-  put_varint(out, static_cast<std::uint64_t>(g.transfers_without_peers));
-  for (std::size_t i = 0; i < g.ops.size(); ++i) {
-    const GraphOp& op = g.ops[i];
-    put_varint(out, static_cast<std::uint64_t>(op.category));
-    put_varint(out, strings.id(op.name));
-    put_varint(out, strings.id(op.collective));
-    put_varint(out, strings.id(op.comm));
-    put_signed_varint(out, op.comm_size);
-    put_signed_varint(out, op.seq);
-    put_signed_varint(out, op.start_ns - r.start_ns);
-    put_signed_varint(out, op.end_ns - op.start_ns);
-    put_varint(out, op.preds.size());
-    for (const int p : op.preds) put_signed_varint(out, p - static_cast<std::int64_t>(i));
-    put_varint(out, op.send_to.size());
-    for (const std::int32_t to : op.send_to) put_signed_varint(out, to);
-    put_varint(out, op.recv_from.size());
-    for (const std::int32_t from : op.recv_from) put_signed_varint(out, from);
+// What an op is apart from its times, sequence number and the ranks it sends to or receives
+// from: ops of one kind recur step after step and rank after rank, so a round sends each kind
+// once (with the strings they name) and each op names its kind. An op packs to about 8 bytes
+// instead of 20, and the packed steps are what a process holds until they are sent.
+struct OpKind {
+  std::uint64_t category = 0, name = 0, collective = 0, comm = 0;  // the strings' ids
+  std::int64_t comm_size = 0;
+  std::uint64_t has_seq = 0;                            // 0: its seq is -1 and not sent
+  std::uint64_t preds = 0, send_to = 0, recv_from = 0;  // how many of each it has
+  bool operator==(const OpKind& o) const {
+    return std::tie(category, name, collective, comm, comm_size, has_seq, preds, send_to,
+                    recv_from) == std::tie(o.category, o.name, o.collective, o.comm, o.comm_size,
+                                           o.has_seq, o.preds, o.send_to, o.recv_from);
+  }
+};
+
+struct OpKindHash {
+  std::size_t operator()(const OpKind& k) const {
+    std::uint64_t h = 0;
+    for (const std::uint64_t v :
+         {k.category, k.name, k.collective, k.comm, static_cast<std::uint64_t>(k.comm_size),
+          k.has_seq, k.preds, k.send_to, k.recv_from}) {
+      h = (h ^ v) * 0x100000001b3ull;  // FNV-1a's prime over whole numbers
+    }
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+};
+
+// The kinds of one process's ops, each sent once a round with the strings they name.
+class OpKinds {
+ public:
+  // The kind of `op` with `preds` waits, at `slot` (its place in its step): a rank's steps
+  // mostly repeat their ops, so the kind last seen there is compared before anything is hashed.
+  std::uint64_t id_at(std::size_t slot, const OpView& op, std::size_t preds) {
+    if (slot >= recent_.size()) recent_.resize(slot + 1);
+    Recent& r = recent_[slot];
+    const std::uint64_t has_seq = op.seq != -1 ? 1 : 0;
+    if (r.known && r.kind.category == static_cast<std::uint64_t>(op.category) &&
+        r.kind.comm_size == op.comm_size && r.kind.has_seq == has_seq && r.kind.preds == preds &&
+        r.kind.send_to == op.send_to.size() && r.kind.recv_from == op.recv_from.size() &&
+        r.name == op.name && r.collective == op.collective && r.comm == op.comm) {
+      return r.id;
+    }
+    OpKind k;
+    k.category = static_cast<std::uint64_t>(op.category);
+    k.name = strings_.id(op.name);
+    k.collective = strings_.id(op.collective);
+    k.comm = strings_.id(op.comm);
+    k.comm_size = op.comm_size;
+    k.has_seq = has_seq;
+    k.preds = preds;
+    k.send_to = op.send_to.size();
+    k.recv_from = op.recv_from.size();
+    const auto [it, fresh] = ids_.try_emplace(k, list_.size());
+    if (fresh) list_.push_back(k);
+    r.known = true;
+    r.name = strings_[k.name];
+    r.collective = strings_[k.collective];
+    r.comm = strings_[k.comm];
+    r.kind = k;
+    r.id = it->second;
+    return it->second;
+  }
+  void write(std::string& out) const {
+    strings_.write(out);
+    put_varint(out, list_.size());
+    for (const OpKind& k : list_) {
+      for (const std::uint64_t v :
+           {k.category, k.name, k.collective, k.comm, k.has_seq, k.preds, k.send_to, k.recv_from})
+        put_varint(out, v);
+      put_signed_varint(out, k.comm_size);
+    }
+  }
+
+ private:
+  struct Recent {
+    bool known = false;
+    std::string_view name, collective, comm;  // views of strings_' own
+    OpKind kind;
+    std::uint64_t id = 0;
+  };
+  Strings strings_;
+  std::vector<OpKind> list_;
+  std::unordered_map<OpKind, std::uint64_t, OpKindHash> ids_;
+  std::vector<Recent> recent_;
+};
+
+// A kind as a round's reader holds it: its strings as views into the message.
+struct ReadKind {
+  Category category = Category::kComp;
+  std::string_view name, collective, comm;
+  int comm_size = 0;
+  bool has_seq = false;
+  std::size_t preds = 0, send_to = 0, recv_from = 0;
+};
+
+// One rank's step as the graph would hold it (append_rank_step), packed straight from the
+// file's views: the graph's ops would be strings and lists built only to be packed. Each op: its
+// kind, its seq less the seq sent before it in the step (when it has one), its start less the
+// start before it (the step's for the first), its duration, its waits less its own index, the
+// ranks it sends to and receives from.
+static void pack_rank_step(std::string& out, int rank, std::int64_t clock_offset_ns,
+                           const StepView& step, const RankStepPreds& preds, OpKinds& kinds) {
+  const std::vector<OpView>& ops = *step.ops;
+  put_signed_varint(out, rank);
+  put_signed_varint(out, step.start_ns + clock_offset_ns);
+  put_varint(out, ops.size());
+  put_varint(out, static_cast<std::uint64_t>(preds.ops_with_waits));
+  put_varint(out, static_cast<std::uint64_t>(preds.transfers_without_peers));
+  std::int64_t seq = 0;
+  std::int64_t start = step.start_ns;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const OpView& op = ops[i];
+    const auto p0 = static_cast<std::size_t>(preds.first[i]);
+    const auto p1 = static_cast<std::size_t>(preds.first[i + 1]);
+    // Room for the op's numbers at once (4 and its lists' elements), trimmed after.
+    const std::size_t at = out.size();
+    out.resize(at + kMaxVarintBytes * (4 + (p1 - p0) + op.send_to.size() + op.recv_from.size()));
+    char* w = out.data() + at;
+    w = write_varint(w, kinds.id_at(i, op, p1 - p0));
+    if (op.seq != -1) {
+      w = write_signed_varint(w, op.seq - seq);
+      seq = op.seq;
+    }
+    w = write_signed_varint(w, op.start_ns - start);
+    start = op.start_ns;
+    w = write_signed_varint(w, op.end_ns - op.start_ns);
+    for (std::size_t k = p0; k < p1; ++k) {
+      w = write_signed_varint(w, preds.list[k] - static_cast<std::int64_t>(i));
+    }
+    for (const std::int32_t to : op.send_to) w = write_signed_varint(w, to);
+    for (const std::int32_t from : op.recv_from) w = write_signed_varint(w, from);
+    out.resize(static_cast<std::size_t>(w - out.data()));
   }
 }
 
-// Appends the rank steps packed in `in` to `g`, as StepGraphBuilder::add would have.
-static void unpack_rank_steps(VarintReader& in, const std::vector<std::string_view>& strings,
-                              StepGraph& g, std::unordered_set<int>& ranks) {
-  auto text = [&strings](std::uint64_t id) {
-    if (id >= strings.size())
-      throw Error("critical path message names string " + std::to_string(id));
-    return std::string(strings[id]);
-  };
+// Appends the rank steps packed in `in` to the first `used` ops of `g`, as StepGraphBuilder::add
+// would have, and their times to `t`, as measured_times would: the ops `g` holds past those (a
+// step before's) are reused, their storage kept.
+static void unpack_rank_steps(VarintReader& in, const std::vector<ReadKind>& kinds, StepGraph& g,
+                              std::size_t& used, GraphTimes& t) {
   while (!in.done()) {
     GraphRank r;
     r.rank = in.get_int();
     r.start_ns = in.get_signed();
-    r.first_op = static_cast<int>(g.ops.size());
+    r.first_op = static_cast<int>(used);
     r.ops = static_cast<int>(in.get());
-    if (!ranks.insert(r.rank).second) {
-      throw Error("rank " + std::to_string(r.rank) + " has step " + std::to_string(g.step) +
-                  " twice");
-    }
     g.ranks.push_back(r);
     g.ops_with_waits += static_cast<std::int64_t>(in.get());
     g.transfers_without_peers += static_cast<std::int64_t>(in.get());
+    std::int64_t seq = 0;
+    std::int64_t start = r.start_ns;
     for (int i = 0; i < r.ops; ++i) {
-      GraphOp op;
+      const std::uint64_t id = in.get();
+      if (id >= kinds.size())
+        throw Error("critical path message names op kind " + std::to_string(id));
+      const ReadKind& k = kinds[id];
+      // Every field is set here, so that what a step before left in the op is gone (a field
+      // added to GraphOp is set here too).
+      GraphOp& op = used < g.ops.size() ? g.ops[used] : g.ops.emplace_back();
+      ++used;
       op.rank = r.rank;
       op.index = i;
-      op.category = static_cast<Category>(in.get());
-      op.name = text(in.get());
-      op.collective = text(in.get());
-      op.comm = text(in.get());
-      op.comm_size = in.get_int();
-      op.seq = in.get_signed();
-      op.start_ns = r.start_ns + in.get_signed();
-      op.end_ns = op.start_ns + in.get_signed();
-      op.preds.resize(in.get());
+      op.category = k.category;
+      op.name.assign(k.name);
+      op.stream.clear();  // the path needs its waits, not its streams' names
+      op.collective.assign(k.collective);
+      op.comm.assign(k.comm);
+      op.comm_size = k.comm_size;
+      if (k.has_seq) seq += in.get_signed();
+      op.seq = k.has_seq ? seq : -1;
+      op.bytes = 0;
+      op.flops = 0.0;
+      start += in.get_signed();
+      op.start_ns = start;
+      op.end_ns = start + in.get_signed();
+      t.start_ns.push_back(op.start_ns);
+      t.end_ns.push_back(op.end_ns);
+      op.preds.resize(k.preds);
       for (int& p : op.preds) p = r.first_op + i + in.get_int();
-      op.send_to.resize(in.get());
+      op.collective_id = -1;
+      op.send_to.resize(k.send_to);
       for (std::int32_t& to : op.send_to) to = in.get_int();
-      op.recv_from.resize(in.get());
+      op.recv_from.resize(k.recv_from);
       for (std::int32_t& from : op.recv_from) from = in.get_int();
-      g.ops.push_back(std::move(op));
+      op.partners.clear();
     }
   }
 }
@@ -124,7 +249,7 @@ static void unpack_rank_steps(VarintReader& in, const std::vector<std::string_vi
 // Reads one process's block of files into packed steps, by step index.
 class StepPacker final : public RankStepSink {
  public:
-  explicit StepPacker(Strings& strings) : strings_(strings) {}
+  explicit StepPacker(OpKinds& kinds) : kinds_(kinds) {}
   void header(const RankTimeline& h) override {
     rank_ = h.rank;
     offset_ = h.clock_offset_ns;
@@ -137,16 +262,8 @@ class StepPacker final : public RankStepSink {
       throw Error("rank " + std::to_string(rank_) + " has step " + std::to_string(step.index) +
                   " twice");
     }
-    // One graph's storage for every rank step packed: a fresh one was an allocation and its
-    // growth for each of them (a quarter of the packing's time).
-    StepGraph& g = scratch_;
-    g.step = step.index;
-    g.ranks.clear();
-    g.ops.clear();
-    g.collectives.clear();
-    g.ops_with_waits = g.incomplete = g.unmatched_transfers = g.transfers_without_peers = 0;
-    append_rank_step(g, rank_, offset_, step);
-    pack_rank_step(at->second, g, strings_);
+    rank_step_preds(rank_, step, preds_);
+    pack_rank_step(at->second, rank_, offset_, step, preds_, kinds_);
   }
   void end() override {
     for (auto& [index, bytes] : pending_) steps_[index] += bytes;
@@ -154,22 +271,27 @@ class StepPacker final : public RankStepSink {
   }
   void restart() override { pending_.clear(); }
   /// The file's packed steps, read whole, instead of end().
-  std::map<int, std::string> take_pending() { return std::exchange(pending_, {}); }
+  std::map<int, std::string> take_pending() {
+    // Held until every file is read: without the room a string's growth left.
+    for (auto& [index, bytes] : pending_) bytes.shrink_to_fit();
+    return std::exchange(pending_, {});
+  }
   std::map<int, std::string>& steps() { return steps_; }
 
  private:
-  Strings& strings_;
+  OpKinds& kinds_;
   int rank_ = 0;
   std::int64_t offset_ = 0;
   std::map<int, std::string> pending_;  // this file's, until it was read whole
   std::map<int, std::string> steps_;
-  StepGraph scratch_;
+  RankStepPreds preds_;  // one's storage for every rank step packed
 };
 
 }  // namespace critical_pack
 namespace {
+using critical_pack::OpKinds;
+using critical_pack::ReadKind;
 using critical_pack::StepPacker;
-using critical_pack::Strings;
 using critical_pack::unpack_rank_steps;
 
 // The first problem in the files' order, of those found on this process: (order, message).
@@ -186,9 +308,10 @@ std::string first_problem(const Problem& mine, ReduceExchange& exchange) {
   return exchange.broadcast(first.second);
 }
 
-// What process `from` sent this owner in one round: its strings, then (step, packed ranks).
+// What process `from` sent this owner in one round: its strings and op kinds, then (step,
+// packed ranks).
 struct Received {
-  std::vector<std::string_view> strings;
+  std::vector<ReadKind> kinds;
   std::map<int, std::string_view> steps;
 };
 
@@ -200,8 +323,31 @@ Received read_round(const std::string& bytes) {
     throw Error("critical path message of format version " + std::to_string(version) +
                 ", but this commprof reads version " + std::to_string(wire::kVersion));
   }
-  r.strings.resize(in.get());
-  for (std::string_view& s : r.strings) s = in.get_text();
+  std::vector<std::string_view> strings(in.get());
+  for (std::string_view& s : strings) s = in.get_text();
+  auto text = [&strings](std::uint64_t id) {
+    if (id >= strings.size()) {
+      throw Error("critical path message names string " + std::to_string(id) + " of " +
+                  std::to_string(strings.size()));
+    }
+    return strings[id];
+  };
+  r.kinds.resize(in.get());
+  for (ReadKind& k : r.kinds) {
+    const std::uint64_t category = in.get();
+    if (category > static_cast<std::uint64_t>(Category::kMem)) {
+      throw Error("critical path message names category " + std::to_string(category));
+    }
+    k.category = static_cast<Category>(category);
+    k.name = text(in.get());
+    k.collective = text(in.get());
+    k.comm = text(in.get());
+    k.has_seq = in.get() != 0;
+    k.preds = in.get();
+    k.send_to = in.get();
+    k.recv_from = in.get();
+    k.comm_size = in.get_int();
+  }
   while (!in.done()) {
     const int step = in.get_int();
     r.steps[step] = in.get_text();
@@ -209,11 +355,43 @@ Received read_round(const std::string& bytes) {
   return r;
 }
 
+// The critical path of `step`, owned here, from the packed ranks its sources sent this round:
+// its graph built in `g` and its measured times in `t`, then summed up. One graph's storage
+// serves every step: a large step's ops (491,520 at 16,384 ranks of 30 ops) would otherwise be
+// fresh pages to fault in, step after step.
+CriticalStepSummary owned_step_path(int step, const std::vector<std::size_t>& sources,
+                                    const std::vector<Received>& received, StepGraph& g,
+                                    GraphTimes& t) {
+  g.step = step;
+  g.ranks.clear();
+  g.collectives.clear();
+  std::size_t used = 0;
+  g.ops_with_waits = g.incomplete = g.unmatched_transfers = g.transfers_without_peers = 0;
+  t.start_ns.clear();
+  t.end_ns.clear();
+  for (const std::size_t q : sources) {
+    VarintReader in(received[q].steps.at(step), "critical path message");
+    unpack_rank_steps(in, received[q].kinds, g, used, t);
+  }
+  g.ops.resize(used);
+  // Ranks sorted, as complete_step_graph keeps them: a rank sent twice is next to itself.
+  std::sort(g.ranks.begin(), g.ranks.end(),
+            [](const GraphRank& a, const GraphRank& b) { return a.rank < b.rank; });
+  for (std::size_t k = 1; k < g.ranks.size(); ++k) {
+    if (g.ranks[k].rank == g.ranks[k - 1].rank) {
+      throw Error("rank " + std::to_string(g.ranks[k].rank) + " has step " + std::to_string(step) +
+                  " twice");
+    }
+  }
+  complete_step_graph(g);
+  return summarize_critical_step(g, t);
+}
+
 }  // namespace
 
 struct CriticalPathPacks::State {
-  Strings strings;
-  StepPacker packer{strings};
+  OpKinds kinds;
+  StepPacker packer{kinds};
   std::uint32_t file = 0;
   bool failed = false;  // the packer's own problem with this file
   // Each file read whole, in reading order, and the packer's problems (file, message).
@@ -273,7 +451,7 @@ void add_critical_paths_across(Report& report, const std::vector<std::string>& f
   }
 
   CriticalPathPacks::State& state = *packs.state_;
-  Strings& strings = state.strings;
+  OpKinds& kinds = state.kinds;
   StepPacker& packer = state.packer;
   Problem problem{kNoProblem, ""};
   const std::size_t n = files.size();
@@ -299,13 +477,14 @@ void add_critical_paths_across(Report& report, const std::vector<std::string>& f
 
   std::vector<CriticalStepSummary> summaries;
   StepGraph g;
+  GraphTimes t;  // the measured times of g's ops
   problem = {kNoProblem, ""};
   std::map<int, std::string>& mine = packer.steps();
   for (int round = 0; round < kRounds; ++round) {
     std::vector<std::string> to(static_cast<std::size_t>(processes));
     for (std::string& bytes : to) {
       put_varint(bytes, wire::kVersion);
-      strings.write(bytes);
+      kinds.write(bytes);
     }
     for (auto it = mine.begin(); it != mine.end();) {
       const int step = it->first;
@@ -329,20 +508,7 @@ void add_critical_paths_across(Report& report, const std::vector<std::string>& f
         for (const auto& [step, bytes] : received.back().steps) owned[step].push_back(q);
       }
       for (const auto& [step, sources] : owned) {
-        // One graph's storage for every step: a large step's ops (491,520 at 16,384 ranks of
-        // 30 ops) would otherwise be fresh pages to fault in, step after step.
-        g.step = step;
-        g.ranks.clear();
-        g.ops.clear();
-        g.collectives.clear();
-        g.ops_with_waits = g.incomplete = g.unmatched_transfers = g.transfers_without_peers = 0;
-        std::unordered_set<int> ranks;
-        for (const std::size_t q : sources) {
-          VarintReader in(received[q].steps.at(step), "critical path message");
-          unpack_rank_steps(in, received[q].strings, g, ranks);
-        }
-        complete_step_graph(g);
-        summaries.push_back(summarize_critical_step(g, measured_times(g)));
+        summaries.push_back(owned_step_path(step, sources, received, g, t));
       }
     } catch (const std::exception& e) {
       if (problem.first == kNoProblem) problem = {n, e.what()};

@@ -20,7 +20,12 @@ GraphTimes measured_times(const StepGraph& g) {
 
 std::int64_t ready_ns(const StepGraph& g, const GraphTimes& t, int op, int* binding) {
   const GraphOp& o = g.ops[static_cast<std::size_t>(op)];
-  std::int64_t ready = g.rank_of(o).start_ns;
+  return ready_ns(t, o, g.rank_of(o).start_ns, binding);
+}
+
+std::int64_t ready_ns(const GraphTimes& t, const GraphOp& o, std::int64_t rank_start_ns,
+                      int* binding) {
+  std::int64_t ready = rank_start_ns;
   int by = -1;
   for (const int p : o.preds) {
     const std::int64_t end = t.end_ns[static_cast<std::size_t>(p)];
@@ -39,20 +44,21 @@ StepOutcome step_outcome(const StepGraph& g, const GraphTimes& t) {
   std::int64_t first = g.ranks.front().start_ns, last = first;
   double overlap_sum = 0.0;
   int overlap_ranks = 0;
+  // One rank's ops as spans, and the metrics' buffers, reused rank after rank: a step of
+  // 16,384 ranks has half a million ops.
+  std::vector<OpSpan> spans;
+  StepScratch scratch;
   for (const GraphRank& r : g.ranks) {
-    StepRecord s;
-    s.start_ns = s.end_ns = r.start_ns;
     first = std::min(first, r.start_ns);
+    std::int64_t end = r.start_ns;
+    spans.clear();
     for (int i = r.first_op; i < r.first_op + r.ops; ++i) {
-      OpRecord op;
-      op.category = g.ops[static_cast<std::size_t>(i)].category;
-      op.start_ns = t.start_ns[static_cast<std::size_t>(i)];
-      op.end_ns = t.end_ns[static_cast<std::size_t>(i)];
-      s.end_ns = std::max(s.end_ns, op.end_ns);
-      s.ops.push_back(op);
+      const auto k = static_cast<std::size_t>(i);
+      spans.push_back({g.ops[k].category, t.start_ns[k], t.end_ns[k]});
+      end = std::max(end, t.end_ns[k]);
     }
-    last = std::max(last, s.end_ns);
-    const StepMetrics m = compute_step_metrics(s);
+    last = std::max(last, end);
+    const StepMetrics m = compute_step_metrics(r.start_ns, end, spans, scratch);
     out.exposed_comm_ns += static_cast<double>(m.exposed_comm_ns);
     out.comm_ns += static_cast<double>(m.comm_ns);
     if (m.overlap) {

@@ -22,6 +22,9 @@ GraphTimes measured_times(const StepGraph& g);
 /// When `op` could start: its rank's step start or the latest end of its predecessors; `binding`
 /// is that predecessor (-1: the step start).
 std::int64_t ready_ns(const StepGraph& g, const GraphTimes& t, int op, int* binding = nullptr);
+/// The same for an op whose rank's step start is known (the rank's entry not looked up).
+std::int64_t ready_ns(const GraphTimes& t, const GraphOp& op, std::int64_t rank_start_ns,
+                      int* binding = nullptr);
 
 /// A step's times summed up, across its ranks.
 struct StepOutcome {

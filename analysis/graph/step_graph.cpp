@@ -33,11 +33,91 @@ void StepGraphBuilder::add(int rank, std::int64_t offset, const StepView& step) 
   append_rank_step(g, rank, offset, step);
 }
 
+bool transfer_without_peers(const OpView& v) {
+  return v.send_to.empty() && v.recv_from.empty() &&
+         (v.collective == "send" || v.collective == "recv" || v.collective == "sendrecv");
+}
+
+void rank_step_preds(int rank, const StepView& step, RankStepPreds& out) {
+  const std::vector<OpView>& ops = *step.ops;
+  const int n = static_cast<int>(ops.size());
+  out.ops_with_waits = out.transfers_without_peers = 0;
+  // Stream order: a stream runs its ops one after another, in the order they started (files
+  // list commprof's ops in issue order, imports' in start order; both agree on one stream).
+  // The stream predecessor of each op (-1: none) is kept in `first` until the offsets go there.
+  std::vector<int>& first = out.first;
+  first.assign(static_cast<std::size_t>(n) + 1, -1);
+  // Most steps list each stream's ops in start order already: then an op's predecessor is the
+  // stream's op listed before it, found in one pass over the few streams a rank has.
+  std::vector<std::string_view>& streams = out.streams;
+  std::vector<int>& last = out.order;  // by stream, its op listed last so far
+  streams.clear();
+  last.clear();
+  bool in_order = true;
+  for (int i = 0; i < n && in_order; ++i) {
+    const OpView& v = ops[static_cast<std::size_t>(i)];
+    std::size_t s = 0;
+    while (s < streams.size() && streams[s] != v.stream) ++s;
+    if (s == streams.size()) {
+      streams.push_back(v.stream);
+      last.push_back(-1);
+    }
+    const int before = last[s];
+    if (before >= 0 && ops[static_cast<std::size_t>(before)].start_ns > v.start_ns) {
+      in_order = false;
+    }
+    first[static_cast<std::size_t>(i)] = before;
+    last[s] = i;
+  }
+  if (!in_order) {
+    first.assign(static_cast<std::size_t>(n) + 1, -1);
+    std::vector<int>& order = out.order;
+    order.resize(static_cast<std::size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&ops](int a, int b) {
+      const OpView& x = ops[static_cast<std::size_t>(a)];
+      const OpView& y = ops[static_cast<std::size_t>(b)];
+      if (x.stream != y.stream) return x.stream < y.stream;
+      return x.start_ns < y.start_ns;
+    });
+    for (std::size_t k = 1; k < order.size(); ++k) {
+      const auto op = static_cast<std::size_t>(order[k]);
+      if (ops[op].stream == ops[static_cast<std::size_t>(order[k - 1])].stream) {
+        first[op] = order[k - 1];
+      }
+    }
+  }
+  out.list.clear();
+  for (int i = 0; i < n; ++i) {
+    const OpView& v = ops[static_cast<std::size_t>(i)];
+    if (transfer_without_peers(v)) ++out.transfers_without_peers;
+    const int stream_pred = first[static_cast<std::size_t>(i)];
+    first[static_cast<std::size_t>(i)] = static_cast<int>(out.list.size());
+    if (stream_pred >= 0) out.list.push_back(stream_pred);
+    if (v.after.empty()) continue;
+    ++out.ops_with_waits;
+    for (const std::int32_t a : v.after) {
+      if (a < 0 || a >= n || a == i) {
+        throw Error("rank " + std::to_string(rank) + ", step " + std::to_string(step.index) +
+                    ", op " + std::to_string(i) + " ('" + std::string(v.name) +
+                    "'): 'after' names op " + std::to_string(a) +
+                    ", which is not another op of the step (it has " + std::to_string(n) + ")");
+      }
+      out.list.push_back(a);
+    }
+  }
+  first[static_cast<std::size_t>(n)] = static_cast<int>(out.list.size());
+}
+
 void append_rank_step(StepGraph& g, int rank, std::int64_t offset, const StepView& step) {
   const std::vector<OpView>& ops = *step.ops;
   const int base = static_cast<int>(g.ops.size());
   const int n = static_cast<int>(ops.size());
+  RankStepPreds preds;
+  rank_step_preds(rank, step, preds);
   g.ranks.push_back({rank, step.start_ns + offset, base, n});
+  g.ops_with_waits += preds.ops_with_waits;
+  g.transfers_without_peers += preds.transfers_without_peers;
   for (int i = 0; i < n; ++i) {
     const OpView& v = ops[static_cast<std::size_t>(i)];
     GraphOp op;
@@ -54,43 +134,12 @@ void append_rank_step(StepGraph& g, int rank, std::int64_t offset, const StepVie
     op.flops = v.flops;
     op.send_to.assign(v.send_to.begin(), v.send_to.end());
     op.recv_from.assign(v.recv_from.begin(), v.recv_from.end());
-    if (op.send_to.empty() && op.recv_from.empty() &&
-        (op.collective == "send" || op.collective == "recv" || op.collective == "sendrecv")) {
-      ++g.transfers_without_peers;
-    }
     op.start_ns = v.start_ns + offset;
     op.end_ns = v.end_ns + offset;
+    const auto i0 = static_cast<std::size_t>(preds.first[static_cast<std::size_t>(i)]);
+    const auto i1 = static_cast<std::size_t>(preds.first[static_cast<std::size_t>(i) + 1]);
+    for (std::size_t k = i0; k < i1; ++k) op.preds.push_back(base + preds.list[k]);
     g.ops.push_back(std::move(op));
-  }
-  // Stream order: a stream runs its ops one after another, in the order they started (files
-  // list commprof's ops in issue order, imports' in start order; both agree on one stream).
-  std::vector<int> order(static_cast<std::size_t>(n));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    const GraphOp& x = g.ops[static_cast<std::size_t>(base + a)];
-    const GraphOp& y = g.ops[static_cast<std::size_t>(base + b)];
-    if (x.stream != y.stream) return x.stream < y.stream;
-    return x.start_ns < y.start_ns;
-  });
-  for (std::size_t k = 1; k < order.size(); ++k) {
-    GraphOp& op = g.ops[static_cast<std::size_t>(base + order[k])];
-    const GraphOp& before = g.ops[static_cast<std::size_t>(base + order[k - 1])];
-    if (before.stream == op.stream) op.preds.push_back(base + order[k - 1]);
-  }
-  for (int i = 0; i < n; ++i) {
-    const OpView& v = ops[static_cast<std::size_t>(i)];
-    if (v.after.empty()) continue;
-    ++g.ops_with_waits;
-    GraphOp& op = g.ops[static_cast<std::size_t>(base + i)];
-    for (const std::int32_t a : v.after) {
-      if (a < 0 || a >= n || a == i) {
-        throw Error("rank " + std::to_string(rank) + ", step " + std::to_string(step.index) +
-                    ", op " + std::to_string(i) + " ('" + op.name + "'): 'after' names op " +
-                    std::to_string(a) + ", which is not another op of the step (it has " +
-                    std::to_string(n) + ")");
-      }
-      op.preds.push_back(base + a);
-    }
   }
 }
 
@@ -114,9 +163,17 @@ void match_collectives(StepGraph& g) {
   std::sort(g.ranks.begin(), g.ranks.end(),
             [](const GraphRank& a, const GraphRank& b) { return a.rank < b.rank; });
   CollectiveMatcher matcher;
-  int world = 0;
-  for (const GraphOp& op : g.ops) {
-    OpView v;
+  // One view for every op added (the matcher reads these fields of it): a fresh one is 200
+  // bytes to clear per op of a step of half a million.
+  OpView v;
+  std::vector<int> added;  // the ops added, in order
+  for (std::size_t k = 0; k < g.ops.size(); ++k) {
+    GraphOp& op = g.ops[k];
+    op.collective_id = -1;
+    // The matcher's own test, before a view is made of the op.
+    if (op.category != Category::kComm || op.collective.empty() || op.comm.empty() || op.seq < 0) {
+      continue;
+    }
     v.category = op.category;
     v.collective = op.collective;
     v.comm = op.comm;
@@ -124,10 +181,11 @@ void match_collectives(StepGraph& g) {
     v.seq = op.seq;
     v.start_ns = op.start_ns;
     v.end_ns = op.end_ns;
-    matcher.add(op.rank, v, 0);
-    world = std::max(world, op.rank + 1);
+    op.collective_id = static_cast<int>(matcher.add(op.rank, v, 0));
+    added.push_back(static_cast<int>(k));
   }
-  matcher.finish(world);
+  // What the graph takes of an instance is whole once its ops are added: finish() would add the
+  // waits of every rank of the world (a table of them per step), which the graph does not need.
   const std::vector<CollectiveInstance>& found = matcher.instances();
   g.collectives.resize(found.size());
   for (std::size_t i = 0; i < found.size(); ++i) {
@@ -139,15 +197,9 @@ void match_collectives(StepGraph& g) {
     c.time_ns = found[i].time_ns();
     if (found[i].ranks_seen < found[i].comm_size) ++g.incomplete;
   }
-  for (std::size_t k = 0; k < g.ops.size(); ++k) {
-    GraphOp& op = g.ops[k];
-    if (op.category != Category::kComm || op.collective.empty() || op.comm.empty() || op.seq < 0) {
-      continue;
-    }
-    const std::int64_t i = matcher.find(op.comm, op.seq);
-    if (i < 0) continue;
-    op.collective_id = static_cast<int>(i);
-    g.collectives[static_cast<std::size_t>(i)].members.push_back(static_cast<int>(k));
+  for (const int k : added) {
+    const int i = g.ops[static_cast<std::size_t>(k)].collective_id;
+    if (i >= 0) g.collectives[static_cast<std::size_t>(i)].members.push_back(k);
   }
 }
 

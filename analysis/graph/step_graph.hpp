@@ -11,14 +11,18 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "analysis/graph/wait_list.hpp"
 #include "src/timeline/op_record.hpp"
 #include "src/timeline/rank_file.hpp"
 
 namespace commprof {
 
 /// One op of one rank's step. Times in ns on rank 0's clock (the rank's clock offset applied).
+/// The shared critical path's unpacking (critical_path_across.cpp) reuses ops step after step
+/// and sets every field: a field added here is set there too.
 struct GraphOp {
   int rank = 0;
   int index = 0;  ///< its place among the ops of the rank's step, as the file lists them
@@ -32,7 +36,7 @@ struct GraphOp {
   std::int64_t end_ns = 0;
   /// Ops of the same rank that must end before this one starts: the op before it on its stream
   /// (first), then the ops its stream waited for.
-  std::vector<int> preds;
+  WaitList preds;
   int collective_id = -1;  ///< its matched collective in StepGraph::collectives, or -1
   /// A send or receive: the world ranks it sent to and received from (the rank file's send_to
   /// and recv_from), and the ops of other ranks its transfers pair with: the k-th transfer from
@@ -89,6 +93,26 @@ struct StepGraph {
 /// partner in `unmatched_transfers`. StepGraphBuilder::finish calls it; a graph built otherwise
 /// (a projection's plans) calls it once its ops hold their send_to and recv_from.
 void match_transfers(StepGraph& g);
+
+/// What each op of one rank's step must wait for, as indices among the step's ops: the op
+/// before it on its stream (first), then the ops its stream waited for (the file's "after").
+/// Op i's are list[first[i], first[i + 1]). Buffers reused from step to step.
+struct RankStepPreds {
+  std::vector<int> first;
+  std::vector<int> list;
+  std::int64_t ops_with_waits = 0;           ///< ops that carried recorded waits
+  std::int64_t transfers_without_peers = 0;  ///< as StepGraph counts them
+  // The streams' and the sort's, kept for their storage.
+  std::vector<std::string_view> streams;
+  std::vector<int> order;
+};
+
+/// Fills `out` for one rank's step (ops not empty). Throws Error naming the rank, step and op
+/// when an "after" index is not another op of the step.
+void rank_step_preds(int rank, const StepView& step, RankStepPreds& out);
+
+/// Whether an op is a send or receive that did not record its peers (imports, earlier files).
+bool transfer_without_peers(const OpView& op);
 
 /// Adds one rank's measured step with its ops (not empty) to `g`, as StepGraphBuilder::add does
 /// (which first checks that the rank is not in `g` yet): its ops after those in `g`, each with

@@ -80,7 +80,7 @@ IdealGraph ideal_graph_from_steps(const std::vector<StepGraph>& steps, std::size
     n.label = label_of(op);
     n.rank = op.rank;
     n.comm = op.category == Category::kComm;
-    n.deps = op.preds;
+    n.deps = op.preds.to_vector();
     g.nodes.push_back(std::move(n));
   }
   add_groups(first, g);

@@ -136,7 +136,7 @@ void to_means(WhatIfFigures& f, std::int64_t steps, int overlaps) {
 StepGraph serialized(StepGraph g) {
   for (const GraphRank& r : g.ranks) {
     for (int k = 1; k < r.ops; ++k) {
-      std::vector<int>& preds = g.ops[static_cast<std::size_t>(r.first_op + k)].preds;
+      WaitList& preds = g.ops[static_cast<std::size_t>(r.first_op + k)].preds;
       const int before = r.first_op + k - 1;
       if (std::find(preds.begin(), preds.end(), before) == preds.end()) preds.push_back(before);
     }

@@ -22,6 +22,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -94,7 +95,9 @@ StepRecord pipeline_step(int rank, int step) {
   return s;
 }
 
-std::vector<std::string> write_pipeline_run(const std::string& dir) {
+// The run above as rank files in `dir`, each step first given to `change` (rank, step).
+std::vector<std::string> write_pipeline_run(
+    const std::string& dir, const std::function<void(int, int, StepRecord&)>& change = {}) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::vector<std::string> files;
@@ -104,7 +107,10 @@ std::vector<std::string> write_pipeline_run(const std::string& dir) {
     t.world_size = 4;
     t.host = rank >= 2 ? "node1" : "node0";
     t.clock_offset_ns = rank >= 2 ? 100 : 0;
-    for (int step = 0; step < 3; ++step) t.steps.push_back(pipeline_step(rank, step));
+    for (int step = 0; step < 3; ++step) {
+      t.steps.push_back(pipeline_step(rank, step));
+      if (change) change(rank, step, t.steps.back());
+    }
     files.push_back(
         write_rank_file(dir, t, rank == 3 ? RankFileFormat::kZstd : RankFileFormat::kJson));
   }
@@ -212,6 +218,62 @@ TEST(CriticalPathAcross, LeavesOutProblemFilesAndWarnsOfABadWaitAsOneProcess) {
     EXPECT_EQ(r.warnings[0],
               "no critical path: rank 2, step 2, op 1 ('send_act'): 'after' names op 9, which "
               "is not another op of the step (it has 4)");
+  }
+}
+
+// The packing sends what ops share once and each op's numbers as differences from the op
+// before it; the owner reuses one graph's ops from step to step. Steps of other sizes, ops that
+// start before the op listed before them, names longer than a string holds inline, a collective
+// without a sequence number, sequence numbers far apart, and a transfer at a place a plain op
+// takes the step after, all give the rows one process holding every graph gives. A collective
+// whose sequence number follows another on some ranks only must still match on all of them.
+TEST(CriticalPathAcross, UnevenStepsPackAndUnpackAsOneProcess) {
+  const std::vector<std::string> files = write_pipeline_run(
+      test::own_temp_path("critical_across_uneven"), [](int rank, int step, StepRecord& s) {
+        const std::int64_t base = s.start_ns;
+        // Listed last, started early, on a stream of its own: a start before the one listed
+        // before it. Rank 1 has it in step 1 only.
+        if (rank != 1 || step == 1) {
+          OpRecord early = timed_op("a_copy_with_a_name_longer_than_inline", Category::kMem,
+                                    base + 1, base + 3 + rank);
+          early.stream = "side";
+          s.ops.push_back(early);
+        }
+        // A collective without a sequence number (matched with nothing), then one whose
+        // numbers are far apart from step to step.
+        OpRecord loose = timed_op("unsequenced", Category::kComm, base + 31, base + 33, {2});
+        loose.collective = "allreduce";
+        loose.comm = "world";
+        loose.comm_size = 4;
+        s.ops.push_back(loose);
+        // The even ranks have one more collective before it, so its seq follows another on
+        // them; it ends last on rank 3, whose path then runs through rank 0, which arrived last.
+        if (rank % 2 == 0) {
+          OpRecord pair = world_allreduce(50 + step, base + 34, base + 36, {2});
+          pair.comm = "evens";
+          pair.comm_size = 2;
+          s.ops.push_back(pair);
+        }
+        OpRecord far =
+            world_allreduce(1000000 * step + 7, base + 40 + 2 * (3 - rank), base + 48 + rank,
+                            {static_cast<std::int32_t>(s.ops.size() - 1)});
+        far.name = "the_last_allreduce_has_a_long_name";
+        far.comm = "wide_world_communicator";
+        s.ops.push_back(far);
+        // Rank 0's step 2 has a plain op where its step 1 has its send.
+        if (rank == 0 && step == 2) {
+          s.ops[1] = timed_op("not_a_send", Category::kComm, base + 20, base + 24, {0});
+          s.ops[1].stream = "COMM";
+        }
+      });
+  Report held;
+  add_critical_paths(held, load_step_graphs(files));
+  ASSERT_EQ(held.critical_steps.size(), 2u);
+  const std::string expected = critical_text(held);
+  EXPECT_NE(expected.find("the_last_allreduce_has_a_long_name"), std::string::npos);
+  for (int processes : {1, 2, 3}) {
+    SCOPED_TRACE("processes " + std::to_string(processes));
+    EXPECT_EQ(critical_text(critical_on_threads(files, Report{}, processes)), expected);
   }
 }
 
