@@ -20,6 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/test_files.hpp"
+
 namespace {
 
 using nlohmann::json;
@@ -28,16 +30,11 @@ const std::vector<std::string> kOps = {"allreduce",     "broadcast", "reduce",  
                                        "reducescatter", "alltoall",  "sendrecv"};
 const std::vector<std::uint64_t> kSizes = {1024, 4096, 16384, 65536, 262144};
 
-std::string env(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
-
 class BenchOutput : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = env("COMMPROF_BENCH_DIR");
-    n_ = std::atoi(env("COMMPROF_BENCH_NRANKS").c_str());
+    dir_ = commprof::test::env("COMMPROF_BENCH_DIR");
+    n_ = std::atoi(commprof::test::env("COMMPROF_BENCH_NRANKS").c_str());
     ASSERT_FALSE(dir_.empty()) << "COMMPROF_BENCH_DIR is not set";
     ASSERT_GT(n_, 0) << "COMMPROF_BENCH_NRANKS is not set";
     std::ifstream in(dir_ + "/bench.json");
@@ -145,7 +142,7 @@ TEST_F(BenchOutput, CsvHasAHeaderAndOneLinePerResult) {
 // activities for the single-call times, and what recording cost is that loop's time against the
 // reported one.
 TEST(SampledActivity, EveryResultCarriesItsSingleCallTimesAndTheRecordingCost) {
-  const std::string dir = env("COMMPROF_BENCH_DIR");
+  const std::string dir = commprof::test::env("COMMPROF_BENCH_DIR");
   ASSERT_FALSE(dir.empty()) << "COMMPROF_BENCH_DIR is not set";
   std::ifstream in(dir + "/bench.json");
   ASSERT_TRUE(in.good()) << "cannot read " << dir << "/bench.json";

@@ -23,36 +23,27 @@
 #include <string>
 
 #include "support/chakra_wire_reader.hpp"
+#include "support/test_files.hpp"
 
 namespace commprof {
 namespace {
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? "" : v;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 TEST(ChakraFiles, EveryRankHasItsStepAsNodes) {
-  const std::string prefix = env("COMMPROF_CHAKRA_PREFIX");
-  const int ranks = std::atoi(env("COMMPROF_CHAKRA_RANKS").c_str());
-  const std::uint64_t step = std::strtoull(env("COMMPROF_CHAKRA_STEP").c_str(), nullptr, 10);
-  const std::size_t nodes = std::strtoull(env("COMMPROF_CHAKRA_NODES").c_str(), nullptr, 10);
-  const int colls = std::atoi(env("COMMPROF_CHAKRA_COLLS").c_str());
+  const std::string prefix = test::env("COMMPROF_CHAKRA_PREFIX");
+  const int ranks = std::atoi(test::env("COMMPROF_CHAKRA_RANKS").c_str());
+  const std::uint64_t step = std::strtoull(test::env("COMMPROF_CHAKRA_STEP").c_str(), nullptr, 10);
+  const std::size_t nodes = std::strtoull(test::env("COMMPROF_CHAKRA_NODES").c_str(), nullptr, 10);
+  const int colls = std::atoi(test::env("COMMPROF_CHAKRA_COLLS").c_str());
   ASSERT_FALSE(prefix.empty());
   ASSERT_GT(ranks, 0);
   ASSERT_GT(nodes, 0u);
-  const nlohmann::json groups = nlohmann::json::parse(slurp(prefix + ".comm_groups.json"));
-  EXPECT_EQ(groups, nlohmann::json::parse(env("COMMPROF_CHAKRA_GROUPS")));
+  const nlohmann::json groups =
+      nlohmann::json::parse(test::file_bytes(prefix + ".comm_groups.json"));
+  EXPECT_EQ(groups, nlohmann::json::parse(test::env("COMMPROF_CHAKRA_GROUPS")));
   EXPECT_FALSE(std::filesystem::exists(prefix + "." + std::to_string(ranks) + ".et"));
   for (int r = 0; r < ranks; ++r) {
     const std::string path = prefix + "." + std::to_string(r) + ".et";
-    const chakra_wire::Trace t = chakra_wire::read_trace(slurp(path));
+    const chakra_wire::Trace t = chakra_wire::read_trace(test::file_bytes(path));
     std::map<std::string, chakra_wire::Attr> meta;
     for (const chakra_wire::Attr& a : t.meta) meta[a.name] = a;
     ASSERT_EQ(meta.count("rank"), 1u) << path;

@@ -38,21 +38,17 @@
 #include <vector>
 
 #include "src/timeline/rank_file.hpp"
+#include "support/test_files.hpp"
 
 namespace commprof {
 namespace {
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? "" : v;
-}
-
 // What the run's environment says to check.
 struct Expected {
-  std::string dir = env("COMMPROF_RUN_DIR");
-  int nranks = std::atoi(env("COMMPROF_RUN_NRANKS").c_str());
-  int steps = std::atoi(env("COMMPROF_RUN_STEPS").c_str());
-  std::string timing = env("COMMPROF_RUN_OP_TIMING");
+  std::string dir = test::env("COMMPROF_RUN_DIR");
+  int nranks = std::atoi(test::env("COMMPROF_RUN_NRANKS").c_str());
+  int steps = std::atoi(test::env("COMMPROF_RUN_STEPS").c_str());
+  std::string timing = test::env("COMMPROF_RUN_OP_TIMING");
 };
 
 using InstanceKey = std::pair<std::string, std::int64_t>;  // (comm, seq)
@@ -80,7 +76,7 @@ struct Seen {
 // frames against libzstd: ZstdRankFile.*), and no plain rank-<R>.json beside it.
 RankTimeline read_rank(const Expected& want, int r) {
   const std::string base = want.dir + "/rank-" + std::to_string(r) + ".json";
-  const bool zstd = env("COMMPROF_RUN_RANK_FILE_FORMAT") == "zstd";
+  const bool zstd = test::env("COMMPROF_RUN_RANK_FILE_FORMAT") == "zstd";
   EXPECT_FALSE(std::filesystem::exists(zstd ? base : base + ".zst")) << "rank " << r;
   RankTimeline t = read_rank_file(zstd ? base + ".zst" : base);
   EXPECT_EQ(t.rank, r);
@@ -124,10 +120,11 @@ void read_sampling(const Expected& want, const RankTimeline& t, int r, Sampling&
   out.sampled = want.timing.empty() ? cfg.contains("op_timing") && cfg.at("op_timing") == "sampled"
                                     : want.timing == "sampled";
   if (out.sampled && !want.timing.empty()) {
-    ASSERT_FALSE(env("COMMPROF_RUN_SAMPLE_EVERY").empty()) << "sampled: k of the command line";
-    ASSERT_FALSE(env("COMMPROF_RUN_WARMUP_STEPS").empty()) << "sampled: its warm-up steps";
-    out.every = std::atoi(env("COMMPROF_RUN_SAMPLE_EVERY").c_str());
-    out.warmups = std::atoi(env("COMMPROF_RUN_WARMUP_STEPS").c_str());
+    ASSERT_FALSE(test::env("COMMPROF_RUN_SAMPLE_EVERY").empty())
+        << "sampled: k of the command line";
+    ASSERT_FALSE(test::env("COMMPROF_RUN_WARMUP_STEPS").empty()) << "sampled: its warm-up steps";
+    out.every = std::atoi(test::env("COMMPROF_RUN_SAMPLE_EVERY").c_str());
+    out.warmups = std::atoi(test::env("COMMPROF_RUN_WARMUP_STEPS").c_str());
     EXPECT_EQ(cfg.value("sample_every", -1), out.every) << "rank " << r;
     EXPECT_EQ(cfg.value("warmup_steps", -1), out.warmups) << "rank " << r;
   } else if (out.sampled) {
@@ -277,16 +274,16 @@ void check_across_ranks(const Expected& want, const Seen& seen) {
 // What the run's variant promised to record (set by the test for that run).
 void check_variant(const Seen& seen) {
   // A run with expert TP (COMMPROF_RUN_EXPERT_TP set) records them.
-  if (!env("COMMPROF_RUN_EXPERT_TP").empty()) {
+  if (!test::env("COMMPROF_RUN_EXPERT_TP").empty()) {
     EXPECT_GT(seen.uneven_ops, 0u) << "no allgatherv or reducescatterv recorded";
   }
-  if (!env("COMMPROF_RUN_LOADS_MOVE").empty()) {
+  if (!test::env("COMMPROF_RUN_LOADS_MOVE").empty()) {
     std::size_t moved = 0;
     for (const auto& [key, loads] : seen.loads) moved += loads.size() > 1 ? 1 : 0;
     EXPECT_GT(moved, 0u) << "every all-to-allv received the same bytes per peer at every step";
   }
   // A pipeline or context-parallel run (COMMPROF_RUN_P2P set) records transfers.
-  if (!env("COMMPROF_RUN_P2P").empty()) {
+  if (!test::env("COMMPROF_RUN_P2P").empty()) {
     EXPECT_GT(seen.p2p_ops, 0u) << "no send or receive recorded";
   }
 }

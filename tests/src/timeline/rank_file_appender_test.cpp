@@ -18,18 +18,12 @@
 #include "src/core/errors.hpp"
 #include "src/timeline/rank_file.hpp"
 #include "support/temp_dir.hpp"
+#include "support/test_files.hpp"
 
 namespace commprof {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
 
 std::string fresh_dir(const std::string& name) {
   const std::string dir = test::own_temp_path("appender-" + name);
@@ -52,7 +46,7 @@ TEST(RankFileAppender, AfterEveryStepTheFileIsWhatTheWriterWrites) {
     so_far.steps.push_back(s);
     std::ostringstream expected;
     write_rank_json(expected, so_far);
-    ASSERT_EQ(slurp(file.path()), expected.str()) << "after step " << s.index;
+    ASSERT_EQ(test::file_bytes(file.path()), expected.str()) << "after step " << s.index;
   }
   file.close();
   EXPECT_EQ(read_rank_file(file.path()).steps.size(), t.steps.size());
@@ -105,7 +99,7 @@ TEST(RankFileAppender, AFailedAppendIsUndone) {
   expected.steps.resize(3);
   std::ostringstream os;
   write_rank_json(os, expected);
-  EXPECT_EQ(slurp(dir + "/rank-0.json"), os.str());
+  EXPECT_EQ(test::file_bytes(dir + "/rank-0.json"), os.str());
 }
 
 }  // namespace

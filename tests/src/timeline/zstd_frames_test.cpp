@@ -19,18 +19,12 @@
 #include "src/timeline/rank_file.hpp"
 #include "src/timeline/rank_file_appender.hpp"
 #include "support/temp_dir.hpp"
+#include "support/test_files.hpp"
 
 namespace commprof {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
 
 void spill(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
@@ -104,11 +98,12 @@ TEST_F(ZstdRankFile, SameTimelineAsTheJsonFileFromBothReaders) {
   EXPECT_EQ(json_of(streamed(packed)), expected);
   // Its frames hold the JSON file's text, byte for byte: libzstd's own decoder (`zstd -d`) gives
   // the file back, and so does the product's frame reader.
-  EXPECT_EQ(zstd_decompressed(slurp(packed)), slurp(plain));
+  EXPECT_EQ(zstd_decompressed(test::file_bytes(packed)), test::file_bytes(plain));
   std::string text;
-  read_zstd_frames(slurp(packed), packed, text);
-  EXPECT_EQ(text, slurp(plain));
-  EXPECT_LT(slurp(packed).size() * 4, text.size()) << "not a quarter of the JSON file's bytes";
+  read_zstd_frames(test::file_bytes(packed), packed, text);
+  EXPECT_EQ(text, test::file_bytes(plain));
+  EXPECT_LT(test::file_bytes(packed).size() * 4, text.size())
+      << "not a quarter of the JSON file's bytes";
 }
 
 TEST_F(ZstdRankFile, TheAppendersFileIsAfterEveryStepWhatTheWriterWrites) {
@@ -122,7 +117,8 @@ TEST_F(ZstdRankFile, TheAppendersFileIsAfterEveryStepWhatTheWriterWrites) {
   for (const StepRecord& s : t.steps) {
     file.append(s);
     so_far.steps.push_back(s);
-    ASSERT_EQ(slurp(file.path()), slurp(write_rank_file(whole_dir, so_far, RankFileFormat::kZstd)))
+    ASSERT_EQ(test::file_bytes(file.path()),
+              test::file_bytes(write_rank_file(whole_dir, so_far, RankFileFormat::kZstd)))
         << "after step " << s.index;
   }
   file.close();
@@ -134,7 +130,7 @@ TEST_F(ZstdRankFile, TheAppendersFileIsAfterEveryStepWhatTheWriterWrites) {
 TEST_F(ZstdRankFile, CutAnywhereInTheLastStepReadsTheStepsBefore) {
   const RankTimeline t = make_synthetic_rank(SyntheticSpec::sized(3, 1, 2), 0);
   const std::string dir = fresh_dir("cut");
-  const std::string bytes = slurp(write_rank_file(dir, t, RankFileFormat::kZstd));
+  const std::string bytes = test::file_bytes(write_rank_file(dir, t, RankFileFormat::kZstd));
   const std::size_t end_frame = zstd_frame(kRankFileEnd).size();
   const std::size_t last_step = bytes.size() - end_frame - [&] {
     std::string line;
@@ -159,7 +155,7 @@ TEST_F(ZstdRankFile, AnAppendStoppedPartWayLosesOnlyThatStep) {
   RankTimeline before = t;
   before.steps.pop_back();
   const std::string dir = fresh_dir("torn-append");
-  std::string bytes = slurp(write_rank_file(dir, before, RankFileFormat::kZstd));
+  std::string bytes = test::file_bytes(write_rank_file(dir, before, RankFileFormat::kZstd));
   const std::size_t end_at = bytes.size() - zstd_frame(kRankFileEnd).size();
   std::string line;
   append_step_line(line, t.steps.back(), false, t.rank);
@@ -181,7 +177,7 @@ TEST_F(ZstdRankFile, AnAppendStoppedPartWayLosesOnlyThatStep) {
 TEST_F(ZstdRankFile, AFileWhoseFirstFrameIsCutIsAnErrorNamingIt) {
   const RankTimeline t = make_synthetic_rank(SyntheticSpec::sized(2, 0, 2), 0);
   const std::string dir = fresh_dir("head-cut");
-  const std::string bytes = slurp(write_rank_file(dir, t, RankFileFormat::kZstd));
+  const std::string bytes = test::file_bytes(write_rank_file(dir, t, RankFileFormat::kZstd));
   const std::string cut = dir + "/rank-0.json.zst";
   spill(cut, bytes.substr(0, 12));
   try {

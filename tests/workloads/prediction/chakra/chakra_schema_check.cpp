@@ -29,22 +29,12 @@
 #include <vector>
 
 #include "et_def.pb.h"
+#include "support/test_files.hpp"
 
 namespace {
 
 namespace pb = ChakraProtoMsg;
 using nlohmann::json;
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? "" : v;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 // Parses one length-delimited message (a varint32 length, then the message: Chakra's framing,
 // src/third_party/utils/protoio.cc) and checks it is whole and round-trips byte for byte.
@@ -106,7 +96,8 @@ struct RunStep {
 RunStep load_step(const std::string& run, int ranks, std::int64_t step) {
   RunStep s;
   for (int r = 0; r < ranks; ++r) {
-    const json f = json::parse(slurp(run + "/rank-" + std::to_string(r) + ".json"));
+    const json f =
+        json::parse(commprof::test::file_bytes(run + "/rank-" + std::to_string(r) + ".json"));
     json ops = json::array();
     for (const json& st : f.at("steps"))
       if (st.at("index") == step) ops = st.at("ops");
@@ -149,7 +140,7 @@ struct SchemaCheck {
     nodes.resize(static_cast<std::size_t>(ranks));
     for (int r = 0; r < ranks; ++r) {
       const std::string path = prefix + "." + std::to_string(r) + ".et";
-      const std::string bytes = slurp(path);
+      const std::string bytes = commprof::test::file_bytes(path);
       std::size_t at = 0;
       pb::GlobalMetadata meta;
       ASSERT_TRUE(read_one(bytes, at, meta, path + " metadata"));
@@ -324,11 +315,11 @@ struct SchemaCheck {
 
 TEST(ChakraSchema, EveryNodeDecodesWithChakrasSchemaAndMatchesTheRankFiles) {
   SchemaCheck c;
-  c.run = env("COMMPROF_CHAKRA_RUN");
-  c.prefix = env("COMMPROF_CHAKRA_PREFIX");
+  c.run = commprof::test::env("COMMPROF_CHAKRA_RUN");
+  c.prefix = commprof::test::env("COMMPROF_CHAKRA_PREFIX");
   ASSERT_FALSE(c.run.empty());
   ASSERT_FALSE(c.prefix.empty());
-  c.groups = json::parse(slurp(c.prefix + ".comm_groups.json"));
+  c.groups = json::parse(commprof::test::file_bytes(c.prefix + ".comm_groups.json"));
   while (std::filesystem::exists(c.prefix + "." + std::to_string(c.ranks) + ".et")) ++c.ranks;
   ASSERT_GT(c.ranks, 1);
   c.read_exports();
