@@ -155,9 +155,7 @@ void arrive(CollectiveInstance& c, std::int64_t start, int rank) {
 template <class Op>
 std::int64_t CollectiveMatcher::add_op(int rank, const Op& op, std::int64_t offset,
                                        std::uint64_t order, std::optional<std::uint64_t> offrank) {
-  if (op.category != Category::kComm || op.collective.empty() || op.comm.empty() || op.seq < 0) {
-    return -1;
-  }
+  if (!takes(op)) return -1;
   const std::int64_t start = op.start_ns + offset;
   const std::int64_t end = op.end_ns + offset;
   const std::int64_t duration = op.end_ns - op.start_ns;

@@ -92,7 +92,14 @@ double busbw_factor_for(const std::string& collective, int n);
 /// collective op plus one instance per (comm, seq), so thousands of ranks fit.
 class CollectiveMatcher {
  public:
-  /// Adds one op of `rank` if it is a collective: COMM, a collective name, a comm and seq ≥ 0.
+  /// Whether add() takes `op` (an OpRecord, OpView or a step graph's op): COMM, a collective
+  /// name, a comm and seq ≥ 0.
+  template <class Op>
+  static bool takes(const Op& op) {
+    return op.category == Category::kComm && !op.collective.empty() && !op.comm.empty() &&
+           op.seq >= 0;
+  }
+  /// Adds one op of `rank` if it is a collective (takes()).
   /// `clock_offset_ns` is added to its times (RankTimeline::clock_offset_ns). `order` is where
   /// the op stands in the job's reading order (order_of): ops must come in that order here, and
   /// an instance's first op decides its kind, size and place in instances(). Returns the index

@@ -33,10 +33,15 @@ void StepGraphBuilder::add(int rank, std::int64_t offset, const StepView& step) 
   append_rank_step(g, rank, offset, step);
 }
 
+namespace {
+
+// A send or receive that did not record its peers (imports, earlier files).
 bool transfer_without_peers(const OpView& v) {
   return v.send_to.empty() && v.recv_from.empty() &&
          (v.collective == "send" || v.collective == "recv" || v.collective == "sendrecv");
 }
+
+}  // namespace
 
 void rank_step_preds(int rank, const StepView& step, RankStepPreds& out) {
   const std::vector<OpView>& ops = *step.ops;
@@ -170,10 +175,7 @@ void match_collectives(StepGraph& g) {
   for (std::size_t k = 0; k < g.ops.size(); ++k) {
     GraphOp& op = g.ops[k];
     op.collective_id = -1;
-    // The matcher's own test, before a view is made of the op.
-    if (op.category != Category::kComm || op.collective.empty() || op.comm.empty() || op.seq < 0) {
-      continue;
-    }
+    if (!CollectiveMatcher::takes(op)) continue;  // before the view is filled
     v.category = op.category;
     v.collective = op.collective;
     v.comm = op.comm;

@@ -111,9 +111,6 @@ struct RankStepPreds {
 /// when an "after" index is not another op of the step.
 void rank_step_preds(int rank, const StepView& step, RankStepPreds& out);
 
-/// Whether an op is a send or receive that did not record its peers (imports, earlier files).
-bool transfer_without_peers(const OpView& op);
-
 /// Adds one rank's measured step with its ops (not empty) to `g`, as StepGraphBuilder::add does
 /// (which first checks that the rank is not in `g` yet): its ops after those in `g`, each with
 /// its stream predecessor and waits. Throws Error naming the rank, step and op when an "after"
