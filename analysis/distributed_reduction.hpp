@@ -18,10 +18,10 @@
 
 namespace commprof {
 
-/// Collective over `exchange`: process p reads the p-th of size() contiguous blocks of `files`.
-/// Process 0 returns what reduce_rank_files(files, options) returns; the others an empty Report.
-/// `also`, if set, reads this process's block too, once (not the rare second reading, which
-/// only settles duplicates).
+/// Collective over `exchange`: the processes claim `files` a chunk at a time, in order, as each
+/// comes free (ReduceExchange::counter), and read what they claimed. Process 0 returns what
+/// reduce_rank_files(files, options) returns; the others an empty Report. `also`, if set, reads
+/// this process's files too, once (not the rare second reading, which only settles duplicates).
 Report reduce_rank_files_across(const std::vector<std::string>& files, const ReduceOptions& options,
                                 ReduceExchange& exchange, FileStepSink* also = nullptr);
 

@@ -15,9 +15,9 @@
 # instead of writing them again: two builds, or the report with and without its critical path,
 # compared over the same files in one sitting.
 # FORMAT: json or zstd (--rank-file-format). REPORT_ARGS: more arguments for report; by default
-# none, so the report has its critical path (read from the files a second time, shared among the
-# processes); REPORT_ARGS=--no-critical-path leaves it out. The files are removed at the end
-# unless KEEP=1. Prints one line per run: ranks, ops, format, bytes on disk, processes, wall s,
+# none, so the report has its critical path (its steps packed as the reduction reads each file,
+# each step's graph built by one process); REPORT_ARGS=--no-critical-path leaves it out. The
+# files are removed at the end unless KEEP=1. Prints one line per run: ranks, ops, format, bytes on disk, processes, wall s,
 # the smallest and largest peak RSS and CPU time (user + system) of a process.
 set -euo pipefail
 [ $# -ge 4 ] || { sed -n '3,15p' "$0" >&2; exit 2; }

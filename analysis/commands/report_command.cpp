@@ -272,8 +272,8 @@ class ReportCommand final : public Command {
         "CAPTURE_DIR TRACE_DIR) writes the merged rank files (default: a new directory under "
         "$TMPDIR)")(
         "no-critical-path", po::bool_switch(),
-        "leave out the critical path of each step (it reads every rank file a second time, "
-        "shared among the processes under mpirun, and builds one step's graph at a time)");
+        "leave out the critical path of each step (it packs each rank's steps as the files are "
+        "read and builds one step's graph at a time, shared among the processes under mpirun)");
     define_finding_gates(visible);
     add_rank_inputs(hidden);
   }

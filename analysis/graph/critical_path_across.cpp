@@ -5,13 +5,16 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <map>
+#include <queue>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "analysis/byte_codec.hpp"
 #include "analysis/graph/critical_report.hpp"
@@ -192,57 +195,55 @@ static void pack_rank_step(std::string& out, int rank, std::int64_t clock_offset
   }
 }
 
-// Appends the rank steps packed in `in` to the first `used` ops of `g`, as StepGraphBuilder::add
-// would have, and their times to `t`, as measured_times would: the ops `g` holds past those (a
-// step before's) are reused, their storage kept.
-static void unpack_rank_steps(VarintReader& in, const std::vector<ReadKind>& kinds, StepGraph& g,
-                              std::size_t& used, GraphTimes& t) {
-  while (!in.done()) {
-    GraphRank r;
-    r.rank = in.get_int();
-    r.start_ns = in.get_signed();
-    r.first_op = static_cast<int>(used);
-    r.ops = static_cast<int>(in.get());
-    g.ranks.push_back(r);
-    g.ops_with_waits += static_cast<std::int64_t>(in.get());
-    g.transfers_without_peers += static_cast<std::int64_t>(in.get());
-    std::int64_t seq = 0;
-    std::int64_t start = r.start_ns;
-    for (int i = 0; i < r.ops; ++i) {
-      const std::uint64_t id = in.get();
-      if (id >= kinds.size())
-        throw Error("critical path message names op kind " + std::to_string(id));
-      const ReadKind& k = kinds[id];
-      // Every field is set here, so that what a step before left in the op is gone (a field
-      // added to GraphOp is set here too).
-      GraphOp& op = used < g.ops.size() ? g.ops[used] : g.ops.emplace_back();
-      ++used;
-      op.rank = r.rank;
-      op.index = i;
-      op.category = k.category;
-      op.name.assign(k.name);
-      op.stream.clear();  // the path needs its waits, not its streams' names
-      op.collective.assign(k.collective);
-      op.comm.assign(k.comm);
-      op.comm_size = k.comm_size;
-      if (k.has_seq) seq += in.get_signed();
-      op.seq = k.has_seq ? seq : -1;
-      op.bytes = 0;
-      op.flops = 0.0;
-      start += in.get_signed();
-      op.start_ns = start;
-      op.end_ns = start + in.get_signed();
-      t.start_ns.push_back(op.start_ns);
-      t.end_ns.push_back(op.end_ns);
-      op.preds.resize(k.preds);
-      for (int& p : op.preds) p = r.first_op + i + in.get_int();
-      op.collective_id = -1;
-      op.send_to.resize(k.send_to);
-      for (std::int32_t& to : op.send_to) to = in.get_int();
-      op.recv_from.resize(k.recv_from);
-      for (std::int32_t& from : op.recv_from) from = in.get_int();
-      op.partners.clear();
-    }
+// Appends the rank step packed next in `in` to the first `used` ops of `g`, as
+// StepGraphBuilder::add would have, and its times to `t`, as measured_times would: the ops `g`
+// holds past those (a step before's) are reused, their storage kept.
+static void unpack_rank_step(VarintReader& in, const std::vector<ReadKind>& kinds, StepGraph& g,
+                             std::size_t& used, GraphTimes& t) {
+  GraphRank r;
+  r.rank = in.get_int();
+  r.start_ns = in.get_signed();
+  r.first_op = static_cast<int>(used);
+  r.ops = static_cast<int>(in.get());
+  g.ranks.push_back(r);
+  g.ops_with_waits += static_cast<std::int64_t>(in.get());
+  g.transfers_without_peers += static_cast<std::int64_t>(in.get());
+  std::int64_t seq = 0;
+  std::int64_t start = r.start_ns;
+  for (int i = 0; i < r.ops; ++i) {
+    const std::uint64_t id = in.get();
+    if (id >= kinds.size())
+      throw Error("critical path message names op kind " + std::to_string(id));
+    const ReadKind& k = kinds[id];
+    // Every field is set here, so that what a step before left in the op is gone (a field
+    // added to GraphOp is set here too).
+    GraphOp& op = used < g.ops.size() ? g.ops[used] : g.ops.emplace_back();
+    ++used;
+    op.rank = r.rank;
+    op.index = i;
+    op.category = k.category;
+    op.name.assign(k.name);
+    op.stream.clear();  // the path needs its waits, not its streams' names
+    op.collective.assign(k.collective);
+    op.comm.assign(k.comm);
+    op.comm_size = k.comm_size;
+    if (k.has_seq) seq += in.get_signed();
+    op.seq = k.has_seq ? seq : -1;
+    op.bytes = 0;
+    op.flops = 0.0;
+    start += in.get_signed();
+    op.start_ns = start;
+    op.end_ns = start + in.get_signed();
+    t.start_ns.push_back(op.start_ns);
+    t.end_ns.push_back(op.end_ns);
+    op.preds.resize(k.preds);
+    for (int& p : op.preds) p = r.first_op + i + in.get_int();
+    op.collective_id = -1;
+    op.send_to.resize(k.send_to);
+    for (std::int32_t& to : op.send_to) to = in.get_int();
+    op.recv_from.resize(k.recv_from);
+    for (std::int32_t& from : op.recv_from) from = in.get_int();
+    op.partners.clear();
   }
 }
 
@@ -292,7 +293,7 @@ namespace {
 using critical_pack::OpKinds;
 using critical_pack::ReadKind;
 using critical_pack::StepPacker;
-using critical_pack::unpack_rank_steps;
+using critical_pack::unpack_rank_step;
 
 // The first problem in the files' order, of those found on this process: (order, message).
 using Problem = std::pair<std::uint64_t, std::string>;
@@ -369,9 +370,21 @@ CriticalStepSummary owned_step_path(int step, const std::vector<std::size_t>& so
   g.ops_with_waits = g.incomplete = g.unmatched_transfers = g.transfers_without_peers = 0;
   t.start_ns.clear();
   t.end_ns.clear();
+  // The ranks in the files' order, as one process reading every file adds them (ties in the
+  // path go to the op added first): each source's are in that order, led by their file's
+  // place, and the sources' chunks of files interleave, so they are merged.
+  std::vector<VarintReader> in;
+  using Next = std::pair<std::uint64_t, std::size_t>;  // (file, index in `in`)
+  std::priority_queue<Next, std::vector<Next>, std::greater<>> next;
   for (const std::size_t q : sources) {
-    VarintReader in(received[q].steps.at(step), "critical path message");
-    unpack_rank_steps(in, received[q].kinds, g, used, t);
+    in.emplace_back(received[q].steps.at(step), "critical path message");
+    if (!in.back().done()) next.emplace(in.back().get(), in.size() - 1);
+  }
+  while (!next.empty()) {
+    const std::size_t k = next.top().second;
+    next.pop();
+    unpack_rank_step(in[k], received[sources[k]].kinds, g, used, t);
+    if (!in[k].done()) next.emplace(in[k].get(), k);
   }
   g.ops.resize(used);
   // Ranks sorted, as complete_step_graph keeps them: a rank sent twice is next to itself.
@@ -464,7 +477,11 @@ void add_critical_paths_across(Report& report, const std::vector<std::string>& f
   for (auto& [index, steps] : state.files) {
     if (index >= problem.first) break;
     if (index < n && skipped.count(files[index]) != 0) continue;
-    for (auto& [step, bytes] : steps) packer.steps()[step] += bytes;
+    for (auto& [step, bytes] : steps) {
+      std::string& out = packer.steps()[step];
+      put_varint(out, index);
+      out += bytes;
+    }
     std::map<int, std::string>().swap(steps);
   }
   state.files.clear();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 
 #include "src/runtime/mpi_check.hpp"
 
@@ -31,6 +32,42 @@ void post(std::vector<MPI_Request>& requests, char* data, std::uint64_t length, 
     requests.push_back(request);
   }
 }
+
+class WindowCounter final : public ClaimCounter {
+ public:
+  explicit WindowCounter(MPI_Comm comm) {
+    int rank = 0;
+    COMMPROF_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    void* base = nullptr;
+    const MPI_Aint bytes = rank == 0 ? sizeof(std::uint64_t) : 0;
+    COMMPROF_MPI_CHECK(
+        MPI_Win_allocate(bytes, sizeof(std::uint64_t), MPI_INFO_NULL, comm, &base, &window_));
+    COMMPROF_MPI_CHECK(MPI_Win_lock_all(0, window_));
+    // Set through the window (its memory starts undefined), and before anyone claims.
+    if (rank == 0) {
+      std::uint64_t zero = 0;
+      COMMPROF_MPI_CHECK(
+          MPI_Accumulate(&zero, 1, MPI_UINT64_T, 0, 0, 1, MPI_UINT64_T, MPI_REPLACE, window_));
+      COMMPROF_MPI_CHECK(MPI_Win_flush(0, window_));
+    }
+    COMMPROF_MPI_CHECK(MPI_Barrier(comm));
+  }
+  ~WindowCounter() override {
+    MPI_Win_unlock_all(window_);
+    MPI_Win_free(&window_);
+  }
+  WindowCounter(const WindowCounter&) = delete;
+  WindowCounter& operator=(const WindowCounter&) = delete;
+  std::uint64_t claim(std::uint64_t n) override {
+    std::uint64_t before = 0;
+    COMMPROF_MPI_CHECK(MPI_Fetch_and_op(&n, &before, MPI_UINT64_T, 0, 0, MPI_SUM, window_));
+    COMMPROF_MPI_CHECK(MPI_Win_flush(0, window_));
+    return before;
+  }
+
+ private:
+  MPI_Win window_ = MPI_WIN_NULL;
+};
 
 void wait_all(std::vector<MPI_Request>& requests) {
   if (requests.empty()) return;
@@ -89,6 +126,10 @@ std::vector<std::string> MpiReduceExchange::gather(const std::string& mine) {
   }
   wait_all(requests);
   return all;
+}
+
+std::unique_ptr<ClaimCounter> MpiReduceExchange::counter() {
+  return std::make_unique<WindowCounter>(comm_);
 }
 
 std::string MpiReduceExchange::broadcast(const std::string& text) {

@@ -17,6 +17,9 @@ class MpiReduceExchange final : public ReduceExchange {
   std::vector<std::string> all_to_all(const std::vector<std::string>& to) override;
   std::vector<std::string> gather(const std::string& mine) override;
   std::string broadcast(const std::string& text) override;
+  /// An MPI window of one 64-bit count on process 0, claimed with MPI_Fetch_and_op under a
+  /// passive lock held from creation to destruction (MPI_Win_free: collective).
+  std::unique_ptr<ClaimCounter> counter() override;
 
  private:
   MPI_Comm comm_;

@@ -38,6 +38,8 @@ namespace {
 namespace compact {
 
 constexpr int kMaxDepth = 64;
+// The fields every op must have.
+constexpr unsigned kOpRequired = rank_fields::required_mask(rank_fields::kOp);
 
 // A key or value against a literal: inlined compares, no call to memcmp.
 template <std::size_t N>
@@ -345,13 +347,61 @@ class Reader {
     if (!lit('[')) return false;
     if (lit(']')) return true;
     do {
-      OpView o;  // every field is set by op(), which requires them all
-      if (!op(o)) return false;
-      ops_.push_back(o);
+      // Read in place: an OpView is ~290 bytes, and building one aside to copy it in cost as
+      // much as its parse.
+      ops_.emplace_back();
+      if (!op_in_order(ops_.back())) return false;
     } while (lit(','));
     indices_.place(ops_);
     peer_bytes_.place(ops_);
     return lit(']');
+  }
+
+  // An op read by its table: the writer puts each field in the table's order, the optional ones
+  // only where set, so the keys are checked where they must be, as fixed bytes, instead of each
+  // being scanned as a string and looked up. Anything else (another order, a field of a later
+  // writer, a bad value) reads the op again by the general loop below, which decides.
+  bool op_in_order(OpView& o) {
+    const char* const start = p_;
+    const std::size_t indices = indices_.values.size(), index_lists = indices_.lists.size();
+    const std::size_t bytes = peer_bytes_.values.size(), bytes_lists = peer_bytes_.lists.size();
+    bool ok = lit('{');
+    bool first = true;
+    unsigned seen = 0;
+    rank_fields::for_each(rank_fields::kOp, [&](const auto& f, std::size_t i) {
+      if (!ok) return;
+      if (!key_here(f.key, first)) {
+        ok = f.optional;
+        return;
+      }
+      first = false;
+      ok = field_value(f, o);
+      seen |= 1u << i;
+    });
+    if (ok && lit('}') && (seen & kOpRequired) == kOpRequired &&
+        rank_fields::record_valid(rank_fields::kOp, o)) {
+      return true;
+    }
+    p_ = start;
+    o = OpView{};
+    indices_.values.resize(indices), indices_.lists.resize(index_lists);
+    peer_bytes_.values.resize(bytes), peer_bytes_.lists.resize(bytes_lists);
+    return op(o);
+  }
+  // `"key":` here, after a comma unless `first`; moves past it only when it is.
+  bool key_here(std::string_view key, bool first) {
+    const char* p = p_;
+    if (!first) {
+      if (p >= end_ || *p != ',') return false;
+      ++p;
+    }
+    if (static_cast<std::size_t>(end_ - p) < key.size() + 3 || p[0] != '"' ||
+        std::memcmp(p + 1, key.data(), key.size()) != 0 || p[key.size() + 1] != '"' ||
+        p[key.size() + 2] != ':') {
+      return false;
+    }
+    p_ = p + key.size() + 3;
+    return true;
   }
 
   bool op(OpView& o) {
@@ -364,7 +414,7 @@ class Reader {
       if (!fields_value(rank_fields::kOp, k, o, seen, ok)) ok = skip_value(0);
       if (!ok) return false;
     } while (lit(','));
-    return lit('}') && (seen & all_of(rank_fields::kOp)) == all_of(rank_fields::kOp) &&
+    return lit('}') && (seen & kOpRequired) == kOpRequired &&
            rank_fields::record_valid(rank_fields::kOp, o);
   }
 
@@ -373,16 +423,21 @@ class Reader {
   template <class Table, class R>
   bool fields_value(const Table& table, std::string_view k, R& r, unsigned& seen, bool& ok) {
     return rank_fields::find(table, k, [&](const auto& f, std::size_t i) {
-      using V = std::decay_t<decltype(r.*(f.view))>;
-      if constexpr (std::is_same_v<V, OpIndices>) {
-        ok = list(f.view, indices_, [this](std::int32_t& x) { return int32(x); });
-      } else if constexpr (std::is_same_v<V, PeerBytes>) {
-        ok = list(f.view, peer_bytes_, [this](std::uint64_t& x) { return u64(x); });
-      } else {
-        ok = value(r.*(f.view));
-      }
+      ok = field_value(f, r);
       seen |= 1u << i;
     });
+  }
+  // The value of field `f` into `r` (a list's span is set when the step's ops are read).
+  template <class Field, class R>
+  bool field_value(const Field& f, R& r) {
+    using V = std::decay_t<decltype(r.*(f.view))>;
+    if constexpr (std::is_same_v<V, OpIndices>) {
+      return list(f.view, indices_, [this](std::int32_t& x) { return int32(x); });
+    } else if constexpr (std::is_same_v<V, PeerBytes>) {
+      return list(f.view, peer_bytes_, [this](std::uint64_t& x) { return u64(x); });
+    } else {
+      return value(r.*(f.view));
+    }
   }
   // The fields a record must have (optional ones may be absent).
   template <class Table>
@@ -398,8 +453,8 @@ class Reader {
   bool value(int& out) { return int32(out); }
   bool value(double& out) { return f64(out); }
   bool value(bool& out) { return boolean(out); }
-  // [i,j,...] of the op being read (ops_.size()) into `member`, each element read by `element`:
-  // its span is set when the step's ops are read.
+  // [i,j,...] of the op being read (the last of ops_) into `member`, each element read by
+  // `element`: its span is set when the step's ops are read.
   template <class T, class Element>
   bool list(ListView<T> OpView::*member, Lists<T>& into, Element element) {
     if (!lit('[')) return false;
@@ -412,7 +467,7 @@ class Reader {
       } while (lit(','));
       if (!lit(']')) return false;
     }
-    into.lists.push_back({ops_.size(), begin, into.values.size() - begin, member});
+    into.lists.push_back({ops_.size() - 1, begin, into.values.size() - begin, member});
     return true;
   }
   bool value(Category& out) {

@@ -8,12 +8,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "analysis/byte_codec.hpp"
@@ -31,19 +33,44 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The files a process's reduction read, in its order (the critical path's second reader is
+// told each one).
+class ReadFiles final : public FileStepSink {
+ public:
+  void begin_file(std::uint32_t index) override { read.push_back(index); }
+  void header(const RankTimeline&) override {}
+  void step(const StepView&) override {}
+  void end() override {}
+  void restart() override {}
+  std::vector<std::uint32_t> read;
+};
+
 Report reduce_on_threads(const std::vector<std::string>& files, const ReduceOptions& options,
-                         int processes) {
+                         int processes, const test::MayClaim& may = {},
+                         std::vector<std::vector<std::uint32_t>>* read = nullptr) {
   test::Mailboxes boxes(processes);
   Report report;
+  std::vector<ReadFiles> readers(static_cast<std::size_t>(processes));
   std::vector<std::thread> threads;
   for (int p = 0; p < processes; ++p) {
     threads.emplace_back([&, p] {
-      test::ThreadExchange exchange(boxes, p);
-      Report mine = reduce_rank_files_across(files, options, exchange);
+      ReadFiles& reader = readers[static_cast<std::size_t>(p)];
+      Report mine;
+      if (may) {
+        test::TurnsExchange exchange(boxes, p, files.size(), may);
+        mine = reduce_rank_files_across(files, options, exchange, &reader);
+      } else {
+        test::ThreadExchange exchange(boxes, p);
+        mine = reduce_rank_files_across(files, options, exchange, &reader);
+      }
       if (p == 0) report = std::move(mine);
     });
   }
   for (std::thread& t : threads) t.join();
+  if (read != nullptr) {
+    read->clear();
+    for (const ReadFiles& r : readers) read->push_back(r.read);
+  }
   return report;
 }
 
@@ -145,6 +172,46 @@ TEST(DistributedReduction, RankReadTwiceAndBrokenFilesAsOneProcessNamesThem) {
     EXPECT_EQ(first_difference(all_formats(reduce_on_threads(files, options, processes)), expected),
               "");
   }
+}
+
+// Files are claimed as processes come free, so which process reads which is the machine's to
+// decide: the report cannot depend on it. Two orders forced here, on the files of the test
+// above (a rank read twice, in files other processes read, and broken files): the claims taken
+// in turns from the last process to the first (each process's files interleave with the
+// others'), and process 0 claiming nothing until every file is taken.
+TEST(DistributedReduction, SameReportWhoeverClaimsWhichFiles) {
+  const std::string dir = fresh_dir("across_claims");
+  std::vector<std::string> files = write_tangled_run(dir);
+  const std::string copy2 = dir + "/copy-of-rank-2.json";
+  fs::copy_file(files[2], copy2);
+  files.insert(files.begin() + 1, dir + "/missing.json");
+  files.push_back(copy2);
+  const ReduceOptions options;
+  const Report one = reduce_rank_files(files, options);
+  ASSERT_EQ(one.problems.size(), 2u);
+  const std::string expected = all_formats(one);
+  const auto n = static_cast<std::uint32_t>(files.size());
+  constexpr int kProcesses = 3;
+  std::vector<std::vector<std::uint32_t>> read;
+  const Report turns = reduce_on_threads(
+      files, options, kProcesses,
+      [](int rank, std::uint64_t count) {
+        return static_cast<int>(count % kProcesses) == kProcesses - 1 - rank;
+      },
+      &read);
+  EXPECT_EQ(first_difference(all_formats(turns), expected), "");
+  ASSERT_EQ(read.size(), 3u);
+  for (std::uint32_t p = 0; p < read.size(); ++p) {
+    std::vector<std::uint32_t> want;  // one file a chunk: every third, from 2 - p
+    for (std::uint32_t i = kProcesses - 1 - p; i < n; i += kProcesses) want.push_back(i);
+    EXPECT_EQ(read[p], want) << "process " << p;
+  }
+  const Report late = reduce_on_threads(
+      files, options, kProcesses,
+      [n](int rank, std::uint64_t count) { return rank != 0 || count >= n; }, &read);
+  EXPECT_EQ(first_difference(all_formats(late), expected), "");
+  EXPECT_TRUE(read[0].empty());
+  EXPECT_EQ(read[1].size() + read[2].size(), n);
 }
 
 // More instances than the worst-instances table lists and than the heatmap has columns, with

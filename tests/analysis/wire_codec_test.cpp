@@ -63,10 +63,10 @@ TEST(WireCodec, AnotherVersionIsRefusedNamingBoth) {
     FAIL() << "version 7 was read";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(),
-                 "reduction message of format version 7, but this commprof reads version 3 "
+                 "reduction message of format version 7, but this commprof reads version 4 "
                  "(are the processes running different builds?)");
   }
-  EXPECT_EQ(wire::kVersion, 3u);
+  EXPECT_EQ(wire::kVersion, 4u);
 }
 
 TEST(WireCodec, ACutMessageIsRefused) {

@@ -20,6 +20,7 @@
 // every c 8 later than in step 1.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -34,6 +35,7 @@
 #include "analysis/graph/critical_report.hpp"
 #include "analysis/graph/step_graph.hpp"
 #include "analysis/report/report_writers.hpp"
+#include "analysis/tools/synthetic_timeline.hpp"
 #include "src/timeline/rank_file.hpp"
 #include "support/hand_timelines.hpp"
 #include "support/temp_dir.hpp"
@@ -119,14 +121,17 @@ std::vector<std::string> write_pipeline_run(
 
 // As `commprof report` runs it: the steps packed while the reduction reads the files (which
 // then names the problem files itself), the path from those packs.
+// With `may`, the processes claim files in the turns it sets (test::TurnsExchange).
 Report critical_on_threads(const std::vector<std::string>& files, const Report& reduced,
-                           int processes) {
+                           int processes, const test::MayClaim& may = {}) {
   test::Mailboxes boxes(processes);
   Report report;
   std::vector<std::thread> threads;
   for (int p = 0; p < processes; ++p) {
     threads.emplace_back([&, p] {
-      test::ThreadExchange exchange(boxes, p);
+      test::ThreadExchange plain(boxes, p);
+      test::TurnsExchange turns(boxes, p, files.size(), may);
+      ReduceExchange& exchange = may ? static_cast<ReduceExchange&>(turns) : plain;
       Report mine;
       CriticalPathPacks packs;
       const Report r = reduce_rank_files_across(files, ReduceOptions{}, exchange, &packs);
@@ -187,6 +192,48 @@ TEST(CriticalPathAcross, SameRowsAsOneProcessHoldingEveryGraph) {
   for (int processes : {1, 2, 3}) {
     SCOPED_TRACE("processes " + std::to_string(processes));
     EXPECT_EQ(critical_text(critical_on_threads(files, Report{}, processes)), expected);
+  }
+}
+
+// Which process reads which files is the machine's to decide (they are claimed as processes
+// come free): the owner of a step must add its ranks in the files' order whatever the sources,
+// since ties in the path go to the op added first. In a synthetic run of two tensor-parallel
+// groups the last arrivals of each group tie (ranks 6 and 13, r % 7 = 6), and the path's end is
+// the first op of those ending last: where process 0 reads the second group's files (here it
+// claims only from file 8 on) and its ranks were added first, the path ran through rank 13 (a
+// run on 16 processes at 2,048 ranks did just that). Also the files claimed one at a time in
+// turns, from the last process to the first.
+TEST(CriticalPathAcross, SameRowsWhoeverClaimsWhichFiles) {
+  const std::string dir = test::own_temp_path("critical_across_claims");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  SyntheticSpec spec;
+  spec.world_size = 16;
+  spec.steps = 3;
+  spec.warmup_steps = 1;
+  spec.layers = 4;
+  spec.tp_size = 8;
+  std::vector<std::string> files;
+  for (int r = 0; r < spec.world_size; ++r) {
+    files.push_back(write_rank_file(dir, make_synthetic_rank(spec, r)));
+  }
+  Report held;
+  add_critical_paths(held, load_step_graphs(files));
+  ASSERT_EQ(held.critical_steps.size(), 3u);
+  EXPECT_EQ(held.critical_steps[0].straggler_rank, 6);
+  const std::string expected = critical_text(held);
+  const test::MayClaim second_group_on_0 = [](int rank, std::uint64_t count) {
+    return rank == 0 ? count >= 8 : count < 8;
+  };
+  EXPECT_EQ(critical_text(critical_on_threads(files, Report{}, 3, second_group_on_0)), expected);
+  for (int processes : {2, 3, 5}) {
+    SCOPED_TRACE("processes " + std::to_string(processes));
+    const Report turns =
+        critical_on_threads(files, Report{}, processes, [processes](int rank, std::uint64_t count) {
+          return static_cast<int>(count % static_cast<std::uint64_t>(processes)) ==
+                 processes - 1 - rank;
+        });
+    EXPECT_EQ(critical_text(turns), expected);
   }
 }
 

@@ -260,6 +260,62 @@ TEST(RankFile, UnknownFieldsAreSkipped) {
   EXPECT_EQ(parse_rank_json(text, "x").steps[0].ops.size(), 3u);
 }
 
+// The one-pass reader reads an op's fields where the writer puts them, in the table's order,
+// and any other op by the general loop: keys in another order, a field of a later writer, a
+// list read before the op turned out to be another's shape. Both give what the complete
+// reader gives.
+TEST(RankFile, OpsOfAnotherShapeReadAsTheCompleteReaderReadsThem) {
+  RankTimeline t = make_synthetic_rank(SyntheticSpec::sized(2, 0, 1), 0);
+  ASSERT_GE(t.steps.at(1).ops.size(), 3u);
+  t.steps[1].ops[0].after = {2};
+  t.steps[1].ops[2].after = {0, 1};
+  std::string text = to_json(t);
+  const std::size_t step1 = text.find("{\"index\":1");
+  ASSERT_NE(step1, std::string::npos);
+  // Step 1, op 0: "name" after "category"; op 2: a later writer's field after its waits.
+  const std::size_t name = text.find("{\"name\":", step1) + 1;
+  const std::size_t category = text.find(",\"category\":", name);
+  const std::size_t stream = text.find(",\"stream\":", category);
+  const std::string name_field = text.substr(name, category - name);
+  const std::string category_field = text.substr(category + 1, stream - category - 1);
+  text.replace(name, stream - name, category_field + "," + name_field);
+  const std::size_t waits = text.find("\"after\":[0,1]", step1);
+  ASSERT_NE(waits, std::string::npos);
+  text.insert(waits + 13, ",\"future\":{\"a\":[1,2]}");
+  const RankTimeline complete = parse_rank_json(text, "x");
+  ASSERT_EQ(complete.steps.at(1).ops.at(2).after, (std::vector<std::int32_t>{0, 1}));
+  ASSERT_EQ(complete.steps[1].ops.at(0).after, (std::vector<std::int32_t>{2}));
+
+  const std::string dir = test::own_temp_path("ops_of_another_shape");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/rank-0.json";
+  std::ofstream(path) << text;
+  struct Keep : RankStepSink {
+    std::vector<StepRecord> steps;
+    int deliveries = 0;
+    void header(const RankTimeline&) override { ++deliveries; }
+    void step(const StepView& s) override { steps.push_back(to_step_record(s)); }
+    void end() override {}
+    void restart() override { steps.clear(); }
+  } sink;
+  stream_rank_file(path, sink);
+  EXPECT_EQ(sink.deliveries, 1) << "read in one pass, not handed to the complete reader";
+  ASSERT_EQ(sink.steps.size(), complete.steps.size());
+  for (std::size_t s = 0; s < sink.steps.size(); ++s) {
+    ASSERT_EQ(sink.steps[s].ops.size(), complete.steps[s].ops.size());
+    for (std::size_t i = 0; i < sink.steps[s].ops.size(); ++i) {
+      const OpRecord& a = sink.steps[s].ops[i];
+      const OpRecord& b = complete.steps[s].ops[i];
+      EXPECT_EQ(a.name, b.name) << s << "/" << i;
+      EXPECT_EQ(a.category, b.category) << s << "/" << i;
+      EXPECT_EQ(a.start_ns, b.start_ns) << s << "/" << i;
+      EXPECT_EQ(a.end_ns, b.end_ns) << s << "/" << i;
+      EXPECT_EQ(a.after, b.after) << s << "/" << i;
+    }
+  }
+}
+
 TEST(RankFile, BadInputIsNamedWithFileAndPlace) {
   const SyntheticSpec spec = SyntheticSpec::sized(2, 0, 1);
   const std::string good = to_json(make_synthetic_rank(spec, 0));
