@@ -73,9 +73,11 @@ class Reducer::Staging final : public RankStepSink {
     if (duplicate_of_) return;  // read to the end only to check it
     // Warm-up steps too: the per-step trend shows them.
     const StepMetrics m = compute_step_metrics(step, scratch_);
-    summary_.step_points.push_back(
-        step_point(step.index, step.warmup, step.ops->size(), step.start_ns, offset_, m));
-    if (!compute_known(summary_.backend)) summary_.step_points.back().overlap = -1.0f;
+    if (r_.options_.step_points) {
+      summary_.step_points.push_back(
+          step_point(step.index, step.warmup, step.ops->size(), step.start_ns, offset_, m));
+      if (!compute_known(summary_.backend)) summary_.step_points.back().overlap = -1.0f;
+    }
     if (step.warmup) {
       ++summary_.warmup_steps;
       return;

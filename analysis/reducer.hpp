@@ -22,6 +22,10 @@ struct ReductionShard;
 
 struct ReduceOptions {
   double peak_busbw_gbps = 0.0;  ///< 0: no "% of peak" column
+  /// Keep each rank's per-step points (RankSummary::step_points). Only the HTML report draws
+  /// them (its trend, its timeline's step), and the report's process holds every rank's: 32 B
+  /// a step, 350 MB at 16,384 ranks of 667 steps. No other figure depends on them.
+  bool step_points = true;
 };
 
 /// A second reader of the files a Reducer streams (the critical path's packer): one read of

@@ -287,6 +287,8 @@ class ReportCommand final : public Command {
         vm["format"].as<std::string>(),
         {OutputFormat::kText, OutputFormat::kJson, OutputFormat::kCsv, OutputFormat::kHtml,
          OutputFormat::kChrome, OutputFormat::kPrometheus});
+    // Every rank's per-step points only for the page that draws them.
+    cfg_.reduce.step_points = cfg_.format == OutputFormat::kHtml;
     if (vm.count("output") != 0) cfg_.output = vm["output"].as<std::string>();
     if (vm.count("peak-busbw") != 0) {
       cfg_.reduce.peak_busbw_gbps = vm["peak-busbw"].as<double>();

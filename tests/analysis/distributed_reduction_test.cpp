@@ -214,6 +214,33 @@ TEST(DistributedReduction, SameReportWhoeverClaimsWhichFiles) {
   EXPECT_EQ(read[1].size() + read[2].size(), n);
 }
 
+// Only the HTML report draws each rank's per-step points, and the report's process would hold
+// every rank's: without them every other format is the same bytes, on one process or several.
+TEST(DistributedReduction, WithoutStepPointsTheOtherFormatsAreTheSame) {
+  const std::string dir = fresh_dir("across_no_points");
+  const std::vector<std::string> files = write_tangled_run(dir);
+  ReduceOptions options;
+  const Report with = reduce_rank_files(files, options);
+  ASSERT_FALSE(with.ranks.at(0).step_points.empty());
+  options.step_points = false;
+  const auto others = [](const Report& r) {
+    std::ostringstream os;
+    write_report_json(os, r);
+    write_report_text(os, r);
+    write_report_csv(os, r);
+    write_report_prometheus(os, r);
+    return os.str();
+  };
+  const std::string expected = others(with);
+  for (int processes : {1, 3}) {
+    SCOPED_TRACE("processes " + std::to_string(processes));
+    const Report without = processes == 1 ? reduce_rank_files(files, options)
+                                          : reduce_on_threads(files, options, processes);
+    for (const RankSummary& r : without.ranks) EXPECT_TRUE(r.step_points.empty()) << r.rank;
+    EXPECT_EQ(first_difference(others(without), expected), "");
+  }
+}
+
 // More instances than the worst-instances table lists and than the heatmap has columns, with
 // equal waits at the table's cut and equal first starts across communicators: process 0 gets
 // each owner's worst and the columns' bounds, not the instances, and must list and bin as one
