@@ -24,6 +24,7 @@
 #include "analysis/report_fields.hpp"
 #include "analysis/tools/synthetic_timeline.hpp"
 #include "src/timeline/rank_file.hpp"
+#include "support/synthetic_files.hpp"
 #include "support/tangled_run.hpp"
 #include "support/temp_dir.hpp"
 #include "support/thread_exchange.hpp"
@@ -246,17 +247,14 @@ TEST(DistributedReduction, WithoutStepPointsTheOtherFormatsAreTheSame) {
 // each owner's worst and the columns' bounds, not the instances, and must list and bin as one
 // process does.
 TEST(DistributedReduction, TiesAtTheWorstInstancesCutAndInTheHeatmapsColumns) {
-  const std::string dir = fresh_dir("across_ties");
   SyntheticSpec spec;
   spec.world_size = 12;
   spec.steps = 60;
   spec.warmup_steps = 1;
   spec.layers = 4;
   spec.tp_size = 4;
-  std::vector<std::string> files;
-  for (int r = 0; r < spec.world_size; ++r) {
-    files.push_back(write_rank_file(dir, make_synthetic_rank(spec, r)));
-  }
+  const std::vector<std::string> files =
+      test::write_synthetic_files(test::own_temp_path("across_ties"), spec);
   const ReduceOptions options;
   const Report one = reduce_rank_files(files, options);
   // 60 measured steps × (2 on "world" + 2 on each of 3 tp groups), all here in one process.
@@ -284,13 +282,10 @@ TEST(DistributedReduction, TiesAtTheWorstInstancesCutAndInTheHeatmapsColumns) {
 }
 
 TEST(DistributedReduction, MoreProcessesThanFiles) {
-  const std::string dir = fresh_dir("across_few");
   SyntheticSpec spec;
   spec.world_size = 2;
-  std::vector<std::string> files;
-  for (int r = 0; r < spec.world_size; ++r) {
-    files.push_back(write_rank_file(dir, make_synthetic_rank(spec, r)));
-  }
+  const std::vector<std::string> files =
+      test::write_synthetic_files(test::own_temp_path("across_few"), spec);
   const ReduceOptions options;
   const Report one = reduce_rank_files(files, options);
   ASSERT_EQ(one.ranks.size(), 2u);

@@ -35,9 +35,9 @@
 #include "analysis/graph/critical_report.hpp"
 #include "analysis/graph/step_graph.hpp"
 #include "analysis/report/report_writers.hpp"
-#include "analysis/tools/synthetic_timeline.hpp"
 #include "src/timeline/rank_file.hpp"
 #include "support/hand_timelines.hpp"
+#include "support/synthetic_files.hpp"
 #include "support/temp_dir.hpp"
 #include "support/thread_exchange.hpp"
 
@@ -204,19 +204,14 @@ TEST(CriticalPathAcross, SameRowsAsOneProcessHoldingEveryGraph) {
 // run on 16 processes at 2,048 ranks did just that). Also the files claimed one at a time in
 // turns, from the last process to the first.
 TEST(CriticalPathAcross, SameRowsWhoeverClaimsWhichFiles) {
-  const std::string dir = test::own_temp_path("critical_across_claims");
-  fs::remove_all(dir);
-  fs::create_directories(dir);
   SyntheticSpec spec;
   spec.world_size = 16;
   spec.steps = 3;
   spec.warmup_steps = 1;
   spec.layers = 4;
   spec.tp_size = 8;
-  std::vector<std::string> files;
-  for (int r = 0; r < spec.world_size; ++r) {
-    files.push_back(write_rank_file(dir, make_synthetic_rank(spec, r)));
-  }
+  const std::vector<std::string> files =
+      test::write_synthetic_files(test::own_temp_path("critical_across_claims"), spec);
   Report held;
   add_critical_paths(held, load_step_graphs(files));
   ASSERT_EQ(held.critical_steps.size(), 3u);
