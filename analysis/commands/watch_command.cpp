@@ -2,8 +2,8 @@
 // `commprof watch DIR...`: every --interval seconds, the communication each rank file gained since
 // the last refresh (analysis/watch_window.hpp), the collectives left unfinished longer than
 // --stall-s, and the files that stopped changing. Under mpirun or srun each process reads the
-// p-th of N contiguous blocks of the files, as `report` shares them, and process 0 prints the
-// merged refresh. Ends at Ctrl-C (SIGINT) or SIGTERM, exit 0, or after --iterations refreshes.
+// p-th of N contiguous blocks of the files and process 0 prints the merged refresh. Ends at Ctrl-C
+// (SIGINT) or SIGTERM, exit 0, or after --iterations refreshes.
 #include "analysis/commands/watch_command.hpp"
 
 #include <mpi.h>

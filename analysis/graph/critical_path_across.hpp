@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: MIT
 // The measured steps' critical paths shared among processes, as the reduction is
-// (distributed_reduction.hpp): a step's graph needs every rank's ops of that step, which no
-// process holding its share of the files has, and which one process cannot hold for every step
-// of a large run (16,384 ranks × 20,000 ops are 330 million ops). Process p reads the p-th of N
-// contiguous blocks of the files (the reduction's) and packs each measured step of its ranks
-// (their ops with the stream predecessors and waits found on the rank, each op as its kind, sent
-// once a round, and varints of its differences from the op before: about 8 B an op). Step s
-// belongs to process s mod N; the packed steps go to their owners in 8 rounds (by s / N mod 8),
-// and each owner rebuilds a graph from its sources in process order (so its ops are in the files'
-// order, as one process reads them), walks its path (critical_path.hpp) and reuses the graph's
-// storage for the next. Process 0 gathers the steps' summed-up paths
-// (CriticalStepSummary: a row and the path's segments) and adds them in step order. The graphs
-// and paths are those one process builds from the same files, by the same code, so the report
-// is the same byte for byte for any number of processes.
+// (distributed_reduction.hpp): a step's graph needs every rank's ops of that step, which no process
+// holding its share of the files has, and which one process cannot hold for every step of a large
+// run (16,384 ranks × 20,000 ops are 330 million ops). Each process reads the files it claims for
+// the reduction and packs each measured step of their ranks (their ops with the stream predecessors
+// and waits found on the rank, each op as its kind, sent once a round, and varints of its
+// differences from the op before: about 8 B an op). Step s belongs to process s mod N; the packed
+// steps go to their owners in 8 rounds (by s / N mod 8), and each owner rebuilds a graph from its
+// sources merged by each rank step's place in the files (so its ops are in the files' order, as one
+// process reads them), walks its path (critical_path.hpp) and reuses the graph's storage for the
+// next. Process 0 gathers the steps' summed-up paths (CriticalStepSummary: a row and the path's
+// segments) and adds them in step order. The graphs and paths are those one process builds from the
+// same files, by the same code, so the report is the same byte for byte for any number of
+// processes.
 #pragma once
 
 #include <memory>
