@@ -266,10 +266,9 @@ class StepPacker final : public RankStepSink {
     rank_step_preds(rank_, step, preds_);
     pack_rank_step(at->second, rank_, offset_, step, preds_, kinds_);
   }
-  void end() override {
-    for (auto& [index, bytes] : pending_) steps_[index] += bytes;
-    pending_.clear();
-  }
+  // A file's steps are taken whole (take_file, by CriticalPathPacks::end), to be led by the
+  // file's place once the reduction has named the files it keeps: nothing to add here.
+  void end() override {}
   void restart() override { pending_.clear(); }
   /// The file's packed steps, read whole, instead of end(): in one string of exactly their
   /// size, each step's index then its bytes (put_varint_text). Held until every file is read,
