@@ -306,8 +306,12 @@ function(commprof_add_unit_test)
     PROPERTIES LABELS ${label} TIMEOUT ${timeout} ENVIRONMENT "${COMMPROF_TEST_SANITIZER_ENV}")
 endfunction()
 
+# WAITS: the job's ranks spend the test waiting out a --timeout (a planted hang), not computing:
+# the test holds one of CTest's slots rather than one per rank, so another test runs beside it
+# (a 4-rank hang test used 0.3 s of CPU in its 6 s, and held both cores of CI's two).
 function(commprof_add_mpi_test)
-  cmake_parse_arguments(ARG "" "NAME;NPROCS;TIMEOUT" "COMMAND;WRAPPER;LABELS;PROPERTIES" ${ARGN})
+  cmake_parse_arguments(ARG "WAITS" "NAME;NPROCS;TIMEOUT" "COMMAND;WRAPPER;LABELS;PROPERTIES"
+                        ${ARGN})
   if(NOT ARG_NAME OR NOT ARG_NPROCS OR NOT ARG_COMMAND)
     message(FATAL_ERROR "commprof_add_mpi_test: NAME, NPROCS and COMMAND are required")
   endif()
@@ -329,10 +333,14 @@ function(commprof_add_mpi_test)
   endif()
   add_test(NAME ${ARG_NAME} COMMAND ${ARG_WRAPPER} ${prefix} ${exe} ${MPIEXEC_POSTFLAGS} ${ARG_COMMAND})
   set(labels mpi ${ARG_LABELS})
+  set(slots ${ARG_NPROCS})
+  if(ARG_WAITS)
+    set(slots 1)
+  endif()
   set_tests_properties(${ARG_NAME} PROPERTIES
     LABELS "${labels}"
     TIMEOUT ${ARG_TIMEOUT}
-    PROCESSORS ${ARG_NPROCS}
+    PROCESSORS ${slots}
     ENVIRONMENT "${COMMPROF_TEST_MPI_ENV}"
     ${ARG_PROPERTIES})
 endfunction()
