@@ -32,6 +32,14 @@ start_run() {
   cat "$_out.log"; echo "FAIL: ranks never wrote their files"; kill -9 "$launcher"; exit 1
 }
 
+# rank_pids BIN OUTDIR: the pids of the ranks of this test's job: their command line starts with
+# the binary (a fault script's does not) and its --out is OUTDIR, ended there (run_signal_int's
+# unended pattern once matched the ranks of run_signal_int_launcher, running beside it, and
+# interrupted them).
+rank_pids() {
+  pgrep -f "^$1 run .*--out $2( |\$)"
+}
+
 # wait_run: waits up to 30 s x scale for $launcher to end and sets $rc; exits 1 if it does not end.
 wait_run() {
   _i=0

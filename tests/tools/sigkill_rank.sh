@@ -11,7 +11,7 @@ start=$(date +%s)
 start_run "$out" "$nranks" "$@"
 # The victim is the rank process whose environment says it is rank $victim.
 killed=0
-for pid in $(pgrep -f "^$bin run .*--out $out( |$)"); do
+for pid in $(rank_pids "$bin" "$out"); do
   if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$victim"; then
     kill -KILL "$pid" && echo "killed rank $victim (pid $pid)" && killed=1
   fi

@@ -10,7 +10,7 @@ out=$1; nranks=$2; victim=$3; sig=$4; bin=$5; shift 6
 rm -rf "$out"; mkdir -p "$(dirname "$out")"
 start_run "$out" "$nranks" "$@"
 pid=""
-for p in $(pgrep -f "^$bin run .*--out $out( |$)"); do
+for p in $(rank_pids "$bin" "$out"); do
   if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$victim"; then
     pid=$p
   fi

@@ -19,10 +19,7 @@ case $sig in TERM) num=15 ;; INT) num=2 ;; *) echo "FAIL: unknown signal $sig"; 
 rm -rf "$out"
 # Once every rank has written its first step, signal the ranks.
 start_run "$out" "$nranks" "$@"
-# Only the ranks: their command line starts with the binary (this script's does not), and only
-# this test's: its --out ends there (run_signal_int's pattern once matched the ranks of
-# run_signal_int_launcher, running beside it, and interrupted them).
-pids=$(pgrep -f "^$bin run .*--out $out( |$)")
+pids=$(rank_pids "$bin" "$out")
 [ -n "$pids" ] || { echo "FAIL: no rank to signal"; exit 1; }
 [ "$who" = one ] && pids=$(echo "$pids" | head -n 1)
 [ "$who" = launcher ] && pids=$launcher
