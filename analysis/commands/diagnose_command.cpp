@@ -25,8 +25,6 @@
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
 #include "src/core/units.hpp"
-#include "src/runtime/gather.hpp"
-#include "src/runtime/mpi_check.hpp"
 #include "src/runtime/rank_context.hpp"
 #include "src/runtime/stop_signals.hpp"
 #include "src/timeline/rank_file.hpp"
@@ -100,7 +98,7 @@ diagnosis::Part read_shared(RankContext& ctx, const std::vector<std::string>& fi
   const auto p = static_cast<std::size_t>(ctx.rank());
   const auto np = static_cast<std::size_t>(ctx.size());
   diagnosis::Part mine = read_block(files, n * p / np, n * (p + 1) / np);
-  const std::vector<std::string> parts = gather_strings(wire::encode(mine), ctx.comm());
+  const std::vector<std::string> parts = ctx.gather(wire::encode(mine));
   diagnosis::Part all;
   if (ctx.rank() != 0) return all;
   for (const std::string& bytes : parts) all.merge(wire::decode<diagnosis::Part>(bytes));
@@ -169,12 +167,8 @@ int run_watch(RankContext& ctx, const DiagnoseConfig& cfg) {
       for (const std::string& line : lines) std::cout << line << '\n';
       std::cout.flush();
     }
-    int stop = stop_signal() != 0 || refresh == cfg.iterations ? 1 : 0;
-    COMMPROF_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, ctx.comm()));
-    if (stop != 0) {
-      int said = tracker.said_any() ? 1 : 0;
-      COMMPROF_MPI_CHECK(MPI_Bcast(&said, 1, MPI_INT, 0, ctx.comm()));
-      return said != 0 ? kExitProblems : kExitOk;
+    if (ctx.any(stop_signal() != 0 || refresh == cfg.iterations)) {
+      return ctx.broadcast(tracker.said_any() ? 1 : 0) != 0 ? kExitProblems : kExitOk;
     }
     pause_unless_stopped(cfg.interval_s);
   }

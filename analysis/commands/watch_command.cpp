@@ -24,8 +24,6 @@
 #include "src/core/errors.hpp"
 #include "src/core/units.hpp"
 #include "src/fields/field_prometheus.hpp"
-#include "src/runtime/gather.hpp"
-#include "src/runtime/mpi_check.hpp"
 #include "src/runtime/rank_context.hpp"
 #include "src/runtime/stop_signals.hpp"
 #include "src/timeline/rank_file.hpp"
@@ -233,7 +231,7 @@ int run_watch(RankContext& ctx, const WatchConfig& cfg) {
     const auto p = static_cast<std::size_t>(ctx.rank());
     const auto np = static_cast<std::size_t>(ctx.size());
     WatchPart part = read_block(files, n * p / np, n * (p + 1) / np, seen, cfg);
-    const std::vector<std::string> parts = gather_strings(wire::encode(part), ctx.comm());
+    const std::vector<std::string> parts = ctx.gather(wire::encode(part));
     if (ctx.rank() == 0) {
       WatchPart all;
       for (const std::string& bytes : parts) all.merge(wire::decode<WatchPart>(bytes));
@@ -241,9 +239,7 @@ int run_watch(RankContext& ctx, const WatchConfig& cfg) {
       print_refresh(cfg, refresh, all, at);
       if (!cfg.prometheus.empty()) write_prometheus(cfg.prometheus, all, at);
     }
-    int stop = stop_signal() != 0 || refresh == cfg.iterations ? 1 : 0;
-    COMMPROF_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, ctx.comm()));
-    if (stop != 0) return kExitOk;
+    if (ctx.any(stop_signal() != 0 || refresh == cfg.iterations)) return kExitOk;
     pause_unless_stopped(cfg.interval_s);
   }
 }

@@ -3,6 +3,7 @@
 
 #include <csignal>
 #include <iostream>
+#include <memory>
 
 #include "src/cli/parse.hpp"
 #include "src/core/errors.hpp"
@@ -34,7 +35,13 @@ int run_parsed(int argc, char** argv, ParseOutcome& parsed) {
   const int thread_level = choice.info != nullptr ? choice.info->mpi_thread_level
                                                   : static_cast<int>(MPI_THREAD_FUNNELED);
 
-  RankContext ctx(&argc, &argv, thread_level);
+  // A command that drives no backend, started by hand (no launcher's rank in the environment),
+  // runs without MPI: see RankContext::Solo.
+  const bool solo = choice.info == nullptr && !launcher_world_rank().has_value();
+  std::unique_ptr<RankContext> owned =
+      solo ? std::make_unique<RankContext>(RankContext::Solo{})
+           : std::make_unique<RankContext>(&argc, &argv, thread_level);
+  RankContext& ctx = *owned;
   install_stop_signals();  // after MPI_Init, whose library may install handlers of its own
   // Outside the try: after a failure its stream threads may be stuck in a collective with a
   // dead peer, and destroying it would wait for them forever. The job is aborted first.

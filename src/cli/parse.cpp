@@ -9,8 +9,6 @@
 #include "src/cli/output_option.hpp"
 #include "src/core/build_config.hpp"
 #include "src/core/errors.hpp"
-#include "src/runtime/gather.hpp"
-#include "src/runtime/mpi_check.hpp"
 #include "src/runtime/rank_context.hpp"
 
 namespace po = boost::program_options;
@@ -80,7 +78,7 @@ std::string effective_options(const po::variables_map& vm) {
 }  // namespace
 
 void agree_on_options(const RankContext& ctx, const std::string& mine) {
-  const std::string reference = broadcast_string(mine, 0, ctx.comm());
+  const std::string reference = ctx.broadcast(mine, 0);
   std::string message;
   if (reference != mine) {
     std::istringstream a(reference);
@@ -121,8 +119,7 @@ int run_on_rank_zero(RankContext& ctx, const Command* command, const std::functi
       code = kExitFailure;
     }
   }
-  COMMPROF_MPI_CHECK(MPI_Bcast(&code, 1, MPI_INT, 0, ctx.comm()));
-  return code;
+  return ctx.broadcast(code, 0);
 }
 
 std::string version_text() {

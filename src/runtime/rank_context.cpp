@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include "src/core/log.hpp"
@@ -90,6 +91,12 @@ RankContext::RankContext(int* argc, char*** argv, int required_thread_level) {
                       ", ", thread_level_name(thread_level_)));
 }
 
+RankContext::RankContext(Solo) : uses_mpi_(false) {
+  host_ = hostname();
+  hosts_ = {host_};
+  log::set_identity(rank_, host_);
+}
+
 RankContext::~RankContext() {
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
   if (owns_mpi_) {
@@ -103,7 +110,16 @@ int RankContext::node_count() const {
   return static_cast<int>(std::set<std::string>(hosts_.begin(), hosts_.end()).size());
 }
 
+MPI_Comm RankContext::comm() const {
+  if (!uses_mpi_) throw std::logic_error("this process runs without MPI (no launcher started it)");
+  return comm_;
+}
+
 void RankContext::agree(bool ok, const std::string& message, ErrorScope scope) const {
+  if (!uses_mpi_) {
+    if (!ok) throw ConfigError(message, scope);
+    return;
+  }
   // Lowest failing rank speaks: MPI_MIN over (failed ? rank : size).
   int candidate = ok ? size_ : rank_;
   int first_failed = size_;
@@ -115,13 +131,29 @@ void RankContext::agree(bool ok, const std::string& message, ErrorScope scope) c
 }
 
 bool RankContext::any(bool flag) const {
+  if (!uses_mpi_) return flag;
   int mine = flag ? 1 : 0;
   int result = 0;
   COMMPROF_MPI_CHECK(MPI_Allreduce(&mine, &result, 1, MPI_INT, MPI_MAX, comm_));
   return result != 0;
 }
 
-void RankContext::barrier() const { COMMPROF_MPI_CHECK(MPI_Barrier(comm_)); }
+int RankContext::broadcast(int value, int root) const {
+  if (uses_mpi_) COMMPROF_MPI_CHECK(MPI_Bcast(&value, 1, MPI_INT, root, comm_));
+  return value;
+}
+
+std::string RankContext::broadcast(const std::string& value, int root) const {
+  return uses_mpi_ ? broadcast_string(value, root, comm_) : value;
+}
+
+std::vector<std::string> RankContext::gather(const std::string& value) const {
+  return uses_mpi_ ? gather_strings(value, comm_) : std::vector<std::string>{value};
+}
+
+void RankContext::barrier() const {
+  if (uses_mpi_) COMMPROF_MPI_CHECK(MPI_Barrier(comm_));
+}
 
 namespace {
 // The arrival notes of barrier_within(): a tag of its own on the context's communicator (the
@@ -131,7 +163,7 @@ constexpr int kNamedArrivals = 1024;
 }  // namespace
 
 bool RankContext::barrier_within(double timeout_s, std::vector<int>& arrived) const {
-  if (timeout_s <= 0.0) {
+  if (timeout_s <= 0.0 || !uses_mpi_) {
     barrier();
     return true;
   }
@@ -187,6 +219,7 @@ bool RankContext::barrier_within(double timeout_s, std::vector<int>& arrived) co
 }
 
 void RankContext::abort(int code) {
+  if (!uses_mpi_) std::_Exit(code);
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);  // MPI_Abort should not return; make sure the process ends if it does
 }
