@@ -21,7 +21,6 @@
 #include "src/core/errors.hpp"
 #include "src/core/log.hpp"
 #include "src/runtime/gather.hpp"
-#include "src/runtime/mpi_check.hpp"
 
 namespace commprof {
 
@@ -218,10 +217,9 @@ int report_across_ranks(RankContext& ctx, const RankTimeline& mine, const std::s
   if (!out_dir.empty()) add_critical_paths_across(report, sources, exchange, packs);
   // Every rank exits with rank 0's verdict on the gates: a launcher reports the job's code from
   // whichever rank ends first.
-  int code =
-      ctx.rank() == 0 ? write_rank0_report(report, sources, mine, out_dir, format, gates) : kExitOk;
-  COMMPROF_MPI_CHECK(MPI_Bcast(&code, 1, MPI_INT, 0, ctx.comm()));
-  return code;
+  return ctx.broadcast(ctx.rank() == 0
+                           ? write_rank0_report(report, sources, mine, out_dir, format, gates)
+                           : kExitOk);
 }
 
 }  // namespace commprof
