@@ -113,9 +113,11 @@ void add_unfinished(Part& part, int rank, const nlohmann::ordered_json& list, bo
     const auto began = e.find("channels_started");
     const bool started_known = began != e.end() && began->is_number_integer();
     const bool started = started_known && began->get<std::int64_t>() > 0;
+    const bool graph = e.value("graph", false);
     for (const Key& key : keys_of(op, rank, counters)) {
       KeyState& s = state_of(part, key, op, step);
       s.unfinished.insert(rank);
+      s.graph = s.graph || graph;
       if (started) {
         s.gpu_started.insert(rank);
       } else if (started_known && kernel_records) {
@@ -419,6 +421,7 @@ void Part::merge(Part&& other) {
     mine.sum_start += s.sum_start;
     mine.gpu_started.insert(s.gpu_started.begin(), s.gpu_started.end());
     mine.gpu_not_started.insert(s.gpu_not_started.begin(), s.gpu_not_started.end());
+    mine.graph = mine.graph || s.graph;
     if (s.latest_created > mine.latest_created) {
       mine.latest_created = s.latest_created;
       mine.latest_created_rank = s.latest_created_rank;

@@ -87,11 +87,14 @@ struct KeyState {
   /// not (no channel began in a capture with kernel records; "scheduled" in a dump with start
   /// times). A rank in neither: its source cannot tell.
   std::set<int> gpu_started, gpu_not_started;
+  /// A CUDA graph's replay of a captured call, as some rank's capture says (the plugin's
+  /// "graph"): the CPU that did not reach it skipped the graph's launch, not the call.
+  bool graph = false;
   template <class IO>
   friend void transfer(IO& io, KeyState& s) {
     io(s.name, s.step, s.comm_size, s.finished, s.unfinished, s.args, s.latest_start, s.latest_rank,
        s.sum_start, s.latest_created, s.latest_created_rank, s.earliest_completed,
-       s.earliest_completed_rank, s.gpu_started, s.gpu_not_started);
+       s.earliest_completed_rank, s.gpu_started, s.gpu_not_started, s.graph);
   }
 };
 

@@ -29,6 +29,7 @@ std::string what(const Key& key, const KeyState& s) {
                                           : log::cat(key.comm, " ", key.function, " #", key.seq);
   if (!s.name.empty())
     out += log::cat(" (", s.name, s.step >= 0 ? log::cat(", step ", s.step) : "", ")");
+  if (s.graph) out += " in a CUDA graph's replay";
   return out;
 }
 

@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: MIT
 #include "analysis/diagnosis_watch.hpp"
 
+#include <cstdio>
+
 #include "src/core/log.hpp"
 
 namespace commprof::diagnosis {
 namespace {
+
+std::string seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", s);
+  return buf;
+}
 
 std::string key_of(const Problem& p) {
   return log::cat(p.kind, '|', p.comm, '|', p.function, '|', p.seq, '|', p.step, '|', p.ranks);
@@ -13,10 +21,9 @@ std::string key_of(const Problem& p) {
 }  // namespace
 
 std::vector<std::string> StallTracker::refresh(const std::vector<Problem>& problems,
-                                               bool rewritten) {
-  ++refreshes_;
+                                               double newest_change_s, double now_s) {
   std::vector<std::string> lines;
-  std::map<std::string, int> still;
+  std::map<std::string, double> still;
   for (const Problem& p : problems) {
     const std::string key = key_of(p);
     if (p.kind == "straggler") {
@@ -24,14 +31,18 @@ std::vector<std::string> StallTracker::refresh(const std::vector<Problem>& probl
       continue;
     }
     const auto it = open_.find(key);
-    const int first = it == open_.end() ? refreshes_ : it->second;
-    still[key] = first;
-    if (first == refreshes_ || said_.count(key) != 0) continue;
-    said_.insert(key);
-    lines.push_back(rewritten ? "stall: " + p.verdict
-                              : "no rank file rewritten since the last refresh (the job ended "
-                                "or its processes died): " +
-                                    p.verdict);
+    const bool seen_before = it != open_.end();
+    const double seen_at = seen_before ? it->second : newest_change_s;
+    still[key] = seen_at;
+    if (!seen_before || said_.count(key) != 0) continue;
+    if (newest_change_s > seen_at) {
+      said_.insert(key);
+      lines.push_back("stall: " + p.verdict);
+    } else if (now_s - newest_change_s >= quiet_s_) {
+      said_.insert(key);
+      lines.push_back(log::cat("no rank file rewritten for ", seconds(now_s - newest_change_s),
+                               " s (the job ended or its processes died): ", p.verdict));
+    }
   }
   open_ = std::move(still);  // a problem gone completed: a later one of the same key is new
   return lines;

@@ -675,19 +675,6 @@ void attribute_wait_to_routing(std::vector<Finding>& found) {
 // A hang first (it costs the run), then by cost; not evaluated last, in rule order.
 int rank_of(const Finding& f) { return !f.fired() ? 2 : f.cost_ns < 0 ? 0 : 1; }
 
-// A header sink that keeps the configuration and reads no further.
-struct HeaderOnly final : RankStepSink {
-  struct Done {};
-  JsonObject config;
-  void header(const RankTimeline& h) override {
-    config = h.config;
-    throw Done{};
-  }
-  void step(const StepView&) override {}
-  void end() override {}
-  void restart() override {}
-};
-
 int int_of(const nlohmann::ordered_json& j, const char* key, int fallback) {
   const auto it = j.find(key);
   return it != j.end() && it->is_number_integer() ? it->get<int>() : fallback;
@@ -732,11 +719,8 @@ RunFacts run_facts(const JsonObject& config) {
 }
 
 RunFacts run_facts_of_file(const std::string& path) {
-  HeaderOnly sink;
   try {
-    stream_rank_file(path, sink);
-  } catch (const HeaderOnly::Done&) {
-    return run_facts(sink.config);
+    return run_facts(read_rank_header(path).config);
   } catch (const Error&) {
   }
   return {};

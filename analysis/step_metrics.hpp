@@ -99,7 +99,8 @@ struct RankSummary {
   int warmup_steps = 0;
   std::int64_t ops = 0;  ///< ops in measured steps
   /// The step time: of the steps without ops where there are any (sampled op timing's
-  /// uninstrumented steps, or --op-timing step), else of every measured step. The per-op
+  /// uninstrumented steps, or --op-timing step), else of every measured step; of every
+  /// measured step in a plugin capture (timing a call slows no step there). The per-op
   /// quantities come from the steps with ops only.
   Stat wall_ns, comp_ns, comm_ns, mem_ns, busy_ns, comm_comp_ns, exposed_comm_ns, idle_ns;
   Stat timed_wall_ns, plain_wall_ns;   ///< step time of the steps with ops, and without

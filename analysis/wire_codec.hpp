@@ -30,7 +30,7 @@
 namespace commprof::wire {
 
 /// The format of the shared reduction's messages. Raise it whenever a transfer() changes.
-inline constexpr std::uint32_t kVersion = 4;
+inline constexpr std::uint32_t kVersion = 5;
 
 namespace detail {
 template <class T>

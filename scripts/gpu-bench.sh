@@ -100,7 +100,9 @@
 #              capture (pluginsteps/<mode>/capture/rank-<R>.json), the job's own step times
 #              (pluginsteps/<mode>/job/steps-<R>.json) and commprof report's text and JSON of the
 #              capture, whose per-rank steps_from says how the steps were found; test data for the
-#              plugin's step detection (issue #46)
+#              plugin's step detection (issue #46). PLUGIN_STEPS_SAMPLE (default 1: every call
+#              timed) lists the sample periods K to run each mode with (COMMPROF_PLUGIN_SAMPLE);
+#              K > 1 goes to <mode>-k<K>/
 #   hangdumps  a 2-GPU NCCL job with a planted fault (scripts/torch/fr_hang.py), once per fault of
 #              HANG_FAULTS ("skip count": a rank never issues an all-reduce; a rank issues it with
 #              half the elements): PyTorch's Flight Recorder dumps (pickle and JSON, taken by the
@@ -108,6 +110,13 @@
 #              collective is told from a scheduled one) and NCCL RAS's status (JSON and text), in
 #              hangdumps/<fault>/ with meta.json naming the fault: test data for commprof
 #              diagnose (issue #47)
+#   livehang   a hang seen live (issue #47) on 2 GPUs: for each fault of LIVEHANG_FAULTS ("skip graph":
+#              a rank never issues an all-reduce; a rank skips a CUDA graph's replay of its
+#              all-reduces) scripts/torch/fr_hang.py under the plugin (every call timed, its
+#              files rewritten every LIVEHANG_FLUSH_S, default 1 s) with `commprof diagnose
+#              --watch --interval 0.5` on the capture as it runs: livehang/<fault>/watch.txt (each
+#              line stamped with the wall clock) and how long after the fault was planted the
+#              first stall was said; then diagnose of the capture and of the Flight Recorder's dumps
 #   a2agap     the expert-parallel all-to-allv gap of issue #48 item 6 on NP >= 2 GPUs: a Zipf-routed
 #              mixtral-8x7b EP run (MOE_LAYERS, 2) and PyTorch's replay of its all-to-allvs
 #              (scripts/torch/alltoall_replay.py: CUDA events around each call and the profiler's
@@ -118,6 +127,12 @@
 #              profiler (scripts/torch/ddp_trace.py): the capture (mergepair/capture/) and the
 #              traces (mergepair/trace/rank-<R>.pt.trace.json.gz) of the same steps, test data
 #              for `commprof report PLUGIN_DIR TRACE_DIR` (issue #46)
+#   mergensys  nsys as the trace side of `commprof report PLUGIN_DIR TRACE_DIR` (issue #46): a PyTorch
+#              DDP job (scripts/torch/ddp_steps.py, MERGENSYS_STEPS (8) steps, each an NVTX range
+#              "step N") on NP ranks under mpirun, each rank under scripts/nsys-profile-rank.sh
+#              (--capture all, cuda and nvtx) and the plugin: the recordings as SQLite
+#              (mergensys/nsys/*.sqlite.xz), imported (--step-range "step ", the first step
+#              warm-up), and reported merged with the capture (report-merged.txt, merged/)
 #   dist       PyTorch's data- or tensor-parallel step against the mock's on NP >= 2 GPUs (issue
 #              #33): for each preset of DIST_PRESETS (default "gpt-1.3b llama-1b"; layers from
 #              DIST_LAYERS, default "24 16": the whole presets with their ends, which under DDP on 2
@@ -139,12 +154,13 @@
 #              scripts/whatif-bench.sh on the cuda backend with WHATIF_WORKLOADS (default "dp tp
 #              pp", with hybrid from 4 ranks) of gpt-1.3b (WHATIF_LAYERS, default 8), the last
 #              rank's compute slowed x1.5 and --no-overlap, each predicted from the plain run
-#   astra      a measured step through ASTRA-sim (issue #31 item 6; ASTRA_SIM, the path of its
-#              analytical binary AstraSim_Analytical_Congestion_Unaware, default
+#   astra      a measured step through ASTRA-sim (issues #31 item 6, #48 item 3; ASTRA_SIM, the path
+#              of its analytical binary AstraSim_Analytical_Congestion_Unaware, default
 #              $BUILD/astra/AstraSim_Analytical_Congestion_Unaware where that exists; built as
-#              scripts/astra-sim-build.md says): gpt-1.3b
-#              (ASTRA_LAYERS, default 8 layers), 5 steps after 2, dp NP, tp NP and, from 4 ranks, tp 2 x
-#              pp 2 (1f1b); each run's timed step exported and simulated by
+#              scripts/astra-sim-build.md says): gpt-1.3b (ASTRA_LAYERS, default 8 layers), 5
+#              steps after 2: dp NP, tp NP, pp NP (1f1b), dp NP with ZeRO (--dp-mode zero) and,
+#              from 4 ranks, tp 2 x pp 2 (1f1b); mixtral-8x7b (MOE_LAYERS, default 2) dp NP with
+#              --ep NP; each run's timed step exported and simulated by
 #              scripts/astra-sim-check.sh: ASTRA-sim's step per rank beside the measured step and
 #              commprof's own serialised replay
 #   probe      what run's link probe costs (issue #45): the gpt-1.3b dp job (10 steps after 3) and
@@ -171,7 +187,7 @@
 # shellcheck source-path=SCRIPTDIR disable=SC2317  # the phase_* functions are called by name
 set -uo pipefail
 
-PHASES=(tests sweep anchors workloads stages moe cp timing sampling nsys fidelity calibrate torchtrace plugin plugincost pluginsteps hangdumps mergepair a2agap dist estimate
+PHASES=(tests sweep anchors workloads stages moe cp timing sampling nsys fidelity calibrate torchtrace plugin plugincost pluginsteps hangdumps livehang mergepair mergensys a2agap dist estimate
   whatif astra probe lmhead multi)
 usage() {
   echo "usage: scripts/gpu-bench.sh PHASE...   (PHASE: ${PHASES[*]}; see the comment at the top)" >&2
@@ -208,6 +224,28 @@ step_line() { grep -E '^  step time \(ms\)' "$1" 2>/dev/null | head -n 1 | sed '
 need_commprof() {
   [ -x "$COMMPROF" ] && return 0
   say "FAILED: no $COMMPROF (build with \`cmake --preset cuda && cmake --build --preset cuda\`, or set BUILD)"
+  PHASE_RC=1
+  return 1
+}
+
+# need_plugin PHASE: sets the caller's `plugin` to the NCCL profiler plugin (PLUGIN, default the
+# build's) as an absolute path; where there is none, says so and fails the phase.
+need_plugin() {
+  plugin=${PLUGIN:-$BUILD/src/nccl_profiler/libnccl-profiler-commprof.so}
+  if [ ! -f "$plugin" ]; then
+    say "FAILED: the $1 phase needs the plugin ($plugin)"
+    PHASE_RC=1
+    return 1
+  fi
+  plugin=$(abs_path "$plugin")
+}
+
+# need_torch_gpus PHASE N: 0 if python3 (PYTHON) has a torch that sees N GPUs, else says so and
+# fails the phase.
+need_torch_gpus() {
+  "${PYTHON:-python3}" -c "import torch, sys; sys.exit(torch.cuda.device_count() < $2)" \
+    >>"$LOG" 2>&1 && return 0
+  say "FAILED: the $1 phase needs a torch that sees $2 GPUs"
   PHASE_RC=1
   return 1
 }
@@ -1000,30 +1038,26 @@ phase_plugincost() {
 # ---------------------------------------------------------------------------------------------
 phase_pluginsteps() {
   need_commprof || return
-  local plugin=${PLUGIN:-$BUILD/src/nccl_profiler/libnccl-profiler-commprof.so}
-  local py=${PYTHON:-python3} dir=$PD
-  if [ ! -f "$plugin" ] || ! "$py" -c "import torch, sys; sys.exit(torch.cuda.device_count() < $NP)" \
-    >>"$LOG" 2>&1; then
-    say "FAILED: the pluginsteps phase needs the plugin ($plugin) and a torch that sees $NP GPUs"
-    PHASE_RC=1
-    return
-  fi
-  plugin=$(abs_path "$plugin")
-  local mode flag
-  for mode in ${PLUGIN_STEPS_MODES:-ddp fsdp}; do
-    dir=$PD/$mode
-    flag=()
-    [ "$mode" = fsdp ] && flag=(--fsdp)
-    run_to "PyTorch $mode, ${PLUGIN_STEPS:-12} steps on $NP ranks, under the plugin" "$dir.txt" \
-      env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$dir/capture" \
-      COMMPROF_PLUGIN_SAMPLE=1 "$py" -m torch.distributed.run --nproc-per-node "$NP" \
-      --master-port 29547 scripts/torch/ddp_steps.py --out "$dir/job" \
-      --steps "${PLUGIN_STEPS:-12}" "${flag[@]}"
-    cat "$dir.txt" >>"$LOG"
-    run_to "commprof report of the $mode capture: the steps it finds" "$dir/report.txt" \
-      "$COMMPROF" report "$dir/capture"
-    "$COMMPROF" report "$dir/capture" --format json -o "$dir/report.json" >>"$LOG" 2>&1
-    head -n 60 "$dir/report.txt" >>"$LOG"
+  local plugin py=${PYTHON:-python3} dir=$PD
+  need_plugin pluginsteps && need_torch_gpus pluginsteps "$NP" || return
+  local mode flag k
+  for k in ${PLUGIN_STEPS_SAMPLE:-1}; do
+    for mode in ${PLUGIN_STEPS_MODES:-ddp fsdp}; do
+      dir=$PD/$mode
+      [ "$k" = 1 ] || dir=$PD/$mode-k$k
+      flag=()
+      [ "$mode" = fsdp ] && flag=(--fsdp)
+      run_to "PyTorch $mode, ${PLUGIN_STEPS:-12} steps on $NP ranks, under the plugin (K=$k)" \
+        "$dir.txt" env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$dir/capture" \
+        COMMPROF_PLUGIN_SAMPLE="$k" "$py" -m torch.distributed.run --nproc-per-node "$NP" \
+        --master-port 29547 scripts/torch/ddp_steps.py --out "$dir/job" \
+        --steps "${PLUGIN_STEPS:-12}" "${flag[@]}"
+      cat "$dir.txt" >>"$LOG"
+      run_to "commprof report of the $mode capture (K=$k): the steps it finds" \
+        "$dir/report.txt" "$COMMPROF" report "$dir/capture"
+      "$COMMPROF" report "$dir/capture" --format json -o "$dir/report.json" >>"$LOG" 2>&1
+      head -n 60 "$dir/report.txt" >>"$LOG"
+    done
   done
 }
 
@@ -1046,6 +1080,56 @@ phase_hangdumps() {
     rc=$?
     say "  exit $rc; files: $(find "$dir" -maxdepth 1 -type f -printf '%f ')"
     grep -E "^fr_hang|Timeout|timed out|[Dd]ump" "$dir/job.log" | head -n 20 >>"$LOG"
+  done
+}
+
+# stamp: each line of stdin with the wall clock (seconds since the epoch) in front.
+stamp() {
+  local line
+  while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done
+}
+
+phase_livehang() {
+  need_commprof || return
+  local plugin py=${PYTHON:-python3} flush=${LIVEHANG_FLUSH_S:-1} fault dir job rc i planted first
+  need_plugin livehang && need_torch_gpus livehang 2 || return
+  for fault in ${LIVEHANG_FAULTS:-skip graph}; do
+    dir=$PD/$fault
+    mkdir -p "$dir"
+    say "fr_hang.py --fault $fault under the plugin (flush ${flush} s), diagnose --watch beside it"
+    env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$dir/capture" COMMPROF_PLUGIN_SAMPLE=1 \
+      COMMPROF_PLUGIN_FLUSH_S="$flush" TORCH_FR_BUFFER_SIZE=2000 TORCH_NCCL_ENABLE_TIMING=1 \
+      timeout 150 "$py" -m torch.distributed.run --nproc-per-node 2 --master-port 29555 \
+      scripts/torch/fr_hang.py --out "$dir" --fault "$fault" --timeout 20 >"$dir/job.log" 2>&1 &
+    job=$!
+    # The watch starts once both ranks' files exist (the communicators are up).
+    for i in $(seq 1 120); do
+      [ -f "$dir/capture/rank-0.json" ] && [ -f "$dir/capture/rank-1.json" ] && break
+      sleep 0.5
+    done
+    timeout -s INT 40 "$COMMPROF" diagnose --watch --interval 0.5 "$dir/capture" 2>&1 |
+      stamp >"$dir/watch.txt" &
+    wait "$job"
+    rc=$?
+    wait
+    say "  job exit $rc; the watch's lines:"
+    sed 's/^/    /' "$dir/watch.txt" >>"$LOG"
+    planted=$(sed -n 's/.*"planted_unix": \([0-9.]*\).*/\1/p' "$dir"/meta-rank1.json 2>/dev/null)
+    first=$(awk '$2 == "stall:" { print $1; exit }' "$dir/watch.txt")
+    if [ -n "$planted" ] && [ -n "$first" ]; then
+      say "  first stall said $(awk -v a="$first" -v b="$planted" 'BEGIN { printf "%.2f", a - b }') s after the fault was planted (flush period $flush s)"
+    else
+      say "  FAILED: no stall said by the watch (planted at '${planted:-?}')"
+      PHASE_RC=1
+    fi
+    run_expect 4 "diagnose of the capture" "$dir/diagnose.txt" "$COMMPROF" diagnose "$dir/capture"
+    "$COMMPROF" diagnose "$dir/capture" --format json -o "$dir/diagnose.json" >>"$LOG" 2>&1
+    sed -n '1,12p' "$dir/diagnose.txt" >>"$LOG"
+    # The Flight Recorder's own dumps of the same job, alone and with the capture.
+    "$COMMPROF" diagnose "$dir"/fr-explicit-rank*.json >"$dir/diagnose-fr.txt" 2>&1
+    say "  diagnose of the Flight Recorder dumps: exit $?"
+    sed -n '1,8p' "$dir/diagnose-fr.txt" >>"$LOG"
+    grep -E "^fr_hang" "$dir/job.log" >>"$LOG"
   done
 }
 
@@ -1085,14 +1169,8 @@ phase_a2agap() {
 
 phase_mergepair() {
   need_commprof || return
-  local plugin=${PLUGIN:-$BUILD/src/nccl_profiler/libnccl-profiler-commprof.so}
-  local py=${PYTHON:-python3}
-  if [ ! -f "$plugin" ]; then
-    say "FAILED: the mergepair phase needs the plugin ($plugin)"
-    PHASE_RC=1
-    return
-  fi
-  plugin=$(abs_path "$plugin")
+  local plugin py=${PYTHON:-python3}
+  need_plugin mergepair || return
   run_to "PyTorch DDP on $NP ranks, traced and under the plugin" "$PD/job.txt" \
     env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$PD/capture" COMMPROF_PLUGIN_SAMPLE=1 \
     "$py" -m torch.distributed.run --nproc-per-node "$NP" --master-port 29551 \
@@ -1101,6 +1179,36 @@ phase_mergepair() {
   run_to "commprof import-torch of the traces" "$PD/import.txt" \
     "$COMMPROF" import-torch "$PD/trace" -o "$PD/imported"
   ls -la "$PD/capture" "$PD/trace" >>"$LOG" 2>&1
+}
+
+phase_mergensys() {
+  need_commprof || return
+  local plugin py=${PYTHON:-python3}
+  need_plugin mergensys || return
+  if ! nsys_find >"$PD/nsys-find.txt" 2>&1; then
+    say "FAILED: nsys not found; set NSYS to the nsys CLI (scripts/lib/nsys.sh)"
+    PHASE_RC=1
+    return
+  fi
+  # One process per rank (mpirun), each in its own nsys: the job's ranks from Open MPI's variables.
+  run_to "PyTorch DDP on $NP ranks, each under nsys and the plugin" "$PD/job.txt" \
+    "${MPIRUN[@]}" -x NCCL_PROFILER_PLUGIN="$plugin" -x COMMPROF_PLUGIN_OUT="$PD/capture" \
+    -x COMMPROF_PLUGIN_SAMPLE=1 -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=29557 \
+    "$here/nsys-profile-rank.sh" --nsys "$NSYS" --capture all --trace cuda,nvtx --out "$PD/nsys" \
+    -- "$py" scripts/torch/ddp_steps.py --out "$PD/job" --steps "${MERGENSYS_STEPS:-8}"
+  run_to "nsys recordings to SQLite" "$PD/convert.txt" nsys_to_sqlite "$PD/nsys" || return
+  run_to "import-nsys --step-range \"step \" --warmup-steps 1" "$PD/import.txt" \
+    "$COMMPROF" import-nsys "$PD"/nsys/*.sqlite --step-range "step " --warmup-steps 1 \
+    -o "$PD/imported"
+  run_to "report CAPTURE IMPORTED (merged)" "$PD/report-merged.txt" "$COMMPROF" report \
+    "$PD/capture" "$PD/imported" --merged-out "$PD/merged"
+  "$COMMPROF" report "$PD/merged" --format json -o "$PD/report-merged.json" >>"$LOG" 2>&1
+  run_to "report of the imported traces alone" "$PD/report-imported.txt" "$COMMPROF" report \
+    "$PD/imported"
+  grep -E "^# merged" "$PD/report-merged.txt" >>"$LOG"
+  head -n 40 "$PD/report-merged.txt" >>"$LOG"
+  rm -f "$PD"/nsys/*.nsys-rep
+  xz -T0 -6 "$PD"/nsys/*.sqlite 2>>"$LOG"
 }
 
 phase_dist() {
@@ -1204,13 +1312,13 @@ phase_whatif() {
 }
 
 # ---------------------------------------------------------------------------------------------
-# astra_case NAME RUN-ARGS...: a gpt-1.3b run on NP GPUs, then its timed step through ASTRA-sim.
+# astra_case NAME RUN-ARGS...: a run on NP GPUs (RUN-ARGS name the model), then its timed step
+# through ASTRA-sim.
 astra_case() {
   local name=$1
   shift
   run_to "astra $name: run" "$PD/$name.txt" "${MPIRUN[@]}" "$COMMPROF" run --backend cuda \
-    --model gpt-1.3b --layers "${ASTRA_LAYERS:-8}" --steps 5 --warmup-steps 2 "$@" \
-    --out "$PD/$name" || return
+    --steps 5 --warmup-steps 2 "$@" --out "$PD/$name" || return
   run_to "astra $name: ASTRA-sim" "$PD/$name-astra.txt" env BUILD="$BUILD" \
     "$here/astra-sim-check.sh" "$PD/$name" "$ASTRA_SIM" "$PD/$name-astra" || return
   { echo "## $name"; sed -n '/^# times in ms/,$p' "$PD/$name-astra.txt"; } >>"$LOG"
@@ -1227,9 +1335,17 @@ phase_astra() {
   fi
   ASTRA_SIM=$astra
   say "ASTRA-sim: $ASTRA_SIM"
-  astra_case "dp$NP" --workload dp
-  astra_case "tp$NP" --workload tp
-  [ "$NP" -ge 4 ] && astra_case tp2pp2 --workload hybrid --tp 2 --pp 2 --schedule 1f1b
+  local gpt=(--model gpt-1.3b --layers "${ASTRA_LAYERS:-8}")
+  astra_case "dp$NP" "${gpt[@]}" --workload dp
+  astra_case "tp$NP" "${gpt[@]}" --workload tp
+  astra_case "pp$NP" "${gpt[@]}" --workload pp --schedule 1f1b
+  astra_case "zero$NP" "${gpt[@]}" --workload dp --dp-mode zero
+  astra_case "moe$NP" --model mixtral-8x7b --layers "${MOE_LAYERS:-2}" --workload dp --ep "$NP"
+  [ "$NP" -ge 4 ] && astra_case tp2pp2 "${gpt[@]}" --workload hybrid --tp 2 --pp 2 --schedule 1f1b
+  # One table of every case: ASTRA-sim's step and commprof's serialised replay against the
+  # measured step.
+  say "ASTRA-sim against the measured step (ratios), per case:"
+  grep -H -E "^commprof (measured step|whatif)" "$PD"/*-astra.txt | sed "s|^$PD/||" >>"$LOG"
 }
 
 phase_probe() {

@@ -45,6 +45,22 @@ std::vector<std::string> traces_of(const std::string& input) {
 
 std::string ms(double ns) { return format_number("%.3f", ns / 1e6); }
 
+// Rank files imported from a trace (`commprof import-nsys`, `commprof import-torch`): the
+// backend their importer writes.
+bool imported_trace(const std::string& backend) {
+  return backend == "nsys" || backend == "pytorch";
+}
+
+// The backend of an input's first rank file, or "" where it names none that can be read.
+std::string first_backend(const std::string& input) {
+  try {
+    const std::vector<std::string> files = expand_rank_inputs({input});
+    return files.empty() ? "" : read_rank_header(files.front()).backend;
+  } catch (const Error&) {
+    return "";
+  }
+}
+
 }  // namespace
 
 std::string fresh_merged_dir() {
@@ -59,23 +75,31 @@ std::string fresh_merged_dir() {
 
 PairedInputs pair_capture_with_traces(const std::vector<std::string>& inputs,
                                       const std::string& merged_dir) {
-  std::vector<std::string> traces, others;
+  std::vector<std::string> traces, imported, others;
   for (const std::string& in : inputs) {
     const std::vector<std::string> t = traces_of(in);
-    if (t.empty()) {
-      others.push_back(in);
-    } else {
+    if (!t.empty()) {
       traces.insert(traces.end(), t.begin(), t.end());
+    } else if (inputs.size() > 1 && imported_trace(first_backend(in))) {
+      imported.push_back(in);
+    } else {
+      others.push_back(in);
     }
   }
-  if (traces.empty()) return {inputs, {}};
+  if (traces.empty() && imported.empty()) return {inputs, {}};
+  // Imported rank files pair only with a capture; alone (or beside other runs) they are what
+  // the report reads as they are.
+  if (traces.empty() && (others.empty() || first_backend(others.front()) != "nccl-profiler")) {
+    return {inputs, {}};
+  }
   if (others.empty()) {
     throw Error(log::cat(traces.size(),
                          " PyTorch trace(s) and no NCCL profiler plugin capture to "
                          "merge them with (`commprof import-torch` makes rank files of traces "
                          "alone)"));
   }
-  // The traces on one clock, each of its rank; the captures by rank.
+  // The traces on one clock, each of its rank: PyTorch traces as read here, imported rank
+  // files (an nsys export through import-nsys) as their importer wrote them.
   std::vector<RankTimeline> traced;
   std::vector<TorchImportSummary> summaries;
   for (std::size_t i = 0; i < traces.size(); ++i) {
@@ -83,7 +107,9 @@ PairedInputs pair_capture_with_traces(const std::vector<std::string>& inputs,
     traced.push_back(import_torch_trace(traces[i], {}, static_cast<int>(i),
                                         static_cast<int>(traces.size()), &summaries.back()));
   }
-  align_torch_origins(traced, summaries);
+  if (!traced.empty()) align_torch_origins(traced, summaries);
+  const std::string source = traced.empty() ? "imported trace" : "PyTorch trace";
+  for (const std::string& f : expand_rank_inputs(imported)) traced.push_back(read_rank_file(f));
   std::map<int, RankTimeline> captures;
   for (const std::string& f : expand_rank_inputs(others)) {
     RankTimeline t = read_rank_file(f);
@@ -118,7 +144,8 @@ PairedInputs pair_capture_with_traces(const std::vector<std::string>& inputs,
   out.lines.push_back(log::cat("# merged ", traced.size(), " rank(s) into ", dir,
                                ": collectives from the NCCL profiler plugin's capture (bytes, "
                                "algorithm, protocol, channels, GPU times), steps and compute "
-                               "from the PyTorch trace"));
+                               "from the ",
+                               source));
   out.inputs = {dir};
   return out;
 }

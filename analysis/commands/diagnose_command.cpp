@@ -9,6 +9,7 @@
 #include <mpi.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -146,10 +147,13 @@ double newest_change_s(const std::vector<std::string>& files) {
 std::string utc_now() { return utc_text(std::time(nullptr), "%H:%M:%S"); }
 
 // --watch: re-diagnose every interval; process 0 prints a line per refresh and each problem as
-// StallTracker says it. Exit 4 when one was said, 0 otherwise (at Ctrl-C or --iterations).
+// StallTracker says it (analysis/diagnosis_watch.hpp). Exit 4 when one was said, 0 otherwise (at
+// Ctrl-C or --iterations).
 int run_watch(RankContext& ctx, const DiagnoseConfig& cfg) {
   install_stop_signals();
-  diagnosis::StallTracker tracker;
+  // The interval is half the plugin's flush period: files unchanged for two flush periods
+  // belong to a job that stopped writing.
+  diagnosis::StallTracker tracker(4 * cfg.interval_s);
   double last_change = -1;
   for (int refresh = 1;; ++refresh) {
     const std::vector<std::string> files = rank_files_so_far(cfg.inputs);
@@ -159,7 +163,11 @@ int run_watch(RankContext& ctx, const DiagnoseConfig& cfg) {
       const double change = newest_change_s(files);
       const bool rewritten = last_change >= 0 && change > last_change;
       last_change = change;
-      const std::vector<std::string> lines = tracker.refresh(problems, rewritten);
+      // The files' times are on the realtime clock.
+      const double now =
+          std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+              .count();
+      const std::vector<std::string> lines = tracker.refresh(problems, change, now);
       std::cout << "# " << utc_now() << " UTC refresh " << refresh << ": " << all.ranks.size()
                 << " of " << all.world_size << " ranks read, " << problems.size()
                 << " not complete or straggling"
@@ -195,7 +203,8 @@ class DiagnoseCommand final : public Command {
         "Ctrl-C (SIGINT) or SIGTERM, or --iterations")(
         "interval", po::value<double>()->default_value(2.5),
         "--watch: seconds between refreshes (half the plugin's flush period, "
-        "COMMPROF_PLUGIN_FLUSH_S, 5 by default: a stall is said within two of them)")(
+        "COMMPROF_PLUGIN_FLUSH_S, 5 by default: a stall is said within about two of them; "
+        "files unchanged for four intervals mean the job stopped writing)")(
         "iterations", po::value<int>()->default_value(0),
         "--watch: stop after this many refreshes; 0: until a signal");
     add_rank_inputs(hidden);

@@ -14,6 +14,10 @@ DIR/steps-<R>.json: {"steps": N, "step_ms": [...]} (every step, the first includ
 step all-reduces its buckets in parameter order and rebuilds them after it, so it differs).
 --fsdp shards each layer and the whole model with FSDP2 (`fully_shard`) instead: a step is then
 an all-gather per layer forward and again backward, and a reduce-scatter per layer.
+Each step is also an NVTX range "step <i>" (from 0), what `commprof import-nsys --step-range
+"step "` cuts an nsys recording of the job by. Under mpirun (one process per rank, each in its own
+`nsys profile`: scripts/nsys-profile-rank.sh) the ranks come from Open MPI's variables and the
+rendezvous from MASTER_ADDR and MASTER_PORT (default 127.0.0.1:29557).
 """
 import argparse
 import json
@@ -26,6 +30,17 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from ddp_trace import Layer
 
 
+def launcher_env():
+    """torchrun sets RANK, WORLD_SIZE and LOCAL_RANK; mpirun sets its own: the same from them."""
+    if "RANK" in os.environ or "OMPI_COMM_WORLD_RANK" not in os.environ:
+        return
+    os.environ["RANK"] = os.environ["OMPI_COMM_WORLD_RANK"]
+    os.environ["WORLD_SIZE"] = os.environ["OMPI_COMM_WORLD_SIZE"]
+    os.environ["LOCAL_RANK"] = os.environ["OMPI_COMM_WORLD_LOCAL_RANK"]
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29557")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
@@ -36,6 +51,7 @@ def main():
     ap.add_argument("--seq", type=int, default=512)
     ap.add_argument("--fsdp", action="store_true", help="FSDP2 fully_shard instead of DDP")
     args = ap.parse_args()
+    launcher_env()
     dist.init_process_group("nccl")
     rank = dist.get_rank()
     local = int(os.environ.get("LOCAL_RANK", "0"))
@@ -55,12 +71,14 @@ def main():
     x = torch.randn(4, args.seq, args.hidden, device=dev, dtype=torch.bfloat16)
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
               for _ in range(args.steps)]
-    for begin, end in events:
+    for i, (begin, end) in enumerate(events):
+        torch.cuda.nvtx.range_push(f"step {i}")
         begin.record()
         model(x).float().pow(2).mean().backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
         end.record()
+        torch.cuda.nvtx.range_pop()
     torch.cuda.synchronize()
     step_ms = [begin.elapsed_time(end) for begin, end in events]
     os.makedirs(args.out, exist_ok=True)

@@ -4,12 +4,18 @@
 the real inputs `commprof diagnose` reads, and its test data.
 
     TORCH_FR_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 TORCH_FR_DUMP_TEMP_FILE=DIR/fr-timeout-rank \\
-      torchrun --nproc-per-node 2 scripts/torch/fr_hang.py --out DIR --fault skip|count [--timeout 8]
+      torchrun --nproc-per-node 2 scripts/torch/fr_hang.py --out DIR --fault skip|count|graph [--timeout 8]
 
 Each rank all-reduces --buckets tensors a step (sizes 4 MiB, 1 MiB, 16 KiB, ... in bf16) for
 --steps steps. At step --fault-step the victim rank (--victim, default 1) plants the fault at
 bucket --fault-bucket: `skip` never issues that all-reduce (nor anything after it: its CPU took
-another path), `count` issues it with half the elements (arguments differ). Then each rank waits
+another path), `count` issues it with half the elements (arguments differ), `graph` captures each
+step's all-reduces into one CUDA graph (after a warm-up outside it) and replays it once a step,
+the victim skipping the replay of --fault-step (a hung CUDA-graph-captured collective: the other
+rank's replay waits on the GPU; PyTorch's watchdog does not watch graph work, so the job stays
+hung until it ends itself). The victim writes the wall-clock time it planted the fault
+(`planted_unix` in DIR/meta-rank<R>.json): how long a live reader took to say the hang. Then each
+rank waits
 --settle s for the GPU to reach the stuck collective and writes:
   DIR/fr-explicit-rank<R>.pkl   Flight Recorder's pickle dump (_dump_nccl_trace), as on timeout
   DIR/fr-explicit-rank<R>.json  its JSON form (_dump_nccl_trace_json)
@@ -57,10 +63,43 @@ def dump(out, rank):
     return notes
 
 
+def run_graph(args, rank, tensors, numel):
+    """The buckets' all-reduces captured into one CUDA graph, replayed once a step; the victim
+    skips the replay of --fault-step and everything after it. Returns (all-reduces issued, the
+    fault as planted, or None on the other ranks)."""
+    # Warm up on a side stream before capture, as PyTorch's CUDA graph notes ask: NCCL's
+    # communicator and PyTorch's work bookkeeping are set up outside the graph.
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for t in tensors:
+            dist.all_reduce(t)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for t in tensors:
+            dist.all_reduce(t)
+    torch.cuda.synchronize()
+    issued = len(tensors)  # the warm-up's (the capture launches nothing)
+    planted = None
+    for step in range(args.steps):
+        if step == args.fault_step and rank == args.victim:
+            planted = {"fault": "graph", "victim": args.victim, "step": step,
+                       "bucket": 0, "collectives_before": issued, "numel": numel[0],
+                       "planted_unix": time.time()}
+            break
+        graph.replay()
+        issued += len(tensors)
+        if step < args.fault_step:
+            torch.cuda.synchronize()
+    return issued, planted
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--fault", required=True, choices=["skip", "count"])
+    ap.add_argument("--fault", required=True, choices=["skip", "count", "graph"])
     ap.add_argument("--victim", type=int, default=1)
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--buckets", type=int, default=3)
@@ -80,11 +119,14 @@ def main():
     tensors = [torch.ones(n, device=dev, dtype=torch.bfloat16) for n in numel]
     issued = 0
     planted = None
-    for step in range(args.steps):
+    if args.fault == "graph":
+        issued, planted = run_graph(args, rank, tensors, numel)
+    for step in range(args.steps if args.fault != "graph" else 0):
         for b, t in enumerate(tensors):
             if step == args.fault_step and b == args.fault_bucket and rank == args.victim:
                 planted = {"fault": args.fault, "victim": args.victim, "step": step, "bucket": b,
-                           "collectives_before": issued, "numel": numel[b]}
+                           "collectives_before": issued, "numel": numel[b],
+                           "planted_unix": time.time()}
                 if args.fault == "skip":
                     break
                 t = t[: numel[b] // 2]

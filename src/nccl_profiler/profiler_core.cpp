@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "src/collective/collective_spec.hpp"
@@ -121,6 +123,7 @@ std::int64_t& transfers_with(std::vector<std::int64_t>& counters, int peer) {
 struct Process::Snapshot {
   std::vector<Done> done;
   std::vector<std::string> names;
+  std::vector<std::vector<UntimedCall>> untimed;  // per communicator: listed since the last flush
   nlohmann::ordered_json comms = nlohmann::ordered_json::array();
   nlohmann::ordered_json unfinished = nlohmann::ordered_json::array();
   std::int64_t without_kernel_records = 0, clock_fallbacks = 0, offset = 0, budget = 0;
@@ -313,7 +316,7 @@ Event untimed;
 
 Event* untimed_call() { return &untimed; }
 
-void Process::count_locked(Comm* comm, const Comm::Group& g) {
+int Process::count_locked(Comm* comm, const Comm::Group& g) {
   const auto same = [&g](const Comm::Group& x) {
     return x.p2p == g.p2p && x.graph == g.graph && x.func == g.func && x.datatype == g.datatype &&
            x.algo == g.algo && x.proto == g.proto && x.channels == g.channels && x.count == g.count;
@@ -321,23 +324,24 @@ void Process::count_locked(Comm* comm, const Comm::Group& g) {
   auto& groups = comm->groups;
   if (comm->last_group < groups.size() && same(groups[comm->last_group])) {
     ++groups[comm->last_group].calls;
-    return;
+    return static_cast<int>(comm->last_group);
   }
   for (std::size_t i = 0; i < groups.size(); ++i) {
     if (same(groups[i])) {
       ++groups[i].calls;
       comm->last_group = i;
-      return;
+      return static_cast<int>(i);
     }
   }
   if (kept_bytes_ + kGroupBytes > options_.memory_budget_bytes) {
     ++comm->ungrouped;  // counted in calls; its kind is not kept
-    return;
+    return -1;
   }
   kept_bytes_ += kGroupBytes;
   groups.push_back(g);
   groups.back().calls = 1;
   comm->last_group = groups.size() - 1;
+  return static_cast<int>(comm->last_group);
 }
 
 Event* Process::start_op(Comm* comm, const OpInfo& op) {
@@ -367,7 +371,15 @@ Event* Process::start_op(Comm* comm, const OpInfo& op) {
     g.proto = name_locked(op.proto, hints_[3]);
     g.channels = op.channels;
     g.count = op.count;
-    count_locked(comm, g);
+    const int group = count_locked(comm, g);
+    if (!op.p2p && group >= 0) {
+      if (kept_bytes_ + kUntimedCallBytes <= options_.memory_budget_bytes) {
+        kept_bytes_ += kUntimedCallBytes;
+        comm->untimed_calls.push_back({seq, now, static_cast<std::uint32_t>(group)});
+      } else {
+        ++comm->untimed_unlisted;
+      }
+    }
     dirty_ = true;
     return untimed_call();
   }
@@ -600,7 +612,14 @@ Process::Snapshot Process::snapshot_locked(bool take_done) {
                        {"collectives", c->collectives},
                        {"timed", c->timed},
                        {"dropped", c->dropped},
-                       {"untimed", counted_groups(*c, names_)}});
+                       {"untimed", counted_groups(*c, names_)},
+                       {"untimed_unlisted", c->untimed_unlisted}});
+    s.untimed.emplace_back();
+    if (take_done) {
+      s.untimed.back().swap(c->untimed_calls);
+    } else {
+      s.untimed.back() = c->untimed_calls;
+    }
   }
   // Operations enqueued that have not finished: at the end of a hung job, what it waits for.
   for (const Event* e = in_flight_.next; e != &in_flight_; e = e->next) {
@@ -655,7 +674,15 @@ OpRecord Process::record(const Done& d, const std::vector<std::string>& names) c
 }
 
 // The rank file from a snapshot and every recorded operation (by start).
-RankTimeline Process::build(Snapshot& s, std::vector<OpRecord>& ops) const {
+RankTimeline Process::build(Snapshot& s, std::vector<OpRecord>& ops,
+                            const std::vector<std::vector<UntimedCall>>& untimed) const {
+  // Each communicator's untimed collectives, as [number, enqueue_ns, group] (the group an index
+  // into its "untimed" list): what a sampled capture's steps are cut from.
+  for (std::size_t i = 0; i < untimed.size() && i < s.comms.size(); ++i) {
+    nlohmann::ordered_json calls = nlohmann::ordered_json::array();
+    for (const UntimedCall& u : untimed[i]) calls.push_back({u.seq, u.enqueue_ns, u.group});
+    s.comms[i]["untimed_calls"] = std::move(calls);
+  }
   RankTimeline t;
   // The offset the kernels' times were moved by, so that start + offset is their globaltimer
   // reading less the epoch; read now if no kernel has been seen yet.
@@ -722,7 +749,11 @@ RankTimeline Process::timeline() {
   for (const Done& d : s.done) more.push_back(record(d, s.names));
   std::vector<OpRecord> ops = written_;
   merge_by_start(ops, std::move(more));
-  return build(s, ops);
+  std::vector<std::vector<UntimedCall>> untimed = written_untimed_;
+  untimed.resize(s.untimed.size());
+  for (std::size_t i = 0; i < s.untimed.size(); ++i)
+    untimed[i].insert(untimed[i].end(), s.untimed[i].begin(), s.untimed[i].end());
+  return build(s, ops, untimed);
 }
 
 void Process::flush() {
@@ -733,8 +764,17 @@ void Process::flush() {
   std::lock_guard<std::mutex> writing(write_mutex_);
   Snapshot s;
   {
-    std::lock_guard<HotMutex> lock(mutex_);
-    if (!dirty_) return;
+    std::unique_lock<HotMutex> lock(mutex_);
+    if (!dirty_) {
+      // Nothing new: the file is only touched. A live job whose collectives are stuck changes
+      // nothing either, and a reader (diagnose --watch) tells it from a job that ended or died
+      // by the file's time moving on: a heartbeat at the cost of one syscall.
+      const std::string file =
+          rank_file_path(options_.out_dir, std::max(rank_, 0), options_.format);
+      lock.unlock();
+      if (written_once_) ::utimensat(AT_FDCWD, file.c_str(), nullptr, 0);
+      return;
+    }
     s = snapshot_locked(true);
     dirty_ = false;  // what changes from here on is written by the next flush
   }
@@ -742,7 +782,12 @@ void Process::flush() {
   more.reserve(s.done.size());
   for (const Done& d : s.done) more.push_back(record(d, s.names));
   merge_by_start(written_, std::move(more));
-  RankTimeline t = build(s, written_);  // lends written_ to the timeline
+  // Kept whatever the write does: a failed write's calls go into the next one.
+  written_untimed_.resize(std::max(written_untimed_.size(), s.untimed.size()));
+  for (std::size_t i = 0; i < s.untimed.size(); ++i) {
+    written_untimed_[i].insert(written_untimed_[i].end(), s.untimed[i].begin(), s.untimed[i].end());
+  }
+  RankTimeline t = build(s, written_, written_untimed_);  // lends written_ to the timeline
   try {
     std::error_code ec;
     std::filesystem::create_directories(options_.out_dir, ec);  // a failure shows in the write
@@ -756,6 +801,7 @@ void Process::flush() {
     throw;
   }
   written_ = std::move(t.steps[0].ops);
+  written_once_ = true;
   s.done.clear();
   std::lock_guard<HotMutex> lock(mutex_);
   spare_.swap(s.done);

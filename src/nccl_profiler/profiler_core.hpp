@@ -89,6 +89,19 @@ inline constexpr std::int64_t kDefaultSamplePeriod = 128;
 inline constexpr std::int64_t kRecordBytes = 1024;
 /// A counted group (calls of one kind that were not timed): its entry and its share of the table.
 inline constexpr std::int64_t kGroupBytes = 64;
+/// An untimed collective's entry (its number, enqueue time and group), twice: new, then written
+/// (and the written list's slack).
+inline constexpr std::int64_t kUntimedCallBytes = 64;
+
+/// A collective counted, not timed: where it falls in its communicator's calls and when its call
+/// came, the host's steady clock. The steps of a sampled capture are cut from these and the
+/// timed calls together (src/timeline/step_detection.hpp): the timed ones alone, one call in K,
+/// repeat with a period that need not be the step's.
+struct UntimedCall {
+  std::int64_t seq = 0;
+  std::int64_t enqueue_ns = 0;
+  std::uint32_t group = 0;  ///< its index in the communicator's groups
+};
 
 class Process;
 
@@ -124,6 +137,10 @@ struct Comm {
   std::int64_t timed = 0;        ///< of those, chosen for timing (sequence number % K == 0)
   std::int64_t dropped = 0;      ///< timed, but their record went beyond the memory budget
   std::int64_t ungrouped = 0;    ///< untimed calls counted beyond the budget: no group kept
+  /// Untimed collectives listed since the last flush (UntimedCall), and those counted beyond
+  /// the budget without an entry.
+  std::vector<UntimedCall> untimed_calls;
+  std::int64_t untimed_unlisted = 0;
   /// Calls counted, not recorded (untimed, or dropped): one entry per kind of call, names as
   /// indices into the process's name table.
   struct Group {
@@ -221,8 +238,9 @@ class Process {
   /// Its KernelChStop state: stopped at `ptimer`. NCCL's stopEvent of a channel needs nothing.
   void channel_stopped(Channel* channel, std::uint64_t ptimer);
 
-  /// Writes the rank file now (atomically) if anything changed since the last write; after a
-  /// failed write, the next flush tries again.
+  /// Writes the rank file now (atomically) if anything changed since the last write, else only
+  /// sets the file's time to now once this process has written it (a live job's heartbeat);
+  /// after a failed write, the next flush tries again.
   void flush();
   /// The rank file as it would be written now (tests); changes nothing.
   RankTimeline timeline();
@@ -247,10 +265,13 @@ class Process {
   /// The index of `name` in names_, added if new; `hint`: where the same field's last name was.
   std::uint16_t name_locked(std::string_view name, std::uint16_t& hint);
   void complete_locked(Event* op);
-  /// Counts a call that is not recorded in its communicator's groups (within the budget).
-  void count_locked(Comm* comm, const Comm::Group& g);
+  /// Counts a call that is not recorded in its communicator's groups (within the budget): its
+  /// group's index, or -1 where no group could be kept.
+  int count_locked(Comm* comm, const Comm::Group& g);
   Snapshot snapshot_locked(bool take_done);
-  RankTimeline build(Snapshot& s, std::vector<OpRecord>& ops) const;
+  /// The file's timeline: `ops` and, per communicator (in comms_' order), its untimed calls.
+  RankTimeline build(Snapshot& s, std::vector<OpRecord>& ops,
+                     const std::vector<std::vector<UntimedCall>>& untimed) const;
   OpRecord record(const Done& d, const std::vector<std::string>& names) const;
   std::int64_t realtime_minus_steady() const;
   void flush_loop();
@@ -270,6 +291,8 @@ class Process {
   std::vector<Done> done_;                 // completed since the last flush
   std::vector<Done> spare_;                // done_'s other buffer: the flush gives it back emptied
   std::vector<OpRecord> written_;          // every recorded operation, by start (write_mutex_)
+  bool written_once_ = false;  // this process wrote its file (write_mutex_): flush may touch it
+  std::vector<std::vector<UntimedCall>> written_untimed_;  // per communicator (write_mutex_)
   std::int64_t without_kernel_records_ = 0;
   std::int64_t clock_fallbacks_ = 0;
   std::int64_t kept_bytes_ = 0;      // charged against options_.memory_budget_bytes

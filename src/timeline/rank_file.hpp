@@ -105,6 +105,11 @@ class RankStepSink {
 /// does. Throws Error; the sink may then hold part of the file.
 void stream_rank_file(const std::string& path, RankStepSink& sink);
 
+/// A rank file's header (every field but the steps: its backend, rank, configuration), its
+/// steps left unread where stream_rank_file can stop before them. Throws Error as
+/// stream_rank_file does.
+RankTimeline read_rank_header(const std::string& path);
+
 /// Hands a timeline already in memory to `sink` as a file would be: the header (without its
 /// steps, as the sink's contract says), each step, end. Takes the timeline by value: a caller
 /// done with it moves it in, and nothing is copied.

@@ -636,6 +636,33 @@ void stream_rank_file(const std::string& path, RankStepSink& sink) {
   send_timeline(detail::parse_or_recover(text, path), sink);
 }
 
+namespace {
+
+// Keeps the header and stops the reader there: an exception of its own, which no reader catches.
+struct HeaderOnly final : RankStepSink {
+  struct Done {};
+  RankTimeline kept;
+  void header(const RankTimeline& h) override {
+    kept = h;
+    throw Done{};
+  }
+  void step(const StepView&) override {}
+  void end() override {}
+  void restart() override {}
+};
+
+}  // namespace
+
+RankTimeline read_rank_header(const std::string& path) {
+  HeaderOnly sink;
+  try {
+    stream_rank_file(path, sink);
+  } catch (const HeaderOnly::Done&) {
+  }
+  sink.kept.steps.clear();
+  return std::move(sink.kept);
+}
+
 void send_timeline(RankTimeline timeline, RankStepSink& sink) {
   const std::vector<StepRecord> steps = std::move(timeline.steps);
   timeline.steps.clear();

@@ -306,8 +306,16 @@ std::vector<StepRecord> cut_steps(std::vector<OpRecord> ops, const StepCut& cut)
     s.start_ns = s.ops.empty() ? 0 : s.ops.front().start_ns;
     s.end_ns = s.start_ns;
     for (const OpRecord& op : s.ops) s.end_ns = std::max(s.end_ns, op.end_ns);
-    // A step lasts from its first call to the next step's: the cadence of its collectives.
-    if (inner && !cut.bounds.empty()) {
+    // A step lasts from its first call to the next step's: the cadence of its collectives. A
+    // sampled capture's step may hold no timed call at all: its bounds alone say it.
+    if (inner && !cut.bounds.empty() && s.ops.empty()) {
+      const std::int64_t lo = cut.bounds[k - 1], hi = cut.bounds[k];
+      if (lo != std::numeric_limits<std::int64_t>::min() &&
+          hi != std::numeric_limits<std::int64_t>::max()) {
+        s.start_ns = lo;
+        s.end_ns = hi - (cut.method == StepMethod::kMarker ? 1 : 0);
+      }
+    } else if (inner && !cut.bounds.empty()) {
       if (cut.bounds[k - 1] != std::numeric_limits<std::int64_t>::min() && !s.ops.empty())
         s.start_ns = std::min(s.start_ns, cut.bounds[k - 1]);
       if (cut.bounds[k] != std::numeric_limits<std::int64_t>::max() && !s.ops.empty())
@@ -317,6 +325,79 @@ std::vector<StepRecord> cut_steps(std::vector<OpRecord> ops, const StepCut& cut)
   }
   return steps;
 }
+
+namespace {
+
+// The untimed collectives a sampled capture lists per communicator ("untimed_calls":
+// [number, enqueue_ns, group]), each as its group ("untimed") names it; none in other files.
+struct NumberedCall {
+  std::int64_t seq = 0;  ///< the plugin's number of the call on its communicator
+  CommCall call;
+};
+
+std::vector<NumberedCall> untimed_calls(const nlohmann::ordered_json& config) {
+  std::vector<NumberedCall> calls;
+  const auto comms = config.find("communicators");
+  if (!config.is_object() || comms == config.end() || !comms->is_array()) return calls;
+  for (const auto& c : *comms) {
+    const auto list = c.find("untimed_calls");
+    const auto groups = c.find("untimed");
+    if (list == c.end() || !list->is_array() || groups == c.end() || !groups->is_array() ||
+        !c.contains("name") || !c["name"].is_string())
+      continue;
+    const std::string name = c["name"].get<std::string>();
+    for (const auto& u : *list) {
+      if (!u.is_array() || u.size() != 3 || !u[0].is_number_integer() ||
+          !u[1].is_number_integer() || !u[2].is_number_unsigned())
+        continue;
+      const std::size_t g = u[2].get<std::size_t>();
+      if (g >= groups->size()) continue;
+      const auto& group = (*groups)[g];
+      calls.push_back({u[0].get<std::int64_t>(),
+                       CommCall{name, group.value("collective", std::string()),
+                                group.value("bytes", std::uint64_t{0}), u[1].get<std::int64_t>()}});
+    }
+  }
+  return calls;
+}
+
+// How far the GPU's start of a timed call came after the host's call, at the host's time of
+// the call (enqueue_ns), in that order.
+struct LagSample {
+  std::int64_t enqueue_ns = 0;
+  std::int64_t lag_ns = 0;
+};
+
+std::vector<LagSample> gpu_lags(const std::vector<OpRecord>& ops) {
+  std::vector<LagSample> lags;
+  for (const OpRecord& op : ops) {
+    if (op.category == Category::kComm && op.enqueue_ns > 0)
+      lags.push_back({op.enqueue_ns, op.start_ns - op.enqueue_ns});
+  }
+  std::sort(lags.begin(), lags.end(),
+            [](const LagSample& a, const LagSample& b) { return a.enqueue_ns < b.enqueue_ns; });
+  return lags;
+}
+
+// The lag at a call made at `enqueue_ns`: linear between the timed calls around it, the
+// nearest's before the first and after the last; 0 without any.
+std::int64_t lag_at(const std::vector<LagSample>& lags, std::int64_t enqueue_ns) {
+  if (lags.empty()) return 0;
+  const auto after =
+      std::lower_bound(lags.begin(), lags.end(), enqueue_ns,
+                       [](const LagSample& s, std::int64_t e) { return s.enqueue_ns < e; });
+  if (after == lags.begin()) return after->lag_ns;
+  if (after == lags.end()) return lags.back().lag_ns;
+  const LagSample& a = *(after - 1);
+  const LagSample& b = *after;
+  if (b.enqueue_ns == a.enqueue_ns) return b.lag_ns;
+  const double f = static_cast<double>(enqueue_ns - a.enqueue_ns) /
+                   static_cast<double>(b.enqueue_ns - a.enqueue_ns);
+  return a.lag_ns +
+         static_cast<std::int64_t>(std::llround(f * static_cast<double>(b.lag_ns - a.lag_ns)));
+}
+
+}  // namespace
 
 void cut_plugin_capture(RankTimeline& t) {
   if (t.backend != kPluginBackend || t.steps.size() != 1) return;
@@ -328,12 +409,46 @@ void cut_plugin_capture(RankTimeline& t) {
              config["step_marker"].is_string()) {
     marker = parse_step_marker(config["step_marker"].get<std::string>());
   }
-  std::vector<CommCall> calls;
+  // A sampled capture (COMMPROF_PLUGIN_SAMPLE=K > 1) times one call in K: those alone repeat
+  // with a period that need not be the step's (lcm(K, calls a step) calls), and which step a
+  // period is cannot be told. The plugin lists every untimed collective with its number and
+  // the host's time of its call: the steps are cut from all calls, each untimed one placed on
+  // the GPU's time by the lag of the timed calls around it (their start less their call).
+  std::vector<NumberedCall> numbered = untimed_calls(config);
+  const bool sampled = !numbered.empty();
+  const std::vector<LagSample> lags = gpu_lags(t.steps[0].ops);
+  for (NumberedCall& n : numbered) n.call.start_ns += lag_at(lags, n.call.start_ns);
   for (const OpRecord& op : t.steps[0].ops) {
     if (op.category == Category::kComm && !op.collective.empty())
-      calls.push_back(CommCall{op.comm, op.collective, op.bytes, op.start_ns});
+      numbered.push_back({op.seq, CommCall{op.comm, op.collective, op.bytes, op.start_ns}});
   }
-  const StepCut cut = find_steps(calls, marker);
+  // Each communicator's calls in their order, which the numbers say exactly (a placed time
+  // may come out of order where the lag moves between timed calls), their times made to
+  // follow it; unsampled, in start order as recorded.
+  if (sampled) {
+    std::stable_sort(
+        numbered.begin(), numbered.end(), [](const NumberedCall& a, const NumberedCall& b) {
+          return a.call.comm != b.call.comm ? a.call.comm < b.call.comm : a.seq < b.seq;
+        });
+    for (std::size_t i = 1; i < numbered.size(); ++i) {
+      if (numbered[i].call.comm == numbered[i - 1].call.comm)
+        numbered[i].call.start_ns =
+            std::max(numbered[i].call.start_ns, numbered[i - 1].call.start_ns);
+    }
+  } else {
+    std::stable_sort(numbered.begin(), numbered.end(),
+                     [](const NumberedCall& a, const NumberedCall& b) {
+                       return a.call.start_ns < b.call.start_ns;
+                     });
+  }
+  std::vector<CommCall> calls;
+  calls.reserve(numbered.size());
+  for (NumberedCall& n : numbered) calls.push_back(std::move(n.call));
+  StepCut cut = find_steps(calls, marker);
+  if (sampled && !cut.bounds.empty()) {
+    cut.note += std::string(cut.note.empty() ? "" : "; ") +
+                "sampled: cut from every call, the untimed ones placed by the timed ones' GPU lag";
+  }
   std::vector<StepRecord> steps = cut_steps(std::move(t.steps[0].ops), cut);
   std::size_t warmup = 0;
   for (const StepRecord& s : steps) warmup += s.warmup ? 1 : 0;

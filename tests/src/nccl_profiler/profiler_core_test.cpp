@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "src/nccl_profiler/profiler_core.hpp"
 #include "src/timeline/rank_file.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/test_files.hpp"
 
 namespace commprof::nccl_profiler {
 namespace {
@@ -129,6 +131,46 @@ TEST(NcclProfilerCore, OneCallInKIsTimedAndEveryCallCounted) {
   EXPECT_EQ(g.at("algo"), "RING");
   EXPECT_EQ(g.at("proto"), "LL");
   EXPECT_EQ(g.at("channels"), 1);
+}
+
+// Sampled (K = 3): each untimed collective is listed with its number on the communicator, its
+// call's time and its group, so that the steps can be cut from every call; beyond the budget
+// they are counted, not listed.
+TEST(NcclProfilerCore, UntimedCollectivesAreListedWithTheirNumberAndCallTime) {
+  Clocks c;
+  Options o = test_options(c);
+  o.sample_period = 3;
+  o.memory_budget_bytes = kGroupBytes + 4 * kUntimedCallBytes + 3 * kRecordBytes;
+  Process p(o);
+  Comm* dp = p.init_comm({"dp0", 0xabc, 1, 4, 1});
+  std::vector<std::int64_t> called;
+  for (int i = 0; i < 9; ++i) {
+    called.push_back(c.steady);
+    Event* e = p.start_op(dp, allreduce(static_cast<std::uint64_t>(i), 1));
+    p.op_enqueued(e);
+    Channel* ch = p.start_channel(e, static_cast<std::uint64_t>(c.gpu(c.steady)));
+    c.steady += 1'000;
+    if (ch != nullptr) p.channel_stopped(ch, static_cast<std::uint64_t>(c.gpu(c.steady)));
+    if (i == 4) p.flush();  // listed across two writes: each call once
+  }
+  p.flush();
+  const RankTimeline t = read_rank_file(p.path());
+  const auto& comm = t.config.json().at("communicators").at(0);
+  const auto& listed = comm.at("untimed_calls");
+  // Calls 1, 2, 4, 5 listed (the budget's four), 7 and 8 only counted.
+  ASSERT_EQ(listed.size(), 4u) << listed.dump();
+  const std::int64_t seqs[4] = {1, 2, 4, 5};
+  for (std::size_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(listed.at(k).at(0), seqs[k]);
+    EXPECT_EQ(listed.at(k).at(1), called[static_cast<std::size_t>(seqs[k])]);
+    EXPECT_EQ(comm.at("untimed").at(listed.at(k).at(2).get<std::size_t>()).at("collective"),
+              "allreduce");
+  }
+  EXPECT_EQ(comm.at("untimed_unlisted"), 2);
+  EXPECT_EQ(comm.at("untimed").at(0).at("calls"), 6);
+  std::size_t timed = 0;
+  for (const StepRecord& s : t.steps) timed += s.ops.size();
+  EXPECT_EQ(timed, 3u);
 }
 
 // A budget of three records and two groups: the first three timed calls are recorded whole, the
@@ -503,6 +545,46 @@ TEST(NcclProfilerCore, AFailedWriteIsWrittenByTheNextFlush) {
   std::filesystem::remove(blocker);
   p.flush();
   EXPECT_EQ(read_rank_file(p.path()).steps.at(0).ops.size(), 1u);
+}
+
+// A flush with nothing new still moves the file's time on (a live job stuck in a collective
+// writes nothing new; diagnose --watch tells it from a dead one by the time), and changes
+// nothing in it. Before the process wrote its file, a flush touches nothing there.
+TEST(NcclProfilerCore, AFlushWithNothingNewMovesTheFilesTimeOnly) {
+  Clocks c;
+  Options o = test_options(c);
+  o.out_dir = own_dir("heartbeat");
+  Process p(o);
+  Comm* dp = p.init_comm({"dp0", 1, 1, 2, 0});
+  std::filesystem::create_directories(o.out_dir);
+  std::ofstream(p.path()) << "another job's file\n";
+  const auto past = std::filesystem::file_time_type::clock::now() - std::chrono::hours(1);
+  std::filesystem::last_write_time(p.path(), past);
+  Event* stuck = p.start_op(dp, allreduce(0, 1));
+  p.op_enqueued(stuck);
+  p.flush();  // the first write: the operation in flight
+  const std::string written = test::file_bytes(p.path());
+  ASSERT_NE(written.find("\"unfinished\":[{"), std::string::npos) << "the call in flight listed";
+  std::filesystem::last_write_time(p.path(), past);
+  p.flush();  // nothing changed
+  EXPECT_GT(std::filesystem::last_write_time(p.path()), past + std::chrono::minutes(59));
+  EXPECT_EQ(test::file_bytes(p.path()), written);
+}
+
+// Before this process wrote its file, a flush with nothing to write leaves a file of that name
+// (an earlier job's) as it is.
+TEST(NcclProfilerCore, AFlushBeforeTheFirstWriteTouchesNoFile) {
+  Clocks c;
+  Options o = test_options(c);
+  o.out_dir = own_dir("no_heartbeat");
+  Process p(o);
+  std::filesystem::create_directories(o.out_dir);
+  const std::string file = o.out_dir + "/rank-3.json";
+  std::ofstream(file) << "another job's file\n";
+  const auto past = std::filesystem::file_time_type::clock::now() - std::chrono::hours(1);
+  std::filesystem::last_write_time(file, past);
+  p.flush();
+  EXPECT_EQ(std::filesystem::last_write_time(file), past);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "src/core/errors.hpp"
+#include "src/timeline/json_object.hpp"
 
 namespace commprof {
 namespace {
@@ -259,6 +260,79 @@ TEST(CutPluginCapture, CutsOnlyTheOneStepOfAPluginCapture) {
   EXPECT_EQ(t.config.json().at("step_cut").at("steps"), 3);
   EXPECT_EQ(t.config.json().at("step_cut").at("warmup_steps"), 1);
   EXPECT_EQ(other.steps.size(), 1u);
+}
+
+// A capture sampled at K = 4 of a DDP job of 12 steps, 5 buckets a step: the plugin times calls
+// 0, 4, 8, ... (their GPU runs 3 ms after the host's call) and lists the others with the host's
+// time of their call. Timed calls alone repeat every 20 calls (4 steps); all calls, every 5.
+RankTimeline sampled_ddp_capture(bool list_untimed) {
+  const std::uint64_t bucket[5] = {1 << 20, 2 << 20, 3 << 20, 4 << 20, 5 << 20};
+  Job job;
+  for (int step = 0; step < 12; ++step) {
+    std::vector<CommCall> calls;
+    for (const std::uint64_t b : bucket) calls.push_back(ar(b));
+    job.step(calls);
+  }
+  RankTimeline t;
+  t.backend = "nccl-profiler";
+  t.steps.resize(1);
+  nlohmann::ordered_json groups = nlohmann::ordered_json::array(), listed;
+  for (const std::uint64_t b : bucket)
+    groups.push_back({{"collective", "allreduce"}, {"bytes", b}});
+  listed = nlohmann::ordered_json::array();
+  for (std::size_t seq = 0; seq < job.calls.size(); ++seq) {
+    const CommCall& c = job.calls[seq];
+    if (seq % 4 != 0) {
+      listed.push_back({seq, c.start_ns, seq % 5});
+      continue;
+    }
+    OpRecord op;
+    op.category = Category::kComm;
+    op.comm = c.comm;
+    op.collective = c.collective;
+    op.bytes = c.bytes;
+    op.seq = static_cast<std::int64_t>(seq);
+    op.enqueue_ns = c.start_ns;
+    op.start_ns = c.start_ns + 3 * kMs;
+    op.end_ns = op.start_ns + 100;
+    t.steps[0].ops.push_back(op);
+  }
+  nlohmann::ordered_json comm = {{"name", "dp0"}, {"sample_period", 4}, {"untimed", groups}};
+  if (list_untimed) comm["untimed_calls"] = listed;
+  t.config = JsonObject(nlohmann::ordered_json{{"communicators", {comm}}});
+  return t;
+}
+
+TEST(CutPluginCapture, ASampledCaptureIsCutFromEveryCall) {
+  ::unsetenv(kStepMarkerVariable);
+  RankTimeline t = sampled_ddp_capture(true);
+  cut_plugin_capture(t);
+  const auto& cut = t.config.json().at("step_cut");
+  EXPECT_EQ(cut.at("method"), "detected");
+  EXPECT_EQ(cut.at("period_calls"), 5);
+  EXPECT_EQ(cut.at("steps"), 11);  // the 12th, trailing, has no next step's call to end it
+  EXPECT_NE(cut.at("description").get<std::string>().find("sampled: cut from every call"),
+            std::string::npos);
+  std::size_t ops = 0;
+  for (const StepRecord& s : t.steps) {
+    ops += s.ops.size();
+    if (s.warmup) continue;
+    // Each step lasts its cadence, 5 calls 1 ms apart and 20 ms before the next, on the GPU's
+    // clock: the untimed calls placed 3 ms after their call, as the timed ones run.
+    EXPECT_EQ(s.start_ns, (3 + 20 + 25 * s.index) * kMs) << "step " << s.index;
+    EXPECT_EQ(s.end_ns - s.start_ns, 25 * kMs) << "step " << s.index;
+    for (const OpRecord& op : s.ops) EXPECT_EQ(op.seq / 5, s.index) << "#" << op.seq;
+  }
+  EXPECT_EQ(ops, 15u) << "every timed call in a step";
+}
+
+TEST(CutPluginCapture, TheTimedCallsAloneOfASampledCaptureMissTheStep) {
+  ::unsetenv(kStepMarkerVariable);
+  RankTimeline t = sampled_ddp_capture(false);
+  cut_plugin_capture(t);
+  // One in 4 of 5 buckets: the timed calls' kinds repeat every 5 of them, 4 steps.
+  EXPECT_EQ(t.config.json().at("step_cut").at("period_calls"), 5);
+  EXPECT_EQ(t.config.json().at("step_cut").at("steps"), 2);
 }
 
 }  // namespace

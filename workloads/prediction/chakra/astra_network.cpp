@@ -38,7 +38,20 @@ void fit(const std::vector<LinkSample>& s, NetworkDim& d) {
     d.how = "the link model's fit of the bandwidth alone (latency 0: " +
             std::string(sizes.size() > 1 ? "it came out negative" : "one size") + ") over " + n;
   } else {
-    d.how = "the link model's fit of the latency alone (no bandwidth term) over " + n;
+    // No bandwidth term (times that do not grow with size: noise over a narrow range of
+    // sizes). ASTRA-sim refuses a bandwidth of 0, so B is the one that gives the samples' total
+    // time beside the fitted latency; where the latency alone exceeds it, the samples' own
+    // bus bandwidth over their whole time (latency kept: a little slow, never refused).
+    double bus_kb = 0, total_us = 0, latency_us = 0;
+    for (const LinkSample& v : s) {
+      bus_kb += static_cast<double>(v.bytes) * link_bus_factor(v.collective, v.ranks) / 1e3;
+      total_us += v.time_us;
+      latency_us += f.latency_us * link_steps(v.collective, v.ranks);
+    }
+    const bool rest = total_us > latency_us;
+    d.bandwidth_gbps = bus_kb / (rest ? total_us - latency_us : total_us);  // kB/us = GB/s
+    d.how = "the link model's fit of the latency alone (no bandwidth term) over " + n +
+            "; B from the samples' " + (rest ? "time beyond the latency" : "whole time");
   }
 }
 
@@ -147,6 +160,10 @@ std::vector<NetworkDim> network_dimensions(const StepGraph& exported) {
     NetworkDim d;
     d.kind = best;
     d.npus = best_size;
+    for (const auto& [kind, groups] : kinds) {
+      if (kind != best && groups == kinds[best] && used.insert(kind).second)
+        d.alike.push_back(kind);
+    }
     dims.push_back(d);
     stride *= best_size;
   }
@@ -164,9 +181,21 @@ void fit_measured_links(const std::vector<StepGraph>& graphs, std::vector<Networ
   std::vector<LinkSample> every;
   for (const auto& [kind, v] : samples) every.insert(every.end(), v.begin(), v.end());
   for (NetworkDim& d : dims) {
+    // Its own kind's samples and those of the kinds on the same ranks: one network carries them.
+    std::vector<LinkSample> own;
+    for (const std::string& kind : d.alike) {
+      const auto it = samples.find(kind);
+      if (it != samples.end()) own.insert(own.end(), it->second.begin(), it->second.end());
+    }
     const auto it = samples.find(d.kind);
-    if (d.kind != "all" && it != samples.end() && !it->second.empty()) {
-      fit(it->second, d);
+    if (it != samples.end()) own.insert(own.begin(), it->second.begin(), it->second.end());
+    if (d.kind != "all" && !own.empty()) {
+      fit(own, d);
+      if (!d.alike.empty()) {
+        std::string kinds;
+        for (const std::string& k : d.alike) kinds += (kinds.empty() ? "" : ", ") + k;
+        d.how += " (with " + kinds + ": the same ranks)";
+      }
       continue;
     }
     fit(every, d);
@@ -184,7 +213,10 @@ std::vector<NetworkDim> measured_network(const std::vector<StepGraph>& graphs,
 ChakraDims dims_of(const std::vector<NetworkDim>& dims) {
   ChakraDims out;
   out.count = static_cast<int>(dims.size());
-  for (std::size_t i = 0; i < dims.size(); ++i) out.dim_of_kind[dims[i].kind] = static_cast<int>(i);
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    out.dim_of_kind[dims[i].kind] = static_cast<int>(i);
+    for (const std::string& k : dims[i].alike) out.dim_of_kind[k] = static_cast<int>(i);
+  }
   return out;
 }
 

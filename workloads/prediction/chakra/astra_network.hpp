@@ -20,6 +20,9 @@ namespace commprof {
 /// One dimension of the network.
 struct NetworkDim {
   std::string kind;  ///< the communicator kind it carries ("tp", "dp"); "all" for one dimension
+  /// Other kinds whose groups are the same runs of ranks (an MoE run's dp, ep and tp_ep on two
+  /// ranks): their collectives run on this dimension too, and their samples fit it.
+  std::vector<std::string> alike;
   int npus = 0;
   std::string topology = "Ring";
   double bandwidth_gbps = 0.0;  ///< per link, GB/s (10⁹ B/s)

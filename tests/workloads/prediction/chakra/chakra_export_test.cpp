@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "analysis/graph/step_graph.hpp"
+#include "collectives/links/link_model.hpp"
 #include "src/core/errors.hpp"
 #include "support/chakra_wire_reader.hpp"
 #include "workloads/prediction/chakra/astra_network.hpp"
@@ -448,6 +449,64 @@ TEST(ChakraExport, AnUnevenAllToAllCarriesItsLargestMembersSizeOnEveryRank) {
   EXPECT_NE(e.notes.front().find("1 collective node(s) carry their collective's largest"),
             std::string::npos)
       << e.notes.front();
+}
+
+// An expert-parallel step on two ranks: dp's all-reduces and ep's all-to-alls cover the same
+// ranks. The all-to-alls' sizes are close and their times noisy (the larger one faster), so
+// alone they fit no bandwidth term, and ASTRA-sim refuses a bandwidth of 0.
+std::vector<StepGraph> moe_step(bool with_dp) {
+  std::vector<RankTimeline> ranks;
+  for (int r = 0; r < 2; ++r) {
+    RankTimeline t;
+    t.rank = r;
+    t.world_size = 2;
+    StepRecord s;
+    s.index = 1;
+    if (with_dp) {
+      s.ops.push_back(comm("dp.bucket0.allreduce", "allreduce", "dp0", 0, 1 << 20, 0, 20));
+      s.ops.push_back(comm("dp.bucket1.allreduce", "allreduce", "dp0", 1, 2 << 20, 20, 56));
+    }
+    s.ops.push_back(comm("ep.dispatch", "alltoall", "ep0", 0, 65536, 60, 70));
+    s.ops.push_back(comm("ep.combine", "alltoall", "ep0", 1, 69632, 70, 79));
+    s.ops.push_back(comm("ep.dispatch2", "alltoall", "ep0", 2, 65536, 80, 90));
+    t.steps.push_back(std::move(s));
+    ranks.push_back(std::move(t));
+  }
+  return graphs_of(ranks);
+}
+
+TEST(ChakraExport, KindsOnTheSameRanksShareOneDimensionAndItsFit) {
+  const std::vector<StepGraph> g = moe_step(true);
+  const std::vector<NetworkDim> dims = measured_network(g, g.at(0));
+  ASSERT_EQ(dims.size(), 1u);
+  EXPECT_EQ(dims[0].kind, "ep") << "the kind with the most ops";
+  EXPECT_EQ(dims[0].alike, std::vector<std::string>{"dp"});
+  // dp's 1 and 2 MiB all-reduces set the bandwidth: far above what the all-to-alls alone say.
+  EXPECT_GT(dims[0].bandwidth_gbps, 50.0) << dims[0].how;
+  EXPECT_NE(dims[0].how.find("(with dp: the same ranks)"), std::string::npos) << dims[0].how;
+  const ChakraDims cd = dims_of(dims);
+  EXPECT_EQ(cd.dim_of_kind.at("dp"), 0);
+  EXPECT_EQ(cd.dim_of_kind.at("ep"), 0);
+}
+
+TEST(ChakraExport, ALatencyOnlyFitStillWritesABandwidthThatKeepsTheTotalTime) {
+  const std::vector<StepGraph> g = moe_step(false);
+  const std::vector<NetworkDim> dims = measured_network(g, g.at(0));
+  ASSERT_EQ(dims.size(), 1u);
+  const NetworkDim& d = dims[0];
+  ASSERT_GT(d.bandwidth_gbps, 0.0) << "ASTRA-sim refuses 0: " << d.how;
+  EXPECT_NE(d.how.find("latency alone"), std::string::npos) << d.how;
+  // The three all-to-alls' time, 10 + 9 + 10 µs, is what latency and bandwidth give together.
+  const int n = 2;
+  const double steps = link_steps(CollectiveKind::kAllToAll, n);
+  const double factor = link_bus_factor(CollectiveKind::kAllToAll, n);
+  double modelled_us = 0;
+  for (const double bytes : {65536.0, 69632.0, 65536.0})
+    modelled_us += d.latency_ns / 1e3 * steps + bytes * factor / (d.bandwidth_gbps * 1e3);
+  EXPECT_NEAR(modelled_us, 29.0, 1e-6) << d.how;
+  std::ostringstream yaml;
+  write_network_yaml(yaml, dims, {});
+  EXPECT_EQ(yaml.str().find("bandwidth: [ 0"), std::string::npos) << yaml.str();
 }
 
 TEST(ChakraWireReader, RefusesAVarintInAFieldOfAnotherType) {
