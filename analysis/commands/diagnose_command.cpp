@@ -9,6 +9,7 @@
 #include <mpi.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <fstream>
@@ -146,9 +147,32 @@ double newest_change_s(const std::vector<std::string>& files) {
 
 std::string utc_now() { return utc_text(std::time(nullptr), "%H:%M:%S"); }
 
-// --watch: re-diagnose every interval; process 0 prints a line per refresh and each problem as
-// StallTracker says it (analysis/diagnosis_watch.hpp). Exit 4 when one was said, 0 otherwise (at
-// Ctrl-C or --iterations).
+// This process's block of `files`: the ones read_shared reads here.
+std::vector<std::string> my_block(const RankContext& ctx, const std::vector<std::string>& files) {
+  const auto n = files.size();
+  const auto p = static_cast<std::size_t>(ctx.rank());
+  const auto np = static_cast<std::size_t>(ctx.size());
+  return {files.begin() + static_cast<std::ptrdiff_t>(n * p / np),
+          files.begin() + static_cast<std::ptrdiff_t>(n * (p + 1) / np)};
+}
+
+// Until `interval_s` has passed, a signal came, or a file of some process's block changed since
+// `since` (each process's own newest change before its read): every process watches its block
+// a tenth of an interval at a time (20 ms at least), and all agree when to stop waiting.
+void wait_for_change(RankContext& ctx, const std::vector<std::string>& block, double since,
+                     double interval_s) {
+  const double tick = std::max(0.02, interval_s / 10);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(interval_s);
+  while (std::chrono::steady_clock::now() < until) {
+    pause_unless_stopped(tick);
+    if (ctx.any(stop_signal() != 0 || newest_change_s(block) > since)) return;
+  }
+}
+
+// --watch: re-diagnose every interval, or as soon as a file changed; process 0 prints a line per
+// refresh and each problem as StallTracker says it (analysis/diagnosis_watch.hpp). A stall is
+// so said at the refresh right after the write that confirms it. Exit 4 when one was said, 0
+// otherwise (at Ctrl-C or --iterations).
 int run_watch(RankContext& ctx, const DiagnoseConfig& cfg) {
   install_stop_signals();
   // The interval is half the plugin's flush period: files unchanged for two flush periods
@@ -157,6 +181,8 @@ int run_watch(RankContext& ctx, const DiagnoseConfig& cfg) {
   double last_change = -1;
   for (int refresh = 1;; ++refresh) {
     const std::vector<std::string> files = rank_files_so_far(cfg.inputs);
+    const std::vector<std::string> block = my_block(ctx, files);
+    const double before_read = newest_change_s(block);
     const diagnosis::Part all = read_shared(ctx, files);
     if (ctx.rank() == 0) {
       const std::vector<diagnosis::Problem> problems = diagnosis::diagnose(all, cfg.options);
@@ -178,7 +204,7 @@ int run_watch(RankContext& ctx, const DiagnoseConfig& cfg) {
     if (ctx.any(stop_signal() != 0 || refresh == cfg.iterations)) {
       return ctx.broadcast(tracker.said_any() ? 1 : 0) != 0 ? kExitProblems : kExitOk;
     }
-    pause_unless_stopped(cfg.interval_s);
+    wait_for_change(ctx, block, before_read, cfg.interval_s);
   }
 }
 
@@ -198,9 +224,9 @@ class DiagnoseCommand final : public Command {
         "name a step's slowest rank when the others' mean wait for it is at least this share "
         "of the step")(
         "watch", po::bool_switch(),
-        "re-diagnose every --interval while a job rewrites its files (the NCCL profiler "
-        "plugin's): say a collective still not complete at the next refresh as a stall; until "
-        "Ctrl-C (SIGINT) or SIGTERM, or --iterations")(
+        "re-diagnose every --interval, and as soon as a file changes, while a job rewrites its "
+        "files (the NCCL profiler plugin's): say a collective still not complete after a "
+        "rewrite as a stall; until Ctrl-C (SIGINT) or SIGTERM, or --iterations")(
         "interval", po::value<double>()->default_value(2.5),
         "--watch: seconds between refreshes (half the plugin's flush period, "
         "COMMPROF_PLUGIN_FLUSH_S, 5 by default: a stall is said within about two of them; "
