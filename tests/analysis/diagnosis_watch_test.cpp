@@ -29,7 +29,9 @@ TEST(StallTracker, ACollectiveInFlightAtOneSnapshotIsNoStall) {
   StallTracker t(kQuiet);
   // A healthy job: a different collective in flight at each flush.
   for (std::int64_t seq = 5; seq < 9; ++seq)
-    EXPECT_TRUE(t.refresh({not_finished(seq)}, 100.0 + seq, 100.2 + seq).empty());
+    EXPECT_TRUE(t.refresh({not_finished(seq)}, 100.0 + static_cast<double>(seq),
+                          100.2 + static_cast<double>(seq))
+                    .empty());
   EXPECT_TRUE(t.refresh({}, 110, 110.2).empty());
   EXPECT_FALSE(t.said_any());
 }
