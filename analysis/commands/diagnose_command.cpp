@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "analysis/commands/rank_inputs.hpp"
 #include "analysis/diagnosis_fields.hpp"
@@ -95,11 +96,16 @@ void write_json(std::ostream& os, const diagnosis::Part& part,
 
 // Every process reads its block of `files`; process 0 gets the merged facts (the others an
 // empty part).
-diagnosis::Part read_shared(RankContext& ctx, const std::vector<std::string>& files) {
-  const auto n = files.size();
+// This process's block of n files: [first, last).
+std::pair<std::size_t, std::size_t> my_block(const RankContext& ctx, std::size_t n) {
   const auto p = static_cast<std::size_t>(ctx.rank());
   const auto np = static_cast<std::size_t>(ctx.size());
-  diagnosis::Part mine = read_block(files, n * p / np, n * (p + 1) / np);
+  return {n * p / np, n * (p + 1) / np};
+}
+
+diagnosis::Part read_shared(RankContext& ctx, const std::vector<std::string>& files) {
+  const auto [first, last] = my_block(ctx, files.size());
+  diagnosis::Part mine = read_block(files, first, last);
   const std::vector<std::string> parts = ctx.gather(wire::encode(mine));
   diagnosis::Part all;
   if (ctx.rank() != 0) return all;
@@ -147,15 +153,6 @@ double newest_change_s(const std::vector<std::string>& files) {
 
 std::string utc_now() { return utc_text(std::time(nullptr), "%H:%M:%S"); }
 
-// This process's block of `files`: the ones read_shared reads here.
-std::vector<std::string> my_block(const RankContext& ctx, const std::vector<std::string>& files) {
-  const auto n = files.size();
-  const auto p = static_cast<std::size_t>(ctx.rank());
-  const auto np = static_cast<std::size_t>(ctx.size());
-  return {files.begin() + static_cast<std::ptrdiff_t>(n * p / np),
-          files.begin() + static_cast<std::ptrdiff_t>(n * (p + 1) / np)};
-}
-
 // Until `interval_s` has passed, a signal came, or a file of some process's block changed since
 // `since` (each process's own newest change before its read): every process watches its block
 // a tenth of an interval at a time (20 ms at least), and all agree when to stop waiting.
@@ -181,7 +178,10 @@ int run_watch(RankContext& ctx, const DiagnoseConfig& cfg) {
   double last_change = -1;
   for (int refresh = 1;; ++refresh) {
     const std::vector<std::string> files = rank_files_so_far(cfg.inputs);
-    const std::vector<std::string> block = my_block(ctx, files);
+    // The files read_shared reads here: this process watches their times between refreshes.
+    const auto [first, last] = my_block(ctx, files.size());
+    const std::vector<std::string> block(files.begin() + static_cast<std::ptrdiff_t>(first),
+                                         files.begin() + static_cast<std::ptrdiff_t>(last));
     const double before_read = newest_change_s(block);
     const diagnosis::Part all = read_shared(ctx, files);
     if (ctx.rank() == 0) {

@@ -416,8 +416,10 @@ void cut_plugin_capture(RankTimeline& t) {
   // the GPU's time by the lag of the timed calls around it (their start less their call).
   std::vector<NumberedCall> numbered = untimed_calls(config);
   const bool sampled = !numbered.empty();
-  const std::vector<LagSample> lags = gpu_lags(t.steps[0].ops);
-  for (NumberedCall& n : numbered) n.call.start_ns += lag_at(lags, n.call.start_ns);
+  if (sampled) {
+    const std::vector<LagSample> lags = gpu_lags(t.steps[0].ops);
+    for (NumberedCall& n : numbered) n.call.start_ns += lag_at(lags, n.call.start_ns);
+  }
   for (const OpRecord& op : t.steps[0].ops) {
     if (op.category == Category::kComm && !op.collective.empty())
       numbered.push_back({op.seq, CommCall{op.comm, op.collective, op.bytes, op.start_ns}});
