@@ -155,15 +155,18 @@ std::string utc_now() { return utc_text(std::time(nullptr), "%H:%M:%S"); }
 
 // Until `interval_s` has passed, a signal came, or a file of some process's block changed since
 // `since` (each process's own newest change before its read): every process watches its block
-// a tenth of an interval at a time (20 ms at least), and all agree when to stop waiting.
-void wait_for_change(RankContext& ctx, const std::vector<std::string>& block, double since,
+// a tenth of an interval at a time (20 ms at least), and all agree when to stop waiting. True
+// when some process saw a change.
+bool wait_for_change(RankContext& ctx, const std::vector<std::string>& block, double since,
                      double interval_s) {
   const double tick = std::max(0.02, interval_s / 10);
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(interval_s);
   while (std::chrono::steady_clock::now() < until) {
     pause_unless_stopped(tick);
-    if (ctx.any(stop_signal() != 0 || newest_change_s(block) > since)) return;
+    if (ctx.any(newest_change_s(block) > since)) return true;
+    if (ctx.any(stop_signal() != 0)) return false;
   }
+  return false;
 }
 
 // --watch: re-diagnose every interval, or as soon as a file changed; process 0 prints a line per
@@ -176,6 +179,7 @@ int run_watch(RankContext& ctx, const DiagnoseConfig& cfg) {
   // belong to a job that stopped writing.
   diagnosis::StallTracker tracker(4 * cfg.interval_s);
   double last_change = -1;
+  bool woken_by_change = false;
   for (int refresh = 1;; ++refresh) {
     const std::vector<std::string> files = rank_files_so_far(cfg.inputs);
     // The files read_shared reads here: this process watches their times between refreshes.
@@ -183,11 +187,13 @@ int run_watch(RankContext& ctx, const DiagnoseConfig& cfg) {
     const std::vector<std::string> block(files.begin() + static_cast<std::ptrdiff_t>(first),
                                          files.begin() + static_cast<std::ptrdiff_t>(last));
     const double before_read = newest_change_s(block);
+    // Taken before the read, as `before_read` is: a write during the read wakes the next wait
+    // and counts as a rewrite at the next refresh, not at none.
+    const double change = ctx.rank() == 0 ? newest_change_s(files) : 0;
     const diagnosis::Part all = read_shared(ctx, files);
     if (ctx.rank() == 0) {
       const std::vector<diagnosis::Problem> problems = diagnosis::diagnose(all, cfg.options);
-      const double change = newest_change_s(files);
-      const bool rewritten = last_change >= 0 && change > last_change;
+      const bool rewritten = woken_by_change || (last_change >= 0 && change > last_change);
       last_change = change;
       // The files' times are on the realtime clock.
       const double now =
@@ -204,7 +210,7 @@ int run_watch(RankContext& ctx, const DiagnoseConfig& cfg) {
     if (ctx.any(stop_signal() != 0 || refresh == cfg.iterations)) {
       return ctx.broadcast(tracker.said_any() ? 1 : 0) != 0 ? kExitProblems : kExitOk;
     }
-    wait_for_change(ctx, block, before_read, cfg.interval_s);
+    woken_by_change = wait_for_change(ctx, block, before_read, cfg.interval_s);
   }
 }
 
