@@ -51,6 +51,8 @@ std::string two_digits(double v) {
 struct CommFit {
   std::string comm;
   std::vector<std::int64_t> starts;
+  std::vector<std::int64_t> ends;    // -1: not timed
+  std::vector<std::int64_t> bounds;  // the steps' bounds: step k runs from bounds[k] to [k + 1]
   std::size_t first = 0;
   std::size_t period = 0;
   std::size_t covered = 0;  // calls from the periodic suffix's start to the end
@@ -59,13 +61,18 @@ struct CommFit {
 
 // Moves the first bound to the phase of the period with the longest gaps before it (the time
 // between steps: optimizer, data loading), where that phase's gaps stand out (1.5x the offset's).
-std::size_t phase_by_gaps(const std::vector<std::int64_t>& starts, std::size_t offset,
-                          std::size_t period) {
+// A gap runs from the previous call's end to this call's where both were timed: ends agree across
+// ranks, where a start-to-start gap holds the rank's own wait in the call before (on 2 H200 the
+// early rank of a DDP job took the step's second bucket for its first, the late one the first,
+// so the two cut their steps one call apart). Otherwise (untimed calls) from start to start.
+std::size_t phase_by_gaps(const CommFit& f, std::size_t offset, std::size_t period) {
   std::vector<double> gap(period, 0.0);
   std::vector<double> count(period, 0.0);
-  for (std::size_t i = std::max<std::size_t>(offset, 1); i < starts.size(); ++i) {
+  for (std::size_t i = std::max<std::size_t>(offset, 1); i < f.starts.size(); ++i) {
     const std::size_t phase = (i - offset) % period;
-    gap[phase] += static_cast<double>(starts[i] - starts[i - 1]);
+    const bool ends = f.ends[i] >= 0 && f.ends[i - 1] >= 0;
+    gap[phase] +=
+        static_cast<double>(ends ? f.ends[i] - f.ends[i - 1] : f.starts[i] - f.starts[i - 1]);
     count[phase] += 1.0;
   }
   auto mean = [&](std::size_t p) { return count[p] > 0 ? gap[p] / count[p] : 0.0; };
@@ -101,25 +108,52 @@ void refine_by_gaps(CommFit& f) {
   f.first += (at[0] - f.first) % d;
 }
 
-// A first step that issues the same calls as the others can still be warm-up in time: FSDP's
-// lazy initialisation, NCCL's connection setup and the allocator's first growth made the first
-// step of a 2-GPU FSDP2 job 0.78 s where the others took 27 ms. Leading steps more than twice the
-// median of the whole steps after them are left to the warm-up slot, keeping two steps at least.
-void skip_slow_first_steps(CommFit& f, std::size_t& steps) {
-  auto length = [&](std::size_t k) {
-    return f.starts[f.first + (k + 1) * f.period] - f.starts[f.first + k * f.period];
-  };
-  for (;;) {
-    // Whole steps: those whose next step's first call is seen.
-    const std::size_t whole = (f.starts.size() - f.first - 1) / f.period;
-    if (whole < 3 || steps < 3) return;
+// Leading steps more than twice the median of the steps after them are warm-up in time though
+// they issue the same calls as the others: FSDP's lazy initialisation, NCCL's connection setup
+// and the allocator's first growth made the first step of a 2-GPU FSDP2 job 0.78 s where the
+// others took 27 ms. Drops them from `bounds` (a step between each two), keeping two steps.
+void drop_slow_leading(std::vector<std::int64_t>& bounds) {
+  std::size_t drop = 0;
+  while (bounds.size() - drop >= 4) {
     std::vector<std::int64_t> rest;
-    for (std::size_t k = 1; k < whole; ++k) rest.push_back(length(k));
+    for (std::size_t k = drop + 1; k + 1 < bounds.size(); ++k)
+      rest.push_back(bounds[k + 1] - bounds[k]);
     std::nth_element(rest.begin(), rest.begin() + rest.size() / 2, rest.end());
-    if (length(0) <= 2 * rest[rest.size() / 2]) return;
-    f.first += f.period;
-    --steps;
+    if (bounds[drop + 1] - bounds[drop] <= 2 * rest[rest.size() / 2]) break;
+    ++drop;
   }
+  bounds.erase(bounds.begin(), bounds.begin() + static_cast<std::ptrdiff_t>(drop));
+}
+
+// The steps as the ends of their last calls, where every step's last call was timed: a
+// collective ends at about the same time on every rank of its communicator, where its start is
+// each rank's arrival, so every rank cuts its steps at the same calls and times them alike (on 2
+// H200 the rank of a DDP job that waited in a step's first bucket had that step 17 ms longer by
+// the buckets' starts). A step then runs from the previous step's last call's end to its own:
+// its calls start after the first (one stream) and the last ends at the second. Empty where a
+// step's last call was not timed (a sampled capture) or the calls before the first step are
+// not yet periodic (the warm-up's last call, a broadcast, ends at different times).
+std::vector<std::int64_t> bounds_by_ends(const CommFit& f, std::size_t offset) {
+  std::vector<std::int64_t> bounds;
+  std::size_t j = f.first + f.period - 1;  // the first step's last call
+  if (f.first > offset) j = f.first - 1;   // the warm-up's last call, of the period's kinds
+  for (; j < f.ends.size(); j += f.period) {
+    if (f.ends[j] < 0 || (!bounds.empty() && f.ends[j] <= bounds.back())) return {};
+    bounds.push_back(f.ends[j]);
+  }
+  if (bounds.size() < 2) return {};
+  drop_slow_leading(bounds);
+  return bounds;
+}
+
+// The steps as their first calls' starts (a sampled capture's calls placed on the GPU's time):
+// every period's first call; the last step is left out, its end not seen.
+std::vector<std::int64_t> bounds_by_starts(const CommFit& f) {
+  std::vector<std::int64_t> bounds;
+  for (std::size_t i = f.first; i < f.starts.size(); i += f.period) bounds.push_back(f.starts[i]);
+  if (bounds.size() < 2) return {};
+  drop_slow_leading(bounds);
+  return bounds;
 }
 
 std::optional<CommFit> fit_comm(const std::string& comm,
@@ -132,32 +166,21 @@ std::optional<CommFit> fit_comm(const std::string& comm,
     const auto key = std::make_pair(folded(c->collective), c->bytes);
     ids.push_back(id_of.emplace(key, static_cast<std::uint32_t>(id_of.size())).first->second);
     fit.starts.push_back(c->start_ns);
+    fit.ends.push_back(c->end_ns);
   }
   const PeriodFit p = find_period(ids);
   if (p.period == 0) return std::nullopt;
   fit.period = p.period;
   fit.covered = ids.size() - p.offset;
-  fit.first = phase_by_gaps(fit.starts, p.offset, p.period);
+  fit.first = phase_by_gaps(fit, p.offset, p.period);
   refine_by_gaps(fit);
-  std::size_t steps = (ids.size() - fit.first) / fit.period;
-  if (steps < 2) return std::nullopt;  // a step and the start of the next, at least
-  skip_slow_first_steps(fit, steps);
-  // The cadence from one step's first call to the next (the last step's end is not seen when
-  // the calls end with it).
-  if (fit.first + steps * fit.period == ids.size() && steps > 1) --steps;
-  const std::int64_t end = fit.first + steps * fit.period < ids.size()
-                               ? fit.starts[fit.first + steps * fit.period]
-                               : fit.starts.back();
-  fit.step_ns = static_cast<double>(end - fit.starts[fit.first]) / static_cast<double>(steps);
+  if ((ids.size() - fit.first) / fit.period < 2) return std::nullopt;  // two whole steps at least
+  fit.bounds = bounds_by_ends(fit, p.offset);
+  if (fit.bounds.empty()) fit.bounds = bounds_by_starts(fit);
+  if (fit.bounds.empty()) return std::nullopt;
+  fit.step_ns = static_cast<double>(fit.bounds.back() - fit.bounds.front()) /
+                static_cast<double>(fit.bounds.size() - 1);
   return fit;
-}
-
-// The bounds of a fit: every period's first call. The last period's step is the trailing one:
-// no next step's first call says where it ends (its optimizer, its host time are not seen).
-std::vector<std::int64_t> fit_bounds(const CommFit& f) {
-  std::vector<std::int64_t> bounds;
-  for (std::size_t i = f.first; i < f.starts.size(); i += f.period) bounds.push_back(f.starts[i]);
-  return bounds;
 }
 
 // How far the steps can be trusted: the share of the calls the period covers, times the share
@@ -245,7 +268,7 @@ StepCut find_steps(const std::vector<CommCall>& calls, const std::optional<StepM
   std::optional<CommFit> best;
   for (CommFit& f : fits) {
     if (!best || f.step_ns > 1.05 * best->step_ns ||
-        (f.step_ns >= 0.95 * best->step_ns && f.starts[f.first] < best->starts[best->first]))
+        (f.step_ns >= 0.95 * best->step_ns && f.bounds.front() < best->bounds.front()))
       best = f;
   }
   std::string shorter;  // the communicators whose period is a part of the step
@@ -262,7 +285,7 @@ StepCut find_steps(const std::vector<CommCall>& calls, const std::optional<StepM
   cut.method = StepMethod::kDetected;
   cut.comm = best->comm;
   cut.period = best->period;
-  cut.bounds = fit_bounds(*best);
+  cut.bounds = best->bounds;
   cut.confidence = confidence_of(*best, cut.bounds);
   if (!shorter.empty()) cut.note = "shorter periods within the step: " + shorter;
   return cut;
@@ -422,7 +445,8 @@ void cut_plugin_capture(RankTimeline& t) {
   }
   for (const OpRecord& op : t.steps[0].ops) {
     if (op.category == Category::kComm && !op.collective.empty())
-      numbered.push_back({op.seq, CommCall{op.comm, op.collective, op.bytes, op.start_ns}});
+      numbered.push_back(
+          {op.seq, CommCall{op.comm, op.collective, op.bytes, op.start_ns, op.end_ns}});
   }
   // Each communicator's calls in their order, which the numbers say exactly (a placed time
   // may come out of order where the lag moves between timed calls), their times made to

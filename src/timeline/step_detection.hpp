@@ -48,6 +48,10 @@ struct CommCall {
   std::string collective;
   std::uint64_t bytes = 0;
   std::int64_t start_ns = 0;
+  /// Where the call ended; -1 where it was not timed (a sampled capture's untimed calls). A
+  /// collective ends at about the same time on every rank of its communicator, where its start
+  /// is each rank's arrival: the step's phase is chosen by the ends where they are known.
+  std::int64_t end_ns = -1;
 };
 
 enum class StepMethod { kMarker, kDetected, kWholeCapture };

@@ -66,9 +66,11 @@ TEST(PluginCapture, CutIntoStepsWithComputeUnknownInEveryFormat) {
   ASSERT_EQ(r.ranks.size(), 2u);
   for (const RankSummary& s : r.ranks) {
     EXPECT_EQ(s.steps, 4) << "rank " << s.rank;
-    EXPECT_EQ(s.warmup_steps, 2) << "the first, irregular step and the last (its end not seen)";
+    // One warm-up slot: the irregular first step and the first regular one, whose start no
+    // call of the period's kinds ends; the last step ends with its last call's end, seen.
+    EXPECT_EQ(s.warmup_steps, 1);
     EXPECT_EQ(s.steps_from, "detected: 3 calls of dp0 per step, confidence 0.88, 4 steps");
-    // The step's cadence: 3 calls 3 ms apart and 20 ms to the next step's first.
+    // From one step's last call's end to the next's: 20 ms, then 3 calls 3 ms apart.
     EXPECT_DOUBLE_EQ(s.wall_ns.mean, 29.0 * kMs);
     EXPECT_DOUBLE_EQ(s.comm_ns.mean, 6.0 * kMs);
     EXPECT_EQ(s.comp_ns.count, 0) << "unknown, not zero";

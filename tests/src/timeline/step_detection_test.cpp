@@ -71,6 +71,38 @@ TEST(FindSteps, DdpBucketsWithAnIrregularFirstStep) {
       << describe(cut);
 }
 
+// Two ranks of one DDP job, every call timed: a collective ends at the same time on both, but
+// rank 0 reaches each step's first bucket early (a wait of 9 ms in the first step, 1 ms later)
+// and starts it there. Cut by the calls' ends, both ranks cut at the same calls, and their steps
+// last alike: the wait does not lengthen rank 0's first step.
+TEST(FindSteps, RanksThatWaitInACallCutTheirStepsAlike) {
+  std::vector<std::int64_t> bounds[2];
+  for (int rank = 0; rank < 2; ++rank) {
+    std::vector<CommCall> calls;
+    std::int64_t t = 0;
+    for (int s = 0; s < 6; ++s) {
+      t += 20 * kMs;  // optimizer and forward
+      for (int b = 0; b < 4; ++b) {
+        CommCall c = ar(b == 0 ? 1 << 20 : 25 << 20);
+        const std::int64_t wait = rank == 0 && b == 0 ? (s == 1 ? 9 : 1) * kMs : 0;
+        c.start_ns = t - wait;
+        c.end_ns = t + 2 * kMs;
+        calls.push_back(c);
+        t += 3 * kMs;
+      }
+    }
+    const StepCut cut = find_steps(calls, std::nullopt);
+    ASSERT_EQ(cut.method, StepMethod::kDetected) << "rank " << rank;
+    EXPECT_EQ(cut.period, 4u);
+    bounds[rank] = cut.bounds;
+  }
+  EXPECT_EQ(bounds[0], bounds[1]);
+  // The first step's last call ends the warm-up; the other five steps are measured whole.
+  ASSERT_EQ(bounds[0].size(), 6u);
+  for (std::size_t k = 1; k < bounds[0].size(); ++k)
+    EXPECT_EQ(bounds[0][k] - bounds[0][k - 1], 32 * kMs) << "step " << k;
+}
+
 TEST(FindSteps, FsdpGathersAndScatters) {
   Job job;
   const CommCall ag{"dp0", "allgather", 4 << 20, 0};
