@@ -444,6 +444,28 @@ void check_cut_steps(Report& rep) {
                          "steps_from; COMMPROF_PLUGIN_STEP_MARKER sets the steps)");
 }
 
+// Each collective row's back-to-back busbw from the plugin captures' runs of its calls, summed
+// over the ranks (src/timeline/back_to_back.hpp): bytes x factor over the mean period.
+void add_back_to_back(Report& rep) {
+  std::map<std::tuple<std::string, int, std::uint64_t>, std::pair<std::int64_t, std::int64_t>>
+      sums;  // calls, span
+  for (const RankSummary& r : rep.ranks) {
+    for (const BackToBackSums& b : r.back_to_back) {
+      auto& [calls, span] = sums[{b.collective, b.comm_size, b.bytes}];
+      calls += b.calls;
+      span += b.span_ns;
+    }
+  }
+  for (CollectiveRow& row : rep.collectives) {
+    const auto it = sums.find({row.collective, row.comm_size, row.bytes});
+    const double factor = busbw_factor_for(row.collective, row.comm_size);
+    if (it == sums.end() || factor < 0 || it->second.second <= 0) continue;
+    row.back_to_back_busbw_gbps = static_cast<double>(row.bytes) * factor *
+                                  static_cast<double>(it->second.first) /
+                                  static_cast<double>(it->second.second);
+  }
+}
+
 // What finishing a report takes once the ranks, op timings and the tables of matched collectives
 // (tabulate_instances) are in `rep`: the same steps whether one process read every file or
 // several shared them.
@@ -453,6 +475,7 @@ void complete_report(Report& rep, const std::vector<RankWait>& waits,
             [](const RankSummary& a, const RankSummary& b) { return a.rank < b.rank; });
   check_world(rep);
   check_cut_steps(rep);
+  add_back_to_back(rep);
   add_across_ranks(rep);
   explain_hta_differences(rep);
   std::map<int, const std::string*> host_of;

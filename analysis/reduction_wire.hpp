@@ -36,10 +36,15 @@ void transfer(IO& io, HtaFigures& h) {
 }
 
 template <class IO>
+void transfer(IO& io, BackToBackSums& b) {
+  io(b.collective, b.comm_size, b.bytes, b.pairs, b.calls, b.span_ns);
+}
+
+template <class IO>
 void transfer(IO& io, RankSummary& r) {
   io(r.rank, r.world_size, r.host, r.device, r.backend, r.source, r.steps_from, r.plugin_calls,
-     r.plugin_timed, r.plugin_dropped, r.clock_offset_ns, r.pp_stage, r.steps, r.timed_steps,
-     r.warmup_steps, r.ops);
+     r.plugin_timed, r.plugin_dropped, r.back_to_back, r.clock_offset_ns, r.pp_stage, r.steps,
+     r.timed_steps, r.warmup_steps, r.ops);
   io(wire::raw(r.wall_ns), wire::raw(r.comp_ns), wire::raw(r.comm_ns), wire::raw(r.mem_ns),
      wire::raw(r.busy_ns), wire::raw(r.comm_comp_ns), wire::raw(r.exposed_comm_ns),
      wire::raw(r.idle_ns), wire::raw(r.timed_wall_ns), wire::raw(r.plain_wall_ns),

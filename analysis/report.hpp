@@ -58,6 +58,10 @@ struct CollectiveRow {
   /// give them) over the p50 time.
   double busbw_gbps = -1.0;
   double peak_fraction = -1.0;  ///< busbw / --peak-busbw; < 0 when not given
+  /// Bus bandwidth of the calls issued back to back, as nccl-tests times its loop: bytes ×
+  /// factor over the mean start-to-start period of a plugin capture's runs of these calls
+  /// (src/timeline/back_to_back.hpp), over every rank; < 0 where no run was seen.
+  double back_to_back_busbw_gbps = -1.0;
   /// What busbw is of: the factor applied to bytes ("2(n-1)/n"), or an all-to-all(v)'s
   /// "per-peer" off-rank bytes, or "mixed" (instances of both); "" unknown collective.
   std::string busbw_basis;

@@ -47,6 +47,13 @@ inline constexpr Field<CollectiveRow> kCollectiveFields[] = {
                                          "busbw / --peak-busbw.")
         .na_if_negative()
         .prom("commprof_peak_busbw_ratio"),
+    field<&CollectiveRow::back_to_back_busbw_gbps>(
+        "back_to_back_busbw_gbps", U::kGBps, "b2b busbw",
+        "Bus bandwidth in GB/s (1e9 B/s) of these calls issued back to back, as nccl-tests times "
+        "its loop (kernel, launch and the gap to the next call): over the mean start-to-start "
+        "period of a plugin capture's timed calls with only like calls between them.")
+        .na_if_negative()
+        .prom("commprof_back_to_back_bus_bandwidth_gbs"),
     field<&CollectiveRow::mean_skew_ns>("mean_start_skew_ns", U::kNs, "skew",
                                         "Mean over instances of last start minus first start.")
         .prom("commprof_collective_start_skew_seconds"),

@@ -94,6 +94,7 @@ std::string steps_from(const JsonObject& config) {
 
 void plugin_counts(const JsonObject& config, RankSummary& s) {
   const nlohmann::ordered_json& j = config.json();
+  s.back_to_back = back_to_back_from_json(j);
   if (!j.is_object() || !j.contains("communicators") || !j["communicators"].is_array()) return;
   s.plugin_calls = s.plugin_timed = s.plugin_dropped = 0;
   for (const auto& c : j["communicators"]) {

@@ -13,6 +13,7 @@
 #include "analysis/hta_scope.hpp"
 #include "analysis/interval_set.hpp"
 #include "src/fields/stat.hpp"
+#include "src/timeline/back_to_back.hpp"
 #include "src/timeline/op_record.hpp"
 #include "src/timeline/rank_file.hpp"
 
@@ -90,6 +91,9 @@ struct RankSummary {
   /// (COMMPROF_PLUGIN_SAMPLE's one in K) and the timed ones dropped beyond the memory budget;
   /// -1 for other files.
   std::int64_t plugin_calls = -1, plugin_timed = -1, plugin_dropped = -1;
+  /// A plugin capture's runs of back-to-back calls (src/timeline/back_to_back.hpp): what the
+  /// report's back-to-back busbw is of.
+  std::vector<BackToBackSums> back_to_back;
   std::int64_t clock_offset_ns = 0;
   /// The rank's pipeline stage where its file says (commprof run's configuration: pp > 1, and
   /// Megatron's rank order, pp slowest); -1 otherwise.
@@ -121,7 +125,7 @@ bool compute_known(const std::string& backend);
 /// The configuration's "step_cut" description ("" where the file had steps of its own).
 std::string steps_from(const JsonObject& config);
 /// Sets `s`'s plugin_calls, plugin_timed and plugin_dropped from a plugin capture's
-/// "communicators" (left -1 where the configuration has none).
+/// "communicators" (left -1 where the configuration has none), and its back-to-back runs.
 void plugin_counts(const JsonObject& config, RankSummary& s);
 /// The point of one step with its metrics, for RankSummary::step_points.
 StepPoint step_point(int index, bool warmup, std::size_t ops, std::int64_t start_ns,

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "src/core/errors.hpp"
+#include "src/timeline/back_to_back.hpp"
 
 namespace commprof {
 
@@ -439,6 +440,11 @@ void cut_plugin_capture(RankTimeline& t) {
   // the GPU's time by the lag of the timed calls around it (their start less their call).
   std::vector<NumberedCall> numbered = untimed_calls(config);
   const bool sampled = !numbered.empty();
+  std::vector<NumberedKind> kinds;
+  kinds.reserve(numbered.size());
+  for (const NumberedCall& n : numbered)
+    kinds.push_back({n.call.comm, n.seq, n.call.collective, n.call.bytes});
+  const std::vector<BackToBackSums> runs = back_to_back_runs(t.steps[0].ops, kinds);
   if (sampled) {
     const std::vector<LagSample> lags = gpu_lags(t.steps[0].ops);
     for (NumberedCall& n : numbered) n.call.start_ns += lag_at(lags, n.call.start_ns);
@@ -488,6 +494,7 @@ void cut_plugin_capture(RankTimeline& t) {
                       {"steps", steps.size() - warmup},
                       {"warmup_steps", warmup},
                       {"description", describe(cut)}};
+  if (!runs.empty()) with["back_to_back"] = back_to_back_json(runs);
   t.config = JsonObject(std::move(with));
   t.steps = std::move(steps);
 }

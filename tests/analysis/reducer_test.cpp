@@ -17,6 +17,7 @@
 #include "analysis/report/report_writers.hpp"
 #include "analysis/three_ranks.hpp"
 #include "analysis/tools/synthetic_timeline.hpp"
+#include "src/timeline/back_to_back.hpp"
 #include "src/timeline/rank_file.hpp"
 #include "support/temp_dir.hpp"
 
@@ -56,7 +57,27 @@ TEST(Reducer, ThreeRanksWithKnownSkewAcrossHosts) {
   EXPECT_EQ(row.p50_ns, 6400.0);
   EXPECT_DOUBLE_EQ(row.algbw_gbps, 1048576.0 / 6400.0);
   EXPECT_DOUBLE_EQ(row.busbw_gbps, 1048576.0 / 6400.0 * 4.0 / 3.0);
-  EXPECT_LT(row.peak_fraction, 0.0);  // no --peak-busbw
+  EXPECT_LT(row.peak_fraction, 0.0);            // no --peak-busbw
+  EXPECT_LT(row.back_to_back_busbw_gbps, 0.0);  // no plugin capture's runs
+}
+
+// The collective row's back-to-back busbw sums every rank's runs of its calls (a plugin
+// capture's, src/timeline/back_to_back.hpp): 3 ranks of 4 calls apart in 40 us each, 12 calls
+// in 120 us: bytes x 4/3 over 10 us; a run of another size is another row's.
+TEST(Reducer, BackToBackBusbwOverEveryRanksRuns) {
+  const SyntheticSpec spec = three_ranks();
+  Reducer reducer(ReduceOptions{});
+  for (int r = 0; r < spec.world_size; ++r) {
+    RankTimeline t = make_synthetic_rank(spec, r);
+    nlohmann::ordered_json config;
+    config["back_to_back"] = back_to_back_json(
+        {{"allreduce", 3, 1048576, 1, 4, 40'000}, {"allreduce", 3, 4096, 1, 4, 9}});
+    t.config = JsonObject(std::move(config));
+    reducer.add(t, "mem");
+  }
+  const Report rep = reducer.finish();
+  ASSERT_EQ(rep.collectives.size(), 1u);
+  EXPECT_DOUBLE_EQ(rep.collectives[0].back_to_back_busbw_gbps, 1048576.0 * 4.0 / 3.0 / 10'000.0);
 }
 
 // Valid but adversarial rank files: every time within +-2^60 ns, yet durations and waits whose

@@ -124,6 +124,7 @@ RankSummary some_summary() {
   r.hta.span_ns = 45;
   r.step_points = {some_step_point(), StepPoint{}};
   r.group_times = {some_group_time()};
+  r.back_to_back = {BackToBackSums{"allgather", 46, 47, 48, 49, 50}};
   return r;
 }
 
@@ -149,6 +150,13 @@ TEST(ReductionWire, RankSummary) {
   EXPECT_EQ(out.hta.comm_comp_ns, 43);
   EXPECT_EQ(out.hta.busy_ns, 44);
   EXPECT_EQ(out.hta.span_ns, 45);
+  ASSERT_EQ(out.back_to_back.size(), 1u);
+  EXPECT_EQ(out.back_to_back[0].collective, "allgather");
+  EXPECT_EQ(out.back_to_back[0].comm_size, 46);
+  EXPECT_EQ(out.back_to_back[0].bytes, 47u);
+  EXPECT_EQ(out.back_to_back[0].pairs, 48);
+  EXPECT_EQ(out.back_to_back[0].calls, 49);
+  EXPECT_EQ(out.back_to_back[0].span_ns, 50);
   expect_same_stat(in.wall_ns, out.wall_ns, "wall_ns");
   expect_same_stat(in.comp_ns, out.comp_ns, "comp_ns");
   expect_same_stat(in.comm_ns, out.comm_ns, "comm_ns");

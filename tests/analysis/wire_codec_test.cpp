@@ -52,7 +52,7 @@ TEST(WireCodec, ContainersComeBackAsTheyWent) {
   test::expect_cut_messages_refused(in);
 }
 
-// A message begins with the version; this build's is 5. Version 7's is refused, naming both.
+// A message begins with the version; this build's is 6. Version 7's is refused, naming both.
 TEST(WireCodec, AnotherVersionIsRefusedNamingBoth) {
   ByteWriter out;
   out.put<std::uint32_t>(7);
@@ -63,10 +63,10 @@ TEST(WireCodec, AnotherVersionIsRefusedNamingBoth) {
     FAIL() << "version 7 was read";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(),
-                 "reduction message of format version 7, but this commprof reads version 5 "
+                 "reduction message of format version 7, but this commprof reads version 6 "
                  "(are the processes running different builds?)");
   }
-  EXPECT_EQ(wire::kVersion, 5u);
+  EXPECT_EQ(wire::kVersion, 6u);
 }
 
 TEST(WireCodec, ACutMessageIsRefused) {

@@ -23,6 +23,7 @@
 #include "analysis/report/report_writers.hpp"
 #include "analysis/three_ranks.hpp"
 #include "analysis/tools/synthetic_timeline.hpp"
+#include "src/timeline/back_to_back.hpp"
 
 namespace commprof {
 namespace {
@@ -38,7 +39,13 @@ Report everything_given() {
   StepGraphBuilder graphs;
   for (int r = 0; r < spec.world_size; ++r) {
     RankTimeline t = make_synthetic_rank(spec, r);
-    t.config = JsonObject({{"tp", 1}, {"dp", 1}, {"pp", spec.world_size}});  // a stage per rank
+    // A stage per rank; runs of back-to-back calls of both collectives (a plugin capture's).
+    t.config =
+        JsonObject({{"tp", 1},
+                    {"dp", 1},
+                    {"pp", spec.world_size},
+                    {"back_to_back", back_to_back_json({{"allreduce", 3, 1048576, 1, 4, 40'000},
+                                                        {"alltoallv", 3, 3000, 1, 2, 900}})}});
     for (StepRecord& s : t.steps) {
       for (OpRecord& op : s.ops) {
         if (op.category != Category::kComm) continue;
@@ -180,7 +187,8 @@ const std::vector<std::pair<std::string, std::string>> kFieldsByTable = {
      "alltoall_wait_ns"},
     {"collectives",
      "collective comm_size bytes count p50_time_ns p95_time_ns algbw_gbps busbw_gbps "
-     "peak_busbw_fraction mean_start_skew_ns wait_ns nccl_algo busbw_basis"},
+     "peak_busbw_fraction back_to_back_busbw_gbps mean_start_skew_ns wait_ns nccl_algo "
+     "busbw_basis"},
     {"stragglers",
      "rank host times_last last_fraction wait_caused_ns wait_ns collectives "
      "times_first"},

@@ -25,17 +25,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string fresh_dir(const std::string& name) {
-  const std::string dir = test::own_temp_path("appender-" + name);
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
+std::string appender_dir(const std::string& name) {
+  return test::fresh_temp_dir("appender-" + name);
 }
 
 TEST(RankFileAppender, AfterEveryStepTheFileIsWhatTheWriterWrites) {
   const SyntheticSpec spec = SyntheticSpec::sized(4, 1, 2);
   const RankTimeline t = make_synthetic_rank(spec, 2);
-  const std::string dir = fresh_dir("steps");
+  const std::string dir = appender_dir("steps");
   RankFileAppender file(dir, t);
   EXPECT_EQ(file.path(), dir + "/rank-2.json");
   EXPECT_FALSE(std::filesystem::exists(file.path())) << "no file before the first step";
@@ -68,7 +65,7 @@ TEST(RankFileAppender, AFailedAppendIsUndone) {
   };
   // Room for three steps and half of the fourth.
   const auto limit = static_cast<rlim_t>((size_with(3) + size_with(4)) / 2);
-  const std::string dir = fresh_dir("fsize");
+  const std::string dir = appender_dir("fsize");
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {

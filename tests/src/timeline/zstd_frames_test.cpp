@@ -30,12 +30,7 @@ void spill(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-std::string fresh_dir(const std::string& name) {
-  const std::string dir = test::own_temp_path("zstd-" + name);
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+std::string zstd_dir(const std::string& name) { return test::fresh_temp_dir("zstd-" + name); }
 
 std::string json_of(const RankTimeline& t) {
   std::ostringstream os;
@@ -89,7 +84,7 @@ class ZstdRankFile : public testing::Test {
 
 TEST_F(ZstdRankFile, SameTimelineAsTheJsonFileFromBothReaders) {
   const RankTimeline t = make_synthetic_rank(SyntheticSpec::sized(6, 1, 4), 3);
-  const std::string dir = fresh_dir("same");
+  const std::string dir = zstd_dir("same");
   const std::string plain = write_rank_file(dir, t);
   const std::string packed = write_rank_file(dir, t, RankFileFormat::kZstd);
   EXPECT_EQ(packed, dir + "/rank-3.json.zst");
@@ -108,8 +103,8 @@ TEST_F(ZstdRankFile, SameTimelineAsTheJsonFileFromBothReaders) {
 
 TEST_F(ZstdRankFile, TheAppendersFileIsAfterEveryStepWhatTheWriterWrites) {
   const RankTimeline t = make_synthetic_rank(SyntheticSpec::sized(4, 1, 2), 1);
-  const std::string dir = fresh_dir("append");
-  const std::string whole_dir = fresh_dir("append-whole");
+  const std::string dir = zstd_dir("append");
+  const std::string whole_dir = zstd_dir("append-whole");
   RankFileAppender file(dir, t, RankFileFormat::kZstd);
   EXPECT_EQ(file.path(), dir + "/rank-1.json.zst");
   RankTimeline so_far = t;
@@ -129,7 +124,7 @@ TEST_F(ZstdRankFile, TheAppendersFileIsAfterEveryStepWhatTheWriterWrites) {
 // read (all of them once the cut leaves the step's frame whole), by both readers.
 TEST_F(ZstdRankFile, CutAnywhereInTheLastStepReadsTheStepsBefore) {
   const RankTimeline t = make_synthetic_rank(SyntheticSpec::sized(3, 1, 2), 0);
-  const std::string dir = fresh_dir("cut");
+  const std::string dir = zstd_dir("cut");
   const std::string bytes = test::file_bytes(write_rank_file(dir, t, RankFileFormat::kZstd));
   const std::size_t end_frame = zstd_frame(kRankFileEnd).size();
   const std::size_t last_step = bytes.size() - end_frame - [&] {
@@ -154,7 +149,7 @@ TEST_F(ZstdRankFile, AnAppendStoppedPartWayLosesOnlyThatStep) {
   const RankTimeline t = make_synthetic_rank(SyntheticSpec::sized(3, 1, 2), 2);
   RankTimeline before = t;
   before.steps.pop_back();
-  const std::string dir = fresh_dir("torn-append");
+  const std::string dir = zstd_dir("torn-append");
   std::string bytes = test::file_bytes(write_rank_file(dir, before, RankFileFormat::kZstd));
   const std::size_t end_at = bytes.size() - zstd_frame(kRankFileEnd).size();
   std::string line;
@@ -176,7 +171,7 @@ TEST_F(ZstdRankFile, AnAppendStoppedPartWayLosesOnlyThatStep) {
 
 TEST_F(ZstdRankFile, AFileWhoseFirstFrameIsCutIsAnErrorNamingIt) {
   const RankTimeline t = make_synthetic_rank(SyntheticSpec::sized(2, 0, 2), 0);
-  const std::string dir = fresh_dir("head-cut");
+  const std::string dir = zstd_dir("head-cut");
   const std::string bytes = test::file_bytes(write_rank_file(dir, t, RankFileFormat::kZstd));
   const std::string cut = dir + "/rank-0.json.zst";
   spill(cut, bytes.substr(0, 12));
