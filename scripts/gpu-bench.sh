@@ -93,7 +93,8 @@
 #              iterations, off / sampled (COMMPROF_PLUGIN_SAMPLE=PLUGIN_SAMPLE, default 128) /
 #              full (=1), ROUNDS (2) interleaved, fresh jobs; per mode scripts/compare-plugin.py:
 #              the cost per size against the runs without it and the timed calls' busbw against
-#              nccl-tests'; the report's timed-calls and drop lines
+#              nccl-tests' (kernel time, and back to back: tests/tools/back_to_back_check.py on
+#              the report's b2b busbw); the report's timed-calls and drop lines
 #   pluginsteps  a PyTorch job of PLUGIN_STEPS (12) known steps on NP (2) GPUs under the plugin,
 #              for each mode of PLUGIN_STEPS_MODES ("ddp fsdp": DDP, or FSDP2 fully_shard)
 #              (scripts/torch/ddp_steps.py, each step timed by the job with CUDA events): the
@@ -1030,7 +1031,11 @@ phase_plugincost() {
         --plain "$PD/$op"-off-[0-9]*.json --with "$PD/$op-$mode"-[0-9]*.json \
         --json "$PD/$op-$mode-compare.json"
       { echo "== $op, plugin $mode"; cat "$PD/$op-$mode-compare.txt"
-        python3 scripts/plugin-counts.py "$PD/$op-$mode-1"; } >>"$LOG" 2>&1
+        python3 scripts/plugin-counts.py "$PD/$op-$mode-1"
+        # The report's back-to-back busbw against nccl-tests' figure for the same calls (its
+        # two loops'); the sampled mode's, whose cost leaves nccl-tests' loop as it was.
+        [ "$mode" = sampled ] && python3 tests/tools/back_to_back_check.py \
+          "$PD/$op-$mode-report.json" "$PD/$op-$mode-1.json" 4194304 0.01; } >>"$LOG" 2>&1
     done
   done
 }
