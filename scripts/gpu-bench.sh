@@ -1034,8 +1034,10 @@ phase_plugincost() {
         python3 scripts/plugin-counts.py "$PD/$op-$mode-1"
         # The report's back-to-back busbw against nccl-tests' figure for the same calls (its
         # two loops'); the sampled mode's, whose cost leaves nccl-tests' loop as it was.
-        [ "$mode" = sampled ] && python3 tests/tools/back_to_back_check.py \
-          "$PD/$op-$mode-report.json" "$PD/$op-$mode-1.json" 4194304 0.01; } >>"$LOG" 2>&1
+        if [ "$mode" = sampled ]; then
+          python3 tests/tools/back_to_back_check.py "$PD/$op-$mode-report.json" \
+            "$PD/$op-$mode-1.json" 4194304 0.01
+        fi; } >>"$LOG" 2>&1
     done
   done
 }
