@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <numeric>
@@ -155,14 +156,26 @@ int write_rank0_report(Report& report, const std::vector<std::string>& sources,
   }
   // Rank 0's configuration is the run's.
   add_findings(report, run_facts(mine.config), gates.options);
+  // The files before the terminal: after Ctrl-C to mpirun the launcher kills the ranks a grace
+  // period after it passes the signal on, and once rank 0 was killed in the middle of printing
+  // (on a loaded CI machine), which lost the files too.
+  // A file that cannot be written still leaves the report on the terminal, then fails the run.
+  std::exception_ptr file_error;
+  if (!out_dir.empty()) {
+    try {
+      write_file_atomically(out_dir + "/report.txt",
+                            [&](std::ostream& os) { write_report_text(os, report); });
+      write_file_atomically(out_dir + "/report.json",
+                            [&](std::ostream& os) { write_report_json(os, report); });
+    } catch (...) {
+      file_error = std::current_exception();
+    }
+  }
   std::cout << '\n';
   write_report_text(std::cout, report);
   std::cout << std::flush;
+  if (file_error) std::rethrow_exception(file_error);
   if (!out_dir.empty()) {
-    write_file_atomically(out_dir + "/report.txt",
-                          [&](std::ostream& os) { write_report_text(os, report); });
-    write_file_atomically(out_dir + "/report.json",
-                          [&](std::ostream& os) { write_report_json(os, report); });
     // On stdout after the report, not on stderr: under mpirun the two streams reach the
     // terminal apart, and the line landed inside the report's tables.
     std::cout << "# wrote " << out_dir << "/rank-*"
