@@ -171,6 +171,7 @@ std::int64_t CollectiveMatcher::add_op(int rank, const Op& op, std::int64_t offs
     }
     c.comm_size = op.comm_size;
     c.bytes = op.bytes;
+    c.in_place = op.in_place;
     c.order = order;
     c.first_start_ns = c.last_start_ns = start;
     c.first_rank = c.last_rank = rank;
@@ -190,6 +191,7 @@ std::int64_t CollectiveMatcher::add_op(int rank, const Op& op, std::int64_t offs
   }
   if (!inserted) {
     if (!agrees(c, op.collective, op.bytes, op.comm_size)) c.consistent = false;
+    if (c.in_place != op.in_place) c.in_place = -1;
     extra.max_bytes = std::max(extra.max_bytes, op.bytes);
     // The instance keeps the most any rank of an alltoallv sent.
     if (c.collective == "alltoallv") c.bytes = extra.max_bytes;
@@ -284,6 +286,7 @@ void CollectiveMatcher::merge(std::string_view partials) {
         c.order = p.order;
       }
       c.consistent = consistent;
+      if (c.in_place != p.in_place) c.in_place = -1;
       extra.max_bytes = std::max(extra.max_bytes, pe.max_bytes);
       if (c.collective == "alltoallv") c.bytes = extra.max_bytes;
       if (!p.algo.empty() && (c.algo.empty() || pe.algo_order < extra.algo_order)) {

@@ -28,9 +28,11 @@ struct CollectiveInstance {
   /// rank's off-rank bytes, i.e. the most any rank sent to, or received from, the other ranks
   /// (its own share left out). Meaningful when offrank_known().
   std::uint64_t offrank_bytes = 0;
-  int offrank_ranks = 0;   ///< ranks whose op gave its off-rank bytes
-  std::string algo;        ///< NCCL's "algorithm/protocol" where a rank's file says (plugin)
-  std::string phase;       ///< an MoE all-to-all's, told by its first op's name (alltoall_phase)
+  int offrank_ranks = 0;  ///< ranks whose op gave its off-rank bytes
+  std::string algo;       ///< NCCL's "algorithm/protocol" where a rank's file says (plugin)
+  std::string phase;      ///< an MoE all-to-all's, told by its first op's name (alltoall_phase)
+  /// As OpRecord::in_place where every rank's op says the same; -1 where one differs or none says.
+  int in_place = -1;
   int ranks_seen = 0;      ///< ranks that recorded it (< comm_size: incomplete)
   bool consistent = true;  ///< ranks agreed on collective, bytes (but alltoallv) and comm_size
   std::int64_t first_start_ns = 0;

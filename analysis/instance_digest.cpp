@@ -21,7 +21,7 @@ void InstanceDigest::add(const CollectiveInstance& c) {
     ++d.inconsistent;
     d.first_inconsistent.offer(c.order, id);
   }
-  SizeSums& s = d.sizes[{c.collective, c.comm_size, c.bytes}];
+  SizeSums& s = d.sizes[{c.collective, c.comm_size, c.bytes, c.in_place}];
   ++s.count;
   add_saturating(s.skew_ns, c.start_skew_ns());
   add_saturating(s.wait_ns, c.wait_caused_ns);

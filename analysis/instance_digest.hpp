@@ -22,7 +22,8 @@ namespace commprof {
 
 struct InstanceDigest {
   static constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
-  using SizeKey = std::tuple<std::string, int, std::uint64_t>;  // collective, comm size, bytes
+  // collective, comm size, bytes, in place (CollectiveInstance::in_place)
+  using SizeKey = std::tuple<std::string, int, std::uint64_t, int>;
 
   struct SizeSums {
     std::int64_t count = 0;

@@ -184,7 +184,9 @@ void add_collective_rows(Report& rep, const Digest& d, const std::vector<Questio
   std::size_t k = 0;
   for (const auto& [key, s] : d.sizes) {
     CollectiveRow row;
-    std::tie(row.collective, row.comm_size, row.bytes) = key;
+    int in_place = -1;
+    std::tie(row.collective, row.comm_size, row.bytes, in_place) = key;
+    row.placement = placement_name(in_place);
     row.count = s.count;
     row.p50_ns = static_cast<double>(unordered(answers[k++].lo));
     row.p95_ns = static_cast<double>(unordered(answers[k++].lo));
@@ -341,7 +343,7 @@ InstanceFindings tabulate_instances(const std::vector<CollectiveInstance>& owned
     }
     answerer.times.resize(list_of.size());
     for (const CollectiveInstance& c : owned) {
-      answerer.times[list_of.at({c.collective, c.comm_size, c.bytes})].push_back(
+      answerer.times[list_of.at({c.collective, c.comm_size, c.bytes, c.in_place})].push_back(
           ordered(c.time_ns()));
       answerer.keys.emplace_back(ordered(c.first_start_ns), c.order);
     }

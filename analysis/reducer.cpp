@@ -447,17 +447,18 @@ void check_cut_steps(Report& rep) {
 // Each collective row's back-to-back busbw from the plugin captures' runs of its calls, summed
 // over the ranks (src/timeline/back_to_back.hpp): bytes x factor over the mean period.
 void add_back_to_back(Report& rep) {
-  std::map<std::tuple<std::string, int, std::uint64_t>, std::pair<std::int64_t, std::int64_t>>
+  std::map<std::tuple<std::string, int, std::uint64_t, std::string>,
+           std::pair<std::int64_t, std::int64_t>>
       sums;  // calls, span
   for (const RankSummary& r : rep.ranks) {
     for (const BackToBackSums& b : r.back_to_back) {
-      auto& [calls, span] = sums[{b.collective, b.comm_size, b.bytes}];
+      auto& [calls, span] = sums[{b.collective, b.comm_size, b.bytes, placement_name(b.in_place)}];
       calls += b.calls;
       span += b.span_ns;
     }
   }
   for (CollectiveRow& row : rep.collectives) {
-    const auto it = sums.find({row.collective, row.comm_size, row.bytes});
+    const auto it = sums.find({row.collective, row.comm_size, row.bytes, row.placement});
     const double factor = busbw_factor_for(row.collective, row.comm_size);
     if (it == sums.end() || factor < 0 || it->second.second <= 0) continue;
     row.back_to_back_busbw_gbps = static_cast<double>(row.bytes) * factor *

@@ -37,7 +37,7 @@ void transfer(IO& io, HtaFigures& h) {
 
 template <class IO>
 void transfer(IO& io, BackToBackSums& b) {
-  io(b.collective, b.comm_size, b.bytes, b.pairs, b.calls, b.span_ns);
+  io(b.collective, b.comm_size, b.bytes, b.pairs, b.calls, b.span_ns, b.in_place);
 }
 
 template <class IO>
@@ -56,8 +56,8 @@ void transfer(IO& io, RankSummary& r) {
 template <class IO>
 void transfer(IO& io, CollectiveInstance& c) {
   io(c.comm, c.seq, c.collective, c.comm_size, c.bytes, c.offrank_bytes, c.offrank_ranks, c.algo,
-     c.phase, c.ranks_seen, c.consistent, c.first_start_ns, c.last_start_ns, c.first_rank,
-     c.last_rank, c.min_end_ns, c.max_end_ns, c.min_duration_ns, c.max_duration_ns,
+     c.phase, c.in_place, c.ranks_seen, c.consistent, c.first_start_ns, c.last_start_ns,
+     c.first_rank, c.last_rank, c.min_end_ns, c.max_end_ns, c.min_duration_ns, c.max_duration_ns,
      c.mean_duration_ns, c.wait_caused_ns, c.order, c.sum_duration_ns_);
 }
 

@@ -44,11 +44,20 @@ struct AcrossRanks {
   std::string worst_host;
 };
 
-/// Collectives of one kind, communicator size and message size.
+/// What CollectiveRow::placement says of OpRecord::in_place: "in place", "out of place", "".
+inline std::string placement_name(int in_place) {
+  return in_place > 0 ? "in place" : in_place == 0 ? "out of place" : "";
+}
+
+/// Collectives of one kind, communicator size, message size and placement.
 struct CollectiveRow {
   std::string collective;
   int comm_size = 0;
   std::uint64_t bytes = 0;
+  /// "in place" or "out of place" where the source says (NCCL's profiler plugin), else "":
+  /// nccl-tests times both loops of each size apart, and they differ (an all-gather's in-place
+  /// loop ran 6-8% faster on 2 H200s).
+  std::string placement;
   std::int64_t count = 0;  ///< matched instances
   double p50_ns = 0.0;     ///< of instance times (nearest rank)
   double p95_ns = 0.0;

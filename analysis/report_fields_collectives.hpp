@@ -64,6 +64,13 @@ inline constexpr Field<CollectiveRow> kCollectiveFields[] = {
         .na_if_empty(),
     field<&CollectiveRow::busbw_basis>("busbw_basis", U::kText, "busbw of", kBusbwBasisHelp)
         .na_if_empty(),
+    // Last: only NCCL's profiler plugin says it, and rows read as before up to here.
+    field<&CollectiveRow::placement>(
+        "placement", U::kText, "placement",
+        "in place (one buffer, as NCCL and nccl-tests' in-place loop define it) or out of place, "
+        "where the source says (NCCL's profiler plugin); n/a otherwise.")
+        .na_if_empty()
+        .names_row("placement"),
 };
 inline constexpr Table<CollectiveRow> kCollectives{
     "collectives",

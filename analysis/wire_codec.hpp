@@ -30,7 +30,7 @@
 namespace commprof::wire {
 
 /// The format of the shared reduction's messages. Raise it whenever a transfer() changes.
-inline constexpr std::uint32_t kVersion = 6;
+inline constexpr std::uint32_t kVersion = 7;
 
 namespace detail {
 template <class T>

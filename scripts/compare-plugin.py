@@ -8,14 +8,16 @@
 run.json: nccl-tests' -J output of the run the plugin watched; DIR: the rank files the plugin
 wrote in that run; report.json: `commprof report DIR --format json`. Per message size:
 nccl-tests' out-of-place busbw; commprof report's busbw (the median of each collective's
-shortest rank duration, over every call of that size: warm-up, out-of-place and in-place); the
+shortest rank duration, over the out-of-place calls of that size where the report names each
+row's placement, else over every call of that size: warm-up, out-of-place and in-place); the
 same computed here from the rank files alone (each call matched across ranks by communicator and
 sequence number, its time the longest rank's kernel time); the same from the timed calls' starts
 ("back to back": two timed calls of one communicator with only calls of the same collective and
 size between them, timed or listed untimed, take (start to start) / (calls apart) each, as
 nccl-tests times its loop of back-to-back calls: kernel, launch and the gap to the next call; the
-median over every such pair of every rank in nccl-tests' out-of-place loops, calls whose times
-NCCL took from a later call left out); and, with --plain/--with, nccl-tests' out-of-place
+median over every such pair of every rank in nccl-tests' out-of-place loops (told by each call's
+placement where the plugin recorded it, else as the first half of each size's run of calls),
+calls whose times NCCL took from a later call left out); and, with --plain/--with, nccl-tests' out-of-place
 time without and with the plugin (means over the runs given): the plugin's cost.
 """
 import argparse
@@ -65,23 +67,26 @@ def nccl_tests_iters(path):
 
 def back_to_back(run_dir, op, iters):
     """Per size: the period of each pair of timed calls with only the same calls between them,
-    both in the first half of a run of at least 2 x iters such calls (nccl-tests' out-of-place
-    loop; its in-place loop, the second half, can be faster: all-gather at 1 GiB on 2 H200)."""
+    in nccl-tests' out-of-place loop (its in-place loop can be faster: all-gather at 1 GiB on 2
+    H200). Where the calls say their placement, the out-of-place calls of a run of at least iters
+    of them; else both calls in the first half of a run of at least 2 x iters calls."""
     periods = {}
     for path in glob.glob(f"{run_dir}/rank-*.json"):
         with open(path) as f:
             t = json.load(f)
-        kinds = {}  # (comm, seq) -> (collective, bytes) of every call, timed or listed untimed
+        # (comm, seq) -> (collective, bytes, in place or None) of every call, timed or untimed
+        kinds = {}
         for c in t.get("config", {}).get("communicators", []):
             groups = c.get("untimed", [])
             for seq, _, g in c.get("untimed_calls", []):
                 if g < len(groups):
-                    kinds[(c["name"], seq)] = (groups[g].get("collective"), groups[g].get("bytes"))
+                    kinds[(c["name"], seq)] = (groups[g].get("collective"), groups[g].get("bytes"),
+                                               groups[g].get("in_place"))
         timed = {}
         for s in t["steps"]:
             for o in s["ops"]:
                 if o["category"] == "COMM" and o["seq"] >= 0:
-                    kinds[(o["comm"], o["seq"])] = (o["collective"], o["bytes"])
+                    kinds[(o["comm"], o["seq"])] = (o["collective"], o["bytes"], o.get("in_place"))
                     if o["collective"] == op:
                         timed.setdefault(o["comm"], []).append(o)
         # Each call's run of like calls: its first call and its length.
@@ -107,8 +112,12 @@ def back_to_back(run_dir, op, iters):
             ops = [o for o in ops if o["seq"] not in later]
             for a, b in zip(ops, ops[1:]):
                 first, length = run_of[(comm, a["seq"])]
-                if (run_of[(comm, b["seq"])][0] != first or length < 2 * iters or
-                        2 * (b["seq"] - first) >= length):
+                in_place = kinds[(comm, a["seq"])][2]
+                if in_place is None:
+                    outside = length < 2 * iters or 2 * (b["seq"] - first) >= length
+                else:
+                    outside = in_place != 0 or length < iters
+                if run_of[(comm, b["seq"])][0] != first or outside:
                     continue
                 periods.setdefault(a["bytes"], []).append(
                     (b["start_ns"] - a["start_ns"]) / (b["seq"] - a["seq"]))
@@ -127,7 +136,9 @@ def main():
     a = ap.parse_args()
     nt = nccl_tests(a.nccl_tests)
     with open(a.report) as f:
-        rep = {(r["collective"], r["bytes"]): r for r in json.load(f)["collectives"]}
+        # nccl-tests' headline is its out-of-place loop: that row where rows name their placement.
+        rep = {(r["collective"], r["bytes"]): r for r in json.load(f)["collectives"]
+               if r.get("placement") != "in place"}
     ours, n = from_rank_files(a.plugin, a.op)
     loops = back_to_back(a.plugin, a.op, nccl_tests_iters(a.nccl_tests))
     plain = [nccl_tests(p) for p in a.plain]

@@ -36,6 +36,7 @@ constexpr std::string_view kGroupBusbwKey = rf::field_named(rf::kGroups, "busbw_
 constexpr std::string_view kCollectiveKey = rf::field_named(rf::kCollectives, "collective").key;
 constexpr std::string_view kCommSizeKey = rf::field_named(rf::kCollectives, "comm_size").key;
 constexpr std::string_view kBytesKey = rf::field_named(rf::kCollectives, "bytes").key;
+constexpr std::string_view kPlacementKey = rf::field_named(rf::kCollectives, "placement").key;
 constexpr std::string_view kCollectiveBusbwKey =
     rf::field_named(rf::kCollectives, "busbw_gbps").key;
 constexpr std::string_view kWaitRankKey = rf::field_named(rf::kStragglers, "rank").key;
@@ -64,8 +65,11 @@ struct RunFacts {
   std::map<int, int> steps_of_rank;
 };
 
-std::string collective_label(const std::string& collective, int comm_size, std::uint64_t bytes) {
-  return collective + " n=" + std::to_string(comm_size) + " " + format_bytes(bytes);
+// A placement is named where the source gave one: both loops of an nccl-tests size are rows.
+std::string collective_label(const std::string& collective, int comm_size, std::uint64_t bytes,
+                             const std::string& placement) {
+  return collective + " n=" + std::to_string(comm_size) + " " + format_bytes(bytes) +
+         (placement.empty() ? "" : " " + placement);
 }
 
 RunMetrics metrics_from_facts(const RunFacts& f, const std::string& source) {
@@ -188,7 +192,7 @@ RunMetrics run_metrics_from_report(const Report& report, const std::string& sour
   for (const GroupRow& g : report.groups) f.group_busbw.push_back({g.group, g.busbw_gbps});
   for (const CollectiveRow& c : report.collectives) {
     f.collective_busbw.push_back(
-        {collective_label(c.collective, c.comm_size, c.bytes), c.busbw_gbps});
+        {collective_label(c.collective, c.comm_size, c.bytes, c.placement), c.busbw_gbps});
   }
   for (const RankWait& w : report.waits) f.wait_caused.emplace_back(w.rank, w.wait_caused_ns);
   RunMetrics m = metrics_from_facts(f, source);
@@ -245,11 +249,14 @@ RunMetrics run_metrics_from_report_json(const std::string& text, const std::stri
   for (const json& c : field(j, rf::kCollectives.name, "the document", source)) {
     const std::string where = "a collective row";
     const json& bw = field(c, kCollectiveBusbwKey, where, source);
+    // Optional: reports of earlier versions have none, and n/a (null) is none.
+    const auto placement = c.find(kPlacementKey);
     f.collective_busbw.push_back(
         {collective_label(
              field(c, kCollectiveKey, where, source).get<std::string>(),
              static_cast<int>(number(field(c, kCommSizeKey, where, source), "comm_size", source)),
-             field(c, kBytesKey, where, source).get<std::uint64_t>()),
+             field(c, kBytesKey, where, source).get<std::uint64_t>(),
+             placement != c.end() && placement->is_string() ? placement->get<std::string>() : ""),
          bw.is_null() ? -1.0 : number(bw, "a collective's busbw_gbps", source)});
   }
   for (const json& s : field(j, rf::kStragglers.name, "the document", source)) {

@@ -43,14 +43,15 @@ class Exposition {
   std::map<std::string, std::size_t> index_;
 };
 
-/// The fields that name the row, as labels; n/a as "".
+/// The fields that name the row, as labels; n/a left out (to Prometheus a label of empty value
+/// is no label: a row whose placement is not known reads as before placement was a label).
 template <class Row>
 Labels row_labels(const Table<Row>& table, const Row& row) {
   Labels labels;
   for (const auto& f : table) {
     if (f.row_label.empty()) continue;
     const auto v = defined_value(f, row);
-    labels.emplace_back(std::string(f.row_label), v ? prometheus_label_text(*v) : "");
+    if (v) labels.emplace_back(std::string(f.row_label), prometheus_label_text(*v));
   }
   return labels;
 }

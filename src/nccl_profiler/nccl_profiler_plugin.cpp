@@ -71,6 +71,8 @@ OpInfo coll_info(const NcclCollFieldsV4& c) {
   op.channels = c.nChannels;
   op.algo = view(c.algo);
   op.proto = view(c.proto);
+  op.send_buff = c.sendBuff;
+  op.recv_buff = c.recvBuff;
   return op;
 }
 

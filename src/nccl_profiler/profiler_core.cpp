@@ -237,10 +237,28 @@ Event untimed;
 
 Event* untimed_call() { return &untimed; }
 
+int in_place_call(const OpInfo& op, int rank) {
+  if (op.p2p || (op.send_buff == nullptr && op.recv_buff == nullptr)) return -1;
+  if (op.send_buff == op.recv_buff) return 1;
+  // Only these two have buffers of different sizes, one within the other when in place.
+  const bool gather = op.func == "AllGather";
+  if (!gather && op.func != "ReduceScatter") return 0;
+  const std::size_t element = nccl_element_bytes(op.datatype);
+  if (element == 0 || rank < 0) return -1;
+  const auto* whole = static_cast<const char*>(gather ? op.recv_buff : op.send_buff);
+  const auto* share = static_cast<const char*>(gather ? op.send_buff : op.recv_buff);
+  const auto offset = static_cast<std::uintptr_t>(rank) * op.count * element;
+  return whole != nullptr && reinterpret_cast<std::uintptr_t>(share) ==
+                                 reinterpret_cast<std::uintptr_t>(whole) + offset
+             ? 1
+             : 0;
+}
+
 int Process::count_locked(Comm* comm, const Comm::Group& g) {
   const auto same = [&g](const Comm::Group& x) {
     return x.p2p == g.p2p && x.graph == g.graph && x.func == g.func && x.datatype == g.datatype &&
-           x.algo == g.algo && x.proto == g.proto && x.channels == g.channels && x.count == g.count;
+           x.algo == g.algo && x.proto == g.proto && x.channels == g.channels &&
+           x.count == g.count && x.in_place == g.in_place;
   };
   auto& groups = comm->groups;
   if (comm->last_group < groups.size() && same(groups[comm->last_group])) {
@@ -267,6 +285,7 @@ int Process::count_locked(Comm* comm, const Comm::Group& g) {
 
 Event* Process::start_op(Comm* comm, const OpInfo& op) {
   const std::int64_t now = options_.steady_ns();
+  const int in_place = in_place_call(op, comm->info.rank);  // outside the lock: the call's own
   std::lock_guard<HotMutex> lock(mutex_);
   ++comm->calls;
   // Timed: a call whose number on its communicator (or pair, for transfers) is a multiple of K,
@@ -292,6 +311,7 @@ Event* Process::start_op(Comm* comm, const OpInfo& op) {
     g.proto = name_locked(op.proto, hints_[3]);
     g.channels = op.channels;
     g.count = op.count;
+    g.in_place = in_place;
     const int group = count_locked(comm, g);
     if (!op.p2p && group >= 0) {
       if (kept_bytes_ + kUntimedCallBytes <= options_.memory_budget_bytes) {
@@ -314,6 +334,7 @@ Event* Process::start_op(Comm* comm, const OpInfo& op) {
   e->algo = name_locked(op.algo, hints_[2]);
   e->proto = name_locked(op.proto, hints_[3]);
   e->count = op.count;
+  e->in_place = in_place;
   e->peer = op.peer;
   e->channels = op.channels;
   e->nccl_seq = op.seq;
@@ -457,12 +478,12 @@ void Process::complete_locked(Event* op) {
       // Beyond the budget: the record is dropped (counted), the call still counted by its kind.
       ++op->comm->dropped;
       count_locked(op->comm, {op->p2p, op->graph, op->func, op->datatype, op->algo, op->proto,
-                              op->channels, op->count, 0});
+                              op->channels, op->count, 0, op->in_place});
     } else {
       kept_bytes_ += kRecordBytes;
       done_.push_back({op->comm, op->p2p, op->send, op->graph, op->func, op->datatype, op->algo,
                        op->proto, op->peer, std::max(op->channels, op->channels_stopped), op->count,
-                       op->seq, start, end, op->enqueue_ns});
+                       op->seq, start, end, op->enqueue_ns, op->in_place});
     }
   }
   op->done = true;

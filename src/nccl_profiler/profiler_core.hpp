@@ -46,7 +46,21 @@ struct OpInfo {
   int channels = 0;  ///< nChannels: kernel channel events to expect
   std::string_view algo, proto;
   bool graph_captured = false;
+  /// A collective's buffers as the call gave them: whether it runs in place (in_place_call).
+  const void* send_buff = nullptr;
+  const void* recv_buff = nullptr;
 };
+
+/// The bytes of one element of NCCL's type as its events name it ("ncclBfloat16": 2); 0 for a
+/// name NCCL 2.27-2.30 does not give.
+std::size_t nccl_element_bytes(std::string_view datatype);
+
+/// Whether a collective runs in place, as NCCL defines it (and nccl-tests' in-place loop calls
+/// it): one buffer for an all-reduce, broadcast or reduce; an all-gather's send buffer at this
+/// rank's share of its receive buffer; a reduce-scatter's receive buffer at this rank's share of
+/// its send buffer. 1 in place, 0 out of place, -1 not known (a transfer, no buffers given, or
+/// an all-gather or reduce-scatter of a type of unknown size whose buffers differ).
+int in_place_call(const OpInfo& op, int rank);
 
 /// Which of NCCL's events the plugin asks for (COMMPROF_PLUGIN_EVENTS).
 enum class EventSet {
@@ -149,6 +163,7 @@ struct Comm {
     int channels = 0;
     std::uint64_t count = 0;
     std::int64_t calls = 0;
+    int in_place = -1;  ///< in_place_call's answer: calls that differ only there are apart
   };
   std::vector<Group> groups;
   std::size_t last_group = 0;  ///< the group matched last: most calls repeat the last one's kind
@@ -167,6 +182,7 @@ struct Event {
   bool graph = false;
   std::uint16_t func = 0, datatype = 0, algo = 0, proto = 0;
   std::uint64_t count = 0;
+  int in_place = -1;  ///< in_place_call's answer
   int peer = -1;
   int channels = 0;             ///< NCCL's nChannels
   std::uint64_t nccl_seq = 0;   ///< NCCL's number (per communicator and function)
@@ -255,6 +271,7 @@ class Process {
     int peer, channels;
     std::uint64_t count;
     std::int64_t seq, start_ns, end_ns, enqueue_ns;
+    int in_place;
   };
   /// What a flush or a query takes from the shared state under the lock; turned into the rank
   /// file outside it.

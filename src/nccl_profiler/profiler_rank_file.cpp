@@ -41,12 +41,16 @@ constexpr NcclType kNcclTypes[] = {{"ncclInt8", 1},       {"ncclInt32", 4},     
                                    {"ncclFloat32", 4},    {"ncclFloat64", 8},   {"ncclBfloat16", 2},
                                    {"ncclFloat8e4m3", 1}, {"ncclFloat8e5m2", 1}};
 
-std::size_t element_bytes(const std::string& datatype) {
+}  // namespace
+
+std::size_t nccl_element_bytes(std::string_view datatype) {
   for (const NcclType& t : kNcclTypes) {
     if (datatype == t.name) return t.bytes;
   }
   return 0;
 }
+
+namespace {
 
 // The collectives NCCL names in its events (ncclFuncToString, as above) that commprof has a spec
 // for; Gather and Scatter (NCCL 2.28+) have none.
@@ -70,7 +74,7 @@ constexpr NcclFunc kNcclFuncs[] = {{"AllReduce", CollectiveKind::kAllReduce},
 // element counts do not depend on the type it is given. A call without a spec moves count.
 std::uint64_t s_bytes(const std::string& func, const std::string& datatype, std::uint64_t count,
                       int nranks) {
-  const std::uint64_t bytes = element_bytes(datatype);
+  const std::uint64_t bytes = nccl_element_bytes(datatype);
   for (const NcclFunc& f : kNcclFuncs) {
     if (func != f.name) continue;
     const CollectiveSizes sizes =
@@ -125,6 +129,7 @@ nlohmann::ordered_json counted_groups(const Comm& c, const std::vector<std::stri
                    {"channels", g.channels},
                    {"graph", g.graph},
                    {"calls", g.calls}});
+    if (g.in_place >= 0) out.back()["in_place"] = g.in_place;
   }
   if (c.ungrouped > 0) out.push_back({{"collective", ""}, {"calls", c.ungrouped}});
   return out;
@@ -211,6 +216,7 @@ OpRecord Process::record(const Done& d, const std::vector<std::string>& names) c
   r.channels = d.channels;
   r.enqueue_ns = d.enqueue_ns;
   r.graph = d.graph;
+  r.in_place = d.in_place;
   return r;
 }
 

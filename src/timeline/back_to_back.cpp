@@ -9,7 +9,7 @@
 namespace commprof {
 namespace {
 
-using Kind = std::pair<std::string, std::uint64_t>;  // collective, bytes
+using Kind = std::tuple<std::string, std::uint64_t, int>;  // collective, bytes, in place
 
 // Which later timed calls a call is compared with: the ring holds 64 works a channel, so a
 // lapped call's times are those of a call 64 (or 128, ...) works on: the calls up to four laps
@@ -38,14 +38,15 @@ std::vector<bool> lapped(const std::vector<const OpRecord*>& ops) {
 std::vector<BackToBackSums> back_to_back_runs(const std::vector<OpRecord>& ops,
                                               const std::vector<NumberedKind>& untimed) {
   std::map<std::pair<std::string, std::int64_t>, Kind> kind_of;  // (comm, seq) -> kind
-  for (const NumberedKind& u : untimed) kind_of[{u.comm, u.seq}] = {u.collective, u.bytes};
+  for (const NumberedKind& u : untimed)
+    kind_of[{u.comm, u.seq}] = {u.collective, u.bytes, u.in_place};
   std::map<std::string, std::vector<const OpRecord*>> timed;  // comm -> its timed calls
   for (const OpRecord& op : ops) {
     if (op.category != Category::kComm || op.collective.empty() || op.seq < 0) continue;
-    kind_of[{op.comm, op.seq}] = {op.collective, op.bytes};
+    kind_of[{op.comm, op.seq}] = {op.collective, op.bytes, op.in_place};
     timed[op.comm].push_back(&op);
   }
-  std::map<std::tuple<std::string, int, std::uint64_t>, BackToBackSums> sums;
+  std::map<std::tuple<std::string, int, std::uint64_t, int>, BackToBackSums> sums;
   for (auto& [comm, calls] : timed) {
     std::sort(calls.begin(), calls.end(),
               [](const OpRecord* a, const OpRecord* b) { return a->seq < b->seq; });
@@ -54,9 +55,9 @@ std::vector<BackToBackSums> back_to_back_runs(const std::vector<OpRecord>& ops,
       const OpRecord& a = *calls[i];
       const OpRecord& b = *calls[i + 1];
       if (not_own[i] || not_own[i + 1] || a.collective != b.collective || a.bytes != b.bytes ||
-          a.comm_size != b.comm_size || b.seq <= a.seq)
+          a.in_place != b.in_place || a.comm_size != b.comm_size || b.seq <= a.seq)
         continue;
-      const Kind kind{a.collective, a.bytes};
+      const Kind kind{a.collective, a.bytes, a.in_place};
       bool alike = true;
       for (std::int64_t q = a.seq + 1; q < b.seq && alike; ++q) {
         const auto k = kind_of.find({comm, q});
@@ -69,10 +70,11 @@ std::vector<BackToBackSums> back_to_back_runs(const std::vector<OpRecord>& ops,
           static_cast<double>(span) >
               kBackToBackMaxRatio * static_cast<double>(kernel) * static_cast<double>(apart))
         continue;
-      BackToBackSums& s = sums[{a.collective, a.comm_size, a.bytes}];
+      BackToBackSums& s = sums[{a.collective, a.comm_size, a.bytes, a.in_place}];
       s.collective = a.collective;
       s.comm_size = a.comm_size;
       s.bytes = a.bytes;
+      s.in_place = a.in_place;
       ++s.pairs;
       s.calls += apart;
       s.span_ns += span;
@@ -92,6 +94,7 @@ nlohmann::ordered_json back_to_back_json(const std::vector<BackToBackSums>& sums
                    {"pairs", s.pairs},
                    {"calls", s.calls},
                    {"span_ns", s.span_ns}});
+    if (s.in_place >= 0) out.back()["in_place"] = s.in_place;
   }
   return out;
 }
@@ -107,6 +110,7 @@ std::vector<BackToBackSums> back_to_back_from_json(const nlohmann::ordered_json&
     s.collective = e.value("collective", std::string());
     s.comm_size = e.value("comm_size", 0);
     s.bytes = e.value("bytes", std::uint64_t{0});
+    s.in_place = e.value("in_place", -1);
     s.pairs = e.value("pairs", std::int64_t{0});
     s.calls = e.value("calls", std::int64_t{0});
     s.span_ns = e.value("span_ns", std::int64_t{0});

@@ -41,6 +41,10 @@ struct OpRecord {
   int channels = 0;             ///< channels NCCL ran it on
   std::int64_t enqueue_ns = 0;  ///< when the host enqueued it (same clock as start_ns)
   bool graph = false;           ///< launched as part of a captured CUDA graph
+  /// A collective whose send and receive buffers are one (NCCL's in-place call: the same buffer,
+  /// or an all-gather's send buffer at its own share of the receive buffer, a reduce-scatter's
+  /// receive buffer at its own share of the send buffer): 1, out of place 0, not known -1.
+  int in_place = -1;
   /// An all-to-all(v): the bytes this rank received, from every rank of the communicator (itself
   /// included: the load of its experts in an MoE dispatch); 0: not recorded.
   std::uint64_t recv_bytes = 0;

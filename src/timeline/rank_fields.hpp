@@ -92,6 +92,7 @@ inline constexpr auto kOp = std::make_tuple(
     optional_field("channels", &OpRecord::channels, &OpView::channels, Check::kNonNegative),
     optional_field("enqueue_ns", &OpRecord::enqueue_ns, &OpView::enqueue_ns, Check::kTime),
     optional_field("graph", &OpRecord::graph, &OpView::graph),
+    optional_field("in_place", &OpRecord::in_place, &OpView::in_place),
     optional_field("recv_bytes", &OpRecord::recv_bytes, &OpView::recv_bytes),
     optional_field("after", &OpRecord::after, &OpView::after, Check::kNonNegative),
     optional_field("send_to", &OpRecord::send_to, &OpView::send_to, Check::kNonNegative),

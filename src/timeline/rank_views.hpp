@@ -51,6 +51,7 @@ struct OpView {
   int channels = 0;
   std::int64_t enqueue_ns = 0;
   bool graph = false;
+  int in_place = -1;  ///< -1: not known
   std::uint64_t recv_bytes = 0;
   OpIndices after;               ///< valid as long as the strings are
   OpIndices send_to, recv_from;  ///< world ranks (not op indices), as long as the strings are

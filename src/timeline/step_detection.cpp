@@ -357,6 +357,7 @@ namespace {
 struct NumberedCall {
   std::int64_t seq = 0;  ///< the plugin's number of the call on its communicator
   CommCall call;
+  int in_place = -1;  ///< as OpRecord::in_place
 };
 
 std::vector<NumberedCall> untimed_calls(const nlohmann::ordered_json& config) {
@@ -379,7 +380,8 @@ std::vector<NumberedCall> untimed_calls(const nlohmann::ordered_json& config) {
       const auto& group = (*groups)[g];
       calls.push_back({u[0].get<std::int64_t>(),
                        CommCall{name, group.value("collective", std::string()),
-                                group.value("bytes", std::uint64_t{0}), u[1].get<std::int64_t>()}});
+                                group.value("bytes", std::uint64_t{0}), u[1].get<std::int64_t>()},
+                       group.value("in_place", -1)});
     }
   }
   return calls;
@@ -443,7 +445,7 @@ void cut_plugin_capture(RankTimeline& t) {
   std::vector<NumberedKind> kinds;
   kinds.reserve(numbered.size());
   for (const NumberedCall& n : numbered)
-    kinds.push_back({n.call.comm, n.seq, n.call.collective, n.call.bytes});
+    kinds.push_back({n.call.comm, n.seq, n.call.collective, n.call.bytes, n.in_place});
   const std::vector<BackToBackSums> runs = back_to_back_runs(t.steps[0].ops, kinds);
   if (sampled) {
     const std::vector<LagSample> lags = gpu_lags(t.steps[0].ops);

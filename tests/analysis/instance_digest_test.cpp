@@ -18,7 +18,7 @@ InstanceDigest some_digest() {
   d.inconsistent = 3;
   d.first_incomplete = {4, "allreduce on 'dp0' seq 4 (3 of 4 ranks)"};
   d.first_inconsistent = {5, "broadcast on 'tp1' seq 5"};
-  InstanceDigest::SizeSums& s = d.sizes[{"allreduce", 6, 7}];
+  InstanceDigest::SizeSums& s = d.sizes[{"allreduce", 6, 7, 1}];
   s.count = 8;
   s.skew_ns = 9;
   s.wait_ns = 10;
@@ -61,7 +61,7 @@ TEST(InstanceDigest, EveryFieldComesBack) {
   EXPECT_EQ(d.first_inconsistent.order, 5u);
   EXPECT_EQ(d.first_inconsistent.text, "broadcast on 'tp1' seq 5");
   ASSERT_EQ(d.sizes.size(), 1u);
-  EXPECT_EQ(d.sizes.begin()->first, (InstanceDigest::SizeKey{"allreduce", 6, 7}));
+  EXPECT_EQ(d.sizes.begin()->first, (InstanceDigest::SizeKey{"allreduce", 6, 7, 1}));
   const InstanceDigest::SizeSums& s = d.sizes.begin()->second;
   EXPECT_EQ(s.count, 8);
   EXPECT_EQ(s.skew_ns, 9);

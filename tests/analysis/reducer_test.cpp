@@ -80,6 +80,54 @@ TEST(Reducer, BackToBackBusbwOverEveryRanksRuns) {
   EXPECT_DOUBLE_EQ(rep.collectives[0].back_to_back_busbw_gbps, 1048576.0 * 4.0 / 3.0 / 10'000.0);
 }
 
+// A source that says which calls ran in place (NCCL's profiler plugin) splits the rows: nccl-tests
+// times an out-of-place and an in-place loop of each size apart. Here the synthetic run's even
+// calls ran in place, the odd ones not, on every rank: two rows of 2 instances each, and each
+// row's back-to-back busbw from the runs of its own placement (in place 20 us a call, out of
+// place 10 us); a call one rank calls otherwise is no row's placement.
+TEST(Reducer, RowsSplitByPlacementWhereTheSourceSaysIt) {
+  const SyntheticSpec spec = three_ranks();
+  for (const bool ranks_disagree : {false, true}) {
+    SCOPED_TRACE(ranks_disagree ? "rank 2 calls one in out of place" : "ranks agree");
+    Reducer reducer(ReduceOptions{});
+    for (int r = 0; r < spec.world_size; ++r) {
+      RankTimeline t = make_synthetic_rank(spec, r);
+      bool changed = false;
+      for (StepRecord& s : t.steps) {
+        for (OpRecord& op : s.ops) {
+          if (op.collective.empty()) continue;
+          op.in_place = op.seq % 2 == 0 ? 1 : 0;
+          if (ranks_disagree && r == 2 && !s.warmup && op.in_place == 1 && !changed) {
+            op.in_place = 0;  // a measured step's first in-place call
+            changed = true;
+          }
+        }
+      }
+      BackToBackSums in_place{"allreduce", 3, 1048576, 1, 2, 40'000, 1};
+      BackToBackSums out_of_place{"allreduce", 3, 1048576, 1, 2, 20'000, 0};
+      nlohmann::ordered_json config;
+      config["back_to_back"] = back_to_back_json({in_place, out_of_place});
+      t.config = JsonObject(std::move(config));
+      reducer.add(t, "mem");
+    }
+    const Report rep = reducer.finish();
+    std::map<std::string, const CollectiveRow*> rows;
+    for (const CollectiveRow& row : rep.collectives) rows[row.placement] = &row;
+    ASSERT_EQ(rows.size(), ranks_disagree ? 3u : 2u);
+    ASSERT_TRUE(rows.count("in place") && rows.count("out of place"));
+    EXPECT_EQ(rows["in place"]->count, ranks_disagree ? 1 : 2);
+    EXPECT_EQ(rows["out of place"]->count, 2);
+    EXPECT_DOUBLE_EQ(rows["in place"]->back_to_back_busbw_gbps, 1048576.0 * 4.0 / 3.0 / 20'000.0);
+    EXPECT_DOUBLE_EQ(rows["out of place"]->back_to_back_busbw_gbps,
+                     1048576.0 * 4.0 / 3.0 / 10'000.0);
+    if (ranks_disagree) {
+      ASSERT_TRUE(rows.count(""));
+      EXPECT_EQ(rows[""]->count, 1);
+      EXPECT_LT(rows[""]->back_to_back_busbw_gbps, 0.0);
+    }
+  }
+}
+
 // Valid but adversarial rank files: every time within +-2^60 ns, yet durations and waits whose
 // sums pass 2^63 ns after a few ops. The sums must not overflow (UBSan stops this test where
 // they did; wrapped, they came out negative); they saturate at the int64 limit (292 years).

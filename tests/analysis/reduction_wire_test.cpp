@@ -124,7 +124,7 @@ RankSummary some_summary() {
   r.hta.span_ns = 45;
   r.step_points = {some_step_point(), StepPoint{}};
   r.group_times = {some_group_time()};
-  r.back_to_back = {BackToBackSums{"allgather", 46, 47, 48, 49, 50}};
+  r.back_to_back = {BackToBackSums{"allgather", 46, 47, 48, 49, 50, 1}};
   return r;
 }
 
@@ -157,6 +157,7 @@ TEST(ReductionWire, RankSummary) {
   EXPECT_EQ(out.back_to_back[0].pairs, 48);
   EXPECT_EQ(out.back_to_back[0].calls, 49);
   EXPECT_EQ(out.back_to_back[0].span_ns, 50);
+  EXPECT_EQ(out.back_to_back[0].in_place, 1);
   expect_same_stat(in.wall_ns, out.wall_ns, "wall_ns");
   expect_same_stat(in.comp_ns, out.comp_ns, "comp_ns");
   expect_same_stat(in.comm_ns, out.comm_ns, "comm_ns");
@@ -190,6 +191,7 @@ CollectiveInstance some_instance() {
   c.offrank_ranks = 45;
   c.algo = "Ring/Simple";
   c.phase = "dispatch";
+  c.in_place = 1;
   c.ranks_seen = 46;
   c.consistent = false;
   c.first_start_ns = 47;
@@ -217,6 +219,7 @@ void expect_some_instance(const CollectiveInstance& c) {
   EXPECT_EQ(c.offrank_ranks, 45);
   EXPECT_EQ(c.algo, "Ring/Simple");
   EXPECT_EQ(c.phase, "dispatch");
+  EXPECT_EQ(c.in_place, 1);
   EXPECT_EQ(c.ranks_seen, 46);
   EXPECT_FALSE(c.consistent);
   EXPECT_EQ(c.first_start_ns, 47);

@@ -52,21 +52,21 @@ TEST(WireCodec, ContainersComeBackAsTheyWent) {
   test::expect_cut_messages_refused(in);
 }
 
-// A message begins with the version; this build's is 6. Version 7's is refused, naming both.
+// A message begins with the version; this build's is 7. Version 8's is refused, naming both.
 TEST(WireCodec, AnotherVersionIsRefusedNamingBoth) {
   ByteWriter out;
-  out.put<std::uint32_t>(7);
+  out.put<std::uint32_t>(8);
   out.put<std::int32_t>(42);
   const std::string bytes = out.take();
   try {
     wire::decode<std::int32_t>(bytes);
-    FAIL() << "version 7 was read";
+    FAIL() << "version 8 was read";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(),
-                 "reduction message of format version 7, but this commprof reads version 6 "
+                 "reduction message of format version 8, but this commprof reads version 7 "
                  "(are the processes running different builds?)");
   }
-  EXPECT_EQ(wire::kVersion, 6u);
+  EXPECT_EQ(wire::kVersion, 7u);
 }
 
 TEST(WireCodec, ACutMessageIsRefused) {

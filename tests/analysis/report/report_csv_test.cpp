@@ -190,11 +190,12 @@ TEST(ReportCsv, CollectivesKnownAnswers) {
             (std::vector<std::string>{
                 "collective", "comm_size", "bytes", "count", "p50_time_ns", "p95_time_ns",
                 "algbw_gbps", "busbw_gbps", "peak_busbw_fraction", "back_to_back_busbw_gbps",
-                "mean_start_skew_ns", "wait_ns", "nccl_algo", "busbw_basis"}));
-  // No --peak-busbw and no NCCL plugin (no back-to-back runs): those cells are empty, not 0.
+                "mean_start_skew_ns", "wait_ns", "nccl_algo", "busbw_basis", "placement"}));
+  // No --peak-busbw and no NCCL plugin (no back-to-back runs, no placement): those cells are
+  // empty, not 0.
   expect_row(colls[1],
              {"allreduce", "3", "1048576", "4", "6400", "6400", "163.84",
-              exact(1048576.0 / 6400 * 4 / 3), "", "", "200", "1200", "", "2(n-1)/n"},
+              exact(1048576.0 / 6400 * 4 / 3), "", "", "200", "1200", "", "2(n-1)/n", ""},
              "collectives");
 }
 

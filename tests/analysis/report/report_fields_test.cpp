@@ -39,18 +39,20 @@ Report everything_given() {
   StepGraphBuilder graphs;
   for (int r = 0; r < spec.world_size; ++r) {
     RankTimeline t = make_synthetic_rank(spec, r);
-    // A stage per rank; runs of back-to-back calls of both collectives (a plugin capture's).
+    // A stage per rank; runs of back-to-back calls of both collectives (a plugin capture's,
+    // which says which calls ran in place).
     t.config =
         JsonObject({{"tp", 1},
                     {"dp", 1},
                     {"pp", spec.world_size},
-                    {"back_to_back", back_to_back_json({{"allreduce", 3, 1048576, 1, 4, 40'000},
-                                                        {"alltoallv", 3, 3000, 1, 2, 900}})}});
+                    {"back_to_back", back_to_back_json({{"allreduce", 3, 1048576, 1, 4, 40'000, 1},
+                                                        {"alltoallv", 3, 3000, 1, 2, 900, 0}})}});
     for (StepRecord& s : t.steps) {
       for (OpRecord& op : s.ops) {
         if (op.category != Category::kComm) continue;
         op.algo = "RING";
         op.proto = "LL128";
+        op.in_place = 1;
       }
     }
     // An all-to-allv in every step, its received bytes recorded, for the all-to-all balance of
@@ -66,6 +68,7 @@ Report everything_given() {
       a2a.seq = 1000 + s.index;  // after the synthetic run's own collectives
       a2a.algo = "RING";
       a2a.proto = "LL128";
+      a2a.in_place = 0;
       a2a.bytes = 3000;
       a2a.recv_bytes = 1000 + 1000 * static_cast<std::uint64_t>(r);
       a2a.start_ns = s.end_ns - 500 + 100 * r;
@@ -188,7 +191,7 @@ const std::vector<std::pair<std::string, std::string>> kFieldsByTable = {
     {"collectives",
      "collective comm_size bytes count p50_time_ns p95_time_ns algbw_gbps busbw_gbps "
      "peak_busbw_fraction back_to_back_busbw_gbps mean_start_skew_ns wait_ns nccl_algo "
-     "busbw_basis"},
+     "busbw_basis placement"},
     {"stragglers",
      "rank host times_last last_fraction wait_caused_ns wait_ns collectives "
      "times_first"},

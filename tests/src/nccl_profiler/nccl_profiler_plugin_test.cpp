@@ -17,6 +17,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -82,15 +83,19 @@ void channels_v5(NcclProfilerV5* p, void* ctx, void* op, int channels, std::uint
   }
 }
 
-// One collective through the v5 table: its Coll event (NCCL's function, count, type and its
-// sequence number, which NCCL counts per communicator and function), NCCL's stop at enqueue,
-// then `channels` kernel channels that start and (unless `hang`) stop 20 µs later.
+// One collective through the v5 table: its Coll event (NCCL's function, count, type, its
+// sequence number, which NCCL counts per communicator and function, and its buffers), NCCL's
+// stop at enqueue, then `channels` kernel channels that start and (unless `hang`) stop 20 µs
+// later.
 void collective_v5(NcclProfilerV5* p, void* ctx, const char* func, std::size_t count,
-                   const char* datatype, std::uint64_t nccl_seq, int channels, bool hang) {
+                   const char* datatype, std::uint64_t nccl_seq, int channels, bool hang,
+                   const void* send = nullptr, void* recv = nullptr) {
   NcclEventDescrV5 d{};
   d.type = kNcclProfileColl;
   d.coll.v4.seqNumber = nccl_seq;
   d.coll.v4.func = func;
+  d.coll.v4.sendBuff = send;
+  d.coll.v4.recvBuff = recv;
   d.coll.v4.count = count;
   d.coll.v4.datatype = datatype;
   d.coll.v4.nChannels = static_cast<std::uint8_t>(channels);
@@ -283,6 +288,53 @@ TEST(NcclProfilerPlugin, DdpsFirstCollectivesMatchOnTwoRanks) {
   EXPECT_EQ(at(4)->collective, "broadcast");
   ASSERT_NE(at(10), report.instances.end());
   EXPECT_EQ(at(10)->collective, "allreduce");
+}
+
+// nccl-tests' two loops of an all-gather size through the v5 table on 2 ranks: 4 calls out of
+// place (the send buffer apart), then 4 in place (each rank's send buffer at its own share of
+// the receive buffer, as nccl-tests calls it). The report has a row for each loop, named by its
+// placement, with its own instances; every instance says its placement on both ranks.
+TEST(NcclProfilerPlugin, NcclTestsLoopsAreRowsOfTheirPlacement) {
+  const std::string dir = fresh_dir("plugin_in_place");
+  constexpr std::size_t kCount = 1024;  // int64 elements a rank sends
+  for (int rank = 0; rank < 2; ++rank) {
+    const int code = run_child([&] {
+      setenv("COMMPROF_PLUGIN_OUT", dir.c_str(), 1);
+      setenv("COMMPROF_PLUGIN_SAMPLE", "1", 1);
+      setenv("RANK", std::to_string(rank).c_str(), 1);
+      setenv("WORLD_SIZE", "2", 1);
+      void* so = open_plugin();
+      auto* p = static_cast<NcclProfilerV5*>(dlsym(so, "ncclProfiler_v5"));
+      CHILD_CHECK(p != nullptr, 70);
+      void* ctx = nullptr;
+      int mask = 0;
+      CHILD_CHECK(p->init(&ctx, 0x7e57, &mask, "world", 1, 2, rank, nullptr) == kNcclSuccess, 71);
+      std::vector<std::int64_t> recv(2 * kCount), send(kCount);
+      for (std::uint64_t seq = 0; seq < 8; ++seq) {
+        const bool in_place = seq >= 4;
+        const void* from = in_place ? recv.data() + rank * kCount : send.data();
+        collective_v5(p, ctx, "AllGather", kCount, "ncclInt64", seq, 1, false, from, recv.data());
+      }
+      CHILD_CHECK(p->finalize(ctx) == kNcclSuccess, 72);
+    });
+    ASSERT_EQ(code, 0) << "rank " << rank;
+  }
+  ::setenv("COMMPROF_PLUGIN_STEP_MARKER", "none", 1);  // 8 calls, no steps: all of them
+  const Report report = reduce_rank_files(expand_rank_inputs({dir}), ReduceOptions{});
+  ::unsetenv("COMMPROF_PLUGIN_STEP_MARKER");
+  ASSERT_EQ(report.instances.size(), 8u);
+  for (const CollectiveInstance& in : report.instances) {
+    EXPECT_EQ(in.ranks_seen, 2) << "#" << in.seq;
+    EXPECT_EQ(in.in_place, in.seq >= 4 ? 1 : 0) << "#" << in.seq;
+  }
+  ASSERT_EQ(report.collectives.size(), 2u);
+  EXPECT_EQ(report.collectives[0].placement, "out of place");
+  EXPECT_EQ(report.collectives[1].placement, "in place");
+  for (const CollectiveRow& row : report.collectives) {
+    EXPECT_EQ(row.collective, "allgather");
+    EXPECT_EQ(row.bytes, 2u * kCount * 8u);
+    EXPECT_EQ(row.count, 4) << row.placement;
+  }
 }
 
 // COMMPROF_PLUGIN_EVENTS: what the plugin asks NCCL for, to measure what NCCL's delivery of the

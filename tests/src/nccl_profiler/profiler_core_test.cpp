@@ -480,6 +480,96 @@ TEST(NcclProfilerCore, BytesAreTheCollectivesLargerBufferInNcclsElementSize) {
   }
 }
 
+// In place as NCCL defines it, from the buffers a call gives (nccl-tests' in-place loop: the same
+// buffer for an all-reduce; an all-gather's send buffer at recvbuff + rank x count x element; a
+// reduce-scatter's receive buffer at sendbuff + rank x count x element), worked by hand.
+TEST(NcclProfilerCore, InPlaceIsOneBufferOrTheRanksShareOfTheOther) {
+  alignas(8) static char buffer[1 << 16];
+  char* const b = buffer;
+  struct Case {
+    const char* what;
+    const char* func;
+    const char* datatype;
+    const void* send;
+    const void* recv;
+    int rank;
+    int in_place;
+  };
+  const Case cases[] = {
+      {"all-reduce, one buffer", "AllReduce", "ncclFloat32", b, b, 1, 1},
+      {"all-reduce, two", "AllReduce", "ncclFloat32", b, b + 4096, 1, 0},
+      {"broadcast, one buffer", "Broadcast", "ncclBfloat16", b, b, 0, 1},
+      // count 1024 bf16: rank 3's share starts 3 x 2048 bytes into the receive buffer
+      {"all-gather at its share", "AllGather", "ncclBfloat16", b + 3 * 2048, b, 3, 1},
+      {"all-gather at another share", "AllGather", "ncclBfloat16", b + 2 * 2048, b, 3, 0},
+      {"all-gather at rank 0's share", "AllGather", "ncclBfloat16", b, b, 0, 1},
+      {"all-gather apart", "AllGather", "ncclBfloat16", b + 40000, b, 3, 0},
+      {"reduce-scatter at its share", "ReduceScatter", "ncclFloat64", b, b + 2 * 8192, 2, 1},
+      {"reduce-scatter apart", "ReduceScatter", "ncclFloat64", b + 8192, b, 2, 0},
+      {"all-gather of an unknown type", "AllGather", "Unknown", b + 3 * 2048, b, 3, -1},
+      {"no buffers given", "AllReduce", "ncclFloat32", nullptr, nullptr, 0, -1},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.what);
+    OpInfo op = allreduce(0, 1);
+    op.func = k.func;
+    op.datatype = k.datatype;
+    op.send_buff = k.send;
+    op.recv_buff = k.recv;
+    EXPECT_EQ(in_place_call(op, k.rank), k.in_place);
+  }
+  OpInfo send;
+  send.p2p = true;
+  send.func = "Send";
+  send.send_buff = send.recv_buff = b;
+  EXPECT_EQ(in_place_call(send, 0), -1);  // a transfer has no placement
+}
+
+// Each timed call's record and each counted kind say whether the call ran in place: nccl-tests
+// runs an out-of-place loop, then an in-place one, of each size, and its two figures differ.
+// Calls that differ only there are counted apart. A call without buffers says nothing.
+TEST(NcclProfilerCore, RecordsAndCountedKindsSayInPlace) {
+  alignas(8) static char buffer[8192];
+  Clocks c;
+  Options o = test_options(c);
+  o.sample_period = 2;
+  Process p(o);
+  Comm* dp = p.init_comm({"dp0", 0xabc, 1, 2, 1});
+  for (int i = 0; i < 8; ++i) {
+    OpInfo op = allreduce(static_cast<std::uint64_t>(i), 1);
+    op.send_buff = buffer;
+    op.recv_buff = i < 4 ? buffer + 4096 : buffer;  // calls 0-3 out of place, 4-7 in place
+    Event* e = p.start_op(dp, op);
+    p.op_enqueued(e);
+    Channel* ch = p.start_channel(e, static_cast<std::uint64_t>(c.gpu(c.steady)));
+    c.steady += 1'000;
+    if (ch != nullptr) p.channel_stopped(ch, static_cast<std::uint64_t>(c.gpu(c.steady)));
+  }
+  complete_one(p, dp, allreduce(8, 1), c);  // timed (8 % 2 == 0), no buffers
+  p.flush();
+  // As a reader gets them (the reader cuts the capture into steps: any number here).
+  const RankTimeline t = read_rank_file(p.path());
+  std::vector<std::pair<std::int64_t, int>> timed;
+  for (const StepRecord& s : t.steps) {
+    for (const OpRecord& r : s.ops) timed.emplace_back(r.seq, r.in_place);
+  }
+  std::sort(timed.begin(), timed.end());
+  EXPECT_EQ(timed,
+            (std::vector<std::pair<std::int64_t, int>>{{0, 0}, {2, 0}, {4, 1}, {6, 1}, {8, -1}}));
+  const auto& comm = t.config.json().at("communicators").at(0);
+  const auto& groups = comm.at("untimed");
+  ASSERT_EQ(groups.size(), 2u) << groups.dump();
+  EXPECT_EQ(groups.at(0).at("in_place"), 0);
+  EXPECT_EQ(groups.at(0).at("calls"), 2);
+  EXPECT_EQ(groups.at(1).at("in_place"), 1);
+  EXPECT_EQ(groups.at(1).at("calls"), 2);
+  // The listed untimed calls name their group, so a reader knows each one's placement.
+  const auto& listed = comm.at("untimed_calls");
+  ASSERT_EQ(listed.size(), 4u);
+  EXPECT_EQ(listed.at(0).at(2), 0);  // call 1
+  EXPECT_EQ(listed.at(3).at(2), 1);  // call 7
+}
+
 // 9eceb07: NCCL may report a kernel channel under an operation the plugin has already completed
 // (one that reported no channels, then some; or one channel more than it announced). The
 // operation's handle stays valid for the newest 4096 completed operations (before the fix it was

@@ -93,18 +93,62 @@ TEST(BackToBack, ACallCarryingALaterCallsTimesIsLeftOut) {
   EXPECT_EQ(runs[0].span_ns, 68 * 78 * kUs);
 }
 
+// nccl-tests' two loops of one size: 8 calls out of place, 78 us apart, then 8 in place, 70 us
+// apart (an all-gather's in-place loop ran faster on 2 H200s). Each loop is a run of its own;
+// the pair across them is neither's. Sampled (one in 4), an untimed call of the other placement
+// between two timed ones breaks their run as a call of another size would.
+TEST(BackToBack, InPlaceAndOutOfPlaceCallsAreRunsApart) {
+  std::vector<OpRecord> ops;
+  std::int64_t t = 0;
+  for (int i = 0; i < 16; ++i) {
+    ops.push_back(call(i, t, 68 * kUs));
+    ops.back().in_place = i < 8 ? 0 : 1;
+    t += i < 8 ? 78 * kUs : 70 * kUs;
+  }
+  const std::vector<BackToBackSums> runs = back_to_back_runs(ops, {});
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].in_place, 0);
+  EXPECT_EQ(runs[0].pairs, 7);
+  EXPECT_EQ(runs[0].span_ns, 7 * 78 * kUs);
+  EXPECT_EQ(runs[1].in_place, 1);
+  EXPECT_EQ(runs[1].pairs, 7);
+  EXPECT_EQ(runs[1].span_ns, 7 * 70 * kUs);
+
+  std::vector<OpRecord> timed;
+  std::vector<NumberedKind> untimed;
+  for (int i = 0; i < 16; ++i) {
+    const int in_place = i < 6 ? 0 : 1;  // calls 0-5 out of place: call 4's pair to 8 mixes
+    if (i % 4 == 0) {
+      timed.push_back(call(i, i * 78 * kUs, 72 * kUs));
+      timed.back().in_place = in_place;
+    } else {
+      untimed.push_back({"comm-1", i, "allreduce", 16u << 20, in_place});
+    }
+  }
+  const std::vector<BackToBackSums> sampled = back_to_back_runs(timed, untimed);
+  ASSERT_EQ(sampled.size(), 2u);
+  EXPECT_EQ(sampled[0].in_place, 0);
+  EXPECT_EQ(sampled[0].pairs, 1);  // 0 -> 4
+  EXPECT_EQ(sampled[1].in_place, 1);
+  EXPECT_EQ(sampled[1].pairs, 1);  // 8 -> 12
+}
+
 TEST(BackToBack, TheConfigurationsListReadsBack) {
-  const std::vector<BackToBackSums> in = {{"allgather", 8, 1 << 20, 3, 384, 5'000'000}};
+  const std::vector<BackToBackSums> in = {{"allgather", 8, 1 << 20, 3, 384, 5'000'000, 1},
+                                          {"allgather", 8, 1 << 20, 2, 256, 4'000'000}};
   nlohmann::ordered_json config = nlohmann::ordered_json::object();
   config["back_to_back"] = back_to_back_json(in);
   const std::vector<BackToBackSums> out = back_to_back_from_json(config);
-  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].collective, "allgather");
   EXPECT_EQ(out[0].comm_size, 8);
   EXPECT_EQ(out[0].bytes, 1u << 20);
   EXPECT_EQ(out[0].pairs, 3);
   EXPECT_EQ(out[0].calls, 384);
   EXPECT_EQ(out[0].span_ns, 5'000'000);
+  EXPECT_EQ(out[0].in_place, 1);
+  EXPECT_EQ(out[1].in_place, -1) << "not known: not written, read back as not known";
+  EXPECT_FALSE(config["back_to_back"][1].contains("in_place"));
   EXPECT_TRUE(back_to_back_from_json(nlohmann::ordered_json::object()).empty());
 }
 

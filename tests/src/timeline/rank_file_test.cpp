@@ -106,15 +106,16 @@ TEST(RankFile, OptionalCollectiveFieldsOnlyWhereKnown) {
   known.channels = 24;
   known.enqueue_ns = known.start_ns - 7000;
   known.graph = true;
+  known.in_place = 0;        // out of place is known, and written
   known.recv_bytes = 98304;  // an all-to-all(v)'s received bytes
   const std::string text = to_json(t);
   EXPECT_THAT(text, HasSubstr(R"("dtype":"ncclBfloat16","count":524288,"algo":"RING",)"
                               R"("proto":"LL128","channels":24,"enqueue_ns":)"));
-  EXPECT_THAT(text, HasSubstr(R"("graph":true,"recv_bytes":98304})"));
+  EXPECT_THAT(text, HasSubstr(R"("graph":true,"in_place":0,"recv_bytes":98304})"));
   const std::size_t first_op = text.find("{\"name\":");
   const std::string first = text.substr(first_op, text.find('}', first_op) - first_op);
-  for (const char* key :
-       {"dtype", "count", "algo", "proto", "channels", "enqueue_ns", "graph", "recv_bytes"}) {
+  for (const char* key : {"dtype", "count", "algo", "proto", "channels", "enqueue_ns", "graph",
+                          "in_place", "recv_bytes"}) {
     EXPECT_EQ(first.find(key), std::string::npos) << key << " written for an op that has none";
   }
 
@@ -128,6 +129,7 @@ TEST(RankFile, OptionalCollectiveFieldsOnlyWhereKnown) {
     EXPECT_EQ(b.channels, 24) << reader;
     EXPECT_EQ(b.enqueue_ns, known.start_ns - 7000) << reader;
     EXPECT_TRUE(b.graph) << reader;
+    EXPECT_EQ(b.in_place, 0) << reader;
     EXPECT_EQ(b.recv_bytes, 98304u) << reader;
     const OpRecord& a = step.ops[0];
     EXPECT_TRUE(a.dtype.empty() && a.algo.empty() && a.proto.empty()) << reader;
@@ -136,6 +138,7 @@ TEST(RankFile, OptionalCollectiveFieldsOnlyWhereKnown) {
         0u)
         << reader;
     EXPECT_FALSE(a.graph) << reader;
+    EXPECT_EQ(a.in_place, -1) << reader;
     EXPECT_EQ(a.recv_bytes, 0u) << reader;
   };
   check(parse_rank_json(text, "x").steps.at(0), "complete reader");
