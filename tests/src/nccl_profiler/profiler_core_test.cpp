@@ -58,13 +58,14 @@ std::string own_dir(const std::string& name) {
   return dir;
 }
 
-// One collective of one kernel channel, from its call to its channel's stop.
+// One collective of one kernel channel, from its call to its channel's stop (a call not timed
+// gets no channel: NCCL then reports none).
 void complete_one(Process& p, Comm* comm, const OpInfo& op, Clocks& c) {
   Event* e = p.start_op(comm, op);
   p.op_enqueued(e);
   Channel* ch = p.start_channel(e, static_cast<std::uint64_t>(c.gpu(c.steady)));
   c.steady += 1'000;
-  p.channel_stopped(ch, static_cast<std::uint64_t>(c.gpu(c.steady)));
+  if (ch != nullptr) p.channel_stopped(ch, static_cast<std::uint64_t>(c.gpu(c.steady)));
 }
 
 // COMMPROF_PLUGIN_SAMPLE and COMMPROF_PLUGIN_MEMORY_MIB: unset, the defaults (one call in 128,
@@ -539,11 +540,7 @@ TEST(NcclProfilerCore, RecordsAndCountedKindsSayInPlace) {
     OpInfo op = allreduce(static_cast<std::uint64_t>(i), 1);
     op.send_buff = buffer;
     op.recv_buff = i < 4 ? buffer + 4096 : buffer;  // calls 0-3 out of place, 4-7 in place
-    Event* e = p.start_op(dp, op);
-    p.op_enqueued(e);
-    Channel* ch = p.start_channel(e, static_cast<std::uint64_t>(c.gpu(c.steady)));
-    c.steady += 1'000;
-    if (ch != nullptr) p.channel_stopped(ch, static_cast<std::uint64_t>(c.gpu(c.steady)));
+    complete_one(p, dp, op, c);
   }
   complete_one(p, dp, allreduce(8, 1), c);  // timed (8 % 2 == 0), no buffers
   p.flush();
