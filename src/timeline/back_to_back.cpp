@@ -3,13 +3,13 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 namespace commprof {
 namespace {
-
-using Kind = std::tuple<std::string, std::uint64_t, int>;  // collective, bytes, in place
 
 // Which later timed calls a call is compared with: the ring holds 64 works a channel, so a
 // lapped call's times are those of a call 64 (or 128, ...) works on: the calls up to four laps
@@ -33,40 +33,87 @@ std::vector<bool> lapped(const std::vector<const OpRecord*>& ops) {
   return out;
 }
 
+// One call of a communicator, timed (`op`) or listed untimed; its communicator by number.
+struct Call {
+  std::uint32_t comm = 0;
+  std::int64_t seq = 0;
+  const std::string* collective = nullptr;
+  std::uint64_t bytes = 0;
+  int in_place = -1;
+  const OpRecord* op = nullptr;
+  bool same_kind(const Call& o) const {
+    return *collective == *o.collective && bytes == o.bytes && in_place == o.in_place;
+  }
+};
+
+// Every call in (communicator, number) order, one per number (the timed one where a number is
+// listed twice), each with the run of consecutive numbers of one kind it belongs to: two calls
+// have only like calls between them exactly when they are of one run.
+struct Numbered {
+  std::vector<Call> calls;
+  std::vector<std::uint32_t> run;
+};
+
+Numbered number_calls(const std::vector<OpRecord>& ops, const std::vector<NumberedKind>& untimed) {
+  std::unordered_map<std::string_view, std::uint32_t> comm_ids;
+  const auto id = [&](const std::string& comm) {
+    return comm_ids.emplace(comm, static_cast<std::uint32_t>(comm_ids.size())).first->second;
+  };
+  Numbered n;
+  n.calls.reserve(ops.size() + untimed.size());
+  for (const NumberedKind& u : untimed)
+    n.calls.push_back({id(u.comm), u.seq, &u.collective, u.bytes, u.in_place, nullptr});
+  for (const OpRecord& op : ops) {
+    if (op.category != Category::kComm || op.collective.empty() || op.seq < 0) continue;
+    n.calls.push_back({id(op.comm), op.seq, &op.collective, op.bytes, op.in_place, &op});
+  }
+  std::sort(n.calls.begin(), n.calls.end(), [](const Call& a, const Call& b) {
+    if (a.comm != b.comm) return a.comm < b.comm;
+    if (a.seq != b.seq) return a.seq < b.seq;
+    return a.op != nullptr && b.op == nullptr;  // the timed one first
+  });
+  n.calls.erase(
+      std::unique(n.calls.begin(), n.calls.end(),
+                  [](const Call& a, const Call& b) { return a.comm == b.comm && a.seq == b.seq; }),
+      n.calls.end());
+  n.run.resize(n.calls.size());
+  for (std::size_t i = 1; i < n.calls.size(); ++i) {
+    const Call& a = n.calls[i - 1];
+    const Call& b = n.calls[i];
+    const bool joins = a.comm == b.comm && b.seq == a.seq + 1 && a.same_kind(b);
+    n.run[i] = joins ? n.run[i - 1] : n.run[i - 1] + 1;
+  }
+  return n;
+}
+
 }  // namespace
 
 std::vector<BackToBackSums> back_to_back_runs(const std::vector<OpRecord>& ops,
                                               const std::vector<NumberedKind>& untimed) {
-  std::map<std::pair<std::string, std::int64_t>, Kind> kind_of;  // (comm, seq) -> kind
-  for (const NumberedKind& u : untimed)
-    kind_of[{u.comm, u.seq}] = {u.collective, u.bytes, u.in_place};
-  std::map<std::string, std::vector<const OpRecord*>> timed;  // comm -> its timed calls
-  for (const OpRecord& op : ops) {
-    if (op.category != Category::kComm || op.collective.empty() || op.seq < 0) continue;
-    kind_of[{op.comm, op.seq}] = {op.collective, op.bytes, op.in_place};
-    timed[op.comm].push_back(&op);
-  }
+  const Numbered n = number_calls(ops, untimed);
   std::map<std::tuple<std::string, int, std::uint64_t, int>, BackToBackSums> sums;
-  for (auto& [comm, calls] : timed) {
-    std::sort(calls.begin(), calls.end(),
-              [](const OpRecord* a, const OpRecord* b) { return a->seq < b->seq; });
+  for (std::size_t begin = 0; begin < n.calls.size();) {
+    // One communicator's timed calls, in their order, with where each is in n.calls.
+    std::size_t end = begin;
+    std::vector<const OpRecord*> calls;
+    std::vector<std::size_t> at;
+    for (; end < n.calls.size() && n.calls[end].comm == n.calls[begin].comm; ++end) {
+      if (n.calls[end].op == nullptr) continue;
+      calls.push_back(n.calls[end].op);
+      at.push_back(end);
+    }
+    begin = end;
     const std::vector<bool> not_own = lapped(calls);
     for (std::size_t i = 0; i + 1 < calls.size(); ++i) {
       const OpRecord& a = *calls[i];
       const OpRecord& b = *calls[i + 1];
-      if (not_own[i] || not_own[i + 1] || a.collective != b.collective || a.bytes != b.bytes ||
-          a.in_place != b.in_place || a.comm_size != b.comm_size || b.seq <= a.seq)
+      if (not_own[i] || not_own[i + 1] || n.run[at[i]] != n.run[at[i + 1]] ||
+          a.comm_size != b.comm_size)
         continue;
-      const Kind kind{a.collective, a.bytes, a.in_place};
-      bool alike = true;
-      for (std::int64_t q = a.seq + 1; q < b.seq && alike; ++q) {
-        const auto k = kind_of.find({comm, q});
-        alike = k != kind_of.end() && k->second == kind;
-      }
       const std::int64_t span = b.start_ns - a.start_ns;
       const std::int64_t apart = b.seq - a.seq;
       const std::int64_t kernel = a.end_ns - a.start_ns;
-      if (!alike || span <= 0 || kernel <= 0 ||
+      if (span <= 0 || kernel <= 0 ||
           static_cast<double>(span) >
               kBackToBackMaxRatio * static_cast<double>(kernel) * static_cast<double>(apart))
         continue;
