@@ -161,10 +161,14 @@ bool wait_for_change(RankContext& ctx, const std::vector<std::string>& block, do
                      double interval_s) {
   const double tick = std::max(0.02, interval_s / 10);
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(interval_s);
+  constexpr int kChanged = 1, kStopped = 2;
   while (std::chrono::steady_clock::now() < until) {
     pause_unless_stopped(tick);
-    if (ctx.any(newest_change_s(block) > since)) return true;
-    if (ctx.any(stop_signal() != 0)) return false;
+    // One collective a tick for both questions; a change wins over a stop, as it is read first.
+    const int seen = ctx.any_bits((newest_change_s(block) > since ? kChanged : 0) |
+                                  (stop_signal() != 0 ? kStopped : 0));
+    if ((seen & kChanged) != 0) return true;
+    if ((seen & kStopped) != 0) return false;
   }
   return false;
 }

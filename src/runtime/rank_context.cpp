@@ -130,12 +130,11 @@ void RankContext::agree(bool ok, const std::string& message, ErrorScope scope) c
   throw ConfigError(text, scope);
 }
 
-bool RankContext::any(bool flag) const {
-  if (!uses_mpi_) return flag;
-  int mine = flag ? 1 : 0;
+int RankContext::any_bits(int bits) const {
+  if (!uses_mpi_) return bits;
   int result = 0;
-  COMMPROF_MPI_CHECK(MPI_Allreduce(&mine, &result, 1, MPI_INT, MPI_MAX, comm_));
-  return result != 0;
+  COMMPROF_MPI_CHECK(MPI_Allreduce(&bits, &result, 1, MPI_INT, MPI_BOR, comm_));
+  return result;
 }
 
 int RankContext::broadcast(int value, int root) const {

@@ -56,7 +56,9 @@ class RankContext {
   /// message of the lowest failing rank, so a bad option on one rank leaves no rank waiting.
   void agree(bool ok, const std::string& message, ErrorScope scope = ErrorScope::kCommand) const;
   /// Collective: true on every rank if any rank passes true.
-  bool any(bool flag) const;
+  bool any(bool flag) const { return any_bits(flag ? 1 : 0) != 0; }
+  /// Collective: the bitwise OR of every rank's `bits` on every rank (several flags, one call).
+  int any_bits(int bits) const;
   /// Collective: `value` of rank `root` on every rank.
   int broadcast(int value, int root = 0) const;
   std::string broadcast(const std::string& value, int root = 0) const;

@@ -50,6 +50,7 @@ TEST(SoloRankContext, CollectivesReturnWhatTheOneRankGave) {
   const RankContext ctx{RankContext::Solo{}};
   EXPECT_TRUE(ctx.any(true));
   EXPECT_FALSE(ctx.any(false));
+  EXPECT_EQ(ctx.any_bits(5), 5);
   EXPECT_EQ(ctx.broadcast(3), 3);
   EXPECT_EQ(ctx.broadcast(std::string("a\nb")), "a\nb");
   EXPECT_EQ(ctx.gather("part"), std::vector<std::string>{"part"});
