@@ -113,14 +113,15 @@ void refine_by_gaps(CommFit& f) {
 // they issue the same calls as the others: FSDP's lazy initialisation, NCCL's connection setup
 // and the allocator's first growth made the first step of a 2-GPU FSDP2 job 0.78 s where the
 // others took 27 ms. Drops them from `bounds` (a step between each two), keeping two steps.
-void drop_slow_leading(std::vector<std::int64_t>& bounds) {
+// The lengths are weighed at `at` (one time per bound, as `bounds`): times every rank shares
+// where the capture has them, so that every rank drops the same steps.
+void drop_slow_leading(std::vector<std::int64_t>& bounds, const std::vector<std::int64_t>& at) {
   std::size_t drop = 0;
-  while (bounds.size() - drop >= 4) {
+  while (at.size() - drop >= 4) {
     std::vector<std::int64_t> rest;
-    for (std::size_t k = drop + 1; k + 1 < bounds.size(); ++k)
-      rest.push_back(bounds[k + 1] - bounds[k]);
+    for (std::size_t k = drop + 1; k + 1 < at.size(); ++k) rest.push_back(at[k + 1] - at[k]);
     std::nth_element(rest.begin(), rest.begin() + rest.size() / 2, rest.end());
-    if (bounds[drop + 1] - bounds[drop] <= 2 * rest[rest.size() / 2]) break;
+    if (at[drop + 1] - at[drop] <= 2 * rest[rest.size() / 2]) break;
     ++drop;
   }
   bounds.erase(bounds.begin(), bounds.begin() + static_cast<std::ptrdiff_t>(drop));
@@ -143,8 +144,28 @@ std::vector<std::int64_t> bounds_by_ends(const CommFit& f, std::size_t offset) {
     bounds.push_back(f.ends[j]);
   }
   if (bounds.size() < 2) return {};
-  drop_slow_leading(bounds);
+  drop_slow_leading(bounds, bounds);
   return bounds;
+}
+
+// Where each step's first timed call sits at the same place in its step (one call in K timed,
+// K a divisor of the period), those calls' ends, one per step: the same times on every rank. A
+// start is the rank's arrival: on 2 H200 the rank of a sampled FSDP2 capture that reached the
+// first periodic step's first call early waited there for the other, its step by starts came
+// out twice the others' and was dropped as warm-up on that rank only, so the two ranks' step
+// numbers named different steps. Empty otherwise.
+std::vector<std::int64_t> shared_step_marks(const CommFit& f) {
+  std::vector<std::int64_t> marks;
+  std::size_t place = f.period;
+  for (std::size_t i = f.first; i < f.ends.size(); i += f.period) {
+    std::size_t j = 0;
+    while (j < f.period && i + j < f.ends.size() && f.ends[i + j] < 0) ++j;
+    if (i + j == f.ends.size() && i + f.period > f.ends.size()) break;  // a last step cut short
+    if (j == f.period || (place != f.period && j != place)) return {};
+    place = j;
+    marks.push_back(f.ends[i + j]);
+  }
+  return marks;
 }
 
 // The steps as their first calls' starts (a sampled capture's calls placed on the GPU's time):
@@ -153,7 +174,9 @@ std::vector<std::int64_t> bounds_by_starts(const CommFit& f) {
   std::vector<std::int64_t> bounds;
   for (std::size_t i = f.first; i < f.starts.size(); i += f.period) bounds.push_back(f.starts[i]);
   if (bounds.size() < 2) return {};
-  drop_slow_leading(bounds);
+  const std::vector<std::int64_t> marks = shared_step_marks(f);
+  drop_slow_leading(bounds,
+                    marks.size() + 1 >= bounds.size() && marks.size() >= 4 ? marks : bounds);
   return bounds;
 }
 

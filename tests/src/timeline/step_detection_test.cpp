@@ -148,6 +148,37 @@ TEST(FindSteps, AFirstStepOfTheSameCallsButSlowIsWarmUp) {
   EXPECT_EQ(find_steps(later.calls, std::nullopt).bounds[0], later.calls[0].start_ns);
 }
 
+// Sampled (one call in 4 timed, every step's first): the first step is slow (warm-up), and rank 0
+// reaches the second step's first call 40 ms early and waits there. By the starts that step is
+// more than twice the others on rank 0; the ends of the steps' first calls, which both ranks
+// share, say it is not: both ranks keep it and cut the same steps (FSDP2 at K = 4 on 2 H200,
+// tests/data/plugin-fsdp40-k4-2xh200).
+TEST(FindSteps, ASampledRankThatWaitsKeepsTheStepsTheOthersKeep) {
+  std::size_t steps[2];
+  for (int rank = 0; rank < 2; ++rank) {
+    std::vector<CommCall> calls;
+    std::int64_t t = 0;
+    for (int s = 0; s < 7; ++s) {
+      t += s == 1 ? 500 * kMs : 20 * kMs;  // the first step's slow rest: warm-up
+      for (int i = 0; i < 4; ++i) {
+        CommCall c{"dp0", i < 2 ? "allgather" : "reducescatter", 4 << 20, t};
+        if (i == 0) {
+          c.end_ns = t + kMs;  // timed: its end, the same on both ranks
+          if (rank == 0 && s == 1) c.start_ns = t - 40 * kMs;  // rank 0 waits in it
+        }
+        calls.push_back(c);
+        t += kMs;
+      }
+    }
+    const StepCut cut = find_steps(calls, std::nullopt);
+    ASSERT_EQ(cut.period, 4u) << "rank " << rank;
+    steps[rank] = cut.steps();
+    ASSERT_FALSE(cut.bounds.empty());
+    EXPECT_EQ(cut.bounds[0], calls[4].start_ns) << "rank " << rank << ": the second step is kept";
+  }
+  EXPECT_EQ(steps[0], steps[1]);
+}
+
 TEST(FindSteps, TensorParallelWithPipelineTakesTheLongerPeriod) {
   Job job;
   const CommCall tp = ar(8 << 20, "tp0");
