@@ -179,6 +179,22 @@ TEST(FindSteps, ASampledRankThatWaitsKeepsTheStepsTheOthersKeep) {
   EXPECT_EQ(steps[0], steps[1]);
 }
 
+// DDP's 5 buckets a step, the gap between steps 3 ms where calls are 1 ms apart: two of the
+// step gaps (before steps 10 and 35) happen to pass 4x the median gap, 125 calls apart. Those
+// two alone do not make a step of 125 calls (a sampled DDP capture on 2 H200, K = 3, lost its
+// steps to that): the steps stay the buckets' period.
+TEST(FindSteps, TwoLongGapsByChanceDoNotMakeALongerStep) {
+  Job job;
+  for (int s = 0; s < 40; ++s) {
+    job.between = s == 10 || s == 35 ? 5 * kMs : 3 * kMs;
+    job.step({ar(8 << 20), ar(32 << 20), ar(26 << 20), ar(30 << 20), ar(4 << 10)});
+  }
+  const StepCut cut = find_steps(job.calls, std::nullopt);
+  EXPECT_EQ(cut.method, StepMethod::kDetected) << describe(cut);
+  EXPECT_EQ(cut.period, 5u);
+  EXPECT_EQ(cut.steps(), 39u);
+}
+
 TEST(FindSteps, TensorParallelWithPipelineTakesTheLongerPeriod) {
   Job job;
   const CommCall tp = ar(8 << 20, "tp0");
