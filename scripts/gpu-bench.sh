@@ -89,12 +89,19 @@
 #              from the plugin's work; then commprof run and a PyTorch DDP job under it, each
 #              with the calls that do not match across ranks (scripts/plugin-mismatches.py)
 #   plugincost the plugin's cost by size (issue #46) on NP >= 2 ranks: nccl-tests' all_reduce_perf
-#              and all_gather_perf (PLUGINCOST_OPS) 1 MiB..1 GiB by 4, PLUGINCOST_ITERS (512)
-#              iterations, off / sampled (COMMPROF_PLUGIN_SAMPLE=PLUGIN_SAMPLE, default 128) /
-#              full (=1), ROUNDS (2) interleaved, fresh jobs; per mode scripts/compare-plugin.py:
-#              the cost per size against the runs without it and the timed calls' busbw against
-#              nccl-tests' (kernel time, and back to back: tests/tools/back_to_back_check.py on
-#              the report's b2b busbw); the report's timed-calls and drop lines
+#              and all_gather_perf (PLUGINCOST_OPS) PLUGINCOST_MIN (1M)..PLUGINCOST_MAX (1G) by
+#              4, PLUGINCOST_ITERS (512) iterations, off and each of PLUGINCOST_MODES ("sampled
+#              full"; also: once, calls, none): sampled COMMPROF_PLUGIN_SAMPLE=PLUGIN_SAMPLE
+#              (default 128), full =1, once =2^40 (the first call alone timed), calls and none
+#              COMMPROF_PLUGIN_EVENTS=calls / none, nullcalls and nullcoll the null plugin
+#              (NULL_PLUGIN) asking for calls' mask or Coll and P2p alone (NCCL's delivery of the
+#              events by itself); ROUNDS (2) interleaved (each round starting one mode later),
+#              fresh jobs; per mode
+#              scripts/nccl-tests-cost.py (each run's time, the medians' cost), and for sampled
+#              and full scripts/compare-plugin.py: the timed calls' busbw against nccl-tests'
+#              (kernel time, and back to back: tests/tools/back_to_back_check.py on each round's
+#              report, b2b busbw per placement against nccl-tests' loop of it); the report's
+#              timed-calls and drop lines
 #   pluginsteps  a PyTorch job of PLUGIN_STEPS (12) known steps on NP (2) GPUs under the plugin,
 #              for each mode of PLUGIN_STEPS_MODES ("ddp fsdp": DDP, or FSDP2 fully_shard)
 #              (scripts/torch/ddp_steps.py, each step timed by the job with CUDA events): the
@@ -991,6 +998,17 @@ phase_plugin() {
 # PLUGINCOST_ITERS iterations after a tenth as many warm-ups), each a fresh job. Sampled runs
 # time one call in PLUGIN_SAMPLE (default 128, the plugin's default); with that many iterations
 # every size has a few timed calls, whose busbw compare-plugin.py sets against nccl-tests'.
+# nccl-tests' size argument (a number, or one with K, M or G: powers of 1024) in bytes.
+size_bytes() {
+  local n=${1%[KkMmGg]}
+  case $1 in
+    *[Kk]) echo $((n << 10)) ;;
+    *[Mm]) echo $((n << 20)) ;;
+    *[Gg]) echo $((n << 30)) ;;
+    *) echo "$1" ;;
+  esac
+}
+
 phase_plugincost() {
   need_commprof || return
   local plugin=${PLUGIN:-$BUILD/src/nccl_profiler/libnccl-profiler-commprof.so}
@@ -1001,30 +1019,71 @@ phase_plugincost() {
   fi
   plugin=$(abs_path "$plugin")
   local iters=${PLUGINCOST_ITERS:-512} k=${PLUGIN_SAMPLE:-128}
-  local sizes=(-b 1M -e 1G -f 4 -n "$iters" -w $((iters / 10)) -c 0)
+  local sizes=(-b "${PLUGINCOST_MIN:-1M}" -e "${PLUGINCOST_MAX:-1G}" -f 4 -n "$iters"
+    -w $((iters / 10)) -c 0)
   local -A nt_name=([allreduce]=all_reduce [allgather]=all_gather [reducescatter]=reduce_scatter
     [sendrecv]=sendrecv [alltoall]=alltoall)
-  local op nt round mode sample
+  # Each mode: the sample period and the events the plugin asks NCCL for. once: K = 2^40, the
+  # first call alone timed (what the mask's toggling costs apart from the timed calls); calls:
+  # no kernel channel events at all; none: nothing asked of NCCL. nullcalls and nullcoll load
+  # the null plugin instead (NULL_PLUGIN, default $BUILD/tests/src/nccl_profiler/
+  # libnccl-profiler-null.so: it does nothing) with calls' mask (Coll, P2p and their API events:
+  # 1542) and with Coll and P2p alone (6): what NCCL's delivery of those events costs by itself.
+  local -A mode_k=([sampled]=$k [full]=1 [once]=1099511627776 [calls]=$k [none]=$k
+    [nullcalls]=$k [nullcoll]=$k)
+  local -A mode_events=([sampled]=kernels [full]=kernels [once]=kernels [calls]=calls [none]=none
+    [nullcalls]=calls [nullcoll]=calls)
+  local -A mode_mask=([nullcalls]=1542 [nullcoll]=6)
+  local null=${NULL_PLUGIN:-$BUILD/tests/src/nccl_profiler/libnccl-profiler-null.so} so
+  local modes
+  read -r -a modes <<<"${PLUGINCOST_MODES:-sampled full}"
+  local op nt round mode turn order=(off "${modes[@]}")
+  for mode in "${modes[@]}"; do
+    if [ -z "${mode_k[$mode]:-}" ]; then
+      say "FAILED: PLUGINCOST_MODES: '$mode' is none of sampled full once calls none nullcalls \
+nullcoll"
+      PHASE_RC=1
+      return
+    fi
+    if [ -n "${mode_mask[$mode]:-}" ] && [ ! -f "$null" ]; then
+      say "FAILED: PLUGINCOST_MODES: $mode needs the null plugin ($null)"
+      PHASE_RC=1
+      return
+    fi
+  done
+  [ -f "$null" ] && null=$(abs_path "$null")
   for op in ${PLUGINCOST_OPS:-allreduce allgather}; do
     nt=$NCCL_TESTS/${nt_name[$op]}_perf
     for round in $(seq 1 "${ROUNDS:-2}"); do
-      run_to "$op round $round, off" "$PD/$op-off-$round.txt" \
-        "${MPIRUN[@]}" "$nt" "${sizes[@]}" -J "$PD/$op-off-$round.json"
-      for mode in sampled full; do
-        sample=$k
-        [ "$mode" = full ] && sample=1
-        run_to "$op round $round, plugin $mode (COMMPROF_PLUGIN_SAMPLE=$sample)" \
-          "$PD/$op-$mode-$round.txt" \
-          env NCCL_PROFILER_PLUGIN="$plugin" COMMPROF_PLUGIN_OUT="$PD/$op-$mode-$round" \
-          COMMPROF_PLUGIN_SAMPLE="$sample" "${MPIRUN[@]}" -x NCCL_PROFILER_PLUGIN \
-          -x COMMPROF_PLUGIN_OUT -x COMMPROF_PLUGIN_SAMPLE \
+      # Each round starts one mode later (off among them), so that no mode always runs first.
+      for turn in $(seq 0 $((${#order[@]} - 1))); do
+        mode=${order[$(((turn + round - 1) % ${#order[@]}))]}
+        if [ "$mode" = off ]; then
+          run_to "$op round $round, off" "$PD/$op-off-$round.txt" \
+            "${MPIRUN[@]}" "$nt" "${sizes[@]}" -J "$PD/$op-off-$round.json"
+          continue
+        fi
+        so=$plugin
+        [ -n "${mode_mask[$mode]:-}" ] && so=$null
+        run_to "$op round $round, plugin $mode (COMMPROF_PLUGIN_SAMPLE=${mode_k[$mode]}, \
+COMMPROF_PLUGIN_EVENTS=${mode_events[$mode]}, ${so##*/})" "$PD/$op-$mode-$round.txt" \
+          env NCCL_PROFILER_PLUGIN="$so" COMMPROF_PLUGIN_OUT="$PD/$op-$mode-$round" \
+          COMMPROF_PLUGIN_SAMPLE="${mode_k[$mode]}" COMMPROF_PLUGIN_EVENTS="${mode_events[$mode]}" \
+          COMMPROF_NULL_PROFILER_MASK="${mode_mask[$mode]:-0}" \
+          "${MPIRUN[@]}" -x NCCL_PROFILER_PLUGIN -x COMMPROF_PLUGIN_OUT -x COMMPROF_PLUGIN_SAMPLE \
+          -x COMMPROF_PLUGIN_EVENTS -x COMMPROF_NULL_PROFILER_MASK \
           "$nt" "${sizes[@]}" -J "$PD/$op-$mode-$round.json"
       done
     done
-    for mode in sampled full; do
+    for mode in "${modes[@]}"; do
+      # The cost: the median of the runs with the plugin (this mode) against without it.
+      { echo "== $op, plugin $mode: cost"
+        python3 scripts/nccl-tests-cost.py --plain "$PD/$op"-off-[0-9]*.json \
+          --with "$PD/$op-$mode"-[0-9]*.json; } >>"$LOG" 2>&1
+      [ "$mode" = sampled ] || [ "$mode" = full ] || continue
       "$COMMPROF" report "$PD/$op-$mode-1" --format json >"$PD/$op-$mode-report.json" 2>>"$LOG"
-      # The cost column: nccl-tests' time with the plugin (this mode) against without it; the
-      # busbw columns: the timed calls' against nccl-tests' own. Then what the plugin counted.
+      # The cost column (means); the busbw columns: the timed calls' against nccl-tests' own.
+      # Then what the plugin counted.
       run_to "$op: plugin $mode against nccl-tests" "$PD/$op-$mode-compare.txt" \
         python3 scripts/compare-plugin.py --op "$op" --nccl-tests "$PD/$op-$mode-1.json" \
         --plugin "$PD/$op-$mode-1" --report "$PD/$op-$mode-report.json" \
@@ -1032,11 +1091,17 @@ phase_plugincost() {
         --json "$PD/$op-$mode-compare.json"
       { echo "== $op, plugin $mode"; cat "$PD/$op-$mode-compare.txt"
         python3 scripts/plugin-counts.py "$PD/$op-$mode-1"
-        # The report's back-to-back busbw against nccl-tests' figure for the same calls (its
-        # two loops'); the sampled mode's, whose cost leaves nccl-tests' loop as it was.
-        if [ "$mode" = sampled ]; then
-          python3 tests/tools/back_to_back_check.py "$PD/$op-$mode-report.json" \
-            "$PD/$op-$mode-1.json" 4194304 0.01
+        # The report's back-to-back busbw per placement against nccl-tests' figure for the same
+        # loop, every round; the sampled mode's, whose cost leaves nccl-tests' loop as it was.
+        # From 4 MiB: at 1 MiB the 4 or 5 timed pairs of a run came within 3%, not the 1% asked.
+        if [ "$mode" = sampled ] && [ "$(size_bytes "${PLUGINCOST_MAX:-1G}")" -ge 4194304 ]; then
+          for round in $(seq 1 "${ROUNDS:-2}"); do
+            echo "-- round $round"
+            "$COMMPROF" report "$PD/$op-$mode-$round" --format json \
+              -o "$PD/$op-$mode-report-$round.json"
+            python3 tests/tools/back_to_back_check.py "$PD/$op-$mode-report-$round.json" \
+              "$PD/$op-$mode-$round.json" 4194304 0.01
+          done
         fi; } >>"$LOG" 2>&1
     done
   done

@@ -388,6 +388,38 @@ TEST(NcclProfilerPlugin, EventsNarrowWhatNcclIsAskedFor) {
   }
 }
 
+// The null plugin the `plugincost` phase measures NCCL's own delivery of the events with: it asks
+// for the mask COMMPROF_NULL_PROFILER_MASK names (commprof's `calls` mask here), for nothing
+// where unset, and takes every event without a handle or a file.
+TEST(NcclProfilerPlugin, TheNullPluginAsksForTheMaskItIsGiven) {
+  const int calls = static_cast<int>(kNcclProfileColl | kNcclProfileP2p | kNcclProfileCollApi |
+                                     kNcclProfileP2pApi);
+  for (const int want : {calls, 0}) {
+    SCOPED_TRACE(want);
+    const int code = run_child([&] {
+      if (want != 0) {
+        setenv("COMMPROF_NULL_PROFILER_MASK", std::to_string(want).c_str(), 1);
+      } else {
+        unsetenv("COMMPROF_NULL_PROFILER_MASK");
+      }
+      void* so = dlopen(COMMPROF_NULL_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+      CHILD_CHECK(so != nullptr, 70);
+      auto* p = static_cast<NcclProfilerV5*>(dlsym(so, "ncclProfiler_v5"));
+      CHILD_CHECK(p != nullptr && dlsym(so, "ncclProfiler_v4") == nullptr, 71);
+      void* ctx = nullptr;
+      int mask = -1;
+      CHILD_CHECK(p->init(&ctx, 0x3, &mask, "dp0", 1, 2, 0, nullptr) == kNcclSuccess, 72);
+      CHILD_CHECK(mask == want, 73);
+      NcclEventDescrV5 d{};
+      d.type = kNcclProfileColl;
+      void* op = &d;
+      CHILD_CHECK(p->startEvent(ctx, &op, &d) == kNcclSuccess && op == nullptr, 74);
+      CHILD_CHECK(p->stopEvent(op) == kNcclSuccess && p->finalize(ctx) == kNcclSuccess, 75);
+    });
+    EXPECT_EQ(code, 0);
+  }
+}
+
 // Sampled timing through the mask NCCL reads (issue #46): NCCL reads the plugin's mask at each
 // call's append (its GroupApi start) and sets up kernel channel events only where KernelCh was
 // in it. With COMMPROF_PLUGIN_SAMPLE=4 the mask must carry KernelCh for calls #0, #4, #8 of the
