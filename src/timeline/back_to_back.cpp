@@ -37,12 +37,12 @@ std::vector<bool> lapped(const std::vector<const OpRecord*>& ops) {
 struct Call {
   std::uint32_t comm = 0;
   std::int64_t seq = 0;
-  const std::string* collective = nullptr;
+  std::string_view collective;
   std::uint64_t bytes = 0;
   int in_place = -1;
   const OpRecord* op = nullptr;
   bool same_kind(const Call& o) const {
-    return *collective == *o.collective && bytes == o.bytes && in_place == o.in_place;
+    return collective == o.collective && bytes == o.bytes && in_place == o.in_place;
   }
 };
 
@@ -56,16 +56,16 @@ struct Numbered {
 
 Numbered number_calls(const std::vector<OpRecord>& ops, const std::vector<NumberedKind>& untimed) {
   std::unordered_map<std::string_view, std::uint32_t> comm_ids;
-  const auto id = [&](const std::string& comm) {
+  const auto id = [&](std::string_view comm) {
     return comm_ids.emplace(comm, static_cast<std::uint32_t>(comm_ids.size())).first->second;
   };
   Numbered n;
   n.calls.reserve(ops.size() + untimed.size());
   for (const NumberedKind& u : untimed)
-    n.calls.push_back({id(u.comm), u.seq, &u.collective, u.bytes, u.in_place, nullptr});
+    n.calls.push_back({id(u.comm), u.seq, u.collective, u.bytes, u.in_place, nullptr});
   for (const OpRecord& op : ops) {
     if (op.category != Category::kComm || op.collective.empty() || op.seq < 0) continue;
-    n.calls.push_back({id(op.comm), op.seq, &op.collective, op.bytes, op.in_place, &op});
+    n.calls.push_back({id(op.comm), op.seq, op.collective, op.bytes, op.in_place, &op});
   }
   std::sort(n.calls.begin(), n.calls.end(), [](const Call& a, const Call& b) {
     if (a.comm != b.comm) return a.comm < b.comm;

@@ -286,13 +286,14 @@ PeriodFit find_period(const std::vector<std::uint32_t>& ids) {
 
 StepCut find_steps(const std::vector<CommCall>& calls, const std::optional<StepMarker>& marker) {
   if (marker) return cut_by_marker(calls, *marker);
-  std::map<std::string, std::vector<const CommCall*>> by_comm;
+  std::map<std::string_view, std::vector<const CommCall*>> by_comm;
   for (const CommCall& c : calls) by_comm[c.comm].push_back(&c);
   // The longest period is the step; of periods as long (within 5%), the one whose step begins
   // first, so that every communicator's calls of a step fall into it.
   std::vector<CommFit> fits;
   for (const auto& [comm, of_comm] : by_comm) {
-    if (std::optional<CommFit> fit = fit_comm(comm, of_comm)) fits.push_back(std::move(*fit));
+    if (std::optional<CommFit> fit = fit_comm(std::string(comm), of_comm))
+      fits.push_back(std::move(*fit));
   }
   std::optional<CommFit> best;
   for (CommFit& f : fits) {
@@ -392,13 +393,20 @@ std::vector<NumberedCall> untimed_calls(const nlohmann::ordered_json& config) {
   std::vector<NumberedCall> calls;
   const auto comms = config.find("communicators");
   if (!config.is_object() || comms == config.end() || !comms->is_array()) return calls;
+  // The names are views of the configuration's own strings (it outlives the cut), "" where one
+  // is missing.
+  const auto text = [](const nlohmann::ordered_json& o, const char* key) -> std::string_view {
+    const auto v = o.find(key);
+    return v != o.end() && v->is_string() ? std::string_view(v->get_ref<const std::string&>())
+                                          : std::string_view();
+  };
   for (const auto& c : *comms) {
     const auto list = c.find("untimed_calls");
     const auto groups = c.find("untimed");
     if (list == c.end() || !list->is_array() || groups == c.end() || !groups->is_array() ||
         !c.contains("name") || !c["name"].is_string())
       continue;
-    const std::string name = c["name"].get<std::string>();
+    const std::string_view name = text(c, "name");
     for (const auto& u : *list) {
       if (!u.is_array() || u.size() != 3 || !u[0].is_number_integer() ||
           !u[1].is_number_integer() || !u[2].is_number_unsigned())
@@ -407,7 +415,7 @@ std::vector<NumberedCall> untimed_calls(const nlohmann::ordered_json& config) {
       if (g >= groups->size()) continue;
       const auto& group = (*groups)[g];
       calls.push_back({u[0].get<std::int64_t>(),
-                       CommCall{name, group.value("collective", std::string()),
+                       CommCall{name, text(group, "collective"),
                                 group.value("bytes", std::uint64_t{0}), u[1].get<std::int64_t>()},
                        group.value("in_place", -1)});
     }
@@ -470,6 +478,8 @@ void cut_plugin_capture(RankTimeline& t) {
   // the GPU's time by the lag of the timed calls around it (their start less their call).
   std::vector<NumberedCall> numbered = untimed_calls(config);
   const bool sampled = !numbered.empty();
+  // The names: views of the configuration's and the records' strings, both kept until the ops
+  // are moved into their steps, after the cut.
   std::vector<NumberedKind> kinds;
   kinds.reserve(numbered.size());
   for (const NumberedCall& n : numbered)
@@ -505,7 +515,7 @@ void cut_plugin_capture(RankTimeline& t) {
   }
   std::vector<CommCall> calls;
   calls.reserve(numbered.size());
-  for (NumberedCall& n : numbered) calls.push_back(std::move(n.call));
+  for (const NumberedCall& n : numbered) calls.push_back(n.call);
   StepCut cut = find_steps(calls, marker);
   if (sampled && !cut.bounds.empty()) {
     cut.note += std::string(cut.note.empty() ? "" : "; ") +

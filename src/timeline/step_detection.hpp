@@ -42,10 +42,11 @@ struct PeriodFit {
 /// covers half the sequence with two whole periods (a sequence without a period). O(n).
 PeriodFit find_period(const std::vector<std::uint32_t>& ids);
 
-/// One call of a communicator, in the order the rank started them.
+/// One call of a communicator, in the order the rank started them. The names are views of the
+/// caller's strings (a capture's records and listing), which outlive find_steps.
 struct CommCall {
-  std::string comm;
-  std::string collective;
+  std::string_view comm;
+  std::string_view collective;
   std::uint64_t bytes = 0;
   std::int64_t start_ns = 0;
   /// Where the call ended; -1 where it was not timed (a sampled capture's untimed calls). A
