@@ -160,20 +160,21 @@ int write_rank0_report(Report& report, const std::vector<std::string>& sources,
   // period after it passes the signal on, and once rank 0 was killed in the middle of printing
   // (on a loaded CI machine), which lost the files too.
   // A file that cannot be written still leaves the report on the terminal, then fails the run.
+  // The text is formatted once, for both.
+  std::ostringstream formatted;
+  write_report_text(formatted, report);
+  const std::string text = formatted.str();
   std::exception_ptr file_error;
   if (!out_dir.empty()) {
     try {
-      write_file_atomically(out_dir + "/report.txt",
-                            [&](std::ostream& os) { write_report_text(os, report); });
+      write_file_atomically(out_dir + "/report.txt", [&](std::ostream& os) { os << text; });
       write_file_atomically(out_dir + "/report.json",
                             [&](std::ostream& os) { write_report_json(os, report); });
     } catch (...) {
       file_error = std::current_exception();
     }
   }
-  std::cout << '\n';
-  write_report_text(std::cout, report);
-  std::cout << std::flush;
+  std::cout << '\n' << text << std::flush;
   if (file_error) std::rethrow_exception(file_error);
   if (!out_dir.empty()) {
     // On stdout after the report, not on stderr: under mpirun the two streams reach the
