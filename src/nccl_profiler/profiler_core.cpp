@@ -231,6 +231,29 @@ std::uint16_t Process::name_locked(std::string_view name, std::uint16_t& hint) {
 }
 
 namespace {
+
+// The element types NCCL names in its events (ncclDatatypeToString, src/collectives.cc, the same
+// from NCCL 2.27 to 2.30) and the bytes of one element. Some are no commprof DType (int8,
+// unsigned, fp8), so the sizes are NCCL's own; any other name ("Unknown") has none.
+struct NcclType {
+  const char* name;
+  std::size_t bytes;
+};
+constexpr NcclType kNcclTypes[] = {{"ncclInt8", 1},       {"ncclInt32", 4},     {"ncclUint32", 4},
+                                   {"ncclInt64", 8},      {"ncclUint64", 8},    {"ncclFloat16", 2},
+                                   {"ncclFloat32", 4},    {"ncclFloat64", 8},   {"ncclBfloat16", 2},
+                                   {"ncclFloat8e4m3", 1}, {"ncclFloat8e5m2", 1}};
+
+}  // namespace
+
+std::size_t nccl_element_bytes(std::string_view datatype) {
+  for (const NcclType& t : kNcclTypes) {
+    if (datatype == t.name) return t.bytes;
+  }
+  return 0;
+}
+
+namespace {
 // Never dereferenced: only its address is a handle.
 Event untimed;
 }  // namespace

@@ -29,31 +29,8 @@ std::string lower(std::string s) {
   return s;
 }
 
-// The element types NCCL names in its events (ncclDatatypeToString, src/collectives.cc, the same
-// from NCCL 2.27 to 2.30) and the bytes of one element. Some are no commprof DType (int8,
-// unsigned, fp8), so the sizes are NCCL's own; any other name ("Unknown") has none.
-struct NcclType {
-  const char* name;
-  std::size_t bytes;
-};
-constexpr NcclType kNcclTypes[] = {{"ncclInt8", 1},       {"ncclInt32", 4},     {"ncclUint32", 4},
-                                   {"ncclInt64", 8},      {"ncclUint64", 8},    {"ncclFloat16", 2},
-                                   {"ncclFloat32", 4},    {"ncclFloat64", 8},   {"ncclBfloat16", 2},
-                                   {"ncclFloat8e4m3", 1}, {"ncclFloat8e5m2", 1}};
-
-}  // namespace
-
-std::size_t nccl_element_bytes(std::string_view datatype) {
-  for (const NcclType& t : kNcclTypes) {
-    if (datatype == t.name) return t.bytes;
-  }
-  return 0;
-}
-
-namespace {
-
-// The collectives NCCL names in its events (ncclFuncToString, as above) that commprof has a spec
-// for; Gather and Scatter (NCCL 2.28+) have none.
+// The collectives NCCL names in its events (ncclFuncToString, src/collectives.cc) that commprof has
+// a spec for; Gather and Scatter (NCCL 2.28+) have none.
 struct NcclFunc {
   const char* name;
   CollectiveKind kind;
